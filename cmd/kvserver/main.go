@@ -1,0 +1,130 @@
+// Command kvserver runs the kvserver RESP server: a Redis-compatible store
+// for the KV cache that LLM inference engines offload.
+//
+// Settings come from the embedded defaults (configs/kvserver.yaml), a YAML
+// file (--config), KVSERVER_* environment variables and flags, in rising
+// priority; see --help.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"runtime/debug"
+	"strconv"
+	"syscall"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/spf13/pflag"
+
+	"github.com/kvserver/kvserver/config"
+	"github.com/kvserver/kvserver/engine"
+	"github.com/kvserver/kvserver/metrics"
+	"github.com/kvserver/kvserver/resp"
+)
+
+func main() {
+	cfg, err := config.Load(os.Args[1:], os.Environ())
+	if errors.Is(err, pflag.ErrHelp) {
+		fmt.Print(config.Usage())
+		return
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "kvserver:", err)
+		os.Exit(2)
+	}
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: cfg.SlogLevel()}))
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, cfg, log); err != nil {
+		log.Error("kvserver stopped", "err", err)
+		os.Exit(1)
+	}
+}
+
+// goMemoryLimit is the Go runtime's soft memory limit for a memory bound:
+// the dataset plus a margin for connection buffers and in-flight values.
+func goMemoryLimit(maxMemory int64) int64 {
+	return maxMemory + max(maxMemory/4, 256<<20)
+}
+
+// engineStats adapts the engine's counters to what the metrics read.
+type engineStats struct{ eng *engine.Engine }
+
+func (e engineStats) Snapshot() metrics.Snapshot {
+	st := e.eng.Stats()
+	return metrics.Snapshot{
+		Keys:            st.Keys,
+		KeysWithExpiry:  st.Expires,
+		UsedMemoryBytes: st.UsedMemory,
+		MaxMemoryBytes:  st.MaxMemory,
+		Hits:            st.Hits,
+		Misses:          st.Misses,
+		ExpiredKeys:     st.ExpiredKeys,
+		EvictedKeys:     st.EvictedKeys,
+	}
+}
+
+// run serves until ctx is cancelled (SIGINT, SIGTERM) or a client runs
+// SHUTDOWN.
+func run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(goMemoryLimit(cfg.MaxMemory))
+	}
+	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
+		return fmt.Errorf("create data directory: %w", err)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+
+	eng := engine.New(engine.Options{
+		Databases: cfg.Databases,
+		MaxMemory: cfg.MaxMemory,
+		Logger:    log,
+	})
+	go eng.Run(ctx)
+
+	reg := prometheus.NewRegistry()
+	m := metrics.New(reg, engineStats{eng})
+	if cfg.MetricsPort != 0 {
+		addr := net.JoinHostPort(cfg.Bind, strconv.Itoa(cfg.MetricsPort))
+		go func() {
+			if err := metrics.Serve(ctx, addr, reg, log); err != nil {
+				log.Error("metrics endpoint stopped", "addr", addr, "err", err)
+			}
+		}()
+	}
+
+	srv := resp.New(eng, resp.Options{
+		RequirePass:     cfg.RequirePass,
+		MaxClients:      cfg.MaxClients,
+		ProtoMaxBulkLen: cfg.ProtoMaxBulkLen,
+		Port:            cfg.Port,
+		Bind:            cfg.Bind,
+		Dir:             cfg.Dir,
+		ConfigFile:      cfg.ConfigFile,
+		Logger:          log,
+		Metrics:         m,
+	})
+	addr := net.JoinHostPort(cfg.Bind, strconv.Itoa(cfg.Port))
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", addr, err)
+	}
+	log.Info("kvserver ready", "addr", ln.Addr().String(), "maxmemory", cfg.MaxMemory,
+		"databases", cfg.Databases, "dir", cfg.Dir, "metrics_port", cfg.MetricsPort)
+	err = srv.Serve(ctx, ln)
+	if errors.Is(err, resp.ErrShutdown) {
+		log.Info("shutdown requested by a client")
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
+	log.Info("kvserver stopped", "reason", context.Cause(ctx))
+	return nil
+}

@@ -1,0 +1,457 @@
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/pflag"
+	"github.com/spf13/viper"
+
+	"github.com/kvserver/kvserver/configs"
+)
+
+// Setting names: YAML keys and flag names at once. The environment variable
+// of a key is envPrefix followed by the key upper-cased with '-' as '_'.
+const (
+	keyPort            = "port"
+	keyBind            = "bind"
+	keyDir             = "dir"
+	keyMaxMemory       = "maxmemory"
+	keyMetricsPort     = "metrics-port"
+	keyRequirePass     = "requirepass"
+	keyProtoMaxBulkLen = "proto-max-bulk-len"
+	keyMaxClients      = "maxclients"
+	keyDatabases       = "databases"
+	keyLogLevel        = "log-level"
+	keyConfig          = "config" // flag and environment only, not a YAML key
+
+	envPrefix = "KVSERVER_"
+
+	// fallbackMaxMemory is the maxmemory default where physical memory
+	// cannot be read.
+	fallbackMaxMemory = 1 << 30
+	// minProtoMaxBulkLen is Redis's lower bound for proto-max-bulk-len.
+	minProtoMaxBulkLen = 1 << 20
+)
+
+// fileKeys returns the keys a YAML file may set, in documentation order.
+func fileKeys() []string {
+	return []string{
+		keyPort, keyBind, keyDir, keyMaxMemory, keyMetricsPort, keyRequirePass,
+		keyProtoMaxBulkLen, keyMaxClients, keyDatabases, keyLogLevel,
+	}
+}
+
+// parseLevel maps an accepted log-level value to its slog level.
+func parseLevel(s string) (slog.Level, bool) {
+	switch s {
+	case "debug":
+		return slog.LevelDebug, true
+	case "info":
+		return slog.LevelInfo, true
+	case "warn":
+		return slog.LevelWarn, true
+	case "error":
+		return slog.LevelError, true
+	}
+	return slog.LevelInfo, false
+}
+
+// Config is every setting of kvserver, built once at start.
+type Config struct {
+	Port            int    // --port, default 6379
+	Bind            string // --bind, default "127.0.0.1"
+	Dir             string // --dir, default "./data"
+	MaxMemory       int64  // --maxmemory, bytes; Redis size syntax; 0 in the sources means 25% of physical RAM (1gb if unknown)
+	MetricsPort     int    // --metrics-port, default 9121, 0 disables
+	RequirePass     string // --requirepass, default ""
+	ProtoMaxBulkLen int64  // --proto-max-bulk-len, bytes, default 512mb
+	MaxClients      int    // --maxclients, default 10000
+	Databases       int    // --databases, default 16
+	ConfigFile      string // --config (or KVSERVER_CONFIG), path of a YAML file, default ""
+	LogLevel        string // --log-level debug|info|warn|error, default info
+}
+
+// Load builds the Config from, in rising priority: the embedded defaults
+// (configs.DefaultYAML), the YAML file named by --config (or KVSERVER_CONFIG),
+// environment variables KVSERVER_<KEY> (key upper-cased, '-' as '_', e.g.
+// KVSERVER_MAXMEMORY, KVSERVER_PROTO_MAX_BULK_LEN), and the command-line
+// flags in args (without the program name). environ is in os.Environ() form;
+// empty and unknown KVSERVER_* variables are ignored.
+//
+// A maxmemory of 0 becomes 25% of PhysicalMemory, or 1gb where that cannot
+// be read. The result has passed Validate. Errors name the offending key and
+// where its value came from; asking for --help gives an error wrapping
+// pflag.ErrHelp, and Usage has the text to print.
+func Load(args []string, environ []string) (Config, error) {
+	v := viper.New()
+	v.SetConfigType("yaml")
+	if err := v.ReadConfig(bytes.NewReader(configs.DefaultYAML)); err != nil {
+		return Config{}, fmt.Errorf("config: read embedded defaults: %w", err)
+	}
+	defaults, err := decode(v, func(string) string { return "built-in defaults" })
+	if err != nil {
+		return Config{}, fmt.Errorf("config: embedded defaults: %w", err)
+	}
+
+	fs := newFlagSet(v, defaults)
+	if err := fs.Parse(args); err != nil {
+		return Config{}, fmt.Errorf("config: command line: %w", err)
+	}
+	if fs.NArg() > 0 {
+		return Config{}, fmt.Errorf("config: command line: unexpected argument %q (settings are given as --key value)", fs.Arg(0))
+	}
+
+	env := envSettings(environ)
+	path, _ := env[keyConfig].(string)
+	delete(env, keyConfig)
+	if fs.Changed(keyConfig) {
+		path, _ = fs.GetString(keyConfig)
+	}
+
+	var fileSet map[string]bool
+	if path != "" {
+		file, err := readFile(path)
+		if err != nil {
+			return Config{}, err
+		}
+		if err := v.MergeConfigMap(file); err != nil {
+			return Config{}, fmt.Errorf("config: merge %s: %w", path, err)
+		}
+		fileSet = make(map[string]bool, len(file))
+		for k := range file {
+			fileSet[k] = true
+		}
+	}
+	if len(env) > 0 {
+		if err := v.MergeConfigMap(env); err != nil {
+			return Config{}, fmt.Errorf("config: merge environment: %w", err)
+		}
+	}
+	if err := v.BindPFlags(fs); err != nil {
+		return Config{}, fmt.Errorf("config: bind flags: %w", err)
+	}
+
+	source := func(key string) string {
+		switch {
+		case fs.Changed(key):
+			return "flag --" + key
+		case env[key] != nil:
+			return "environment " + envName(key)
+		case fileSet[key]:
+			return "file " + path
+		}
+		return "built-in defaults"
+	}
+	cfg, err := decode(v, source)
+	if err != nil {
+		return Config{}, fmt.Errorf("config: %w", err)
+	}
+	cfg.ConfigFile = path
+	if cfg.MaxMemory == 0 {
+		cfg.MaxMemory = defaultMaxMemory()
+	}
+	if err := cfg.Validate(); err != nil {
+		return Config{}, err
+	}
+	return cfg, nil
+}
+
+// Usage returns the command-line help: one line per flag with its meaning
+// and default, as printed for --help.
+func Usage() string {
+	v := viper.New()
+	v.SetConfigType("yaml")
+	defaults := Config{}
+	if err := v.ReadConfig(bytes.NewReader(configs.DefaultYAML)); err == nil {
+		defaults, _ = decode(v, func(string) string { return "" })
+	}
+	return "Usage of kvserver:\n" + newFlagSet(v, defaults).FlagUsages()
+}
+
+// SlogLevel returns the slog level named by LogLevel, or slog.LevelInfo
+// when LogLevel is not one of debug, info, warn, error.
+func (c Config) SlogLevel() slog.Level {
+	l, _ := parseLevel(c.LogLevel)
+	return l
+}
+
+// Validate returns an error for impossible values: ports outside 0..65535,
+// the metrics port equal to the client port, an empty bind address or data
+// directory, a maxmemory below 1 byte, a proto-max-bulk-len below 1mb (like
+// Redis), maxclients or databases below 1, and an unknown log level. The
+// error lists every problem, each naming its key.
+func (c Config) Validate() error {
+	var errs []error
+	bad := func(key, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("%s: %s", key, fmt.Sprintf(format, args...)))
+	}
+	if c.Port < 0 || c.Port > math.MaxUint16 {
+		bad(keyPort, "%d is outside 0..65535", c.Port)
+	}
+	if c.MetricsPort < 0 || c.MetricsPort > math.MaxUint16 {
+		bad(keyMetricsPort, "%d is outside 0..65535 (0 disables metrics)", c.MetricsPort)
+	} else if c.MetricsPort != 0 && c.MetricsPort == c.Port {
+		bad(keyMetricsPort, "%d is also the client port", c.MetricsPort)
+	}
+	if c.Bind == "" {
+		bad(keyBind, "must not be empty")
+	}
+	if c.Dir == "" {
+		bad(keyDir, "must not be empty")
+	}
+	if c.MaxMemory < 1 {
+		bad(keyMaxMemory, "%d bytes is below 1 (Load turns 0 into 25%% of RAM)", c.MaxMemory)
+	}
+	if c.ProtoMaxBulkLen < minProtoMaxBulkLen {
+		bad(keyProtoMaxBulkLen, "%d bytes is below 1mb (%d)", c.ProtoMaxBulkLen, minProtoMaxBulkLen)
+	}
+	if c.MaxClients < 1 {
+		bad(keyMaxClients, "%d is below 1", c.MaxClients)
+	}
+	if c.Databases < 1 {
+		bad(keyDatabases, "%d is below 1", c.Databases)
+	}
+	if _, ok := parseLevel(c.LogLevel); !ok {
+		bad(keyLogLevel, "%q is not one of debug, info, warn, error", c.LogLevel)
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("config: invalid settings: %w", errors.Join(errs...))
+	}
+	return nil
+}
+
+// newFlagSet defines one flag per setting plus --config. Defaults shown in
+// the help come from the embedded YAML: raw text for sizes, decoded values
+// for the rest. Parse errors are returned, not printed.
+func newFlagSet(defaults *viper.Viper, d Config) *pflag.FlagSet {
+	raw := func(key string) string {
+		if x := defaults.Get(key); x != nil {
+			return fmt.Sprint(x)
+		}
+		return ""
+	}
+	fs := pflag.NewFlagSet("kvserver", pflag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.SortFlags = false
+	fs.Int(keyPort, d.Port, "TCP port for Redis-protocol clients (0..65535)")
+	fs.String(keyBind, d.Bind, "address the client port listens on")
+	fs.String(keyDir, d.Dir, "directory for data files")
+	fs.String(keyMaxMemory, raw(keyMaxMemory), "memory limit, bytes or Redis size (1gb, 512mb); 0 means 25% of physical RAM")
+	fs.Int(keyMetricsPort, d.MetricsPort, "HTTP port for /metrics and /debug/pprof/; 0 disables")
+	fs.String(keyRequirePass, d.RequirePass, "password clients must AUTH with; empty means none")
+	fs.String(keyProtoMaxBulkLen, raw(keyProtoMaxBulkLen), "largest bulk string a client may send, bytes or Redis size; at least 1mb")
+	fs.Int(keyMaxClients, d.MaxClients, "most clients connected at once")
+	fs.Int(keyDatabases, d.Databases, "number of logical databases")
+	fs.String(keyLogLevel, d.LogLevel, "least severe log level written: debug, info, warn, error")
+	fs.String(keyConfig, "", "YAML file of settings, keys named like these flags")
+	return fs
+}
+
+// envName returns the environment variable that sets key.
+func envName(key string) string {
+	return envPrefix + strings.ToUpper(strings.ReplaceAll(key, "-", "_"))
+}
+
+// envSettings picks the non-empty KVSERVER_<KEY> variables of known keys
+// (file keys and config) out of environ. Later duplicates win, as in
+// os.Getenv.
+func envSettings(environ []string) map[string]any {
+	keys := append(fileKeys(), keyConfig)
+	byName := make(map[string]string, len(keys))
+	for _, k := range keys {
+		byName[envName(k)] = k
+	}
+	out := make(map[string]any)
+	for _, kv := range environ {
+		name, value, ok := strings.Cut(kv, "=")
+		if !ok || value == "" {
+			continue
+		}
+		if key, known := byName[name]; known {
+			out[key] = value
+		}
+	}
+	return out
+}
+
+// readFile reads a YAML settings file and returns its keys, lower-cased.
+// Keys other than the file keys are an error, to catch typos.
+func readFile(path string) (map[string]any, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("config: read config file: %w", err)
+	}
+	fv := viper.New()
+	fv.SetConfigType("yaml")
+	if err := fv.ReadConfig(bytes.NewReader(data)); err != nil {
+		return nil, fmt.Errorf("config: parse %s: %w", path, err)
+	}
+	known := fileKeys()
+	for _, k := range fv.AllKeys() {
+		if !slices.Contains(known, k) {
+			return nil, fmt.Errorf("config: %s: unknown key %q (known: %s)", path, k, strings.Join(known, ", "))
+		}
+	}
+	return fv.AllSettings(), nil
+}
+
+// decode converts the merged settings in v into a Config, strictly: a value
+// of the wrong kind is an error naming the key and source(key), not a zero.
+func decode(v *viper.Viper, source func(key string) string) (Config, error) {
+	var (
+		c    Config
+		errs []error
+	)
+	fail := func(key string, err error) {
+		errs = append(errs, fmt.Errorf("%s (from %s): %w", key, source(key), err))
+	}
+	intKey := func(key string, dst *int) {
+		n, err := toInt(v.Get(key))
+		if err == nil && (n < math.MinInt || n > math.MaxInt) {
+			err = fmt.Errorf("%d is out of range", n)
+		}
+		if err != nil {
+			fail(key, err)
+			return
+		}
+		*dst = int(n)
+	}
+	sizeKey := func(key string, dst *int64) {
+		n, err := toSize(v.Get(key))
+		if err != nil {
+			fail(key, err)
+			return
+		}
+		*dst = n
+	}
+	stringKey := func(key string, dst *string) {
+		s, err := toString(v.Get(key))
+		if err != nil {
+			fail(key, err)
+			return
+		}
+		*dst = s
+	}
+
+	intKey(keyPort, &c.Port)
+	stringKey(keyBind, &c.Bind)
+	stringKey(keyDir, &c.Dir)
+	sizeKey(keyMaxMemory, &c.MaxMemory)
+	intKey(keyMetricsPort, &c.MetricsPort)
+	stringKey(keyRequirePass, &c.RequirePass)
+	sizeKey(keyProtoMaxBulkLen, &c.ProtoMaxBulkLen)
+	intKey(keyMaxClients, &c.MaxClients)
+	intKey(keyDatabases, &c.Databases)
+	stringKey(keyLogLevel, &c.LogLevel)
+	c.LogLevel = strings.ToLower(c.LogLevel)
+
+	if err := errors.Join(errs...); err != nil {
+		return Config{}, err
+	}
+	return c, nil
+}
+
+// toInt converts a YAML, environment or flag value to an integer. Strings
+// must be plain decimal integers; floats must be whole.
+func toInt(x any) (int64, error) {
+	switch t := x.(type) {
+	case int:
+		return int64(t), nil
+	case int8:
+		return int64(t), nil
+	case int16:
+		return int64(t), nil
+	case int32:
+		return int64(t), nil
+	case int64:
+		return t, nil
+	case uint:
+		return fromUint(uint64(t))
+	case uint8:
+		return int64(t), nil
+	case uint16:
+		return int64(t), nil
+	case uint32:
+		return int64(t), nil
+	case uint64:
+		return fromUint(t)
+	case float32:
+		return fromFloat(float64(t))
+	case float64:
+		return fromFloat(t)
+	case string:
+		n, err := strconv.ParseInt(t, 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("%q is not an integer", t)
+		}
+		return n, nil
+	case nil:
+		return 0, errors.New("no value")
+	}
+	return 0, fmt.Errorf("%v (%T) is not an integer", x, x)
+}
+
+// fromUint converts u to int64 if it fits.
+func fromUint(u uint64) (int64, error) {
+	if u > math.MaxInt64 {
+		return 0, fmt.Errorf("%d is out of range", u)
+	}
+	return int64(u), nil
+}
+
+// fromFloat converts a whole float (YAML reads 1e9 as one) to int64.
+func fromFloat(f float64) (int64, error) {
+	if f != math.Trunc(f) || f < math.MinInt64 || f >= math.MaxInt64 {
+		return 0, fmt.Errorf("%v is not an integer", f)
+	}
+	return int64(f), nil
+}
+
+// toSize converts a value to a byte count: integers as bytes, strings by
+// ParseSize. Negative values are errors.
+func toSize(x any) (int64, error) {
+	if s, ok := x.(string); ok {
+		return ParseSize(s)
+	}
+	n, err := toInt(x)
+	if err != nil {
+		return 0, err
+	}
+	if n < 0 {
+		return 0, fmt.Errorf("size %d: negative sizes are not allowed", n)
+	}
+	return n, nil
+}
+
+// toString converts a scalar value to a string; YAML may have read a
+// password of digits as a number.
+func toString(x any) (string, error) {
+	switch t := x.(type) {
+	case string:
+		return t, nil
+	case nil:
+		return "", nil
+	case bool, int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64, float32, float64:
+		return fmt.Sprint(t), nil
+	}
+	return "", fmt.Errorf("%v (%T) is not a string", x, x)
+}
+
+// defaultMaxMemory is 25% of physical memory, or fallbackMaxMemory when
+// that cannot be read.
+func defaultMaxMemory() int64 {
+	total, err := PhysicalMemory()
+	if err != nil || total/4 < 1 {
+		return fallbackMaxMemory
+	}
+	return total / 4
+}

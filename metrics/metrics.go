@@ -1,0 +1,335 @@
+package metrics
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/pprof"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+const (
+	namespace = "kvserver"
+
+	// maxCommandLabels bounds the distinct command label values, so that a
+	// caller passing client-chosen names cannot grow the series without
+	// limit. Names beyond it are counted under otherCommand.
+	maxCommandLabels = 512
+	// otherCommand is the label of commands past maxCommandLabels.
+	otherCommand = "other"
+
+	// shutdownTimeout bounds how long Serve waits for in-flight requests.
+	shutdownTimeout = 5 * time.Second
+)
+
+// durationBuckets returns the command latency histogram buckets in
+// seconds: 1-2.5-5 steps from 10µs to 10s.
+func durationBuckets() []float64 {
+	return []float64{
+		0.00001, 0.000025, 0.00005,
+		0.0001, 0.00025, 0.0005,
+		0.001, 0.0025, 0.005,
+		0.01, 0.025, 0.05,
+		0.1, 0.25, 0.5,
+		1, 2.5, 5,
+		10,
+	}
+}
+
+// Source is what the metrics read from the keyspace engine at scrape time.
+// Snapshot may be called from any goroutine, once per scrape.
+type Source interface {
+	Snapshot() Snapshot
+}
+
+// Snapshot is a point-in-time copy of the engine counters. The counters
+// (Hits, Misses, ExpiredKeys, EvictedKeys) must only grow over the life of
+// the process; the others are current values.
+type Snapshot struct {
+	Keys, KeysWithExpiry, UsedMemoryBytes, MaxMemoryBytes int64
+	Hits, Misses, ExpiredKeys, EvictedKeys                int64
+}
+
+// Metrics records the server's events. All methods are safe for concurrent
+// use; create it with New.
+type Metrics struct {
+	calls    *prometheus.CounterVec
+	failures *prometheus.CounterVec
+	duration *prometheus.HistogramVec
+
+	// byCommand is a copy-on-write map from command name to its children:
+	// readers load it without locking, writers replace it under mu.
+	byCommand atomic.Pointer[map[string]*commandMetrics]
+	mu        sync.Mutex
+
+	bytesIn, bytesOut        prometheus.Counter
+	connsCurrent             prometheus.Gauge
+	connsTotal, connsRefused prometheus.Counter
+}
+
+// commandMetrics holds the children of one command label value.
+type commandMetrics struct {
+	calls, failures prometheus.Counter
+	duration        prometheus.Observer
+}
+
+// New creates the server's metrics and registers them, a collector reading
+// src at each scrape, and the Go and process collectors on reg. src may be
+// nil, in which case no keyspace metrics are exported. New panics if reg
+// already holds any of these collectors, for example when called twice with
+// the same registry.
+func New(reg *prometheus.Registry, src Source) *Metrics {
+	m := &Metrics{
+		calls: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: namespace, Name: "commands_total",
+			Help: "Commands processed, by command name.",
+		}, []string{"command"}),
+		failures: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: namespace, Name: "command_errors_total",
+			Help: "Commands that answered with an error, by command name.",
+		}, []string{"command"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Namespace: namespace, Name: "command_duration_seconds",
+			Help:    "Time spent executing a command, by command name.",
+			Buckets: durationBuckets(),
+		}, []string{"command"}),
+		bytesIn: prometheus.NewCounter(prometheus.CounterOpts{
+			Namespace: namespace, Name: "net_input_bytes_total",
+			Help: "Bytes read from client connections.",
+		}),
+		bytesOut: prometheus.NewCounter(prometheus.CounterOpts{
+			Namespace: namespace, Name: "net_output_bytes_total",
+			Help: "Bytes written to client connections.",
+		}),
+		connsCurrent: prometheus.NewGauge(prometheus.GaugeOpts{
+			Namespace: namespace, Name: "connections_current",
+			Help: "Client connections open now.",
+		}),
+		connsTotal: prometheus.NewCounter(prometheus.CounterOpts{
+			Namespace: namespace, Name: "connections_total",
+			Help: "Client connections accepted.",
+		}),
+		connsRefused: prometheus.NewCounter(prometheus.CounterOpts{
+			Namespace: namespace, Name: "connections_rejected_total",
+			Help: "Client connections refused, for example over maxclients.",
+		}),
+	}
+	empty := map[string]*commandMetrics{}
+	m.byCommand.Store(&empty)
+
+	reg.MustRegister(
+		m.calls, m.failures, m.duration,
+		m.bytesIn, m.bytesOut,
+		m.connsCurrent, m.connsTotal, m.connsRefused,
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+	)
+	if src != nil {
+		reg.MustRegister(newKeyspaceCollector(src))
+	}
+	return m
+}
+
+// ObserveCommand records one execution of the command name that took d and
+// answered with an error if failed. Pass the canonical (lower-case) name
+// from the command table, or one fixed name for unknown commands; after
+// 512 distinct names, new ones are counted as "other". It does not
+// allocate once a name has been seen.
+func (m *Metrics) ObserveCommand(name string, d time.Duration, failed bool) {
+	c, ok := (*m.byCommand.Load())[name]
+	if !ok {
+		c = m.addCommand(name)
+	}
+	c.calls.Inc()
+	c.duration.Observe(d.Seconds())
+	if failed {
+		c.failures.Inc()
+	}
+}
+
+// addCommand returns the children of name, creating them and publishing a
+// new copy of byCommand if no other goroutine has.
+func (m *Metrics) addCommand(name string) *commandMetrics {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	old := *m.byCommand.Load()
+	if c, ok := old[name]; ok {
+		return c
+	}
+	label := name
+	if len(old) >= maxCommandLabels {
+		if c, ok := old[otherCommand]; ok {
+			return c
+		}
+		label = otherCommand
+	}
+	c := &commandMetrics{
+		calls:    m.calls.WithLabelValues(label),
+		failures: m.failures.WithLabelValues(label),
+		duration: m.duration.WithLabelValues(label),
+	}
+	next := make(map[string]*commandMetrics, len(old)+1)
+	for k, v := range old {
+		next[k] = v
+	}
+	next[label] = c
+	m.byCommand.Store(&next)
+	return c
+}
+
+// AddBytesRead adds n bytes read from clients; n <= 0 is ignored.
+func (m *Metrics) AddBytesRead(n int) {
+	if n > 0 {
+		m.bytesIn.Add(float64(n))
+	}
+}
+
+// AddBytesWritten adds n bytes written to clients; n <= 0 is ignored.
+func (m *Metrics) AddBytesWritten(n int) {
+	if n > 0 {
+		m.bytesOut.Add(float64(n))
+	}
+}
+
+// ConnectionOpened records an accepted client connection.
+func (m *Metrics) ConnectionOpened() {
+	m.connsCurrent.Inc()
+	m.connsTotal.Inc()
+}
+
+// ConnectionClosed records the end of a connection counted by
+// ConnectionOpened.
+func (m *Metrics) ConnectionClosed() {
+	m.connsCurrent.Dec()
+}
+
+// ConnectionRejected records a connection refused before being served; it
+// is not counted by ConnectionOpened and needs no ConnectionClosed.
+func (m *Metrics) ConnectionRejected() {
+	m.connsRefused.Inc()
+}
+
+// keyspaceCollector exports a Source's Snapshot, taken once per scrape.
+type keyspaceCollector struct {
+	src Source
+
+	keys, keysWithExpiry, memUsed, memMax *prometheus.Desc
+	hits, misses, expired, evicted        *prometheus.Desc
+}
+
+// newKeyspaceCollector describes the metrics read from src.
+func newKeyspaceCollector(src Source) *keyspaceCollector {
+	desc := func(name, help string) *prometheus.Desc {
+		return prometheus.NewDesc(prometheus.BuildFQName(namespace, "", name), help, nil, nil)
+	}
+	return &keyspaceCollector{
+		src:            src,
+		keys:           desc("keys_current", "Keys stored, over all databases."),
+		keysWithExpiry: desc("keys_with_expiry_current", "Keys stored that have a time to live."),
+		memUsed:        desc("memory_used_bytes", "Memory the keyspace accounts as used."),
+		memMax:         desc("memory_max_bytes", "Configured memory limit (maxmemory)."),
+		hits:           desc("keyspace_hits_total", "Key lookups that found the key."),
+		misses:         desc("keyspace_misses_total", "Key lookups that did not find the key."),
+		expired:        desc("expired_keys_total", "Keys removed because their time to live passed."),
+		evicted:        desc("evicted_keys_total", "Keys removed to stay under maxmemory."),
+	}
+}
+
+// Describe implements prometheus.Collector.
+func (k *keyspaceCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{
+		k.keys, k.keysWithExpiry, k.memUsed, k.memMax,
+		k.hits, k.misses, k.expired, k.evicted,
+	} {
+		ch <- d
+	}
+}
+
+// Collect implements prometheus.Collector, calling Snapshot once.
+func (k *keyspaceCollector) Collect(ch chan<- prometheus.Metric) {
+	s := k.src.Snapshot()
+	gauge := func(d *prometheus.Desc, v int64) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, float64(v))
+	}
+	counter := func(d *prometheus.Desc, v int64) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(v))
+	}
+	gauge(k.keys, s.Keys)
+	gauge(k.keysWithExpiry, s.KeysWithExpiry)
+	gauge(k.memUsed, s.UsedMemoryBytes)
+	gauge(k.memMax, s.MaxMemoryBytes)
+	counter(k.hits, s.Hits)
+	counter(k.misses, s.Misses)
+	counter(k.expired, s.ExpiredKeys)
+	counter(k.evicted, s.EvictedKeys)
+}
+
+// Handler returns an http.Handler serving reg at /metrics and the Go
+// profiler at /debug/pprof/ (index, named profiles, cmdline, profile,
+// symbol, trace), on its own mux.
+func Handler(reg *prometheus.Registry) http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	return mux
+}
+
+// Serve listens on addr and serves Handler(reg) until ctx is cancelled,
+// then shuts down gracefully, giving in-flight requests up to 5 seconds.
+// It returns nil after a shutdown caused by ctx, and an error if it cannot
+// listen or serving fails. A nil log discards log output.
+func Serve(ctx context.Context, addr string, reg *prometheus.Registry, log *slog.Logger) error {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	var lc net.ListenConfig
+	ln, err := lc.Listen(ctx, "tcp", addr)
+	if err != nil {
+		return fmt.Errorf("metrics: listen on %s: %w", addr, err)
+	}
+	srv := &http.Server{
+		Handler:           Handler(reg),
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		// No WriteTimeout: /debug/pprof/profile and trace stream for as
+		// long as the client asks.
+		ErrorLog:    slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+		BaseContext: func(net.Listener) context.Context { return ctx },
+	}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	log.Info("metrics endpoint listening", "addr", ln.Addr().String())
+
+	select {
+	case err := <-served:
+		return fmt.Errorf("metrics: serve on %s: %w", addr, err)
+	case <-ctx.Done():
+	}
+	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownTimeout)
+	defer cancel()
+	err = srv.Shutdown(shutdownCtx)
+	if err != nil {
+		err = errors.Join(err, srv.Close())
+		err = fmt.Errorf("metrics: shut down %s: %w", addr, err)
+	}
+	if serveErr := <-served; !errors.Is(serveErr, http.ErrServerClosed) {
+		err = errors.Join(err, fmt.Errorf("metrics: serve on %s: %w", addr, serveErr))
+	}
+	if err == nil {
+		log.Info("metrics endpoint stopped", "addr", ln.Addr().String())
+	}
+	return err
+}

@@ -1,0 +1,93 @@
+package resp
+
+import (
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Client is one connection's state. Fields used only by the connection's
+// own goroutine are plain; what CLIENT LIST and CLIENT KILL read from other
+// goroutines sits behind mu or in atomics.
+type Client struct {
+	ID      int64
+	conn    net.Conn
+	r       *Reader
+	w       *Writer
+	cmd     Command
+	created time.Time
+
+	// Set by handlers: close the connection once the reply is flushed.
+	closeAfterReply bool
+
+	authenticated bool
+	noTouch       atomic.Bool
+	proto         atomic.Int32
+
+	mu       sync.Mutex
+	db       int
+	name     string
+	libName  string
+	libVer   string
+	lastCmd  string
+	noEvict  bool
+	lastUsed time.Time
+
+	killed atomic.Bool
+}
+
+// DB is the selected database.
+func (c *Client) DB() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.db
+}
+
+// setProto switches the connection's protocol version (HELLO).
+func (c *Client) setProto(p int) {
+	c.w.SetProto(p)
+	c.proto.Store(int32(p))
+}
+
+func (c *Client) setDB(db int) {
+	c.mu.Lock()
+	c.db = db
+	c.mu.Unlock()
+}
+
+// clientInfo is a snapshot for CLIENT LIST / CLIENT INFO.
+type clientInfo struct {
+	id              int64
+	addr, laddr     string
+	name            string
+	age, idle       int64
+	db              int
+	lastCmd         string
+	libName, libVer string
+	proto           int
+	noEvict         bool
+	noTouch         bool
+	qbuf, qbufFree  int
+	omem            int
+}
+
+func (c *Client) info(now time.Time) clientInfo {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return clientInfo{
+		id:      c.ID,
+		addr:    c.conn.RemoteAddr().String(),
+		laddr:   c.conn.LocalAddr().String(),
+		name:    c.name,
+		age:     int64(now.Sub(c.created) / time.Second),
+		idle:    int64(now.Sub(c.lastUsed) / time.Second),
+		db:      c.db,
+		lastCmd: c.lastCmd,
+		libName: c.libName,
+		libVer:  c.libVer,
+		noEvict: c.noEvict,
+		noTouch: c.noTouch.Load(),
+		proto:   int(c.proto.Load()),
+	}
+}

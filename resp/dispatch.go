@@ -1,0 +1,103 @@
+package resp
+
+import (
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/kvserver/kvserver/engine"
+)
+
+// dispatch runs one command the way Redis's processCommand does: look it
+// up, check arity, check authentication, make room in memory for commands
+// that may grow it, then call the handler. Handlers never repeat these
+// checks.
+func (s *Server) dispatch(c *Client) {
+	args := c.cmd.Args
+	s.stats.commandsProcessed.Add(1)
+	spec := s.table.Lookup(args[0])
+	if spec == nil {
+		c.w.Error(unknownCommandError(args))
+		s.observe("unknown", 0, true)
+		return
+	}
+	if !spec.checkArity(len(args)) {
+		c.w.Error("ERR wrong number of arguments for '" + spec.Name + "' command")
+		s.observe(spec.Name, 0, true)
+		return
+	}
+	if spec.subs != nil {
+		sub := spec.Sub(args[1])
+		if sub == nil {
+			c.w.Error("ERR unknown subcommand '" + sanitize(truncate(string(args[1]), 128)) +
+				"'. Try " + strings.ToUpper(spec.Name) + " HELP.")
+			s.observe(spec.Name, 0, true)
+			return
+		}
+		spec = sub
+		if !spec.checkArity(len(args)) {
+			c.w.Error("ERR wrong number of arguments for '" + spec.Name + "' command")
+			s.observe(spec.Name, 0, true)
+			return
+		}
+	}
+	if !c.authenticated && spec.Flags&FlagNoAuth == 0 {
+		c.w.Error("NOAUTH Authentication required.")
+		s.observe(spec.Name, 0, true)
+		return
+	}
+	if spec.Flags&FlagDenyoom != 0 {
+		if err := s.eng.Reserve(); err != nil {
+			if errors.Is(err, engine.ErrOOM) {
+				c.w.Error(err.Error())
+			} else {
+				c.w.Error("ERR " + err.Error())
+			}
+			s.observe(spec.Name, 0, true)
+			return
+		}
+	}
+	c.mu.Lock()
+	c.lastCmd = spec.Name
+	c.lastUsed = time.Now()
+	c.mu.Unlock()
+	start := time.Now()
+	spec.Handler(s, c, args)
+	s.observe(spec.Name, time.Since(start), false)
+}
+
+func (s *Server) observe(name string, d time.Duration, failed bool) {
+	if s.metrics != nil {
+		s.metrics.ObserveCommand(name, d, failed)
+	}
+}
+
+// unknownCommandError formats Redis 7's unknown-command error.
+func unknownCommandError(args [][]byte) string {
+	var b strings.Builder
+	for _, a := range args[1:] {
+		if b.Len() >= 128 {
+			break
+		}
+		b.WriteByte('\'')
+		b.WriteString(truncate(string(a), 128-b.Len()))
+		b.WriteString("' ")
+	}
+	return sanitize("ERR unknown command '" + truncate(string(args[0]), 128) +
+		"', with args beginning with: " + b.String())
+}
+
+func truncate(s string, n int) string {
+	if n < 0 {
+		n = 0
+	}
+	if len(s) > n {
+		return s[:n]
+	}
+	return s
+}
+
+// sanitize replaces newlines, which cannot appear in an error reply.
+func sanitize(s string) string {
+	return strings.NewReplacer("\r", " ", "\n", " ").Replace(s)
+}

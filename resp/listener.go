@@ -1,0 +1,290 @@
+package resp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/kvserver/kvserver/engine"
+	"github.com/kvserver/kvserver/metrics"
+)
+
+// ErrShutdown is returned by Serve when a client ran SHUTDOWN.
+var ErrShutdown = errors.New("shutdown requested by a client")
+
+// Options configures a Server.
+type Options struct {
+	// RequirePass, when set, makes clients AUTH before other commands.
+	RequirePass string
+	// MaxClients bounds concurrent connections (default 10000).
+	MaxClients int
+	// ProtoMaxBulkLen bounds a request bulk (default 512 MiB).
+	ProtoMaxBulkLen int64
+	// Port and Bind are reported by INFO and CONFIG GET.
+	Port int
+	Bind string
+	// Dir is the working directory reported by CONFIG GET dir.
+	Dir string
+	// ConfigFile is the config file path reported by INFO.
+	ConfigFile string
+	// Logger receives the server's logs (default slog.Default()).
+	Logger *slog.Logger
+	// Metrics, if set, receives per-command and connection metrics.
+	Metrics *metrics.Metrics
+}
+
+// Server is the RESP front end: it accepts connections, parses requests,
+// dispatches them through the command table and writes replies.
+type Server struct {
+	eng      *engine.Engine
+	table    *CommandTable
+	log      *slog.Logger
+	metrics  *metrics.Metrics
+	started  time.Time
+	nextID   atomic.Int64
+	shutdown chan struct{}
+	shutOnce sync.Once
+
+	cfgMu sync.RWMutex
+	opts  Options
+
+	clientsMu sync.Mutex
+	clients   map[int64]*Client
+
+	// maxBulk is proto-max-bulk-len, shared with every connection's Reader.
+	maxBulk atomic.Int64
+
+	stats serverStats
+}
+
+// serverStats are the counters INFO stats reports.
+type serverStats struct {
+	connectionsReceived atomic.Int64
+	rejectedConnections atomic.Int64
+	commandsProcessed   atomic.Int64
+	netInput            atomic.Int64
+	netOutput           atomic.Int64
+	lastSave            atomic.Int64
+}
+
+// New returns a Server over eng.
+func New(eng *engine.Engine, opts Options) *Server {
+	if opts.MaxClients <= 0 {
+		opts.MaxClients = 10000
+	}
+	if opts.ProtoMaxBulkLen <= 0 {
+		opts.ProtoMaxBulkLen = 512 << 20
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	s := &Server{
+		eng:      eng,
+		table:    NewCommandTable(commandTable),
+		log:      opts.Logger,
+		metrics:  opts.Metrics,
+		started:  time.Now(),
+		shutdown: make(chan struct{}),
+		opts:     opts,
+		clients:  make(map[int64]*Client),
+	}
+	s.stats.lastSave.Store(time.Now().Unix())
+	s.maxBulk.Store(opts.ProtoMaxBulkLen)
+	return s
+}
+
+// options returns the current (CONFIG SET-able) options.
+func (s *Server) options() Options {
+	s.cfgMu.RLock()
+	defer s.cfgMu.RUnlock()
+	return s.opts
+}
+
+// ShutdownRequested is closed when a client runs SHUTDOWN.
+func (s *Server) ShutdownRequested() <-chan struct{} { return s.shutdown }
+
+func (s *Server) requestShutdown() { s.shutOnce.Do(func() { close(s.shutdown) }) }
+
+// Serve accepts connections on ln until ctx is cancelled or a client runs
+// SHUTDOWN, then closes every connection and returns (ErrShutdown in the
+// second case).
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	go func() {
+		select {
+		case <-ctx.Done():
+		case <-s.shutdown:
+		}
+		ln.Close()
+	}()
+	var err error
+	for {
+		conn, aerr := ln.Accept()
+		if aerr != nil {
+			var ne net.Error
+			if errors.As(aerr, &ne) && ne.Timeout() {
+				time.Sleep(5 * time.Millisecond)
+				continue
+			}
+			if ctx.Err() == nil {
+				select {
+				case <-s.shutdown:
+				default:
+					err = fmt.Errorf("accept on %s: %w", ln.Addr(), aerr)
+				}
+			}
+			break
+		}
+		s.stats.connectionsReceived.Add(1)
+		c := s.newClient(conn)
+		if c == nil {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s.serveClient(c)
+		}()
+	}
+	s.closeAllClients()
+	wg.Wait()
+	select {
+	case <-s.shutdown:
+		if err == nil {
+			err = ErrShutdown
+		}
+	default:
+	}
+	return err
+}
+
+// newClient registers a connection, or refuses it with Redis's error when
+// maxclients is reached.
+func (s *Server) newClient(conn net.Conn) *Client {
+	opts := s.options()
+	s.clientsMu.Lock()
+	if len(s.clients) >= opts.MaxClients {
+		s.clientsMu.Unlock()
+		s.stats.rejectedConnections.Add(1)
+		if s.metrics != nil {
+			s.metrics.ConnectionRejected()
+		}
+		conn.SetWriteDeadline(time.Now().Add(time.Second))
+		io.WriteString(conn, "-ERR max number of clients reached\r\n")
+		conn.Close()
+		return nil
+	}
+	now := time.Now()
+	c := &Client{
+		ID:       s.nextID.Add(1),
+		conn:     conn,
+		r:        NewReader(conn, &s.maxBulk),
+		w:        NewWriter(conn),
+		created:  now,
+		lastUsed: now,
+	}
+	c.proto.Store(2)
+	c.authenticated = opts.RequirePass == ""
+	s.clients[c.ID] = c
+	s.clientsMu.Unlock()
+	if s.metrics != nil {
+		s.metrics.ConnectionOpened()
+	}
+	return c
+}
+
+func (s *Server) removeClient(c *Client) {
+	s.clientsMu.Lock()
+	delete(s.clients, c.ID)
+	s.clientsMu.Unlock()
+	if s.metrics != nil {
+		s.metrics.ConnectionClosed()
+	}
+}
+
+func (s *Server) closeAllClients() {
+	s.clientsMu.Lock()
+	defer s.clientsMu.Unlock()
+	for _, c := range s.clients {
+		c.killed.Store(true)
+		c.conn.Close()
+	}
+}
+
+// forEachClient calls fn for a snapshot of the connected clients.
+func (s *Server) forEachClient(fn func(c *Client)) {
+	s.clientsMu.Lock()
+	list := make([]*Client, 0, len(s.clients))
+	for _, c := range s.clients {
+		list = append(list, c)
+	}
+	s.clientsMu.Unlock()
+	for _, c := range list {
+		fn(c)
+	}
+}
+
+// clientCount is the number of connected clients.
+func (s *Server) clientCount() int {
+	s.clientsMu.Lock()
+	defer s.clientsMu.Unlock()
+	return len(s.clients)
+}
+
+// serveClient runs one connection: read a command, dispatch it, and flush
+// the replies once no pipelined command is waiting.
+func (s *Server) serveClient(c *Client) {
+	defer func() {
+		c.conn.Close()
+		s.removeClient(c)
+	}()
+	for {
+		err := c.r.ReadCommand(&c.cmd)
+		s.countIO(c)
+		if err != nil {
+			var perr *ProtocolError
+			if errors.As(err, &perr) {
+				c.w.Error("ERR " + perr.Msg)
+				c.w.Flush()
+				s.countIO(c)
+				s.log.Debug("protocol error, closing connection", "client", c.ID, "addr", c.conn.RemoteAddr().String(), "err", perr.Msg)
+			}
+			return
+		}
+		s.dispatch(c)
+		if c.killed.Load() {
+			return
+		}
+		if !c.r.Buffered() || c.w.Pending() > maxPendingReply || c.closeAfterReply {
+			if err := c.w.Flush(); err != nil {
+				return
+			}
+			s.countIO(c)
+		}
+		if c.closeAfterReply {
+			return
+		}
+	}
+}
+
+func (s *Server) countIO(c *Client) {
+	in, out := c.r.BytesRead(), c.w.BytesWritten()
+	s.stats.netInput.Add(in)
+	s.stats.netOutput.Add(out)
+	if s.metrics != nil {
+		if in > 0 {
+			s.metrics.AddBytesRead(int(in))
+		}
+		if out > 0 {
+			s.metrics.AddBytesWritten(int(out))
+		}
+	}
+}

@@ -1,0 +1,500 @@
+package resp
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"sync/atomic"
+)
+
+// Why not redcon.Reader: redcon keeps every command in one growing buffer
+// and hands out slices of it, so a 32 MiB SET is read through a buffer that
+// doubles several times and must then be copied again into the store. This
+// reader keeps a small fixed buffer for ordinary traffic and reads any bulk
+// of at least bigBulkThreshold bytes straight into a slice of exactly its
+// size, which the command may keep: one copy (kernel to final buffer) on the
+// SET path.
+
+const (
+	// defaultReadBuffer is the per-connection buffer for ordinary commands.
+	defaultReadBuffer = 16 * 1024
+	// bigBulkThreshold is the bulk size from which a bulk gets its own
+	// allocation instead of living in the connection buffer.
+	bigBulkThreshold = 16 * 1024
+	// maxInlineSize matches Redis's PROTO_INLINE_MAX_SIZE.
+	maxInlineSize = 64 * 1024
+	// maxMultibulkLen matches Redis's limit on a multibulk count.
+	maxMultibulkLen = 1<<31 - 1
+	// maxRetainedBuffer is the buffer size above which a grown buffer is
+	// dropped after the command that needed it.
+	maxRetainedBuffer = 256 * 1024
+)
+
+// ProtocolError is a malformed request. Its message is the Redis error text
+// sent to the client before the connection is closed.
+type ProtocolError struct{ Msg string }
+
+func (e *ProtocolError) Error() string { return e.Msg }
+
+func protoErr(format string, args ...any) error {
+	return &ProtocolError{Msg: fmt.Sprintf(format, args...)}
+}
+
+// argRef locates one argument: either a span of the read buffer, relative to
+// the start of the command, or a separately allocated bulk.
+type argRef struct {
+	off, n int
+	owned  []byte
+}
+
+// Reader parses RESP requests (multibulk and inline) from a connection.
+// The zero value is not usable; use NewReader.
+type Reader struct {
+	rd          io.Reader
+	buf         []byte
+	r, w        int // unread data is buf[r:w]
+	maxBulk     *atomic.Int64
+	refs        []argRef
+	args        [][]byte
+	owned       []bool
+	bytesRead   int64
+	bigInFlight int64 // bytes of big bulks allocated for the command being read
+}
+
+// NewReader returns a Reader that rejects bulks longer than *maxBulk. The
+// limit is shared so that CONFIG SET proto-max-bulk-len reaches every
+// connection.
+func NewReader(rd io.Reader, maxBulk *atomic.Int64) *Reader {
+	return &Reader{rd: rd, buf: make([]byte, defaultReadBuffer), maxBulk: maxBulk}
+}
+
+// Buffered reports whether unparsed input is already buffered, i.e. whether
+// a pipelined command follows and the reply flush can wait.
+func (r *Reader) Buffered() bool { return r.w > r.r }
+
+// BytesRead returns and resets the count of bytes read from the connection.
+func (r *Reader) BytesRead() int64 {
+	n := r.bytesRead
+	r.bytesRead = 0
+	return n
+}
+
+// QueryBufferSize is the size of the connection's read buffer.
+func (r *Reader) QueryBufferSize() int { return len(r.buf) }
+
+// QueryBufferUsed is the number of buffered unread bytes.
+func (r *Reader) QueryBufferUsed() int { return r.w - r.r }
+
+// Command is one parsed request.
+type Command struct {
+	// Args are the command name and its arguments. Arguments that alias
+	// the read buffer are valid only until the next ReadCommand; use Own
+	// to keep one.
+	Args  [][]byte
+	owned []bool
+}
+
+// Own returns argument i as a slice the caller may keep: the big bulk itself
+// when it was allocated for this command (no copy), otherwise a copy.
+func (c *Command) Own(i int) []byte {
+	if c.owned[i] {
+		c.owned[i] = false // hand over once
+		return c.Args[i]
+	}
+	return append([]byte(nil), c.Args[i]...)
+}
+
+// ReadCommand reads the next non-empty command into cmd.
+func (r *Reader) ReadCommand(cmd *Command) error {
+	for {
+		ok, err := r.readOne()
+		if err != nil {
+			return err
+		}
+		if ok {
+			cmd.Args = r.args
+			cmd.owned = r.owned
+			return nil
+		}
+	}
+}
+
+// fill reads more data, compacting or growing the buffer so that the
+// command starting at start keeps its bytes. It returns the shift applied
+// to buffer offsets.
+func (r *Reader) fill(start int) (int, error) {
+	shift := 0
+	if r.w == len(r.buf) {
+		if start > 0 {
+			copy(r.buf, r.buf[start:r.w])
+			r.w -= start
+			r.r -= start
+			shift = start
+		} else {
+			nb := make([]byte, len(r.buf)*2)
+			copy(nb, r.buf[:r.w])
+			r.buf = nb
+		}
+	}
+	n, err := r.rd.Read(r.buf[r.w:])
+	r.w += n
+	r.bytesRead += int64(n)
+	if n > 0 {
+		return shift, nil
+	}
+	if err == nil {
+		err = io.ErrNoProgress
+	}
+	return shift, err
+}
+
+// readLine returns the end (index of '\r') of the line starting at pos,
+// reading more as needed. limit bounds the line length.
+func (r *Reader) readLine(start *int, pos *int, limit int, tooBig string) (int, error) {
+	scanFrom := *pos
+	for {
+		for i := scanFrom; i < r.w; i++ {
+			if r.buf[i] == '\n' {
+				end := i
+				if end > *pos && r.buf[end-1] == '\r' {
+					end--
+				}
+				return end, nil
+			}
+		}
+		if r.w-*pos > limit {
+			return 0, protoErr("%s", tooBig)
+		}
+		scanFrom = r.w
+		shift, err := r.fill(*start)
+		*start -= shift
+		*pos -= shift
+		scanFrom -= shift
+		if err != nil {
+			return 0, err
+		}
+	}
+}
+
+// readOne parses one request. It reports false for an empty request
+// (blank inline line or a multibulk count <= 0), which Redis ignores.
+func (r *Reader) readOne() (bool, error) {
+	if len(r.buf) > maxRetainedBuffer && r.r == r.w {
+		r.buf = make([]byte, defaultReadBuffer)
+		r.r, r.w = 0, 0
+	}
+	if r.r == r.w {
+		r.r, r.w = 0, 0
+		if _, err := r.fill(0); err != nil {
+			return false, err
+		}
+	}
+	r.refs = r.refs[:0]
+	start := r.r
+	if r.buf[start] != '*' {
+		return r.readInline()
+	}
+	pos := start
+	end, err := r.readLine(&start, &pos, maxInlineSize, "Protocol error: too big mbulk count string")
+	if err != nil {
+		return false, err
+	}
+	count, ok := parseInt(r.buf[pos+1 : end])
+	if !ok || count > maxMultibulkLen {
+		return false, protoErr("Protocol error: invalid multibulk length")
+	}
+	pos = r.skipEOL(end)
+	if count <= 0 {
+		r.r = pos
+		return false, nil
+	}
+	for i := int64(0); i < count; i++ {
+		for pos >= r.w {
+			shift, err := r.fill(start)
+			start -= shift
+			pos -= shift
+			if err != nil {
+				return false, err
+			}
+		}
+		if r.buf[pos] != '$' {
+			return false, protoErr("Protocol error: expected '$', got '%c'", r.buf[pos])
+		}
+		end, err := r.readLine(&start, &pos, maxInlineSize, "Protocol error: too big bulk count string")
+		if err != nil {
+			return false, err
+		}
+		n, ok := parseInt(r.buf[pos+1 : end])
+		if !ok || n < 0 || n > r.maxBulk.Load() {
+			return false, protoErr("Protocol error: invalid bulk length")
+		}
+		pos = r.skipEOL(end)
+		if n >= bigBulkThreshold {
+			big, err := r.readBig(int(n), pos)
+			if err != nil {
+				return false, err
+			}
+			r.refs = append(r.refs, argRef{owned: big})
+			// readBig consumed the buffer up to r.r; the command's small
+			// arguments before this one stay where they are.
+			pos = r.r
+			continue
+		}
+		for pos+int(n)+2 > r.w {
+			shift, err := r.fill(start)
+			start -= shift
+			pos -= shift
+			if err != nil {
+				return false, err
+			}
+		}
+		r.refs = append(r.refs, argRef{off: pos - start, n: int(n)})
+		pos += int(n) + 2 // Redis does not check the CRLF after a bulk either
+	}
+	r.r = pos
+	r.resolve(start)
+	return true, nil
+}
+
+// readBig reads a bulk of n bytes (and its trailing CRLF) starting at pos
+// into a new slice of exactly n bytes.
+func (r *Reader) readBig(n int, pos int) ([]byte, error) {
+	big := make([]byte, n)
+	have := copy(big, r.buf[pos:r.w])
+	pos += have
+	if have < n {
+		m, err := io.ReadFull(r.rd, big[have:])
+		r.bytesRead += int64(m)
+		if err != nil {
+			if errors.Is(err, io.ErrUnexpectedEOF) {
+				err = io.EOF
+			}
+			return nil, err
+		}
+		pos = r.w
+	}
+	// Skip the CRLF that follows the bulk, reading it if needed.
+	skip := 2
+	for skip > 0 {
+		if pos < r.w {
+			take := min(skip, r.w-pos)
+			pos += take
+			skip -= take
+			continue
+		}
+		// Buffer exhausted: everything before pos belongs to arguments
+		// already resolved as offsets, so keep them by only appending.
+		if r.w == len(r.buf) {
+			// No room: read the CRLF into a scratch array.
+			var crlf [2]byte
+			m, err := io.ReadFull(r.rd, crlf[:skip])
+			r.bytesRead += int64(m)
+			if err != nil {
+				return nil, err
+			}
+			skip = 0
+			continue
+		}
+		m, err := r.rd.Read(r.buf[r.w:])
+		r.w += m
+		r.bytesRead += int64(m)
+		if m == 0 && err != nil {
+			return nil, err
+		}
+	}
+	r.r = pos
+	return big, nil
+}
+
+func (r *Reader) skipEOL(end int) int {
+	if end < r.w && r.buf[end] == '\r' {
+		end++
+	}
+	return end + 1
+}
+
+// resolve turns the argument references of the command that starts at
+// start into slices.
+func (r *Reader) resolve(start int) {
+	r.args = r.args[:0]
+	r.owned = r.owned[:0]
+	for _, ref := range r.refs {
+		if ref.owned != nil {
+			r.args = append(r.args, ref.owned)
+			r.owned = append(r.owned, true)
+			continue
+		}
+		b := r.buf[start+ref.off : start+ref.off+ref.n : start+ref.off+ref.n]
+		r.args = append(r.args, b)
+		r.owned = append(r.owned, false)
+	}
+}
+
+// readInline parses a telnet-style request line with Redis's quoting rules.
+func (r *Reader) readInline() (bool, error) {
+	start := r.r
+	pos := start
+	end, err := r.readLine(&start, &pos, maxInlineSize, "Protocol error: too big inline request")
+	if err != nil {
+		return false, err
+	}
+	line := r.buf[pos:end]
+	r.r = r.skipEOL(end)
+	words, ok := splitArgs(line)
+	if !ok {
+		return false, protoErr("Protocol error: unbalanced quotes in request")
+	}
+	if len(words) == 0 {
+		return false, nil
+	}
+	r.args = r.args[:0]
+	r.owned = r.owned[:0]
+	for _, w := range words {
+		r.args = append(r.args, w)
+		r.owned = append(r.owned, true)
+	}
+	return true, nil
+}
+
+// parseInt parses a signed decimal the way Redis's string2ll does for
+// protocol lengths.
+func parseInt(b []byte) (int64, bool) {
+	if len(b) == 0 || len(b) > 20 {
+		return 0, false
+	}
+	neg := false
+	if b[0] == '-' {
+		neg = true
+		b = b[1:]
+		if len(b) == 0 {
+			return 0, false
+		}
+	}
+	var n int64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		d := int64(c - '0')
+		if n > (1<<63-1-d)/10 {
+			return 0, false
+		}
+		n = n*10 + d
+	}
+	if neg {
+		n = -n
+	}
+	return n, true
+}
+
+// splitArgs splits an inline request like Redis's sdssplitargs: words are
+// separated by spaces; "double quotes" support \n \r \t \b \a \\ \" and \xHH
+// escapes; 'single quotes' support \'. A closing quote must be followed by a
+// space or the end. It reports false for unbalanced quotes.
+func splitArgs(line []byte) ([][]byte, bool) {
+	var out [][]byte
+	i := 0
+	for {
+		for i < len(line) && isSpace(line[i]) {
+			i++
+		}
+		if i >= len(line) {
+			return out, true
+		}
+		var cur []byte
+		inDQ, inSQ, done := false, false, false
+		for !done {
+			if inDQ {
+				if i >= len(line) {
+					return nil, false
+				}
+				c := line[i]
+				switch {
+				case c == '\\' && i+3 < len(line) && line[i+1] == 'x' && isHex(line[i+2]) && isHex(line[i+3]):
+					cur = append(cur, hexVal(line[i+2])<<4|hexVal(line[i+3]))
+					i += 3
+				case c == '\\' && i+1 < len(line):
+					i++
+					switch line[i] {
+					case 'n':
+						cur = append(cur, '\n')
+					case 'r':
+						cur = append(cur, '\r')
+					case 't':
+						cur = append(cur, '\t')
+					case 'b':
+						cur = append(cur, '\b')
+					case 'a':
+						cur = append(cur, '\a')
+					default:
+						cur = append(cur, line[i])
+					}
+				case c == '"':
+					if i+1 < len(line) && !isSpace(line[i+1]) {
+						return nil, false
+					}
+					done = true
+				default:
+					cur = append(cur, c)
+				}
+			} else if inSQ {
+				if i >= len(line) {
+					return nil, false
+				}
+				c := line[i]
+				switch {
+				case c == '\\' && i+1 < len(line) && line[i+1] == '\'':
+					i++
+					cur = append(cur, '\'')
+				case c == '\'':
+					if i+1 < len(line) && !isSpace(line[i+1]) {
+						return nil, false
+					}
+					done = true
+				default:
+					cur = append(cur, c)
+				}
+			} else {
+				if i >= len(line) {
+					break
+				}
+				switch c := line[i]; {
+				case isSpace(c):
+					done = true
+				case c == '"':
+					inDQ = true
+				case c == '\'':
+					inSQ = true
+				default:
+					cur = append(cur, c)
+				}
+			}
+			if i < len(line) {
+				i++
+			}
+		}
+		if cur == nil {
+			cur = []byte{}
+		}
+		out = append(out, cur)
+	}
+}
+
+func isSpace(c byte) bool {
+	return c == ' ' || c == '\n' || c == '\r' || c == '\t' || c == '\v' || c == '\f'
+}
+
+func isHex(c byte) bool {
+	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')
+}
+
+func hexVal(c byte) byte {
+	switch {
+	case c >= '0' && c <= '9':
+		return c - '0'
+	case c >= 'a' && c <= 'f':
+		return c - 'a' + 10
+	default:
+		return c - 'A' + 10
+	}
+}

@@ -1,0 +1,572 @@
+// Package tests holds kvserver's end-to-end tests: they build the real
+// binary, start it on a free port and talk RESP to it over TCP, exactly as a
+// client would. The differential suite runs the same scripts against a real
+// redis-server 7 and requires byte-identical replies.
+package tests
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// kvserverBin is the path of the kvserver binary that TestMain builds once
+// for the whole package. It is empty in redis-vs-redis mode.
+var kvserverBin string
+
+const (
+	// envDiffAgainstRedis, when set to 1, makes startKVServer start a second
+	// redis-server instead of kvserver, and TestMain skips building
+	// cmd/kvserver. It is a debugging switch: running the differential suite
+	// redis-vs-redis proves that every comparison mode normalises away only
+	// what really differs between two servers (ids, clocks, ordering), so a
+	// failure against kvserver is a deviation of kvserver.
+	envDiffAgainstRedis = "KVSERVER_DIFF_AGAINST_REDIS"
+
+	// startTimeout bounds how long a server may take to answer PING.
+	startTimeout = 10 * time.Second
+	// stopTimeout is how long a server gets after SIGTERM before SIGKILL.
+	stopTimeout = 5 * time.Second
+	// replyTimeout is the read deadline for one reply.
+	replyTimeout = 5 * time.Second
+)
+
+// TestMain builds cmd/kvserver once into a temporary directory and runs the
+// tests against that binary.
+func TestMain(m *testing.M) {
+	os.Exit(runTests(m))
+}
+
+// runTests is TestMain's body, separate so that deferred clean-up runs
+// before os.Exit.
+func runTests(m *testing.M) int {
+	if diffAgainstRedis() {
+		fmt.Fprintf(os.Stderr, "tests: %s=1: kvserver is replaced by a second redis-server\n", envDiffAgainstRedis)
+		return m.Run()
+	}
+	root, err := repoRoot()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "tests: cannot find the repository root: %v\n", err)
+		return 1
+	}
+	dir, err := os.MkdirTemp("", "kvserver-e2e-")
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "tests: %v\n", err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	bin := filepath.Join(dir, "kvserver")
+	build := exec.Command("go", "build", "-o", bin, "./cmd/kvserver")
+	build.Dir = root
+	if out, err := build.CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "tests: go build ./cmd/kvserver failed: %v\n%s", err, out)
+		return 1
+	}
+	kvserverBin = bin
+	return m.Run()
+}
+
+// diffAgainstRedis reports whether the redis-vs-redis debugging mode is on.
+func diffAgainstRedis() bool {
+	return os.Getenv(envDiffAgainstRedis) == "1"
+}
+
+// repoRoot is the directory holding go.mod, the parent of tests/.
+func repoRoot() (string, error) {
+	out, err := exec.Command("go", "env", "GOMOD").Output()
+	if err == nil {
+		if gomod := strings.TrimSpace(string(out)); gomod != "" && gomod != os.DevNull {
+			return filepath.Dir(gomod), nil
+		}
+	}
+	return filepath.Abs("..")
+}
+
+// freePort returns a TCP port on 127.0.0.1 that was free a moment ago.
+func freePort(t testing.TB) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("freePort: %v", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// server is one running server process (kvserver or redis-server).
+type server struct {
+	// Name is "kvserver" or "redis", for messages.
+	Name string
+	// Addr is host:port for clients.
+	Addr string
+	// Port is the TCP port the server listens on.
+	Port int
+	// Dir is the server's data directory.
+	Dir string
+	// Cmd is the running process.
+	Cmd *exec.Cmd
+	// output collects the process's stdout and stderr.
+	output *syncBuffer
+	// exited is closed once the process has exited; waitErr is then valid.
+	exited  chan struct{}
+	waitErr error
+}
+
+// Output returns what the server has written to stdout and stderr so far.
+func (s *server) Output() string { return s.output.String() }
+
+// syncBuffer is a bytes.Buffer safe for the process's writer goroutines and
+// the test goroutine.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// startKVServer starts the kvserver binary built by TestMain on a free port
+// with a fresh data directory, waits until it answers PING and stops it when
+// the test ends. In redis-vs-redis mode it starts redis-server with the same
+// extra arguments instead.
+func startKVServer(t testing.TB, extraArgs ...string) *server {
+	t.Helper()
+	if diffAgainstRedis() {
+		return startRedis(t, extraArgs...)
+	}
+	if kvserverBin == "" {
+		t.Fatal("startKVServer: kvserver binary was not built by TestMain")
+	}
+	dir := t.TempDir()
+	return startServer(t, "kvserver", func(port int) *exec.Cmd {
+		args := []string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--dir", dir, "--metrics-port", "0"}
+		return exec.Command(kvserverBin, append(args, extraArgs...)...)
+	}, dir)
+}
+
+// startRedis starts a real redis-server (persistence off) on a free port
+// with a fresh data directory, waits until it answers PING and stops it when
+// the test ends. DEBUG is enabled for local connections because kvserver
+// always accepts DEBUG SLEEP, and the suite diffs it.
+func startRedis(t testing.TB, extraArgs ...string) *server {
+	t.Helper()
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		t.Fatalf("redis-server is not on PATH (%v); .ci/run installs it (Debian package redis-server, Redis 7.0)", err)
+	}
+	dir := t.TempDir()
+	return startServer(t, "redis", func(port int) *exec.Cmd {
+		args := []string{
+			"--port", strconv.Itoa(port), "--bind", "127.0.0.1",
+			"--save", "", "--appendonly", "no", "--dir", dir, "--daemonize", "no",
+			"--enable-debug-command", "local",
+		}
+		return exec.Command(bin, append(args, extraArgs...)...)
+	}, dir)
+}
+
+// startServer runs the command built by mkCmd for a free port and waits for
+// PING. A server that exits before answering (say the port was taken in the
+// meantime) is retried on another port a few times.
+func startServer(t testing.TB, name string, mkCmd func(port int) *exec.Cmd, dir string) *server {
+	t.Helper()
+	const attempts = 3
+	var lastErr error
+	for i := 0; i < attempts; i++ {
+		port := freePort(t)
+		s := &server{
+			Name:   name,
+			Port:   port,
+			Addr:   net.JoinHostPort("127.0.0.1", strconv.Itoa(port)),
+			Dir:    dir,
+			Cmd:    mkCmd(port),
+			output: &syncBuffer{},
+			exited: make(chan struct{}),
+		}
+		s.Cmd.Stdout = s.output
+		s.Cmd.Stderr = s.output
+		if err := s.Cmd.Start(); err != nil {
+			t.Fatalf("start %s: %v", name, err)
+		}
+		go func() {
+			s.waitErr = s.Cmd.Wait()
+			close(s.exited)
+		}()
+		err := waitForPing(s)
+		if err == nil {
+			t.Cleanup(func() { s.stop(t) })
+			return s
+		}
+		lastErr = err
+		s.kill()
+		select {
+		case <-s.exited:
+			// It died on its own (port race?): try another port.
+			t.Logf("%s on port %d did not start (%v); output:\n%s", name, port, err, s.Output())
+		default:
+			t.Fatalf("%s on port %d did not answer PING: %v\noutput:\n%s", name, port, err, s.Output())
+		}
+	}
+	t.Fatalf("%s did not start after %d attempts: %v", name, attempts, lastErr)
+	return nil
+}
+
+// waitForPing polls until a fresh connection gets +PONG to PING, the
+// process exits, or startTimeout passes.
+func waitForPing(s *server) error {
+	deadline := time.Now().Add(startTimeout)
+	for {
+		select {
+		case <-s.exited:
+			return fmt.Errorf("process exited: %v", s.waitErr)
+		default:
+		}
+		if err := pingOnce(s.Addr); err == nil {
+			return nil
+		} else if time.Now().After(deadline) {
+			return err
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// pingOnce connects, sends PING and expects +PONG.
+func pingOnce(addr string) error {
+	conn, err := net.DialTimeout("tcp", addr, time.Second)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	conn.SetDeadline(time.Now().Add(time.Second))
+	if _, err := conn.Write(encodeCommand([]string{"PING"})); err != nil {
+		return err
+	}
+	raw, _, err := readReply(bufio.NewReader(conn))
+	if err != nil {
+		return err
+	}
+	if string(raw) != "+PONG\r\n" {
+		return fmt.Errorf("PING answered %q", raw)
+	}
+	return nil
+}
+
+// stop sends SIGTERM, waits up to stopTimeout, then kills. The server's
+// output is logged if the test failed.
+func (s *server) stop(t testing.TB) {
+	select {
+	case <-s.exited:
+		t.Errorf("%s exited before the end of the test: %v", s.Name, s.waitErr)
+	default:
+		_ = s.Cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-s.exited:
+		case <-time.After(stopTimeout):
+			t.Errorf("%s did not exit within %v of SIGTERM; killing it", s.Name, stopTimeout)
+			s.kill()
+		}
+	}
+	if t.Failed() {
+		t.Logf("%s (port %d) output:\n%s", s.Name, s.Port, s.Output())
+	}
+}
+
+// kill sends SIGKILL and waits for the process.
+func (s *server) kill() {
+	_ = s.Cmd.Process.Kill()
+	select {
+	case <-s.exited:
+	case <-time.After(stopTimeout):
+	}
+}
+
+// rawClient is a minimal RESP client that returns the exact bytes of each
+// reply, so tests can compare them byte for byte.
+type rawClient struct {
+	t    testing.TB
+	conn net.Conn
+	br   *bufio.Reader
+	// Timeout is the read deadline applied to each reply.
+	Timeout time.Duration
+}
+
+// dialRaw connects to addr; the connection is closed when the test ends.
+func dialRaw(t testing.TB, addr string) *rawClient {
+	t.Helper()
+	conn, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		t.Fatalf("dial %s: %v", addr, err)
+	}
+	c := &rawClient{t: t, conn: conn, br: bufio.NewReader(conn), Timeout: replyTimeout}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// Do sends one command and returns the raw bytes of its reply; any I/O or
+// protocol error fails the test.
+func (c *rawClient) Do(args ...string) []byte {
+	c.t.Helper()
+	raw, err := c.Call(args...)
+	if err != nil {
+		c.t.Fatalf("%q: %v", args, err)
+	}
+	return raw
+}
+
+// Call sends one command and returns the raw bytes of its reply or the I/O
+// or protocol error that prevented reading it.
+func (c *rawClient) Call(args ...string) ([]byte, error) {
+	if err := c.SendErr(encodeCommand(args)); err != nil {
+		return nil, err
+	}
+	return c.ReadReply()
+}
+
+// Send writes raw bytes (a pre-encoded or deliberately malformed request);
+// a write error fails the test.
+func (c *rawClient) Send(raw []byte) {
+	c.t.Helper()
+	if err := c.SendErr(raw); err != nil {
+		c.t.Fatalf("send %q: %v", raw, err)
+	}
+}
+
+// SendErr writes raw bytes and returns any write error.
+func (c *rawClient) SendErr(raw []byte) error {
+	c.conn.SetWriteDeadline(time.Now().Add(c.Timeout))
+	_, err := c.conn.Write(raw)
+	return err
+}
+
+// ReadReply reads exactly one complete reply (an attribute and the reply it
+// precedes count as one) and returns its raw bytes.
+func (c *rawClient) ReadReply() ([]byte, error) {
+	c.conn.SetReadDeadline(time.Now().Add(c.Timeout))
+	raw, _, err := readReply(c.br)
+	return raw, err
+}
+
+// Close closes the connection; closing twice is harmless.
+func (c *rawClient) Close() error {
+	return c.conn.Close()
+}
+
+// encodeCommand encodes args as a RESP multibulk request.
+func encodeCommand(args []string) []byte {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "*%d\r\n", len(args))
+	for _, a := range args {
+		fmt.Fprintf(&b, "$%d\r\n%s\r\n", len(a), a)
+	}
+	return b.Bytes()
+}
+
+// Reply is a parsed RESP2/RESP3 reply.
+type Reply struct {
+	// Type is the RESP type byte: + - : $ * _ , # ! = ( % ~ >.
+	Type byte
+	// Str is the payload of simple strings, errors, bulk and blob-error
+	// strings, verbatim strings (without the format prefix), big numbers
+	// and doubles (as sent).
+	Str string
+	// Format is a verbatim string's three-letter format, e.g. "txt".
+	Format string
+	// Int is an integer's value, or 1/0 for a boolean.
+	Int int64
+	// Float is a double's value.
+	Float float64
+	// Null is true for _, $-1 and *-1 (and RESP3 null aggregates).
+	Null bool
+	// Elems are an aggregate's elements; maps list key, value, key, value.
+	Elems []Reply
+	// Attrs are the key, value pairs of an attribute (|) that preceded the
+	// reply.
+	Attrs []Reply
+	// Raw is the exact encoding of this reply, attribute included.
+	Raw []byte
+}
+
+// IsError reports whether the reply is a simple or blob error.
+func (r Reply) IsError() bool { return r.Type == '-' || r.Type == '!' }
+
+// IsAggregate reports whether the reply has elements.
+func (r Reply) IsAggregate() bool {
+	switch r.Type {
+	case '*', '%', '~', '>':
+		return true
+	}
+	return false
+}
+
+// parseReply parses exactly one reply; trailing bytes are an error.
+func parseReply(raw []byte) (Reply, error) {
+	br := bufio.NewReader(bytes.NewReader(raw))
+	_, r, err := readReply(br)
+	if err != nil {
+		return Reply{}, err
+	}
+	if n := br.Buffered(); n > 0 {
+		return Reply{}, fmt.Errorf("%d trailing bytes after reply", n)
+	}
+	return r, nil
+}
+
+// readReply reads one reply from br and returns both its raw bytes and its
+// parsed form.
+func readReply(br *bufio.Reader) ([]byte, Reply, error) {
+	var buf []byte
+	r, err := readOne(br, &buf, 0)
+	if err != nil {
+		return buf, Reply{}, err
+	}
+	return buf, r, nil
+}
+
+// maxReplyDepth bounds nesting so a broken server cannot recurse us to death.
+const maxReplyDepth = 64
+
+// readOne reads one reply, appending its bytes to *buf.
+func readOne(br *bufio.Reader, buf *[]byte, depth int) (Reply, error) {
+	if depth > maxReplyDepth {
+		return Reply{}, errors.New("reply nested too deeply")
+	}
+	start := len(*buf)
+	line, err := br.ReadBytes('\n')
+	*buf = append(*buf, line...)
+	if err != nil {
+		if err == io.EOF && len(line) > 0 {
+			err = io.ErrUnexpectedEOF
+		}
+		return Reply{}, err
+	}
+	if len(line) < 3 || line[len(line)-2] != '\r' {
+		return Reply{}, fmt.Errorf("malformed reply line %q", line)
+	}
+	r := Reply{Type: line[0]}
+	payload := string(line[1 : len(line)-2])
+	finish := func() (Reply, error) {
+		r.Raw = (*buf)[start:len(*buf):len(*buf)]
+		return r, nil
+	}
+	switch r.Type {
+	case '+', '-', '(':
+		r.Str = payload
+		return finish()
+	case ':':
+		r.Int, err = strconv.ParseInt(payload, 10, 64)
+		if err != nil {
+			return Reply{}, fmt.Errorf("bad integer %q", payload)
+		}
+		return finish()
+	case '_':
+		if payload != "" {
+			return Reply{}, fmt.Errorf("bad null %q", line)
+		}
+		r.Null = true
+		return finish()
+	case ',':
+		r.Str = payload
+		r.Float, err = strconv.ParseFloat(payload, 64)
+		if err != nil && !errors.Is(err, strconv.ErrRange) {
+			return Reply{}, fmt.Errorf("bad double %q", payload)
+		}
+		return finish()
+	case '#':
+		switch payload {
+		case "t":
+			r.Int = 1
+		case "f":
+		default:
+			return Reply{}, fmt.Errorf("bad boolean %q", payload)
+		}
+		return finish()
+	case '$', '!', '=':
+		n, err := strconv.Atoi(payload)
+		if err != nil || n < -1 {
+			return Reply{}, fmt.Errorf("bad bulk length %q", payload)
+		}
+		if n == -1 {
+			if r.Type != '$' {
+				return Reply{}, fmt.Errorf("null is only valid for $: %q", line)
+			}
+			r.Null = true
+			return finish()
+		}
+		body := make([]byte, n+2)
+		if _, err := io.ReadFull(br, body); err != nil {
+			*buf = append(*buf, body...)
+			return Reply{}, fmt.Errorf("short bulk: %w", err)
+		}
+		*buf = append(*buf, body...)
+		if body[n] != '\r' || body[n+1] != '\n' {
+			return Reply{}, fmt.Errorf("bulk of %d bytes not followed by CRLF", n)
+		}
+		r.Str = string(body[:n])
+		if r.Type == '=' {
+			if n < 4 || r.Str[3] != ':' {
+				return Reply{}, fmt.Errorf("verbatim string without format: %q", r.Str)
+			}
+			r.Format, r.Str = r.Str[:3], r.Str[4:]
+		}
+		return finish()
+	case '*', '~', '>', '%', '|':
+		n, err := strconv.Atoi(payload)
+		if err != nil || n < -1 {
+			return Reply{}, fmt.Errorf("bad aggregate length %q", payload)
+		}
+		if n == -1 {
+			if r.Type != '*' {
+				return Reply{}, fmt.Errorf("null is only valid for *: %q", line)
+			}
+			r.Null = true
+			return finish()
+		}
+		if r.Type == '%' || r.Type == '|' {
+			n *= 2
+		}
+		elems := make([]Reply, 0, n)
+		for i := 0; i < n; i++ {
+			e, err := readOne(br, buf, depth+1)
+			if err != nil {
+				return Reply{}, err
+			}
+			elems = append(elems, e)
+		}
+		if r.Type != '|' {
+			r.Elems = elems
+			return finish()
+		}
+		// An attribute is followed by the reply it decorates; together they
+		// are one reply.
+		inner, err := readOne(br, buf, depth+1)
+		if err != nil {
+			return Reply{}, err
+		}
+		inner.Attrs = append(elems, inner.Attrs...)
+		inner.Raw = (*buf)[start:len(*buf):len(*buf)]
+		return inner, nil
+	default:
+		return Reply{}, fmt.Errorf("unknown reply type %q in line %q", r.Type, line)
+	}
+}
