@@ -26,7 +26,7 @@ func (s *Server) dispatch(c *Client) {
 		s.observe(spec.Name, 0, true)
 		return
 	}
-	if spec.subs != nil {
+	if spec.subs != nil && len(args) > 1 {
 		sub := spec.Sub(args[1])
 		if sub == nil {
 			c.w.Error("ERR unknown subcommand '" + sanitize(truncate(string(args[1]), 128)) +
@@ -40,6 +40,12 @@ func (s *Server) dispatch(c *Client) {
 			s.observe(spec.Name, 0, true)
 			return
 		}
+	}
+	if spec.Handler == nil {
+		// A container called without a subcommand (only COMMAND's arity
+		// allows it, and it has its own handler).
+		c.w.Error("ERR wrong number of arguments for '" + spec.Name + "' command")
+		return
 	}
 	if !c.authenticated && spec.Flags&FlagNoAuth == 0 {
 		c.w.Error("NOAUTH Authentication required.")
@@ -79,8 +85,9 @@ func unknownCommandError(args [][]byte) string {
 		if b.Len() >= 128 {
 			break
 		}
+		room := 128 - b.Len()
 		b.WriteByte('\'')
-		b.WriteString(truncate(string(a), 128-b.Len()))
+		b.WriteString(truncate(string(a), room))
 		b.WriteString("' ")
 	}
 	return sanitize("ERR unknown command '" + truncate(string(args[0]), 128) +

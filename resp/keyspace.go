@@ -76,7 +76,10 @@ func (s *Server) cmdKeys(c *Client, args [][]byte) {
 
 // parseCursor parses a SCAN cursor like Redis's strtoul-based parser.
 func parseCursor(b []byte) (uint64, bool) {
-	if len(b) == 0 || isSpace(b[0]) {
+	if len(b) == 0 {
+		return 0, true // strtoul("") is 0 and Redis accepts it
+	}
+	if isSpace(b[0]) {
 		return 0, false
 	}
 	neg := false
@@ -198,13 +201,25 @@ func (s *Server) rename(c *Client, args [][]byte, nx bool) {
 	})
 }
 
-// parseDBIndex parses a database number like getIntFromObjectOrReply.
-func parseDBIndex(b []byte) (int, bool) {
+// errIntRange is getIntFromObjectOrReply's reply for an integer outside
+// the C int range.
+const errIntRange = "ERR value is out of range, value must between -2147483648 and 2147483647"
+
+// parseDBIndex parses a database number like getIntFromObjectOrReply,
+// returning the error reply on failure (msg replaces both errors when set,
+// as SWAPDB does).
+func parseDBIndex(b []byte, msg string) (int, string) {
 	n, ok := parseInt64(b)
-	if !ok || n < math.MinInt32 || n > math.MaxInt32 {
-		return 0, false
+	switch {
+	case !ok && msg == "":
+		return 0, errNotInteger
+	case !ok || n < math.MinInt32 || n > math.MaxInt32:
+		if msg != "" {
+			return 0, msg
+		}
+		return 0, errIntRange
 	}
-	return int(n), true
+	return int(n), ""
 }
 
 func (s *Server) validDB(db int) bool { return db >= 0 && db < s.eng.Databases() }
@@ -219,9 +234,9 @@ func (s *Server) cmdCopy(c *Client, args [][]byte) {
 		case equalFold(args[j], "replace"):
 			replace = true
 		case equalFold(args[j], "db") && j < len(args)-1:
-			db, ok := parseDBIndex(args[j+1])
-			if !ok {
-				c.w.Error(errNotInteger)
+			db, msg := parseDBIndex(args[j+1], "")
+			if msg != "" {
+				c.w.Error(msg)
 				return
 			}
 			if !s.validDB(db) {
@@ -260,9 +275,9 @@ func (s *Server) cmdCopy(c *Client, args [][]byte) {
 }
 
 func (s *Server) cmdMove(c *Client, args [][]byte) {
-	db, ok := parseDBIndex(args[2])
-	if !ok {
-		c.w.Error(errNotInteger)
+	db, msg := parseDBIndex(args[2], "")
+	if msg != "" {
+		c.w.Error(msg)
 		return
 	}
 	if !s.validDB(db) {
@@ -448,9 +463,9 @@ func (s *Server) cmdPersist(c *Client, args [][]byte) {
 }
 
 func (s *Server) cmdSelect(c *Client, args [][]byte) {
-	db, ok := parseDBIndex(args[1])
-	if !ok {
-		c.w.Error(errNotInteger)
+	db, msg := parseDBIndex(args[1], "")
+	if msg != "" {
+		c.w.Error(msg)
 		return
 	}
 	if !s.validDB(db) {
@@ -462,14 +477,14 @@ func (s *Server) cmdSelect(c *Client, args [][]byte) {
 }
 
 func (s *Server) cmdSwapdb(c *Client, args [][]byte) {
-	a, ok := parseDBIndex(args[1])
-	if !ok {
-		c.w.Error("ERR invalid first DB index")
+	a, msg := parseDBIndex(args[1], "ERR invalid first DB index")
+	if msg != "" {
+		c.w.Error(msg)
 		return
 	}
-	b, ok := parseDBIndex(args[2])
-	if !ok {
-		c.w.Error("ERR invalid second DB index")
+	b, msg := parseDBIndex(args[2], "ERR invalid second DB index")
+	if msg != "" {
+		c.w.Error(msg)
 		return
 	}
 	if !s.validDB(a) || !s.validDB(b) {

@@ -207,8 +207,7 @@ func runScript(t *testing.T, ref, kv *server, proto int, sc script) {
 			continue
 		case cmpClosed:
 			for _, s := range sides {
-				s.c.conn.SetReadDeadline(time.Now().Add(2 * time.Second))
-				if raw, err := s.c.ReadReply(); !isClosed(err) {
+				if raw, err := readWithin(s.c, time.Second); !isClosed(err) {
 					t.Errorf("%s: %s did not close the connection: read %s, %v", where, s.name, strconv.Quote(string(raw)), err)
 				}
 			}
@@ -235,6 +234,15 @@ func runScript(t *testing.T, ref, kv *server, proto int, sc script) {
 			t.Errorf("%s: %s\n  redis:    %s\n  kvserver: %s", where, why, quoteTrunc(raws[0]), quoteTrunc(raws[1]))
 		}
 	}
+}
+
+// readWithin reads one reply with a shorter deadline than usual, for
+// steps that expect nothing but EOF.
+func readWithin(c *rawClient, d time.Duration) ([]byte, error) {
+	saved := c.Timeout
+	c.Timeout = d
+	defer func() { c.Timeout = saved }()
+	return c.ReadReply()
 }
 
 // describe renders a step's command for messages.

@@ -119,3 +119,23 @@ func TestParseReplyRejectsMalformedInput(t *testing.T) {
 		}
 	}
 }
+
+// TestServerRestartKeepsPortAndDirectory checks the harness's Terminate and
+// Restart on a redis-server: the restarted process answers on the same
+// address and the end-of-test clean-up accepts a deliberate stop.
+func TestServerRestartKeepsPortAndDirectory(t *testing.T) {
+	t.Parallel()
+	s := startRedis(t)
+	addr, dir := s.Addr, s.Dir
+	if got := string(dialRaw(t, s.Addr).Do("PING")); got != "+PONG\r\n" {
+		t.Fatalf("PING = %q", got)
+	}
+	s.Restart(t)
+	if s.Addr != addr || s.Dir != dir {
+		t.Fatalf("after Restart: addr %s dir %s, want %s %s", s.Addr, s.Dir, addr, dir)
+	}
+	if got := string(dialRaw(t, s.Addr).Do("PING")); got != "+PONG\r\n" {
+		t.Fatalf("PING after Restart = %q", got)
+	}
+	s.Terminate(t)
+}

@@ -105,7 +105,8 @@ func freePort(t testing.TB) int {
 	return l.Addr().(*net.TCPAddr).Port
 }
 
-// server is one running server process (kvserver or redis-server).
+// server is one server process (kvserver or redis-server) and how to start
+// it again.
 type server struct {
 	// Name is "kvserver" or "redis", for messages.
 	Name string
@@ -113,15 +114,21 @@ type server struct {
 	Addr string
 	// Port is the TCP port the server listens on.
 	Port int
-	// Dir is the server's data directory.
+	// Dir is the server's data directory; it survives Restart.
 	Dir string
-	// Cmd is the running process.
+	// Cmd is the current process.
 	Cmd *exec.Cmd
-	// output collects the process's stdout and stderr.
+
+	// mkCmd builds the command line for a port.
+	mkCmd func(port int) *exec.Cmd
+	// output collects the processes' stdout and stderr, across restarts.
 	output *syncBuffer
-	// exited is closed once the process has exited; waitErr is then valid.
+	// exited is closed once the current process has exited; waitErr is
+	// then valid.
 	exited  chan struct{}
 	waitErr error
+	// stopped is set when the test stopped the server on purpose.
+	stopped bool
 }
 
 // Output returns what the server has written to stdout and stderr so far.
@@ -159,16 +166,16 @@ func startKVServer(t testing.TB, extraArgs ...string) *server {
 		t.Fatal("startKVServer: kvserver binary was not built by TestMain")
 	}
 	dir := t.TempDir()
-	return startServer(t, "kvserver", func(port int) *exec.Cmd {
-		args := []string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--dir", dir, "--metrics-port", "0"}
-		return exec.Command(kvserverBin, append(args, extraArgs...)...)
-	}, dir)
+	return startServer(t, "kvserver", dir, func(port int) *exec.Cmd {
+		base := []string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--dir", dir, "--metrics-port", "0"}
+		return exec.Command(kvserverBin, append(base, extraArgs...)...)
+	})
 }
 
 // startRedis starts a real redis-server (persistence off) on a free port
 // with a fresh data directory, waits until it answers PING and stops it when
 // the test ends. DEBUG is enabled for local connections because kvserver
-// always accepts DEBUG SLEEP, and the suite diffs it.
+// accepts DEBUG SLEEP, and the suite diffs it.
 func startRedis(t testing.TB, extraArgs ...string) *server {
 	t.Helper()
 	bin, err := exec.LookPath("redis-server")
@@ -176,63 +183,126 @@ func startRedis(t testing.TB, extraArgs ...string) *server {
 		t.Fatalf("redis-server is not on PATH (%v); .ci/run installs it (Debian package redis-server, Redis 7.0)", err)
 	}
 	dir := t.TempDir()
-	return startServer(t, "redis", func(port int) *exec.Cmd {
-		args := []string{
+	return startServer(t, "redis", dir, func(port int) *exec.Cmd {
+		base := []string{
 			"--port", strconv.Itoa(port), "--bind", "127.0.0.1",
 			"--save", "", "--appendonly", "no", "--dir", dir, "--daemonize", "no",
 			"--enable-debug-command", "local",
 		}
-		return exec.Command(bin, append(args, extraArgs...)...)
-	}, dir)
+		return exec.Command(bin, append(base, extraArgs...)...)
+	})
 }
 
-// startServer runs the command built by mkCmd for a free port and waits for
-// PING. A server that exits before answering (say the port was taken in the
-// meantime) is retried on another port a few times.
-func startServer(t testing.TB, name string, mkCmd func(port int) *exec.Cmd, dir string) *server {
+// startServer starts mkCmd's process on a free port and waits for PING. A
+// server that exits before answering (say the port was taken in the
+// meantime) is retried on another port a few times. The process is stopped
+// when the test ends.
+func startServer(t testing.TB, name, dir string, mkCmd func(port int) *exec.Cmd) *server {
 	t.Helper()
 	const attempts = 3
+	s := &server{Name: name, Dir: dir, mkCmd: mkCmd, output: &syncBuffer{}}
 	var lastErr error
 	for i := 0; i < attempts; i++ {
-		port := freePort(t)
-		s := &server{
-			Name:   name,
-			Port:   port,
-			Addr:   net.JoinHostPort("127.0.0.1", strconv.Itoa(port)),
-			Dir:    dir,
-			Cmd:    mkCmd(port),
-			output: &syncBuffer{},
-			exited: make(chan struct{}),
-		}
-		s.Cmd.Stdout = s.output
-		s.Cmd.Stderr = s.output
-		if err := s.Cmd.Start(); err != nil {
-			t.Fatalf("start %s: %v", name, err)
-		}
-		go func() {
-			s.waitErr = s.Cmd.Wait()
-			close(s.exited)
-		}()
-		err := waitForPing(s)
+		died, err := s.launch(freePort(t))
 		if err == nil {
 			t.Cleanup(func() { s.stop(t) })
 			return s
 		}
-		lastErr = err
-		s.kill()
-		select {
-		case <-s.exited:
-			// It died on its own (port race?): try another port.
-			t.Logf("%s on port %d did not start (%v); output:\n%s", name, port, err, s.Output())
-		default:
-			t.Fatalf("%s on port %d did not answer PING: %v\noutput:\n%s", name, port, err, s.Output())
+		if !died {
+			t.Fatalf("%s on port %d did not answer PING: %v\noutput:\n%s", name, s.Port, err, s.Output())
 		}
+		lastErr = err
+		t.Logf("%s on port %d did not start (%v); output:\n%s", name, s.Port, err, s.Output())
 	}
 	t.Fatalf("%s did not start after %d attempts: %v", name, attempts, lastErr)
 	return nil
 }
 
-// waitForPing polls until a fresh connection gets +PONG to PING, the
+// launch starts a process on port and waits for PING. On failure it
+// reports whether the process died by itself; one that hangs is killed.
+func (s *server) launch(port int) (died bool, err error) {
+	s.Port = port
+	s.Addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	s.Cmd = s.mkCmd(port)
+	s.Cmd.Stdout = s.output
+	s.Cmd.Stderr = s.output
+	s.stopped = false
+	exited := make(chan struct{})
+	s.exited = exited
+	if err := s.Cmd.Start(); err != nil {
+		close(exited)
+		return true, fmt.Errorf("start: %w", err)
+	}
+	cmd := s.Cmd
+	go func() {
+		err := cmd.Wait()
+		s.waitErr = err
+		close(exited)
+	}()
+	if err := waitForPing(s); err != nil {
+		select {
+		case <-exited:
+			return true, err
+		default:
+			s.kill()
+			return false, err
+		}
+	}
+	return false, nil
+}
+
+// Terminate sends SIGTERM and waits for the process to exit (SIGKILL after
+// stopTimeout). Use it, not Cmd directly, for tests that stop the server on
+// purpose; the end-of-test stop then has nothing left to do.
+func (s *server) Terminate(t testing.TB) {
+	t.Helper()
+	s.stopped = true
+	select {
+	case <-s.exited:
+		return
+	default:
+	}
+	_ = s.Cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-s.exited:
+	case <-time.After(stopTimeout):
+		t.Errorf("%s did not exit within %v of SIGTERM; killing it", s.Name, stopTimeout)
+		s.kill()
+	}
+}
+
+// Restart stops the server if it is running and starts it again on the
+// same port with the same data directory and arguments (persistence
+// tests).
+func (s *server) Restart(t testing.TB) {
+	t.Helper()
+	if s.mkCmd == nil {
+		t.Fatalf("%s was not started by startServer and cannot be restarted", s.Name)
+	}
+	s.Terminate(t)
+	if _, err := s.launch(s.Port); err != nil {
+		t.Fatalf("%s did not restart on port %d: %v\noutput:\n%s", s.Name, s.Port, err, s.Output())
+	}
+}
+
+// stop is the end-of-test clean-up: a server that died by itself is an
+// error; a running one is terminated. The output is logged if the test
+// failed.
+func (s *server) stop(t testing.TB) {
+	if !s.stopped {
+		select {
+		case <-s.exited:
+			t.Errorf("%s exited before the end of the test: %v", s.Name, s.waitErr)
+		default:
+			s.Terminate(t)
+		}
+	}
+	if t.Failed() {
+		t.Logf("%s (port %d) output:\n%s", s.Name, s.Port, s.Output())
+	}
+}
+
+// waitForPing polls until a fresh connection gets an answer to PING, the
 // process exits, or startTimeout passes.
 func waitForPing(s *server) error {
 	deadline := time.Now().Add(startTimeout)
@@ -251,7 +321,9 @@ func waitForPing(s *server) error {
 	}
 }
 
-// pingOnce connects, sends PING and expects +PONG.
+// pingOnce connects, sends PING and waits for a reply. Any complete reply
+// means the server is up, except -LOADING and -BUSY, which mean "not yet";
+// a reply other than +PONG is for the tests to catch, not the harness.
 func pingOnce(addr string) error {
 	conn, err := net.DialTimeout("tcp", addr, time.Second)
 	if err != nil {
@@ -266,30 +338,10 @@ func pingOnce(addr string) error {
 	if err != nil {
 		return err
 	}
-	if string(raw) != "+PONG\r\n" {
+	if bytes.HasPrefix(raw, []byte("-LOADING")) || bytes.HasPrefix(raw, []byte("-BUSY")) {
 		return fmt.Errorf("PING answered %q", raw)
 	}
 	return nil
-}
-
-// stop sends SIGTERM, waits up to stopTimeout, then kills. The server's
-// output is logged if the test failed.
-func (s *server) stop(t testing.TB) {
-	select {
-	case <-s.exited:
-		t.Errorf("%s exited before the end of the test: %v", s.Name, s.waitErr)
-	default:
-		_ = s.Cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-s.exited:
-		case <-time.After(stopTimeout):
-			t.Errorf("%s did not exit within %v of SIGTERM; killing it", s.Name, stopTimeout)
-			s.kill()
-		}
-	}
-	if t.Failed() {
-		t.Logf("%s (port %d) output:\n%s", s.Name, s.Port, s.Output())
-	}
 }
 
 // kill sends SIGKILL and waits for the process.
