@@ -20,6 +20,9 @@ type Client struct {
 
 	// Set by handlers: close the connection once the reply is flushed.
 	closeAfterReply bool
+	// readDeadline is set while an idle timeout (CONFIG SET timeout)
+	// is armed on conn.
+	readDeadline bool
 
 	authenticated bool
 	noTouch       atomic.Bool

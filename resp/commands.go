@@ -161,7 +161,7 @@ var commandTable = []*CommandSpec{
 		{Name: "config|get", Arity: -3, Flags: FlagAdmin | FlagNoscript | FlagLoading | FlagStale, Handler: (*Server).cmdConfigGet},
 		{Name: "config|set", Arity: -4, Flags: FlagAdmin | FlagNoscript | FlagLoading | FlagStale, Handler: (*Server).cmdConfigSet},
 	}},
-	{Name: "command", Arity: -1, Flags: FlagLoading | FlagStale, Subcommands: []*CommandSpec{
+	{Name: "command", Arity: -1, Flags: FlagLoading | FlagStale, Handler: (*Server).cmdCommand, Subcommands: []*CommandSpec{
 		{Name: "command|count", Arity: 2, Flags: FlagLoading | FlagStale, Handler: (*Server).cmdCommandCount},
 		{Name: "command|docs", Arity: -2, Flags: FlagLoading | FlagStale, Handler: (*Server).cmdCommandDocs},
 		{Name: "command|info", Arity: -2, Flags: FlagLoading | FlagStale, Handler: (*Server).cmdCommandInfo},

@@ -59,6 +59,9 @@ type Server struct {
 
 	// maxBulk is proto-max-bulk-len, shared with every connection's Reader.
 	maxBulk atomic.Int64
+	// idleTimeout is CONFIG SET timeout in seconds: idle clients are
+	// closed after it; 0 disables it.
+	idleTimeout atomic.Int64
 
 	stats serverStats
 }
@@ -71,6 +74,10 @@ type serverStats struct {
 	netInput            atomic.Int64
 	netOutput           atomic.Int64
 	lastSave            atomic.Int64
+	// memPeak is the highest used_memory INFO has observed.
+	memPeak atomic.Int64
+	// errors counts error replies by code (INFO errorstats).
+	errors errorStats
 }
 
 // New returns a Server over eng.
@@ -247,6 +254,8 @@ func (s *Server) serveClient(c *Client) {
 		s.removeClient(c)
 	}()
 	for {
+		s.armIdleTimeout(c)
+		c.r.SetAuthRequired(!c.authenticated)
 		err := c.r.ReadCommand(&c.cmd)
 		s.countIO(c)
 		if err != nil {
@@ -259,7 +268,9 @@ func (s *Server) serveClient(c *Client) {
 			}
 			return
 		}
+		mark := c.w.mark()
 		s.dispatch(c)
+		s.countErrorReply(c, mark)
 		if c.killed.Load() {
 			return
 		}

@@ -58,8 +58,13 @@ type Reader struct {
 	args        [][]byte
 	owned       []bool
 	bytesRead   int64
-	bigInFlight int64 // bytes of big bulks allocated for the command being read
+	// authRequired applies Redis's tighter request limits to a client that
+	// has not authenticated yet.
+	authRequired bool
 }
+
+// SetAuthRequired turns the limits for unauthenticated clients on or off.
+func (r *Reader) SetAuthRequired(on bool) { r.authRequired = on }
 
 // NewReader returns a Reader that rejects bulks longer than *maxBulk. The
 // limit is shared so that CONFIG SET proto-max-bulk-len reaches every
@@ -150,10 +155,20 @@ func (r *Reader) fill(start int) (int, error) {
 
 // readLine returns the end (index of '\r') of the line starting at pos,
 // reading more as needed. limit bounds the line length.
-func (r *Reader) readLine(start *int, pos *int, limit int, tooBig string) (int, error) {
+//
+// With stopAtNUL, a NUL byte hides the rest of the buffer, like the strchr
+// Redis uses to find the end of an inline request: the line then only ends
+// by exceeding the limit.
+func (r *Reader) readLine(start *int, pos *int, limit int, tooBig string, stopAtNUL ...bool) (int, error) {
 	scanFrom := *pos
+	nul := len(stopAtNUL) > 0 && stopAtNUL[0]
+	hidden := false
 	for {
-		for i := scanFrom; i < r.w; i++ {
+		for i := scanFrom; i < r.w && !hidden; i++ {
+			if nul && r.buf[i] == 0 {
+				hidden = true
+				break
+			}
 			if r.buf[i] == '\n' {
 				end := i
 				if end > *pos && r.buf[end-1] == '\r' {
@@ -203,6 +218,9 @@ func (r *Reader) readOne() (bool, error) {
 	if !ok || count > maxMultibulkLen {
 		return false, protoErr("Protocol error: invalid multibulk length")
 	}
+	if count > 10 && r.authRequired {
+		return false, protoErr("Protocol error: unauthenticated multibulk length")
+	}
 	pos = r.skipEOL(end)
 	if count <= 0 {
 		r.r = pos
@@ -227,6 +245,9 @@ func (r *Reader) readOne() (bool, error) {
 		n, ok := parseInt(r.buf[pos+1 : end])
 		if !ok || n < 0 || n > r.maxBulk.Load() {
 			return false, protoErr("Protocol error: invalid bulk length")
+		}
+		if n > 16384 && r.authRequired {
+			return false, protoErr("Protocol error: unauthenticated bulk length")
 		}
 		pos = r.skipEOL(end)
 		if n >= bigBulkThreshold {
@@ -334,7 +355,7 @@ func (r *Reader) resolve(start int) {
 func (r *Reader) readInline() (bool, error) {
 	start := r.r
 	pos := start
-	end, err := r.readLine(&start, &pos, maxInlineSize, "Protocol error: too big inline request")
+	end, err := r.readLine(&start, &pos, maxInlineSize, "Protocol error: too big inline request", true)
 	if err != nil {
 		return false, err
 	}
@@ -459,7 +480,9 @@ func splitArgs(line []byte) ([][]byte, bool) {
 					break
 				}
 				switch c := line[i]; {
-				case isSpace(c):
+				case c == ' ' || c == '\n' || c == '\r' || c == '\t' || c == 0:
+					// sdssplitargs ends a word only at these; \v and \f
+					// are kept inside it (but skipped between words).
 					done = true
 				case c == '"':
 					inDQ = true
