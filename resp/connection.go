@@ -25,7 +25,7 @@ const (
 	errNoPassSet = "ERR AUTH <password> called without any password configured for the default user. " +
 		"Are you sure your configuration is correct?"
 	errHelloNoAuth = "NOAUTH HELLO must be called with the client already authenticated, otherwise the " +
-		"HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and select " +
+		"HELLO AUTH <user> <pass> option can be used to authenticate the client and select " +
 		"the RESP protocol version at the same time"
 	errClientName = "ERR Client names cannot contain spaces, newlines or special characters."
 )
@@ -148,7 +148,7 @@ func (s *Server) cmdHello(c *Client, args [][]byte) {
 		}
 		c.authenticated = true
 	}
-	if !c.authenticated {
+	if s.authRequired(c) {
 		c.w.Error(errHelloNoAuth)
 		return
 	}

@@ -109,7 +109,7 @@ func TestAuthAndHelloWithPassword(t *testing.T) {
 		want string
 	}{
 		{[]string{"GET", "k"}, "-NOAUTH Authentication required.\r\n"},
-		{[]string{"HELLO", "3"}, "-NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time\r\n"},
+		{[]string{"HELLO", "3"}, "-NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time\r\n"},
 		{[]string{"AUTH", "wrong"}, "-WRONGPASS invalid username-password pair or user is disabled.\r\n"},
 		{[]string{"AUTH", "default", "wrong"}, "-WRONGPASS invalid username-password pair or user is disabled.\r\n"},
 		{[]string{"AUTH", "admin", "s3cret"}, "-WRONGPASS invalid username-password pair or user is disabled.\r\n"},

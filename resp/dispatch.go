@@ -47,7 +47,7 @@ func (s *Server) dispatch(c *Client) {
 		c.w.Error("ERR wrong number of arguments for '" + spec.Name + "' command")
 		return
 	}
-	if !c.authenticated && spec.Flags&FlagNoAuth == 0 {
+	if s.authRequired(c) && spec.Flags&FlagNoAuth == 0 {
 		c.w.Error("NOAUTH Authentication required.")
 		s.observe(spec.Name, 0, true)
 		return
@@ -107,4 +107,11 @@ func truncate(s string, n int) string {
 // sanitize replaces newlines, which cannot appear in an error reply.
 func sanitize(s string) string {
 	return strings.NewReplacer("\r", " ", "\n", " ").Replace(s)
+}
+
+// authRequired reports whether c must authenticate before running commands:
+// a password is configured and c has not authenticated. Like Redis, clearing
+// the password with CONFIG SET releases clients that never authenticated.
+func (s *Server) authRequired(c *Client) bool {
+	return !c.authenticated && s.options().RequirePass != ""
 }

@@ -255,7 +255,7 @@ func (s *Server) serveClient(c *Client) {
 	}()
 	for {
 		s.armIdleTimeout(c)
-		c.r.SetAuthRequired(!c.authenticated)
+		c.r.SetAuthRequired(s.authRequired(c))
 		err := c.r.ReadCommand(&c.cmd)
 		s.countIO(c)
 		if err != nil {

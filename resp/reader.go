@@ -50,14 +50,14 @@ type argRef struct {
 // Reader parses RESP requests (multibulk and inline) from a connection.
 // The zero value is not usable; use NewReader.
 type Reader struct {
-	rd          io.Reader
-	buf         []byte
-	r, w        int // unread data is buf[r:w]
-	maxBulk     *atomic.Int64
-	refs        []argRef
-	args        [][]byte
-	owned       []bool
-	bytesRead   int64
+	rd        io.Reader
+	buf       []byte
+	r, w      int // unread data is buf[r:w]
+	maxBulk   *atomic.Int64
+	refs      []argRef
+	args      [][]byte
+	owned     []bool
+	bytesRead int64
 	// authRequired applies Redis's tighter request limits to a client that
 	// has not authenticated yet.
 	authRequired bool
