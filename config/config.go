@@ -31,6 +31,8 @@ const (
 	keyMaxClients      = "maxclients"
 	keyDatabases       = "databases"
 	keyLogLevel        = "log-level"
+	keyMaxDisk         = "maxdisk"
+	keyDiskCompression = "disk-compression"
 	keyConfig          = "config" // flag and environment only, not a YAML key
 
 	envPrefix = "KVSERVER_"
@@ -47,6 +49,7 @@ func fileKeys() []string {
 	return []string{
 		keyPort, keyBind, keyDir, keyMaxMemory, keyMetricsPort, keyRequirePass,
 		keyProtoMaxBulkLen, keyMaxClients, keyDatabases, keyLogLevel,
+		keyMaxDisk, keyDiskCompression,
 	}
 }
 
@@ -78,6 +81,8 @@ type Config struct {
 	Databases       int    // --databases, default 16
 	ConfigFile      string // --config (or KVSERVER_CONFIG), path of a YAML file, default ""
 	LogLevel        string // --log-level debug|info|warn|error, default info
+	MaxDisk         int64  // --maxdisk, bytes of the disk tier; 0 means 80% of the free space of Dir at start
+	DiskCompression string // --disk-compression none|s2|zstd, default none
 }
 
 // Load builds the Config from, in rising priority: the embedded defaults
@@ -223,6 +228,14 @@ func (c Config) Validate() error {
 	if _, ok := parseLevel(c.LogLevel); !ok {
 		bad(keyLogLevel, "%q is not one of debug, info, warn, error", c.LogLevel)
 	}
+	if c.MaxDisk < 0 {
+		bad(keyMaxDisk, "%d bytes is negative", c.MaxDisk)
+	}
+	switch c.DiskCompression {
+	case "none", "s2", "zstd":
+	default:
+		bad(keyDiskCompression, "%q is not one of none, s2, zstd", c.DiskCompression)
+	}
 	if len(errs) > 0 {
 		return fmt.Errorf("config: invalid settings: %w", errors.Join(errs...))
 	}
@@ -252,6 +265,8 @@ func newFlagSet(defaults *viper.Viper, d Config) *pflag.FlagSet {
 	fs.Int(keyMaxClients, d.MaxClients, "most clients connected at once")
 	fs.Int(keyDatabases, d.Databases, "number of logical databases")
 	fs.String(keyLogLevel, d.LogLevel, "least severe log level written: debug, info, warn, error")
+	fs.String(keyMaxDisk, raw(keyMaxDisk), "disk tier limit, bytes or Redis size; 0 means 80% of the free space of dir at start")
+	fs.String(keyDiskCompression, d.DiskCompression, "lossless compression of the disk tier: none, s2, zstd")
 	fs.String(keyConfig, "", "YAML file of settings, keys named like these flags")
 	return fs
 }
@@ -353,6 +368,9 @@ func decode(v *viper.Viper, source func(key string) string) (Config, error) {
 	intKey(keyDatabases, &c.Databases)
 	stringKey(keyLogLevel, &c.LogLevel)
 	c.LogLevel = strings.ToLower(c.LogLevel)
+	sizeKey(keyMaxDisk, &c.MaxDisk)
+	stringKey(keyDiskCompression, &c.DiskCompression)
+	c.DiskCompression = strings.ToLower(c.DiskCompression)
 
 	if err := errors.Join(errs...); err != nil {
 		return Config{}, err

@@ -3,33 +3,61 @@ package engine
 import (
 	"context"
 	"errors"
+	"fmt"
 	"hash/maphash"
 	"log/slog"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/kvserver/kvserver/lsm"
 )
 
 // ErrOOM is returned when memory is above the bound and nothing can be
-// evicted to make room.
+// evicted or demoted to make room.
 var ErrOOM = errors.New("OOM command not allowed when used memory > 'maxmemory'.")
 
 // Options configures an Engine. The zero value gives 16 databases, no
-// memory bound, the wall clock and the default logger.
+// memory bound, no cold tier, the wall clock and the default logger.
 type Options struct {
 	// Databases is the number of numbered databases (default 16).
 	Databases int
 	// MaxMemory bounds the accounted memory of all keys in bytes; 0 means
 	// unbounded.
 	MaxMemory int64
+	// Cold is the disk tier under memory. With it, memory pressure demotes
+	// the coldest groups to disk instead of dropping them; without it they
+	// are evicted.
+	Cold *lsm.Store
+	// HighWatermark and LowWatermark are fractions of MaxMemory: the
+	// demoter starts above the high one and stops below the low one.
+	// Defaults 0.90 and 0.75.
+	HighWatermark, LowWatermark float64
+	// NoPromote keeps values read from disk out of memory (by default a
+	// read from disk promotes the value).
+	NoPromote bool
+	// BackpressureTimeout bounds how long a write waits for the demoter to
+	// bring memory under MaxMemory before it gets ErrOOM (default 30 s).
+	BackpressureTimeout time.Duration
 	// Now returns the current time; tests replace it.
 	Now func() time.Time
 	// Logger receives the engine's logs.
 	Logger *slog.Logger
 	// OnEvict, if set, is called (with the engine lock held) for each key
-	// evicted to respect MaxMemory, before it is dropped. It is the hook a
-	// lower storage tier uses.
-	OnEvict func(db int, key string, value []byte, expireAt int64)
+	// dropped from the server to respect a bound.
+	OnEvict func(db int, key string)
+}
+
+// TierStats are the counters of one tier.
+type TierStats struct {
+	Keys       int64
+	Bytes      int64
+	Hits       int64
+	Evictions  int64
+	Corrupt    int64
+	Demotions  int64 // groups moved from memory to disk
+	Promotions int64 // keys loaded from disk into memory
+	Capacity   int64 // maximum bytes (disk: MaxDisk; memory: MaxMemory)
 }
 
 // Stats is a point-in-time copy of the engine's counters.
@@ -42,27 +70,55 @@ type Stats struct {
 	Misses      int64
 	ExpiredKeys int64
 	EvictedKeys int64
+	Memory      TierStats
+	Disk        TierStats
+	HasDisk     bool
 }
 
-// Engine is the in-memory keyspace. It is safe for concurrent use.
+// Engine is the keyspace over a memory tier and an optional disk tier. It is
+// safe for concurrent use.
 type Engine struct {
 	mu      sync.Mutex
+	memCond *sync.Cond // signalled when memory use drops
 	dbs     []*keyspace
-	lru     lruList
+	memLRU  lruList // groups with at least one resident value
+	diskLRU lruList // groups held only on disk
 	used    int64
 	seed    maphash.Seed
 	opts    Options
-	maxMem  atomic.Int64
-	hits    atomic.Int64
-	misses  atomic.Int64
-	expired atomic.Int64
-	evicted atomic.Int64
-	keys    atomic.Int64
-	nexp    atomic.Int64
-	usedPub atomic.Int64
+	cold    *lsm.Store
+	nextVer uint64
+
+	// dirty holds the groups with resident values the disk does not have
+	// yet; the write-behind pass persists them without freeing memory.
+	dirty map[*group]struct{}
+
+	demoteCh chan struct{}
+	closing  bool
+	wg       sync.WaitGroup
+	stop     context.CancelFunc
+
+	maxMem     atomic.Int64
+	hits       atomic.Int64
+	diskHits   atomic.Int64
+	misses     atomic.Int64
+	expired    atomic.Int64
+	evicted    atomic.Int64
+	diskEvict  atomic.Int64
+	demotions  atomic.Int64
+	promotions atomic.Int64
+	keys       atomic.Int64
+	memKeys    atomic.Int64
+	memBytes   atomic.Int64
+
+	residentKeys  int64 // items whose value is in memory
+	residentBytes int64 // their value bytes
+	nexp          atomic.Int64
+	usedPub       atomic.Int64
 }
 
-// New returns an Engine configured by opts.
+// New returns a memory-only Engine, or one over opts.Cold without reading
+// what the cold tier already holds (use Open for that).
 func New(opts Options) *Engine {
 	if opts.Databases <= 0 {
 		opts.Databases = 16
@@ -73,13 +129,40 @@ func New(opts Options) *Engine {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	e := &Engine{opts: opts, seed: maphash.MakeSeed()}
+	if opts.HighWatermark <= 0 || opts.HighWatermark > 1 {
+		opts.HighWatermark = 0.90
+	}
+	if opts.LowWatermark <= 0 || opts.LowWatermark >= opts.HighWatermark {
+		opts.LowWatermark = opts.HighWatermark * 0.83
+	}
+	if opts.BackpressureTimeout <= 0 {
+		opts.BackpressureTimeout = 30 * time.Second
+	}
+	e := &Engine{opts: opts, seed: maphash.MakeSeed(), cold: opts.Cold, demoteCh: make(chan struct{}, 1),
+		dirty: make(map[*group]struct{})}
+	e.memCond = sync.NewCond(&e.mu)
 	e.dbs = make([]*keyspace, opts.Databases)
 	for i := range e.dbs {
-		e.dbs[i] = newKeyspace()
+		e.dbs[i] = newKeyspace(i)
 	}
 	e.maxMem.Store(opts.MaxMemory)
 	return e
+}
+
+// Open returns an Engine over opts.Cold with its index rebuilt from the
+// records the cold tier holds (a restart), all of them on disk only.
+func Open(ctx context.Context, opts Options) (*Engine, error) {
+	e := New(opts)
+	if e.cold == nil {
+		return e, nil
+	}
+	if err := e.loadDBMap(ctx); err != nil {
+		return nil, err
+	}
+	if err := e.rebuild(ctx); err != nil {
+		return nil, err
+	}
+	return e, nil
 }
 
 // Databases is the number of databases.
@@ -88,36 +171,59 @@ func (e *Engine) Databases() int { return len(e.dbs) }
 // MaxMemory is the current memory bound (0 = none).
 func (e *Engine) MaxMemory() int64 { return e.maxMem.Load() }
 
-// SetMaxMemory changes the memory bound and evicts down to it.
+// SetMaxMemory changes the memory bound and makes room down to it.
 func (e *Engine) SetMaxMemory(n int64) {
 	e.maxMem.Store(n)
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	e.evictLocked(nil)
+	e.makeRoomLocked(nil)
 	e.publishLocked()
 }
 
 // Stats returns the current counters.
 func (e *Engine) Stats() Stats {
-	return Stats{
+	st := Stats{
 		Keys:        e.keys.Load(),
 		Expires:     e.nexp.Load(),
 		UsedMemory:  e.usedPub.Load(),
 		MaxMemory:   e.maxMem.Load(),
-		Hits:        e.hits.Load(),
+		Hits:        e.hits.Load() + e.diskHits.Load(),
 		Misses:      e.misses.Load(),
 		ExpiredKeys: e.expired.Load(),
-		EvictedKeys: e.evicted.Load(),
+		EvictedKeys: e.evicted.Load() + e.diskEvict.Load(),
+		Memory: TierStats{
+			Keys:       e.memKeys.Load(),
+			Bytes:      e.memBytes.Load(),
+			Hits:       e.hits.Load(),
+			Evictions:  e.evicted.Load(),
+			Demotions:  e.demotions.Load(),
+			Promotions: e.promotions.Load(),
+			Capacity:   e.maxMem.Load(),
+		},
+		HasDisk: e.cold != nil,
 	}
+	if e.cold != nil {
+		cs := e.cold.Stats()
+		st.Disk = TierStats{
+			Keys:       cs.Keys,
+			Bytes:      cs.Bytes,
+			Hits:       e.diskHits.Load(),
+			Evictions:  e.diskEvict.Load(),
+			Corrupt:    cs.Corrupt,
+			Demotions:  e.demotions.Load(),
+			Promotions: e.promotions.Load(),
+			Capacity:   e.cold.MaxDisk(),
+		}
+	}
+	return st
 }
 
 // ResetStats zeroes the hit, miss, expiry and eviction counters
 // (CONFIG RESETSTAT).
 func (e *Engine) ResetStats() {
-	e.hits.Store(0)
-	e.misses.Store(0)
-	e.expired.Store(0)
-	e.evicted.Store(0)
+	for _, c := range []*atomic.Int64{&e.hits, &e.diskHits, &e.misses, &e.expired, &e.evicted, &e.diskEvict, &e.demotions, &e.promotions} {
+		c.Store(0)
+	}
 }
 
 // DBStats is the key and expiry count of one database.
@@ -136,68 +242,120 @@ func (e *Engine) DBStats() []DBStats {
 	return out
 }
 
-// Update runs fn as one atomic step against database db, then evicts if the
-// memory bound is exceeded.
+// Update runs fn as one atomic step against database db, then makes room
+// if the memory bound is exceeded.
 func (e *Engine) Update(db int, fn func(tx *Tx)) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	tx := Tx{e: e, db: db, ks: e.dbs[db], now: e.opts.Now().UnixMilli()}
 	fn(&tx)
-	e.evictLocked(tx.protect)
+	e.makeRoomLocked(tx.protect)
 	e.publishLocked()
 }
 
 // View runs fn as one atomic read step against database db. Reads still
-// update LRU order and may lazily delete expired keys.
+// update LRU order, may lazily delete expired keys and may load values from
+// disk.
 func (e *Engine) View(db int, fn func(tx *Tx)) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	tx := Tx{e: e, db: db, ks: e.dbs[db], now: e.opts.Now().UnixMilli()}
 	fn(&tx)
+	e.makeRoomLocked(nil)
 	e.publishLocked()
 }
 
-// Reserve makes room before a command that may grow memory: it evicts down
-// to the bound and returns ErrOOM when the bound is still exceeded.
-func (e *Engine) Reserve() error {
+// Reserve makes room before a command that may grow memory. Without a cold
+// tier it evicts down to the bound and returns ErrOOM when that is
+// impossible. With one it waits (back-pressure) while the demoter moves
+// groups to disk, and returns ErrOOM only if that does not happen within
+// Options.BackpressureTimeout or ctx ends.
+func (e *Engine) Reserve(ctx context.Context) error {
 	max := e.maxMem.Load()
 	if max <= 0 {
 		return nil
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	e.evictLocked(nil)
-	e.publishLocked()
-	if e.used > max {
-		return ErrOOM
+	if e.cold == nil {
+		e.evictLocked(nil, max)
+		e.publishLocked()
+		if e.used > max {
+			return ErrOOM
+		}
+		return nil
+	}
+	if e.used <= max {
+		return nil
+	}
+	deadline := time.Now().Add(e.opts.BackpressureTimeout)
+	timer := time.AfterFunc(e.opts.BackpressureTimeout, func() {
+		e.mu.Lock()
+		e.memCond.Broadcast()
+		e.mu.Unlock()
+	})
+	defer timer.Stop()
+	stopCtx := context.AfterFunc(ctx, func() {
+		e.mu.Lock()
+		e.memCond.Broadcast()
+		e.mu.Unlock()
+	})
+	defer stopCtx()
+	for e.used > e.maxMem.Load() && !e.closing {
+		if !e.demotableLocked() {
+			return ErrOOM
+		}
+		e.kickDemoter()
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return ErrOOM
+		}
+		e.memCond.Wait()
 	}
 	return nil
 }
 
 // SwapDB swaps two databases atomically.
-func (e *Engine) SwapDB(a, b int) {
+func (e *Engine) SwapDB(ctx context.Context, a, b int) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.dbs[a], e.dbs[b] = e.dbs[b], e.dbs[a]
+	return e.saveDBMapLocked(ctx)
 }
 
-// FlushAll deletes every key of every database.
-func (e *Engine) FlushAll() {
+// FlushAll deletes every key of every database, on every tier.
+func (e *Engine) FlushAll(ctx context.Context) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	var errs []error
 	for i := range e.dbs {
-		e.flushLocked(i)
+		errs = append(errs, e.flushLocked(ctx, i))
 	}
 	e.publishLocked()
+	return errors.Join(errs...)
 }
 
-func (e *Engine) flushLocked(db int) {
+func (e *Engine) flushLocked(ctx context.Context, db int) error {
 	ks := e.dbs[db]
-	for _, it := range ks.items {
-		e.lru.remove(it)
-		e.used -= it.size()
+	for _, g := range ks.groups {
+		if g.list != nil {
+			g.list.remove(g)
+		}
+		delete(e.dirty, g)
 	}
-	e.dbs[db] = newKeyspace()
+	for _, it := range ks.items {
+		e.used -= it.memSize()
+		if it.resident {
+			e.residentKeys--
+			e.residentBytes -= int64(len(it.value))
+		}
+	}
+	e.dbs[db] = newKeyspace(ks.phys)
+	if e.cold != nil {
+		if err := e.cold.FlushDB(ctx, ks.phys); err != nil {
+			return fmt.Errorf("flush database %d on disk: %w", db, err)
+		}
+	}
+	return nil
 }
 
 // publishLocked copies the counters read without the lock.
@@ -209,29 +367,55 @@ func (e *Engine) publishLocked() {
 	}
 	e.keys.Store(keys)
 	e.nexp.Store(exp)
+	e.memKeys.Store(e.residentKeys)
+	e.memBytes.Store(e.residentBytes)
 	e.usedPub.Store(e.used)
+	if e.used < e.maxMem.Load() {
+		e.memCond.Broadcast()
+	}
 }
 
-// evictLocked drops least recently used keys until memory is within the
-// bound, never the key protect (the one just written) unless it is alone.
-func (e *Engine) evictLocked(protect *item) {
+// makeRoomLocked keeps memory bounded after a step: it evicts (no cold
+// tier) or wakes the demoter (cold tier) when above the bound.
+func (e *Engine) makeRoomLocked(protect *item) {
 	max := e.maxMem.Load()
 	if max <= 0 {
 		return
 	}
-	for e.used > max {
-		victim := e.lru.tail
-		if victim == protect && victim != nil {
+	if e.cold == nil {
+		e.evictLocked(protect, max)
+		return
+	}
+	if float64(e.used) > float64(max)*e.opts.HighWatermark {
+		e.kickDemoter()
+	}
+}
+
+// evictLocked drops least recently used groups until memory is within
+// limit, never the group of protect (the key just written) unless it is
+// alone. It is the memory-only policy; with a cold tier groups are demoted.
+func (e *Engine) evictLocked(protect *item, limit int64) {
+	for e.used > limit {
+		victim := e.memLRU.tail
+		if protect != nil && victim == protect.grp {
 			victim = victim.prev
 		}
 		if victim == nil {
 			return
 		}
+		e.dropGroupLocked(context.Background(), victim)
+		e.evicted.Add(int64(1))
+	}
+}
+
+// dropGroupLocked removes every key of g from the server.
+func (e *Engine) dropGroupLocked(ctx context.Context, g *group) {
+	for len(g.items) > 0 {
+		it := g.items[len(g.items)-1]
 		if e.opts.OnEvict != nil {
-			e.opts.OnEvict(e.dbIndexLocked(victim.ks), victim.key, victim.value, victim.expireAt)
+			e.opts.OnEvict(e.dbIndexLocked(it.ks), it.key)
 		}
-		e.removeLocked(victim)
-		e.evicted.Add(1)
+		e.removeLocked(ctx, it)
 	}
 }
 
@@ -244,7 +428,7 @@ func (e *Engine) dbIndexLocked(ks *keyspace) int {
 	return -1
 }
 
-// insertLocked adds a new item to ks.
+// insertLocked adds a new resident item to ks.
 func (e *Engine) insertLocked(ks *keyspace, it *item) {
 	it.ks = ks
 	it.hash = hashKey(e.seed, it.key)
@@ -253,37 +437,127 @@ func (e *Engine) insertLocked(ks *keyspace, it *item) {
 	if it.expireAt != 0 {
 		ks.expires[it] = struct{}{}
 	}
-	e.lru.pushFront(it)
-	e.used += it.size()
+	name := groupName(it.key)
+	g := ks.groups[name]
+	if g == nil {
+		g = &group{name: name, ks: ks}
+		ks.groups[name] = g
+	}
+	g.items = append(g.items, it)
+	it.grp = g
+	if it.resident {
+		g.resident++
+		e.residentKeys++
+		e.residentBytes += int64(len(it.value))
+		e.memLRU.moveToFront(g)
+	} else if g.list == nil {
+		e.diskLRU.pushFront(g)
+	}
+	e.used += it.memSize()
 }
 
-// removeLocked deletes an item from its keyspace.
-func (e *Engine) removeLocked(it *item) {
+// removeLocked deletes an item from the server, its disk copy included.
+func (e *Engine) removeLocked(ctx context.Context, it *item) {
 	ks := it.ks
 	delete(ks.items, it.key)
 	delete(ks.expires, it)
 	ks.order.Delete(it)
-	e.lru.remove(it)
-	e.used -= it.size()
+	e.used -= it.memSize()
+	g := it.grp
+	g.remove(it)
+	if it.resident {
+		g.resident--
+		e.residentKeys--
+		e.residentBytes -= int64(len(it.value))
+	}
+	if len(g.items) == 0 {
+		if g.list != nil {
+			g.list.remove(g)
+		}
+		delete(ks.groups, g.name)
+		delete(e.dirty, g)
+	} else if g.resident == 0 && g.list == &e.memLRU {
+		e.diskLRU.moveToFront(g)
+	}
+	if it.onDisk {
+		e.deleteColdLocked(ctx, ks.phys, it.key)
+	}
+	it.version = e.bumpVersion()
 }
 
-// Run expires keys in the background until ctx is cancelled, sampling like
-// Redis's active expire cycle: every 100 ms, 20 keys with a TTL per
-// database, repeated while more than a quarter of a sample had expired.
+func (e *Engine) deleteColdLocked(ctx context.Context, phys int, key string) {
+	if _, err := e.cold.Delete(ctx, phys, []byte(key)); err != nil && !errors.Is(err, lsm.ErrNotFound) {
+		e.opts.Logger.Error("delete from disk tier", "db", phys, "key", key, "err", err)
+	}
+}
+
+func (e *Engine) bumpVersion() uint64 {
+	e.nextVer++
+	return e.nextVer
+}
+
+// setResidentLocked puts value in memory for it (a write or a load).
+func (e *Engine) setResidentLocked(it *item, value []byte) {
+	e.used -= it.memSize()
+	if !it.resident {
+		it.grp.resident++
+		e.residentKeys++
+	} else {
+		e.residentBytes -= int64(len(it.value))
+	}
+	e.residentBytes += int64(len(value))
+	it.value = value
+	it.length = int64(len(value))
+	it.resident = true
+	e.used += it.memSize()
+	e.memLRU.moveToFront(it.grp)
+}
+
+// dropResidentLocked frees the memory copy of an item whose value is safe on
+// disk.
+func (e *Engine) dropResidentLocked(it *item) {
+	if !it.resident {
+		return
+	}
+	e.used -= it.memSize()
+	e.residentKeys--
+	e.residentBytes -= int64(len(it.value))
+	it.value = nil
+	it.resident = false
+	e.used += it.memSize()
+	g := it.grp
+	g.resident--
+	if g.resident == 0 {
+		e.diskLRU.moveToFront(g)
+	}
+}
+
+// Run expires keys in the background and, with a cold tier, demotes cold
+// groups, until ctx is cancelled. Expiry samples like Redis's active expire
+// cycle: every 100 ms, 20 keys with a TTL per database, repeated while more
+// than a quarter of a sample had expired.
 func (e *Engine) Run(ctx context.Context) {
+	if e.cold != nil {
+		e.wg.Add(1)
+		go func() {
+			defer e.wg.Done()
+			e.runDemoter(ctx)
+		}()
+	}
 	t := time.NewTicker(100 * time.Millisecond)
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
+			e.wg.Wait()
 			return
 		case <-t.C:
-			e.activeExpireCycle(25 * time.Millisecond)
+			e.activeExpireCycle(ctx, 25*time.Millisecond)
 		}
 	}
 }
 
-func (e *Engine) activeExpireCycle(budget time.Duration) {
+func (e *Engine) activeExpireCycle(ctx context.Context, budget time.Duration) {
 	deadline := time.Now().Add(budget)
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -297,7 +571,7 @@ func (e *Engine) activeExpireCycle(budget time.Duration) {
 				}
 				sampled++
 				if it.expireAt <= now {
-					e.removeLocked(it)
+					e.removeLocked(ctx, it)
 					e.expired.Add(1)
 					expired++
 				}

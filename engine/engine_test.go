@@ -107,7 +107,7 @@ func TestEvictionDropsLeastRecentlyUsedFirst(t *testing.T) {
 func TestEvictionCallsOnEvictAcrossDatabases(t *testing.T) {
 	var evicted []string
 	per := int64(itemOverhead + 1 + 100)
-	e := New(Options{MaxMemory: 2 * per, OnEvict: func(db int, key string, _ []byte, _ int64) {
+	e := New(Options{MaxMemory: 2 * per, OnEvict: func(db int, key string) {
 		evicted = append(evicted, fmt.Sprint(db, ":", key))
 	}})
 	set(e, 3, "a", make([]byte, 100), 0)
@@ -120,11 +120,11 @@ func TestEvictionCallsOnEvictAcrossDatabases(t *testing.T) {
 
 func TestReserveFailsOnlyWhenNothingCanBeEvicted(t *testing.T) {
 	e, _ := newTestEngine(100)
-	if err := e.Reserve(); err != nil {
+	if err := e.Reserve(context.Background()); err != nil {
 		t.Fatalf("empty engine: %v", err)
 	}
 	set(e, 0, "big", make([]byte, 1000), 0) // kept: it is the key just written
-	if err := e.Reserve(); err != nil {
+	if err := e.Reserve(context.Background()); err != nil {
 		t.Fatalf("reserve should evict the big key: %v", err)
 	}
 	if e.Stats().Keys != 0 {
@@ -145,7 +145,7 @@ func TestLazyAndActiveExpiry(t *testing.T) {
 		t.Fatal("expired key returned")
 	}
 	for i := 0; i < 20 && e.Stats().Keys > 1; i++ {
-		e.activeExpireCycle(time.Second)
+		e.activeExpireCycle(context.Background(), time.Second)
 	}
 	if st := e.Stats(); st.Keys != 1 || st.ExpiredKeys != 101 || st.Expires != 0 {
 		t.Fatalf("stats after active expiry %+v", st)
@@ -196,7 +196,7 @@ func TestSwapDBAndFlush(t *testing.T) {
 	e, _ := newTestEngine(0)
 	set(e, 0, "in0", []byte("v"), 0)
 	set(e, 1, "in1", []byte("v"), 0)
-	e.SwapDB(0, 1)
+	e.SwapDB(context.Background(), 0, 1)
 	if _, ok := get(e, 0, "in1"); !ok {
 		t.Fatal("swap did not move db1 to db0")
 	}
@@ -204,7 +204,7 @@ func TestSwapDBAndFlush(t *testing.T) {
 	if _, ok := get(e, 1, "in0"); !ok || e.Stats().Keys != 1 {
 		t.Fatal("flush of db0 touched db1")
 	}
-	e.FlushAll()
+	e.FlushAll(context.Background())
 	if st := e.Stats(); st.Keys != 0 || st.UsedMemory != 0 {
 		t.Fatalf("after flushall %+v", st)
 	}

@@ -7,29 +7,45 @@ import (
 )
 
 // itemOverhead approximates what a key costs beyond its key and value bytes:
-// the item struct, its map slot, its btree slot and its expiry slot.
+// the item struct, its map slot, its btree slot, its group and expiry slots.
 const itemOverhead = 160
 
-// item is one stored key.
+// item is one stored key. Its value is in memory when resident; otherwise
+// only the index entry is, and the value lives in the cold tier.
 type item struct {
 	key      string
-	value    []byte
-	expireAt int64 // unix milliseconds; 0 means no expiry
+	value    []byte // nil when not resident
+	length   int64  // length of the value, resident or not
+	expireAt int64  // unix milliseconds; 0 means no expiry
 	hash     uint64
 	lastUsed int64 // unix milliseconds of the last access
-	ks       *keyspace
-	prev     *item
-	next     *item
+	// version changes whenever the value changes, so a demotion or load
+	// that ran without the lock can tell whether it is still current.
+	version  uint64
+	resident bool
+	// onDisk: the cold tier holds the current value (written by a
+	// demotion, or loaded from it and unchanged since).
+	onDisk bool
+	ks     *keyspace
+	grp    *group
 }
 
-// size is the memory the item is charged for.
-func (it *item) size() int64 {
-	return int64(itemOverhead + len(it.key) + cap(it.value))
+// memSize is the memory the item is charged for.
+func (it *item) memSize() int64 {
+	n := int64(itemOverhead + len(it.key))
+	if it.resident {
+		n += int64(cap(it.value))
+	}
+	return n
 }
 
 // keyspace is one numbered database.
 type keyspace struct {
+	// phys is the database number its records use in the cold tier; it
+	// differs from the logical number after SWAPDB.
+	phys    int
 	items   map[string]*item
+	groups  map[string]*group
 	expires map[*item]struct{}
 	// order holds the items sorted by (hash, key). SCAN walks it with the
 	// hash as cursor, so a key present for a whole scan is returned
@@ -37,9 +53,11 @@ type keyspace struct {
 	order *btree.BTreeG[*item]
 }
 
-func newKeyspace() *keyspace {
+func newKeyspace(phys int) *keyspace {
 	return &keyspace{
+		phys:    phys,
 		items:   make(map[string]*item),
+		groups:  make(map[string]*group),
 		expires: make(map[*item]struct{}),
 		order:   btree.NewBTreeGOptions(itemLess, btree.Options{NoLocks: true}),
 	}

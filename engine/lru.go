@@ -1,44 +1,107 @@
 package engine
 
-// lruList is an intrusive doubly linked list of items, most recently used
+import (
+	"strings"
+
+	"github.com/kvserver/kvserver/lsm"
+)
+
+// group is the unit of eviction, demotion and promotion: the keys of one
+// database that differ only in a trailing kv_bytes/metadata suffix (see
+// lsm.GroupOf), so a chunk's data and metadata always share a fate.
+type group struct {
+	name  string
+	ks    *keyspace
+	items []*item
+	// resident counts the items whose value is in memory; a group with
+	// any is on the memory LRU list, otherwise on the disk list.
+	resident int
+	// demoting is set while the demoter writes the group without the lock.
+	demoting bool
+	// lastWrite is when a value of the group last changed (unix ms); the
+	// write-behind pass leaves a group alone for a moment after a write so
+	// that a chunk's data and metadata reach the disk together.
+	lastWrite  int64
+	list       *lruList
+	prev, next *group
+}
+
+func groupName(key string) string {
+	return string(lsm.GroupOf([]byte(key)))
+}
+
+func (g *group) remove(it *item) {
+	for i, x := range g.items {
+		if x == it {
+			g.items[i] = g.items[len(g.items)-1]
+			g.items[len(g.items)-1] = nil
+			g.items = g.items[:len(g.items)-1]
+			return
+		}
+	}
+}
+
+// lruList is an intrusive doubly linked list of groups, most recently used
 // at the front. The zero value is an empty list.
 type lruList struct {
-	head, tail *item
+	head, tail *group
 	n          int
 }
 
-func (l *lruList) pushFront(it *item) {
-	it.prev = nil
-	it.next = l.head
+func (l *lruList) pushFront(g *group) {
+	g.list = l
+	g.prev = nil
+	g.next = l.head
 	if l.head != nil {
-		l.head.prev = it
+		l.head.prev = g
 	}
-	l.head = it
+	l.head = g
 	if l.tail == nil {
-		l.tail = it
+		l.tail = g
 	}
 	l.n++
 }
 
-func (l *lruList) remove(it *item) {
-	if it.prev != nil {
-		it.prev.next = it.next
-	} else {
-		l.head = it.next
+func (l *lruList) remove(g *group) {
+	if g.list != l {
+		return
 	}
-	if it.next != nil {
-		it.next.prev = it.prev
+	if g.prev != nil {
+		g.prev.next = g.next
 	} else {
-		l.tail = it.prev
+		l.head = g.next
 	}
-	it.prev, it.next = nil, nil
+	if g.next != nil {
+		g.next.prev = g.prev
+	} else {
+		l.tail = g.prev
+	}
+	g.prev, g.next, g.list = nil, nil, nil
 	l.n--
 }
 
-func (l *lruList) moveToFront(it *item) {
-	if l.head == it {
+// moveToFront puts g at the front of l, taking it off any other list.
+func (l *lruList) moveToFront(g *group) {
+	if g.list == l && l.head == g {
 		return
 	}
-	l.remove(it)
-	l.pushFront(it)
+	if g.list != nil {
+		g.list.remove(g)
+	}
+	l.pushFront(g)
+}
+
+// incompletePair reports whether g is an LMCache-style chunk with only one
+// of its two keys: a kv_bytes key without its metadata key, or the reverse.
+func (g *group) incompletePair() bool {
+	var data, meta bool
+	for _, it := range g.items {
+		switch {
+		case strings.HasSuffix(it.key, "kv_bytes") && it.key != g.name:
+			data = true
+		case strings.HasSuffix(it.key, "metadata") && it.key != g.name:
+			meta = true
+		}
+	}
+	return data != meta
 }

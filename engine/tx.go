@@ -1,9 +1,13 @@
 package engine
 
-import "math/rand/v2"
+import (
+	"context"
+	"math/rand/v2"
+)
 
 // Tx is one atomic step against a database, valid only inside the function
-// given to Engine.Update or Engine.View.
+// given to Engine.Update or Engine.View. Keys on disk look exactly like keys
+// in memory; reading a value that is only on disk loads it.
 type Tx struct {
 	e       *Engine
 	db      int
@@ -16,8 +20,10 @@ type Tx struct {
 // Entry is what a key holds.
 type Entry struct {
 	// Value is the stored bytes. It is never modified in place and may be
-	// kept after the transaction.
+	// kept after the transaction. Nil from Stat.
 	Value []byte
+	// Len is the value's length.
+	Len int64
 	// ExpireAt is the expiry in unix milliseconds, 0 for none.
 	ExpireAt int64
 }
@@ -37,6 +43,8 @@ func (tx *Tx) On(db int) *Tx {
 	return &Tx{e: tx.e, db: db, ks: tx.e.dbs[db], now: tx.now, noTouch: tx.noTouch}
 }
 
+func (tx *Tx) ctx() context.Context { return context.Background() }
+
 // find returns the live item for key, deleting it first if it has expired.
 func (tx *Tx) find(key string) *item {
 	it := tx.ks.items[key]
@@ -44,7 +52,7 @@ func (tx *Tx) find(key string) *item {
 		return nil
 	}
 	if it.expireAt != 0 && it.expireAt <= tx.now {
-		tx.e.removeLocked(it)
+		tx.e.removeLocked(tx.ctx(), it)
 		tx.e.expired.Add(1)
 		return nil
 	}
@@ -56,61 +64,131 @@ func (tx *Tx) touch(it *item) {
 		return
 	}
 	it.lastUsed = tx.now
-	tx.e.lru.moveToFront(it)
+	if it.grp.list != nil {
+		it.grp.list.moveToFront(it.grp)
+	}
 }
 
-// Get looks a key up for reading: it counts a keyspace hit or miss and
-// refreshes the key's LRU position.
+// value returns an item's value, loading it from disk when it is not
+// resident; false means the disk copy was gone or corrupt and the key has
+// been removed.
+func (tx *Tx) value(it *item) ([]byte, bool) {
+	if it.resident {
+		return it.value, true
+	}
+	return tx.e.loadLocked(tx.ctx(), it, !tx.noTouch)
+}
+
+func entryOf(it *item, value []byte) Entry {
+	return Entry{Value: value, Len: it.length, ExpireAt: it.expireAt}
+}
+
+// Get looks a key up for reading: it counts a keyspace hit or miss,
+// refreshes the key's LRU position and returns its value.
 func (tx *Tx) Get(key []byte) (Entry, bool) {
 	it := tx.find(string(key))
 	if it == nil {
 		tx.e.misses.Add(1)
 		return Entry{}, false
 	}
-	tx.e.hits.Add(1)
+	if it.resident {
+		tx.e.hits.Add(1)
+	}
+	v, ok := tx.value(it)
+	if !ok {
+		tx.e.misses.Add(1)
+		return Entry{}, false
+	}
 	tx.touch(it)
-	return Entry{Value: it.value, ExpireAt: it.expireAt}, true
+	return entryOf(it, v), true
 }
 
-// Peek looks a key up for writing: no hit or miss is counted.
+// Peek looks a key up for writing, value included: no hit or miss is
+// counted.
 func (tx *Tx) Peek(key []byte) (Entry, bool) {
 	it := tx.find(string(key))
 	if it == nil {
 		return Entry{}, false
 	}
+	v, ok := tx.value(it)
+	if !ok {
+		return Entry{}, false
+	}
 	tx.touch(it)
-	return Entry{Value: it.value, ExpireAt: it.expireAt}, true
+	return entryOf(it, v), true
+}
+
+// Stat looks a key up without its value (length and expiry only), so a key
+// on disk stays there. read counts a hit or miss.
+func (tx *Tx) Stat(key []byte, read bool) (Entry, bool) {
+	it := tx.find(string(key))
+	if it == nil {
+		if read {
+			tx.e.misses.Add(1)
+		}
+		return Entry{}, false
+	}
+	if read {
+		if it.resident {
+			tx.e.hits.Add(1)
+		} else {
+			tx.e.diskHits.Add(1)
+		}
+	}
+	tx.touch(it)
+	return Entry{Len: it.length, ExpireAt: it.expireAt}, true
 }
 
 // Exists reports whether key exists, counting a hit or miss.
 func (tx *Tx) Exists(key []byte) bool {
-	_, ok := tx.Get(key)
+	_, ok := tx.Stat(key, true)
 	return ok
 }
 
 // Set stores value under key with the given expiry (0 = none), replacing any
 // previous value. The engine owns value from now on.
 func (tx *Tx) Set(key []byte, value []byte, expireAt int64) {
-	tx.setString(string(key), value, expireAt)
-}
-
-func (tx *Tx) setString(k string, value []byte, expireAt int64) {
+	k := string(key)
+	e := tx.e
 	if it := tx.ks.items[k]; it != nil {
-		tx.e.used -= it.size()
-		it.value = value
-		tx.e.used += it.size()
+		if it.onDisk {
+			e.deleteColdLocked(tx.ctx(), tx.ks.phys, k)
+			it.onDisk = false
+		}
+		it.version = e.bumpVersion()
+		e.setResidentLocked(it, value)
+		it.grp.lastWrite = tx.now
+		e.markDirtyLocked(it.grp)
 		tx.setExpireItem(it, expireAt)
-		tx.e.lru.moveToFront(it)
 		it.lastUsed = tx.now
 		tx.protect = it
 		return
 	}
-	it := &item{key: k, value: value, expireAt: expireAt, lastUsed: tx.now}
-	tx.e.insertLocked(tx.ks, it)
+	it := &item{key: k, value: value, length: int64(len(value)), expireAt: expireAt,
+		lastUsed: tx.now, resident: true, version: e.bumpVersion()}
+	e.insertLocked(tx.ks, it)
+	it.grp.lastWrite = tx.now
+	e.markDirtyLocked(it.grp)
 	tx.protect = it
 }
 
 func (tx *Tx) setExpireItem(it *item, expireAt int64) {
+	if it.expireAt != expireAt && it.onDisk {
+		// The disk record carries the expiry, so it becomes stale: keep
+		// the value in memory only until the next demotion rewrites it.
+		if !it.resident {
+			v, _, err := tx.e.cold.Get(tx.ctx(), tx.ks.phys, []byte(it.key))
+			if err != nil {
+				it.onDisk = false
+				tx.e.removeLocked(tx.ctx(), it)
+				return
+			}
+			tx.e.setResidentLocked(it, v)
+		}
+		tx.e.deleteColdLocked(tx.ctx(), tx.ks.phys, it.key)
+		it.onDisk = false
+		tx.e.markDirtyLocked(it.grp)
+	}
 	it.expireAt = expireAt
 	if expireAt != 0 {
 		tx.ks.expires[it] = struct{}{}
@@ -127,7 +205,7 @@ func (tx *Tx) SetExpire(key []byte, expireAt int64) bool {
 		return false
 	}
 	if expireAt != 0 && expireAt <= tx.now {
-		tx.e.removeLocked(it)
+		tx.e.removeLocked(tx.ctx(), it)
 		return true
 	}
 	tx.setExpireItem(it, expireAt)
@@ -140,7 +218,7 @@ func (tx *Tx) Delete(key []byte) bool {
 	if it == nil {
 		return false
 	}
-	tx.e.removeLocked(it)
+	tx.e.removeLocked(tx.ctx(), it)
 	return true
 }
 
@@ -159,20 +237,10 @@ func (tx *Tx) Touch(key []byte) bool {
 func (tx *Tx) Len() int { return len(tx.ks.items) }
 
 // Flush deletes every key of the database.
-func (tx *Tx) Flush() { tx.e.flushLocked(tx.db); tx.ks = tx.e.dbs[tx.db] }
-
-// FlushAll deletes every key of every database.
-func (tx *Tx) FlushAll() {
-	for i := range tx.e.dbs {
-		tx.e.flushLocked(i)
-	}
+func (tx *Tx) Flush() error {
+	err := tx.e.flushLocked(tx.ctx(), tx.db)
 	tx.ks = tx.e.dbs[tx.db]
-}
-
-// SwapDB swaps databases a and b within the step.
-func (tx *Tx) SwapDB(a, b int) {
-	tx.e.dbs[a], tx.e.dbs[b] = tx.e.dbs[b], tx.e.dbs[a]
-	tx.ks = tx.e.dbs[tx.db]
+	return err
 }
 
 // Keys calls fn for every live key until fn returns false.
@@ -185,8 +253,12 @@ func (tx *Tx) Keys(fn func(key string) bool) {
 		}
 		return fn(it.key)
 	})
+	tx.removeExpired(expired)
+}
+
+func (tx *Tx) removeExpired(expired []*item) {
 	for _, it := range expired {
-		tx.e.removeLocked(it)
+		tx.e.removeLocked(tx.ctx(), it)
 		tx.e.expired.Add(1)
 	}
 }
@@ -213,10 +285,7 @@ func (tx *Tx) Scan(cursor uint64, count int, fn func(key string)) uint64 {
 		fn(it.key)
 		return true
 	})
-	for _, it := range expired {
-		tx.e.removeLocked(it)
-		tx.e.expired.Add(1)
-	}
+	tx.removeExpired(expired)
 	return next
 }
 
@@ -232,8 +301,7 @@ func (tx *Tx) RandomKey() (string, bool) {
 			found, _ = tx.ks.order.Min()
 		}
 		if found.expireAt != 0 && found.expireAt <= tx.now {
-			tx.e.removeLocked(found)
-			tx.e.expired.Add(1)
+			tx.removeExpired([]*item{found})
 			continue
 		}
 		return found.key, true

@@ -1,6 +1,7 @@
 package resp
 
 import (
+	"context"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -11,7 +12,9 @@ import (
 // own goroutine are plain; what CLIENT LIST and CLIENT KILL read from other
 // goroutines sits behind mu or in atomics.
 type Client struct {
-	ID      int64
+	ID int64
+	// ctx ends when the server stops; blocking engine calls take it.
+	ctx     context.Context
 	conn    net.Conn
 	r       *Reader
 	w       *Writer

@@ -53,7 +53,7 @@ func (s *Server) dispatch(c *Client) {
 		return
 	}
 	if spec.Flags&FlagDenyoom != 0 {
-		if err := s.eng.Reserve(); err != nil {
+		if err := s.eng.Reserve(c.ctx); err != nil {
 			if errors.Is(err, engine.ErrOOM) {
 				c.w.Error(err.Error())
 			} else {
@@ -68,6 +68,11 @@ func (s *Server) dispatch(c *Client) {
 	c.lastUsed = time.Now()
 	c.mu.Unlock()
 	start := time.Now()
+	if keys := valueKeys(spec, args); keys != nil {
+		// Bring values that are only on disk into memory before the
+		// handler runs under the engine lock.
+		s.eng.Preload(c.ctx, c.DB(), keys)
+	}
 	spec.Handler(s, c, args)
 	s.observe(spec.Name, time.Since(start), false)
 }
@@ -114,4 +119,24 @@ func sanitize(s string) string {
 // the password with CONFIG SET releases clients that never authenticated.
 func (s *Server) authRequired(c *Client) bool {
 	return !c.authenticated && s.options().RequirePass != ""
+}
+
+// valueReaders are the commands that read the stored value of their first
+// key (MGET: of every key), as opposed to only its existence or expiry.
+var valueReaders = map[string]bool{
+	"get": true, "getex": true, "getdel": true, "getset": true, "mget": true,
+	"append": true, "getrange": true, "setrange": true, "incr": true, "decr": true,
+	"incrby": true, "decrby": true, "incrbyfloat": true, "copy": true, "rename": true,
+	"renamenx": true, "move": true,
+}
+
+// valueKeys returns the keys whose values a command is about to read.
+func valueKeys(spec *CommandSpec, args [][]byte) [][]byte {
+	if !valueReaders[spec.Name] {
+		return nil
+	}
+	if spec.Name == "mget" {
+		return args[1:]
+	}
+	return args[spec.FirstKey : spec.FirstKey+1]
 }

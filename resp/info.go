@@ -48,6 +48,7 @@ var infoSections = []infoSection{
 	{"cluster", "Cluster", true, (*Server).infoCluster},
 	{"keyspace", "Keyspace", true, (*Server).infoKeyspace},
 	{"kvserver", "Kvserver", true, (*Server).infoKvserver},
+	{"tiers", "Tiers", true, (*Server).infoTiers},
 }
 
 // infoWriter accumulates INFO lines with Redis's "\r\n" line ends.
@@ -313,20 +314,39 @@ func (s *Server) infoKeyspace(w *infoWriter) {
 	}
 }
 
-// infoKvserver is kvserver's own section: its version and, per storage
-// tier, what the tier holds and how reads fared.
+// infoKvserver is kvserver's own section: its version and build.
 func (s *Server) infoKvserver(w *infoWriter) {
-	st := s.eng.Stats()
 	w.str("kvserver_version", kvserverVersion)
 	w.str("go_version", runtime.Version())
-	w.str("tiers", "memory")
-	w.int("memory_tier_keys", st.Keys)
-	w.int("memory_tier_keys_with_expiry", st.Expires)
-	w.int("memory_tier_used_bytes", st.UsedMemory)
-	w.int("memory_tier_max_bytes", st.MaxMemory)
-	w.int("memory_tier_hits", st.Hits)
-	w.int("memory_tier_misses", st.Misses)
-	w.int("memory_tier_evicted_keys", st.EvictedKeys)
+}
+
+// infoTiers reports, per storage tier, what it holds and how reads, moves
+// and evictions fared. A hit is counted on the tier that served it.
+func (s *Server) infoTiers(w *infoWriter) {
+	st := s.eng.Stats()
+	tiers := "memory"
+	if st.HasDisk {
+		tiers = "memory,disk"
+	}
+	w.str("tiers", tiers)
+	w.int("tier_memory_keys", st.Memory.Keys)
+	w.int("tier_memory_bytes", st.Memory.Bytes)
+	w.int("tier_memory_used_bytes", st.UsedMemory)
+	w.int("tier_memory_max_bytes", st.MaxMemory)
+	w.int("tier_memory_hits", st.Memory.Hits)
+	w.int("tier_memory_evictions", st.Memory.Evictions)
+	w.int("tier_memory_demotions", st.Memory.Demotions)
+	w.int("tier_memory_promotions", st.Memory.Promotions)
+	if st.HasDisk {
+		w.int("tier_disk_keys", st.Disk.Keys)
+		w.int("tier_disk_bytes", st.Disk.Bytes)
+		w.int("tier_disk_max_bytes", st.Disk.Capacity)
+		w.int("tier_disk_hits", st.Disk.Hits)
+		w.int("tier_disk_evictions", st.Disk.Evictions)
+		w.int("tier_disk_corrupt_records", st.Disk.Corrupt)
+	}
+	w.int("tier_misses", st.Misses)
+	w.int("keys_total", st.Keys)
 }
 
 // maxErrorPrefixes bounds the distinct error codes INFO errorstats tracks,

@@ -48,7 +48,7 @@ func (s *Server) cmdTouch(c *Client, args [][]byte) {
 
 func (s *Server) cmdType(c *Client, args [][]byte) {
 	s.view(c, func(tx *engine.Tx) {
-		if _, ok := tx.Peek(args[1]); ok {
+		if _, ok := tx.Stat(args[1], true); ok {
 			c.w.Simple("string")
 		} else {
 			c.w.Simple("none")
@@ -187,7 +187,7 @@ func (s *Server) rename(c *Client, args [][]byte, nx bool) {
 			}
 			return
 		}
-		if _, exists := tx.Peek(dst); exists && nx {
+		if _, exists := tx.Stat(dst, false); exists && nx {
 			c.w.Int(0)
 			return
 		}
@@ -261,7 +261,7 @@ func (s *Server) cmdCopy(c *Client, args [][]byte) {
 			return
 		}
 		dtx := tx.On(dstDB)
-		if _, exists := dtx.Peek(dst); exists {
+		if _, exists := dtx.Stat(dst, false); exists {
 			if !replace {
 				c.w.Int(0)
 				return
@@ -295,7 +295,7 @@ func (s *Server) cmdMove(c *Client, args [][]byte) {
 			return
 		}
 		dtx := tx.On(db)
-		if _, exists := dtx.Peek(args[1]); exists {
+		if _, exists := dtx.Stat(args[1], false); exists {
 			c.w.Int(0)
 			return
 		}
@@ -319,8 +319,9 @@ func (s *Server) cmdFlushdb(c *Client, args [][]byte) {
 		c.w.Error(errSyntax)
 		return
 	}
-	s.update(c, func(tx *engine.Tx) { tx.Flush() })
-	c.w.OK()
+	var err error
+	s.update(c, func(tx *engine.Tx) { err = tx.Flush() })
+	s.replyOKOrError(c, err)
 }
 
 func (s *Server) cmdFlushall(c *Client, args [][]byte) {
@@ -328,8 +329,7 @@ func (s *Server) cmdFlushall(c *Client, args [][]byte) {
 		c.w.Error(errSyntax)
 		return
 	}
-	s.eng.FlushAll()
-	c.w.OK()
+	s.replyOKOrError(c, s.eng.FlushAll(c.ctx))
 }
 
 // expireFlags are EXPIRE's NX|XX|GT|LT options.
@@ -397,7 +397,7 @@ func (s *Server) expireGeneric(c *Client, args [][]byte, relative bool, unit int
 			return
 		}
 		at := when + base
-		e, ok := tx.Peek(args[1])
+		e, ok := tx.Stat(args[1], false)
 		if !ok {
 			c.w.Int(0)
 			return
@@ -429,7 +429,7 @@ func (s *Server) cmdPexpiretime(c *Client, args [][]byte) { s.ttlGeneric(c, args
 // missing key, -1 for a key without expiry.
 func (s *Server) ttlGeneric(c *Client, key []byte, ms, absolute bool) {
 	s.view(c, func(tx *engine.Tx) {
-		e, ok := tx.Get(key)
+		e, ok := tx.Stat(key, true)
 		switch {
 		case !ok:
 			c.w.Int(-2)
@@ -452,7 +452,7 @@ func (s *Server) ttlGeneric(c *Client, key []byte, ms, absolute bool) {
 
 func (s *Server) cmdPersist(c *Client, args [][]byte) {
 	s.update(c, func(tx *engine.Tx) {
-		e, ok := tx.Peek(args[1])
+		e, ok := tx.Stat(args[1], false)
 		if !ok || e.ExpireAt == 0 {
 			c.w.Int(0)
 			return
@@ -491,6 +491,15 @@ func (s *Server) cmdSwapdb(c *Client, args [][]byte) {
 		c.w.Error(errDBIndex)
 		return
 	}
-	s.eng.SwapDB(a, b)
+	s.replyOKOrError(c, s.eng.SwapDB(c.ctx, a, b))
+}
+
+// replyOKOrError answers +OK, or the error of a failed storage operation.
+func (s *Server) replyOKOrError(c *Client, err error) {
+	if err != nil {
+		s.log.Error("storage operation failed", "client", c.ID, "err", err)
+		c.w.Error("ERR " + err.Error())
+		return
+	}
 	c.w.OK()
 }

@@ -155,6 +155,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		if c == nil {
 			continue
 		}
+		c.ctx = ctx
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

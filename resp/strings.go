@@ -127,7 +127,13 @@ func (s *Server) setGeneric(c *Client, key []byte, valueArg int, o stringOptions
 				return
 			}
 		}
-		old, found := tx.Peek(key)
+		var old engine.Entry
+		var found bool
+		if o.get {
+			old, found = tx.Peek(key)
+		} else {
+			old, found = tx.Stat(key, false) // the old value itself is not needed
+		}
 		if o.get {
 			if found {
 				c.w.Bulk(old.Value)
@@ -260,7 +266,7 @@ func (s *Server) cmdMsetnx(c *Client, args [][]byte) {
 	}
 	s.update(c, func(tx *engine.Tx) {
 		for i := 1; i < len(args); i += 2 {
-			if _, ok := tx.Peek(args[i]); ok {
+			if _, ok := tx.Stat(args[i], false); ok {
 				c.w.Int(0)
 				return
 			}
@@ -274,8 +280,8 @@ func (s *Server) cmdMsetnx(c *Client, args [][]byte) {
 
 func (s *Server) cmdStrlen(c *Client, args [][]byte) {
 	s.view(c, func(tx *engine.Tx) {
-		e, _ := tx.Get(args[1])
-		c.w.Int(int64(len(e.Value)))
+		e, _ := tx.Stat(args[1], true)
+		c.w.Int(e.Len)
 	})
 }
 

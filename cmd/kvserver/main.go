@@ -14,15 +14,18 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime/debug"
 	"strconv"
 	"syscall"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/pflag"
 
 	"github.com/kvserver/kvserver/config"
 	"github.com/kvserver/kvserver/engine"
+	"github.com/kvserver/kvserver/lsm"
 	"github.com/kvserver/kvserver/metrics"
 	"github.com/kvserver/kvserver/resp"
 )
@@ -81,12 +84,54 @@ func run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
-	eng := engine.New(engine.Options{
+	compression, err := lsm.ParseCompression(cfg.DiskCompression)
+	if err != nil {
+		return fmt.Errorf("disk-compression: %w", err)
+	}
+	storeDir := filepath.Join(cfg.Dir, "pebble")
+	store, err := lsm.Open(ctx, lsm.Options{
+		Dir:         storeDir,
+		MaxDisk:     cfg.MaxDisk,
+		Compression: compression,
+		Logger:      log,
+	})
+	if err != nil {
+		return fmt.Errorf("open disk tier in %s: %w", storeDir, err)
+	}
+	defer func() {
+		if err := store.Close(); err != nil {
+			log.Error("close disk tier", "err", err)
+		}
+	}()
+	eng, err := engine.Open(ctx, engine.Options{
 		Databases: cfg.Databases,
 		MaxMemory: cfg.MaxMemory,
+		Cold:      store,
 		Logger:    log,
 	})
-	go eng.Run(ctx)
+	if err != nil {
+		return err
+	}
+	engCtx, stopEngine := context.WithCancel(context.Background())
+	engDone := make(chan struct{})
+	go func() {
+		defer close(engDone)
+		eng.Run(engCtx)
+	}()
+	// On the way out, after the last client is gone: stop background work,
+	// then write the memory tier to disk so that a restart has everything.
+	defer func() {
+		stopEngine()
+		<-engDone
+		closeCtx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		defer cancel()
+		start := time.Now()
+		if err := eng.Close(closeCtx); err != nil {
+			log.Error("write memory tier to disk", "err", err)
+			return
+		}
+		log.Info("memory tier written to disk", "elapsed", time.Since(start).String())
+	}()
 
 	reg := prometheus.NewRegistry()
 	m := metrics.New(reg, engineStats{eng})

@@ -1,0 +1,401 @@
+package engine
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/kvserver/kvserver/lsm"
+)
+
+// metaDB is the cold-tier database that holds the engine's own state (the
+// logical-to-physical database map kept by SWAPDB); no client database can
+// have that number.
+const metaDB = math.MaxUint32
+
+var (
+	dbMapKey = []byte("dbmap")
+	// cleanKey is present in metaDB while the disk tier holds a complete
+	// copy written by a clean stop; it is removed at start, so its absence
+	// at the next start means the process died.
+	cleanKey = []byte("clean-shutdown")
+)
+
+// writeBehindDelay is how long a group must be left unwritten before the
+// write-behind pass persists it.
+const writeBehindDelay = 500
+
+// kickDemoter wakes the demoter without blocking.
+func (e *Engine) kickDemoter() {
+	select {
+	case e.demoteCh <- struct{}{}:
+	default:
+	}
+}
+
+// demotableLocked reports whether some group could be demoted or dropped.
+func (e *Engine) demotableLocked() bool {
+	for g := e.memLRU.tail; g != nil; g = g.prev {
+		if !g.demoting {
+			return true
+		}
+	}
+	return false
+}
+
+// runDemoter moves the coldest groups to disk while memory is above the
+// high watermark, until it is below the low one, and flushes the cold tier
+// once a cycle has written something so a crash loses nothing demoted
+// before it.
+func (e *Engine) runDemoter(ctx context.Context) {
+	flushTick := time.NewTicker(time.Second)
+	defer flushTick.Stop()
+	dirty := false
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-e.demoteCh:
+		case <-flushTick.C:
+			if e.writeBehind(ctx, writeBehindBytes) {
+				dirty = true
+			}
+			if dirty {
+				if err := e.cold.Flush(ctx); err != nil && ctx.Err() == nil {
+					e.opts.Logger.Error("flush disk tier", "err", err)
+				}
+				dirty = false
+			}
+			continue
+		}
+		for ctx.Err() == nil {
+			max := e.maxMem.Load()
+			e.mu.Lock()
+			low := int64(float64(max) * e.opts.LowWatermark)
+			if max <= 0 || e.used <= low || e.closing {
+				e.mu.Unlock()
+				break
+			}
+			g := e.memLRU.tail
+			for g != nil && g.demoting {
+				g = g.prev
+			}
+			if g == nil {
+				e.mu.Unlock()
+				break
+			}
+			wrote, err := e.demoteLocked(ctx, g)
+			e.publishLocked()
+			e.mu.Unlock()
+			dirty = dirty || wrote
+			if err != nil {
+				e.opts.Logger.Error("demote group", "group", g.name, "err", err)
+				select {
+				case <-ctx.Done():
+				case <-time.After(100 * time.Millisecond):
+				}
+			}
+		}
+	}
+}
+
+// writeBehindBytes bounds what one write-behind pass writes, so demotion
+// under memory pressure is not starved.
+const writeBehindBytes = 256 << 20
+
+// markDirtyLocked notes that g has values the disk does not hold.
+func (e *Engine) markDirtyLocked(g *group) {
+	if e.cold != nil {
+		e.dirty[g] = struct{}{}
+	}
+}
+
+// writeBehind persists dirty groups without freeing their memory, so that
+// a crash loses only what was written in the last second or so, and a later
+// demotion of those groups is free. It reports whether it wrote anything.
+func (e *Engine) writeBehind(ctx context.Context, budget int64) bool {
+	wrote := false
+	e.mu.Lock()
+	now := e.opts.Now().UnixMilli()
+	var ready []*group
+	for g := range e.dirty {
+		if now-g.lastWrite >= writeBehindDelay {
+			ready = append(ready, g)
+		}
+	}
+	e.mu.Unlock()
+	for _, g := range ready {
+		if budget <= 0 || ctx.Err() != nil {
+			return wrote
+		}
+		e.mu.Lock()
+		if _, still := e.dirty[g]; !still || e.closing || g.demoting {
+			e.mu.Unlock()
+			continue
+		}
+		delete(e.dirty, g)
+		n, err := e.persistLocked(ctx, g, false)
+		e.publishLocked()
+		e.mu.Unlock()
+		if err != nil {
+			e.opts.Logger.Error("write-behind of group", "group", g.name, "err", err)
+			return wrote
+		}
+		budget -= n
+		wrote = wrote || n > 0
+	}
+	return wrote
+}
+
+// demoteLocked writes g's resident values that the disk does not hold yet
+// in one atomic batch, then frees them from memory. The write runs without
+// the lock; values changed meanwhile stay resident (and a stale disk copy
+// is deleted). It reports whether anything was written.
+func (e *Engine) demoteLocked(ctx context.Context, g *group) (bool, error) {
+	n, err := e.persistLocked(ctx, g, true)
+	if err == nil {
+		e.demotions.Add(1)
+	}
+	return n > 0, err
+}
+
+// persistLocked writes g's resident values the disk lacks in one atomic
+// batch (without the lock held during the write) and marks the unchanged
+// ones as on disk; with free it also drops them from memory. It returns the
+// bytes written.
+func (e *Engine) persistLocked(ctx context.Context, g *group, free bool) (int64, error) {
+	type pending struct {
+		it      *item
+		version uint64
+	}
+	var entries []lsm.Entry
+	var todo []pending
+	var size int64
+	for _, it := range g.items {
+		if !it.resident {
+			continue
+		}
+		todo = append(todo, pending{it, it.version})
+		if !it.onDisk {
+			entries = append(entries, lsm.Entry{Key: []byte(it.key), Value: it.value,
+				Meta: lsm.RecordMeta{ExpireAt: it.expireAt}})
+			size += int64(len(it.value))
+		}
+	}
+	phys := g.ks.phys
+	if len(entries) > 0 {
+		g.demoting = true
+		e.mu.Unlock()
+		err := e.putGroupEvicting(ctx, phys, entries)
+		e.mu.Lock()
+		g.demoting = false
+		if err != nil {
+			e.markDirtyLocked(g)
+			return 0, err
+		}
+	}
+	for _, p := range todo {
+		it := p.it
+		current := it.ks.items[it.key] == it && it.version == p.version
+		switch {
+		case current:
+			it.onDisk = true
+			if free {
+				e.dropResidentLocked(it)
+			}
+		case it.ks.items[it.key] != it || !it.onDisk:
+			// Deleted or overwritten while being written: the disk copy
+			// just made is stale.
+			if cur := g.ks.items[it.key]; cur == nil || !cur.onDisk {
+				e.deleteColdLocked(ctx, phys, it.key)
+			}
+		}
+	}
+	return size, nil
+}
+
+// putGroupEvicting writes a group to disk, evicting the coldest disk-only
+// groups while the disk tier is full. It runs without the lock.
+func (e *Engine) putGroupEvicting(ctx context.Context, phys int, entries []lsm.Entry) error {
+	for {
+		err := e.cold.PutGroup(ctx, phys, entries)
+		if !errors.Is(err, lsm.ErrDiskFull) {
+			return err
+		}
+		e.mu.Lock()
+		victim := e.diskLRU.tail
+		if victim != nil {
+			e.dropGroupLocked(ctx, victim)
+			e.diskEvict.Add(1)
+		}
+		e.publishLocked()
+		e.mu.Unlock()
+		if victim == nil {
+			return err
+		}
+	}
+}
+
+// loadLocked brings a non-resident item's value from disk, under the lock
+// (the slow path: Preload does this without the lock before a command).
+// It reports false, after removing the key, when the disk no longer has a
+// good copy.
+func (e *Engine) loadLocked(ctx context.Context, it *item, promote bool) ([]byte, bool) {
+	value, _, err := e.cold.Get(ctx, it.ks.phys, []byte(it.key))
+	if err != nil {
+		if !errors.Is(err, lsm.ErrNotFound) && !errors.Is(err, lsm.ErrCorrupt) {
+			e.opts.Logger.Error("read from disk tier", "key", it.key, "err", err)
+		}
+		it.onDisk = false // nothing to delete
+		e.removeLocked(ctx, it)
+		return nil, false
+	}
+	e.diskHits.Add(1)
+	if promote && !e.opts.NoPromote {
+		e.setResidentLocked(it, value)
+		e.promotions.Add(1)
+	}
+	return value, true
+}
+
+// Preload reads from disk, without holding the engine lock, the values of
+// keys that are only on disk, and promotes them, so that the command that
+// follows finds them in memory. It is an optimisation: a command still
+// loads under the lock what is missing.
+func (e *Engine) Preload(ctx context.Context, db int, keys [][]byte) {
+	if e.cold == nil || e.opts.NoPromote {
+		return
+	}
+	for _, key := range keys {
+		e.mu.Lock()
+		ks := e.dbs[db]
+		it := ks.items[string(key)]
+		if it == nil || it.resident || !it.onDisk {
+			e.mu.Unlock()
+			continue
+		}
+		version, phys := it.version, ks.phys
+		e.mu.Unlock()
+		value, _, err := e.cold.Get(ctx, phys, key)
+		e.mu.Lock()
+		if err == nil && ks.items[string(key)] == it && it.version == version && !it.resident {
+			e.setResidentLocked(it, value)
+			e.promotions.Add(1)
+			e.diskHits.Add(1)
+			e.makeRoomLocked(it)
+			e.publishLocked()
+		}
+		e.mu.Unlock()
+	}
+}
+
+// rebuild fills the index from the cold tier's records (at start).
+func (e *Engine) rebuild(ctx context.Context) error {
+	start := time.Now()
+	physToLogical := make(map[int]*keyspace, len(e.dbs))
+	for _, ks := range e.dbs {
+		physToLogical[ks.phys] = ks
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	n := 0
+	err := e.cold.Iterate(ctx, func(db int, key []byte, meta lsm.RecordMeta, size int64) error {
+		ks := physToLogical[db]
+		if ks == nil {
+			return nil // the meta database, or more databases than configured now
+		}
+		it := &item{key: string(key), length: meta.Size, expireAt: meta.ExpireAt, onDisk: true}
+		if old := ks.items[it.key]; old != nil {
+			return nil
+		}
+		e.insertLocked(ks, it)
+		n++
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("rebuild index from disk tier: %w", err)
+	}
+	_, _, cerr := e.cold.Get(ctx, metaDB, cleanKey)
+	clean := cerr == nil
+	if clean {
+		if _, err := e.cold.Delete(ctx, metaDB, cleanKey); err != nil {
+			return fmt.Errorf("clear clean-shutdown marker: %w", err)
+		}
+	}
+	dropped := 0
+	if !clean {
+		// After a crash, a chunk may have reached the disk without its
+		// partner key; a client must never see half a chunk.
+		for _, ks := range e.dbs {
+			for _, g := range ks.groups {
+				if g.incompletePair() {
+					e.dropGroupLocked(ctx, g)
+					dropped++
+				}
+			}
+		}
+	}
+	e.publishLocked()
+	e.opts.Logger.Info("index rebuilt from disk tier", "keys", n, "clean_shutdown", clean,
+		"incomplete_chunks_dropped", dropped, "elapsed", time.Since(start).String())
+	return nil
+}
+
+func (e *Engine) loadDBMap(ctx context.Context) error {
+	v, _, err := e.cold.Get(ctx, metaDB, dbMapKey)
+	if errors.Is(err, lsm.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("read database map: %w", err)
+	}
+	for i := 0; i < len(e.dbs) && (i+1)*4 <= len(v); i++ {
+		phys := int(binary.LittleEndian.Uint32(v[i*4:]))
+		e.dbs[i].phys = phys
+	}
+	return nil
+}
+
+func (e *Engine) saveDBMapLocked(ctx context.Context) error {
+	if e.cold == nil {
+		return nil
+	}
+	v := make([]byte, 4*len(e.dbs))
+	for i, ks := range e.dbs {
+		binary.LittleEndian.PutUint32(v[i*4:], uint32(ks.phys))
+	}
+	if err := e.cold.Put(ctx, metaDB, dbMapKey, v, lsm.RecordMeta{}); err != nil {
+		return fmt.Errorf("save database map: %w", err)
+	}
+	return nil
+}
+
+// Close stops background work and, with a cold tier, writes every resident
+// value the disk does not hold yet and flushes it, so that a restart has
+// everything. The caller closes the cold tier afterwards.
+func (e *Engine) Close(ctx context.Context) error {
+	e.mu.Lock()
+	e.closing = true
+	e.memCond.Broadcast()
+	if e.cold == nil {
+		e.mu.Unlock()
+		return nil
+	}
+	var errs []error
+	for g := e.memLRU.head; g != nil; {
+		next := g.next
+		if _, err := e.demoteLocked(ctx, g); err != nil {
+			errs = append(errs, err)
+		}
+		g = next
+	}
+	e.mu.Unlock()
+	if len(errs) == 0 {
+		errs = append(errs, e.cold.Put(ctx, metaDB, cleanKey, []byte{1}, lsm.RecordMeta{}))
+	}
+	errs = append(errs, e.cold.Flush(ctx))
+	return errors.Join(errs...)
+}

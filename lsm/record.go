@@ -1,0 +1,237 @@
+package lsm
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/cespare/xxhash/v2"
+)
+
+// Pebble key layout. Every record has a header key; records whose stored
+// payload is larger than inlineMax also have a value key. Both are written in
+// the same batch, so a reader never sees one without the other.
+//
+//	'h' db(uint32 big-endian) userkey -> header [+ payload when inline]
+//	'v' db(uint32 big-endian) userkey -> payload
+//	'm' "format"                      -> store format version (one byte)
+//
+// Headers live in their own key range so that a full scan (Iterate, the
+// accounting scan in Open) reads only small sstable blocks and never touches
+// the blob files that hold the large payloads. The database number is part of
+// the key so that FlushDB is two range deletions.
+const (
+	prefixHeader = 'h'
+	prefixValue  = 'v'
+	prefixMeta   = 'm'
+
+	// keyPrefixLen is the prefix byte plus the database number.
+	keyPrefixLen = 1 + 4
+
+	// inlineMax is the largest payload stored inside the header value. LMCache's
+	// 28-byte metadata values then cost one Pebble key instead of two.
+	inlineMax = 256
+)
+
+var formatKey = []byte{prefixMeta, 'f', 'o', 'r', 'm', 'a', 't'}
+
+// storeFormat is the value stored under formatKey; Open refuses a directory
+// written in a format it does not know.
+const storeFormat = 1
+
+// Header layout, version 1, little-endian, headerLen bytes:
+//
+//	off size field
+//	  0    1 version (1)
+//	  1    1 codec (Compression: 1 none, 2 s2, 3 zstd)
+//	  2    1 flags (bit 0: payload is byte-plane shuffled; bit 1: payload inline)
+//	  3    1 reserved, 0
+//	  4    4 logical database number
+//	  8    4 group length: the group is key[:groupLen] (see GroupOf)
+//	 12    8 expiry, unix milliseconds, 0 = none
+//	 20    8 raw (uncompressed) value length
+//	 28    8 stored payload length
+//	 36    8 xxhash64 over header[0:36] || key || raw value
+//
+// The checksum covers the uncompressed value rather than the payload, so it
+// also catches a codec or shuffle bug, and it covers the header fields and the
+// key, so a record moved to another key or with a flipped expiry is rejected
+// too. Pebble checksums its own blocks; this one is end to end.
+const (
+	headerVersion = 1
+	headerLen     = 44
+	checksumOff   = 36
+
+	flagShuffled = 1 << 0
+	flagInline   = 1 << 1
+	knownFlags   = flagShuffled | flagInline
+)
+
+// header is the decoded form of a record header.
+type header struct {
+	codec     Compression
+	flags     uint8
+	db        uint32
+	groupLen  uint32
+	expireAt  int64
+	rawLen    uint64
+	storedLen uint64
+	checksum  uint64
+}
+
+func (h *header) shuffled() bool { return h.flags&flagShuffled != 0 }
+func (h *header) inline() bool   { return h.flags&flagInline != 0 }
+
+// errBadRecord is wrapped by every decoding failure; Store turns it into
+// ErrCorrupt.
+var errBadRecord = errors.New("lsm: bad record")
+
+func badRecord(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", errBadRecord, fmt.Sprintf(format, args...))
+}
+
+// appendHeader appends the encoded header to dst; the checksum field is
+// written as h.checksum.
+func appendHeader(dst []byte, h *header) []byte {
+	var b [headerLen]byte
+	b[0] = headerVersion
+	b[1] = byte(h.codec)
+	b[2] = h.flags
+	binary.LittleEndian.PutUint32(b[4:], h.db)
+	binary.LittleEndian.PutUint32(b[8:], h.groupLen)
+	binary.LittleEndian.PutUint64(b[12:], uint64(h.expireAt))
+	binary.LittleEndian.PutUint64(b[20:], h.rawLen)
+	binary.LittleEndian.PutUint64(b[28:], h.storedLen)
+	binary.LittleEndian.PutUint64(b[36:], h.checksum)
+	return append(dst, b[:]...)
+}
+
+// decodeHeader parses and validates the fixed part of a header value. It does
+// not verify the checksum, which needs the value. maxRaw bounds the raw
+// length a record may claim, so that a damaged header cannot make a reader
+// allocate gigabytes.
+func decodeHeader(b []byte, maxRaw uint64) (header, error) {
+	var h header
+	if len(b) < headerLen {
+		return h, badRecord("header is %d bytes, want at least %d", len(b), headerLen)
+	}
+	if b[0] != headerVersion {
+		return h, badRecord("unknown header version %d", b[0])
+	}
+	h.codec = Compression(b[1])
+	if !h.codec.valid() {
+		return h, badRecord("unknown codec %d", b[1])
+	}
+	h.flags = b[2]
+	if h.flags&^knownFlags != 0 || b[3] != 0 {
+		return h, badRecord("unknown flags %#x/%#x", b[2], b[3])
+	}
+	h.db = binary.LittleEndian.Uint32(b[4:])
+	h.groupLen = binary.LittleEndian.Uint32(b[8:])
+	h.expireAt = int64(binary.LittleEndian.Uint64(b[12:]))
+	h.rawLen = binary.LittleEndian.Uint64(b[20:])
+	h.storedLen = binary.LittleEndian.Uint64(b[28:])
+	h.checksum = binary.LittleEndian.Uint64(b[36:])
+	if h.expireAt < 0 {
+		return h, badRecord("negative expiry %d", h.expireAt)
+	}
+	if h.rawLen > maxRaw {
+		return h, badRecord("raw length %d over limit %d", h.rawLen, maxRaw)
+	}
+	if h.codec == CompressionNone && h.storedLen != h.rawLen {
+		return h, badRecord("uncompressed record stores %d bytes for %d", h.storedLen, h.rawLen)
+	}
+	if h.codec != CompressionNone && h.storedLen >= h.rawLen {
+		// A compressed payload is kept only when it is smaller than the value;
+		// otherwise the value is stored with codec none.
+		return h, badRecord("compressed payload of %d bytes for %d raw", h.storedLen, h.rawLen)
+	}
+	rest := uint64(len(b) - headerLen)
+	switch {
+	case h.inline() && rest != h.storedLen:
+		return h, badRecord("inline payload is %d bytes, header says %d", rest, h.storedLen)
+	case !h.inline() && rest != 0:
+		return h, badRecord("%d trailing bytes after header", rest)
+	}
+	return h, nil
+}
+
+// recordChecksum hashes the header's first checksumOff bytes, the key and the
+// raw value.
+func recordChecksum(hdr []byte, key, raw []byte) uint64 {
+	d := xxhash.New()
+	_, _ = d.Write(hdr[:checksumOff])
+	_, _ = d.Write(key)
+	_, _ = d.Write(raw)
+	return d.Sum64()
+}
+
+// encodeKey appends the Pebble key for (prefix, db, key) to dst.
+func encodeKey(dst []byte, prefix byte, db uint32, key []byte) []byte {
+	dst = append(dst, prefix, 0, 0, 0, 0)
+	binary.BigEndian.PutUint32(dst[len(dst)-4:], db)
+	return append(dst, key...)
+}
+
+// dbBounds returns the [lower, upper) Pebble key range of one database within
+// the given key space.
+func dbBounds(prefix byte, db uint32) (lower, upper []byte) {
+	lower = encodeKey(nil, prefix, db, nil)
+	if db == math.MaxUint32 {
+		return lower, []byte{prefix + 1}
+	}
+	return lower, encodeKey(nil, prefix, db+1, nil)
+}
+
+// decodeKey splits a Pebble key into the database number and user key.
+func decodeKey(k []byte) (db uint32, key []byte, ok bool) {
+	if len(k) < keyPrefixLen {
+		return 0, nil, false
+	}
+	return binary.BigEndian.Uint32(k[1:keyPrefixLen]), k[keyPrefixLen:], true
+}
+
+// groupSuffixes are the trailing parts that GroupOf strips, longest first so
+// that ":kv_bytes" wins over "kv_bytes".
+var groupSuffixes = [][]byte{
+	[]byte(":kv_bytes"),
+	[]byte(":metadata"),
+	[]byte("kv_bytes"),
+	[]byte("metadata"),
+}
+
+// GroupOf returns the group a key belongs to: the key without a trailing
+// ":kv_bytes", ":metadata", "kv_bytes" or "metadata", or the whole key when it
+// has none of those suffixes. LMCache stores a chunk as "<prefix>kv_bytes" and
+// "<prefix>metadata" (Valkey-style clients put a ':' before the suffix); both
+// keys of a chunk share a group, and the tiers keep, demote and delete a group
+// as a unit so that no client sees half a chunk. The result aliases key.
+func GroupOf(key []byte) []byte {
+	for _, s := range groupSuffixes {
+		if bytes.HasSuffix(key, s) {
+			return key[:len(key)-len(s)]
+		}
+	}
+	return key
+}
+
+// groupMembers returns every key that GroupOf maps to group: the candidates
+// are the group itself and the group with each suffix appended, and a
+// candidate belongs only if GroupOf gives the group back (for example
+// "a:" + "kv_bytes" belongs to group "a", not "a:").
+func groupMembers(group []byte) [][]byte {
+	out := make([][]byte, 0, 1+len(groupSuffixes))
+	if bytes.Equal(GroupOf(group), group) {
+		out = append(out, group)
+	}
+	for _, s := range groupSuffixes {
+		k := make([]byte, 0, len(group)+len(s))
+		k = append(append(k, group...), s...)
+		if bytes.Equal(GroupOf(k), group) {
+			out = append(out, k)
+		}
+	}
+	return out
+}
