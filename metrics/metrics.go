@@ -57,6 +57,17 @@ type Source interface {
 type Snapshot struct {
 	Keys, KeysWithExpiry, UsedMemoryBytes, MaxMemoryBytes int64
 	Hits, Misses, ExpiredKeys, EvictedKeys                int64
+	// Tiers has one entry per storage tier, exported with a tier label.
+	Tiers []TierSnapshot
+}
+
+// TierSnapshot is one storage tier's counters.
+type TierSnapshot struct {
+	Name                             string // "memory" or "disk"
+	Keys, Bytes, MaxBytes            int64
+	Hits, Misses                     int64
+	Demotions, Promotions, Evictions int64
+	Corrupt                          int64
 }
 
 // Metrics records the server's events. All methods are safe for concurrent
@@ -224,6 +235,9 @@ type keyspaceCollector struct {
 
 	keys, keysWithExpiry, memUsed, memMax *prometheus.Desc
 	hits, misses, expired, evicted        *prometheus.Desc
+
+	tierKeys, tierBytes, tierMaxBytes, tierHits, tierMisses   *prometheus.Desc
+	tierDemotions, tierPromotions, tierEvictions, tierCorrupt *prometheus.Desc
 }
 
 // newKeyspaceCollector describes the metrics read from src.
@@ -241,7 +255,21 @@ func newKeyspaceCollector(src Source) *keyspaceCollector {
 		misses:         desc("keyspace_misses_total", "Key lookups that did not find the key."),
 		expired:        desc("expired_keys_total", "Keys removed because their time to live passed."),
 		evicted:        desc("evicted_keys_total", "Keys removed to stay under maxmemory."),
+		tierKeys:       tierDesc("tier_keys", "Keys whose value the tier holds."),
+		tierBytes:      tierDesc("tier_bytes", "Value bytes the tier holds (disk: as stored)."),
+		tierMaxBytes:   tierDesc("tier_max_bytes", "The tier's size bound (maxmemory, maxdisk)."),
+		tierHits:       tierDesc("tier_hits_total", "Lookups served by the tier."),
+		tierMisses:     tierDesc("tier_misses_total", "Lookups the tier could not serve (memory: served by disk or missing; disk: missing)."),
+		tierDemotions:  tierDesc("tier_demotions_total", "Chunk groups moved out of the tier to the one below."),
+		tierPromotions: tierDesc("tier_promotions_total", "Keys moved out of the tier to the one above."),
+		tierEvictions:  tierDesc("tier_evictions_total", "Chunk groups dropped from the server by the tier's bound."),
+		tierCorrupt:    tierDesc("tier_corrupt_records_total", "Records that failed verification, were deleted and served as misses."),
 	}
+}
+
+// tierDesc describes a per-tier series, labelled tier="memory"|"disk".
+func tierDesc(name, help string) *prometheus.Desc {
+	return prometheus.NewDesc(prometheus.BuildFQName(namespace, "", name), help, []string{"tier"}, nil)
 }
 
 // Describe implements prometheus.Collector.
@@ -249,6 +277,8 @@ func (k *keyspaceCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{
 		k.keys, k.keysWithExpiry, k.memUsed, k.memMax,
 		k.hits, k.misses, k.expired, k.evicted,
+		k.tierKeys, k.tierBytes, k.tierMaxBytes, k.tierHits, k.tierMisses,
+		k.tierDemotions, k.tierPromotions, k.tierEvictions, k.tierCorrupt,
 	} {
 		ch <- d
 	}
@@ -271,6 +301,23 @@ func (k *keyspaceCollector) Collect(ch chan<- prometheus.Metric) {
 	counter(k.misses, s.Misses)
 	counter(k.expired, s.ExpiredKeys)
 	counter(k.evicted, s.EvictedKeys)
+	for _, t := range s.Tiers {
+		tg := func(d *prometheus.Desc, v int64) {
+			ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, float64(v), t.Name)
+		}
+		tc := func(d *prometheus.Desc, v int64) {
+			ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(v), t.Name)
+		}
+		tg(k.tierKeys, t.Keys)
+		tg(k.tierBytes, t.Bytes)
+		tg(k.tierMaxBytes, t.MaxBytes)
+		tc(k.tierHits, t.Hits)
+		tc(k.tierMisses, t.Misses)
+		tc(k.tierDemotions, t.Demotions)
+		tc(k.tierPromotions, t.Promotions)
+		tc(k.tierEvictions, t.Evictions)
+		tc(k.tierCorrupt, t.Corrupt)
+	}
 }
 
 // Handler returns an http.Handler serving reg at /metrics and the Go

@@ -121,3 +121,69 @@ func TestMetricsEndpoint(t *testing.T) {
 		t.Errorf("GET /debug/pprof/: status %d, body %s", code, quoteTrunc([]byte(body)))
 	}
 }
+
+// TestTierMetricsFollowDemotionAndPromotion pushes chunks out of a small
+// memory tier and reads them back, then checks the per-tier series and the
+// INFO tiers section agree on what moved.
+func TestTierMetricsFollowDemotionAndPromotion(t *testing.T) {
+	t.Parallel()
+	if diffAgainstRedis() {
+		t.Skip("redis-server has no tiers")
+	}
+	port := freePort(t)
+	s := startKVServer(t, "--maxmemory", "4mb", "--metrics-port", strconv.Itoa(port))
+	c := dialRaw(t, s.Addr)
+	const chunks, size = 24, 512 << 10
+	for i := range chunks {
+		if err := putChunk(c, i, size); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range chunks {
+		if st := chunkState(c, i, size); st != "whole" {
+			t.Fatalf("chunk %d is %s", i, st)
+		}
+	}
+	_, body := httpGet(t, fmt.Sprintf("http://127.0.0.1:%d/metrics", port))
+	atLeast := []struct {
+		series string
+		min    float64
+	}{
+		{`kvserver_tier_keys{tier="memory"}`, 1},
+		{`kvserver_tier_keys{tier="disk"}`, 2},
+		{`kvserver_tier_bytes{tier="disk"}`, size},
+		{`kvserver_tier_max_bytes{tier="memory"}`, 4 << 20},
+		{`kvserver_tier_max_bytes{tier="disk"}`, 1},
+		{`kvserver_tier_hits_total{tier="memory"}`, 1},
+		{`kvserver_tier_hits_total{tier="disk"}`, 1},
+		{`kvserver_tier_misses_total{tier="memory"}`, 1},
+		{`kvserver_tier_demotions_total{tier="memory"}`, 1},
+		{`kvserver_tier_promotions_total{tier="disk"}`, 1},
+	}
+	for _, m := range atLeast {
+		if v, ok := metricValue(body, m.series); !ok || v < m.min {
+			t.Errorf("%s = %v (found %v), want >= %v", m.series, v, ok, m.min)
+		}
+	}
+	for _, series := range []string{`kvserver_tier_evictions_total{tier="disk"}`, `kvserver_tier_corrupt_records_total{tier="disk"}`, `kvserver_tier_misses_total{tier="disk"}`} {
+		if v, ok := metricValue(body, series); !ok || v != 0 {
+			t.Errorf("%s = %v (found %v), want 0", series, v, ok)
+		}
+	}
+	tiers, err := infoFields(c, "tiers")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tiers["tiers"] != "memory,disk" {
+		t.Errorf("INFO tiers tiers = %q", tiers["tiers"])
+	}
+	for _, f := range []string{"tier_memory_keys", "tier_memory_bytes", "tier_memory_hits", "tier_memory_demotions",
+		"tier_memory_promotions", "tier_disk_keys", "tier_disk_bytes", "tier_disk_max_bytes", "tier_disk_hits"} {
+		if n, err := strconv.ParseInt(tiers[f], 10, 64); err != nil || n <= 0 {
+			t.Errorf("INFO tiers %s = %q, want > 0", f, tiers[f])
+		}
+	}
+	if t.Failed() {
+		t.Logf("/metrics:\n%s", body)
+	}
+}

@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -211,5 +214,105 @@ func TestKillNineLeavesEveryChunkWholeOrAbsent(t *testing.T) {
 		mu.Unlock()
 		t.Logf("round %d: %d chunks written, %d whole, %d absent (written within %v of the kill)", round, next, whole, absent, settle)
 		c.Close()
+	}
+}
+
+// TestExpiryIsKeptOnDiskAndHonouredAfterRestart demotes keys with a TTL,
+// restarts, and checks the TTL survived and still expires the keys.
+func TestExpiryIsKeptOnDiskAndHonouredAfterRestart(t *testing.T) {
+	if diffAgainstRedis() {
+		t.Skip("kvserver's disk tier has no Redis counterpart")
+	}
+	t.Parallel()
+	s := startKVServer(t, "--maxmemory", "4mb")
+	c := dialRaw(t, s.Addr)
+	value := string(randomBytes(1, 256<<10))
+	expectReply(t, c, "+OK\r\n", "SET", "ttl:short", value, "PX", "2500")
+	expectReply(t, c, "+OK\r\n", "SET", "ttl:long", value, "EX", "1000")
+	expectReply(t, c, "+OK\r\n", "SET", "ttl:none", value)
+	for i := range 40 { // push them to disk
+		expectReply(t, c, "+OK\r\n", "SET", fmt.Sprintf("filler:%d", i), value)
+	}
+	c.Close()
+	s.Restart(t)
+	c = dialRaw(t, s.Addr)
+	if r, _ := parseReply(c.Do("PTTL", "ttl:short")); r.Int <= 0 || r.Int > 2500 {
+		t.Errorf("PTTL ttl:short after restart = %d, want 1..2500", r.Int)
+	}
+	if r, _ := parseReply(c.Do("TTL", "ttl:long")); r.Int < 990 || r.Int > 1000 {
+		t.Errorf("TTL ttl:long after restart = %d, want about 1000", r.Int)
+	}
+	checkReply(t, c, ":-1\r\n", "TTL", "ttl:none")
+	time.Sleep(2600 * time.Millisecond)
+	checkReply(t, c, "$-1\r\n", "GET", "ttl:short")
+	checkReply(t, c, ":0\r\n", "EXISTS", "ttl:short")
+	checkReply(t, c, bulk(value), "GET", "ttl:long")
+}
+
+// TestDiskBoundEvictsWholeColdestChunks writes far more than memory and
+// disk together hold: every write succeeds, the oldest chunks leave the
+// server whole (both keys), the newest are all whole, and evictions are
+// counted on the disk tier.
+func TestDiskBoundEvictsWholeColdestChunks(t *testing.T) {
+	if diffAgainstRedis() {
+		t.Skip("kvserver's disk tier has no Redis counterpart")
+	}
+	t.Parallel()
+	const chunks, size = 96, 1 << 20
+	s := startKVServer(t, "--maxmemory", "8mb", "--maxdisk", "32mb")
+	c := dialRaw(t, s.Addr)
+	for i := range chunks {
+		if err := putChunk(c, i, size); err != nil {
+			t.Fatalf("chunk %d: %v", i, err)
+		}
+	}
+	whole, absent := 0, 0
+	for i := range chunks {
+		switch st := chunkState(c, i, size); st {
+		case "whole":
+			whole++
+		case "absent":
+			absent++
+		default:
+			t.Errorf("chunk %d is %s", i, st)
+		}
+	}
+	for i := chunks - 4; i < chunks; i++ {
+		if st := chunkState(c, i, size); st != "whole" {
+			t.Errorf("recent chunk %d is %s", i, st)
+		}
+	}
+	if absent == 0 || whole < 8 {
+		t.Errorf("%d whole, %d absent: want the disk bound to have evicted old chunks and kept recent ones", whole, absent)
+	}
+	if ev := infoInt(t, c, "tiers", "tier_disk_evictions"); ev == 0 {
+		t.Error("tier_disk_evictions = 0")
+	}
+	if used := infoInt(t, c, "tiers", "tier_disk_bytes"); used > 32<<20 {
+		t.Errorf("tier_disk_bytes = %d above maxdisk", used)
+	}
+	t.Logf("%d chunks written: %d whole, %d evicted whole", chunks, whole, absent)
+}
+
+// TestFreshServerCreatesItsPebbleStoreUnderDir checks where the disk tier
+// lives: under --dir (./data by default).
+func TestFreshServerCreatesItsPebbleStoreUnderDir(t *testing.T) {
+	if diffAgainstRedis() {
+		t.Skip("kvserver's disk tier has no Redis counterpart")
+	}
+	t.Parallel()
+	s := startKVServer(t)
+	entries, err := os.ReadDir(filepath.Join(s.Dir, "pebble"))
+	if err != nil {
+		t.Fatalf("no Pebble store under --dir: %v", err)
+	}
+	found := false
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), "MANIFEST") {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("%s/pebble has no Pebble MANIFEST: %v", s.Dir, entries)
 	}
 }

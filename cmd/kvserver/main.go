@@ -69,6 +69,15 @@ func (e engineStats) Snapshot() metrics.Snapshot {
 		Misses:          st.Misses,
 		ExpiredKeys:     st.ExpiredKeys,
 		EvictedKeys:     st.EvictedKeys,
+		Tiers: []metrics.TierSnapshot{{
+			Name: "memory", Keys: st.Memory.Keys, Bytes: st.Memory.Bytes, MaxBytes: st.MaxMemory,
+			Hits: st.Memory.Hits, Misses: st.Disk.Hits + st.Misses,
+			Demotions: st.Memory.Demotions, Evictions: st.Memory.Evictions,
+		}, {
+			Name: "disk", Keys: st.Disk.Keys, Bytes: st.Disk.Bytes, MaxBytes: st.Disk.Capacity,
+			Hits: st.Disk.Hits, Misses: st.Misses,
+			Promotions: st.Disk.Promotions, Evictions: st.Disk.Evictions, Corrupt: st.Disk.Corrupt,
+		}},
 	}
 }
 
