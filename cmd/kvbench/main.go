@@ -4,6 +4,7 @@
 // Usage:
 //
 //	kvbench compare [--sizes 4mb,32mb] [--conns 8] [--rounds 5] [--json]
+//	kvbench trace [--traces synthetic,conversation] [--maxmemory 64mb] [--json]
 //
 // compare starts both servers itself (building ./cmd/kvserver unless
 // --kvserver names a binary), alternates which one goes first in each
@@ -33,6 +34,8 @@ func main() {
 	switch os.Args[1] {
 	case "compare":
 		err = runCompare(ctx, os.Args[2:], os.Stdout)
+	case "trace":
+		err = runTrace(ctx, os.Args[2:], os.Stdout)
 	case "-h", "--help", "help":
 		usage()
 		return
@@ -55,5 +58,7 @@ func usage() {
 
 commands:
   compare   SET/GET throughput of kvserver vs redis-server, side by side
-            (kvbench compare --help for flags)`)
+            (kvbench compare --help for flags)
+  trace     replay the Mooncake traces (../shared/data/mooncake) against both
+            with the same maxmemory; block hit rates beside the ideal`)
 }
