@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"encoding/binary"
 	"strings"
 
 	"github.com/kvserver/kvserver/lsm"
@@ -104,4 +105,18 @@ func (g *group) incompletePair() bool {
 		}
 	}
 	return data != meta
+}
+
+// halfPrecisionChunk reports whether g's metadata key (when in memory)
+// describes fp16 or bf16 data: LMCache's 28-byte metadata holds the dtype
+// as the third little-endian int32 (2 fp16, 3 bf16). Such data compresses
+// far better as byte planes (lsm.RecordMeta.Shuffle).
+func (g *group) halfPrecisionChunk() bool {
+	for _, it := range g.items {
+		if strings.HasSuffix(it.key, "metadata") && it.resident && len(it.value) == 28 {
+			dtype := binary.LittleEndian.Uint32(it.value[8:12])
+			return dtype == 2 || dtype == 3
+		}
+	}
+	return false
 }

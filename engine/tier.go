@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/kvserver/kvserver/lsm"
@@ -183,6 +184,13 @@ func (e *Engine) persistLocked(ctx context.Context, g *group, free bool) (int64,
 			entries = append(entries, lsm.Entry{Key: []byte(it.key), Value: it.value,
 				Meta: lsm.RecordMeta{ExpireAt: it.expireAt}})
 			size += int64(len(it.value))
+		}
+	}
+	if shuffle := g.halfPrecisionChunk(); shuffle {
+		for i := range entries {
+			if strings.HasSuffix(string(entries[i].Key), "kv_bytes") {
+				entries[i].Meta.Shuffle = true
+			}
 		}
 	}
 	phys := g.ks.phys

@@ -1,0 +1,230 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/kvserver/kvserver/lsm"
+)
+
+// openTiered opens a real Pebble store in dir and an engine over it.
+func openTiered(t *testing.T, dir string, maxMemory int64) (*Engine, *lsm.Store) {
+	t.Helper()
+	ctx := context.Background()
+	store, err := lsm.Open(ctx, lsm.Options{Dir: dir, MaxDisk: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := Open(ctx, Options{MaxMemory: maxMemory, Cold: store})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e, store
+}
+
+// runEngine runs the engine's background work until the test ends.
+func runEngine(t *testing.T, e *Engine) context.CancelFunc {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { e.Run(ctx); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
+	return func() { cancel(); <-done }
+}
+
+func chunkValue(i, n int) []byte {
+	v := make([]byte, n)
+	for j := range v {
+		v[j] = byte(i*31 + j*7)
+	}
+	return v
+}
+
+func putPair(t *testing.T, e *Engine, i int) {
+	t.Helper()
+	if err := e.Reserve(context.Background()); err != nil {
+		t.Fatalf("reserve before chunk %d: %v", i, err)
+	}
+	k := fmt.Sprintf("m@1@0@%04d@bfloat16", i)
+	set(e, 0, k+"kv_bytes", chunkValue(i, 64<<10), 0)
+	set(e, 0, k+"metadata", []byte(fmt.Sprintf("meta%04d", i)), 0)
+}
+
+func pairState(e *Engine, i int) string {
+	k := fmt.Sprintf("m@1@0@%04d@bfloat16", i)
+	data, okData := get(e, 0, k+"kv_bytes")
+	meta, okMeta := get(e, 0, k+"metadata")
+	switch {
+	case !okData && !okMeta:
+		return "absent"
+	case okData != okMeta:
+		return "half"
+	case !bytes.Equal(data, chunkValue(i, 64<<10)) || string(meta) != fmt.Sprintf("meta%04d", i):
+		return "corrupt"
+	}
+	return "whole"
+}
+
+func TestMemoryPressureDemotesWholeGroupsAndReadsPromote(t *testing.T) {
+	e, store := openTiered(t, t.TempDir(), 1<<20)
+	defer store.Close()
+	runEngine(t, e)
+	const n = 64 // 4 MiB of data into a 1 MiB memory tier
+	for i := range n {
+		putPair(t, e, i)
+	}
+	st := e.Stats()
+	if st.UsedMemory > 1<<20 || st.Memory.Demotions == 0 || st.Keys != 2*n {
+		t.Fatalf("after writes: %+v", st)
+	}
+	for i := range n {
+		if s := pairState(e, i); s != "whole" {
+			t.Fatalf("chunk %d is %s", i, s)
+		}
+	}
+	if e.Stats().Memory.Promotions == 0 {
+		t.Fatal("reads from disk promoted nothing")
+	}
+	// A demoted group is on disk as a whole: both keys or neither.
+	e.mu.Lock()
+	for _, g := range e.dbs[0].groups {
+		if len(g.items) != 2 {
+			t.Errorf("group %s has %d keys", g.name, len(g.items))
+		}
+		if g.items[0].onDisk != g.items[1].onDisk && g.resident == 0 {
+			t.Errorf("group %s is half on disk", g.name)
+		}
+	}
+	e.mu.Unlock()
+}
+
+func TestCleanCloseKeepsEverythingAcrossRestart(t *testing.T) {
+	dir := t.TempDir()
+	e, store := openTiered(t, dir, 1<<20)
+	stop := runEngine(t, e)
+	for i := range 40 {
+		putPair(t, e, i)
+	}
+	// A lone key with a pair suffix survives a clean restart as it is.
+	set(e, 0, "lone:kv_bytes", []byte("alone"), 0)
+	stop()
+	if err := e.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	store.Close()
+
+	e, store = openTiered(t, dir, 1<<20)
+	defer store.Close()
+	if got := e.Stats().Keys; got != 81 {
+		t.Fatalf("keys after restart = %d, want 81", got)
+	}
+	for i := range 40 {
+		if s := pairState(e, i); s != "whole" {
+			t.Fatalf("chunk %d is %s after restart", i, s)
+		}
+	}
+	if v, ok := get(e, 0, "lone:kv_bytes"); !ok || string(v) != "alone" {
+		t.Fatalf("lone key after clean restart = %q %v", v, ok)
+	}
+}
+
+func TestRestartAfterCrashDropsHalfChunks(t *testing.T) {
+	dir := t.TempDir()
+	e, store := openTiered(t, dir, 0)
+	ctx := context.Background()
+	// What a crash can leave: one chunk whole on disk, one with only its
+	// data, one with only its metadata.
+	if err := store.PutGroup(ctx, 0, []lsm.Entry{
+		{Key: []byte("c1kv_bytes"), Value: []byte("d1")}, {Key: []byte("c1metadata"), Value: []byte("m1")},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := store.Put(ctx, 0, []byte("c2kv_bytes"), []byte("d2"), lsm.RecordMeta{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := store.Put(ctx, 0, []byte("c3:metadata"), []byte("m3"), lsm.RecordMeta{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := store.Put(ctx, 0, []byte("plain"), []byte("p"), lsm.RecordMeta{}); err != nil {
+		t.Fatal(err)
+	}
+	_ = e
+	store.Close() // no engine Close: no clean-shutdown marker
+
+	e, store = openTiered(t, dir, 0)
+	defer store.Close()
+	for key, want := range map[string]bool{"c1kv_bytes": true, "c1metadata": true, "c2kv_bytes": false, "c3:metadata": false, "plain": true} {
+		if _, ok := get(e, 0, key); ok != want {
+			t.Errorf("%s present = %v, want %v", key, ok, want)
+		}
+	}
+	if _, _, err := store.Get(ctx, 0, []byte("c2kv_bytes")); err == nil {
+		t.Error("half chunk still on disk")
+	}
+}
+
+func TestOverwriteAndDeleteOfDemotedKeysReachTheDisk(t *testing.T) {
+	dir := t.TempDir()
+	e, store := openTiered(t, dir, 1<<20)
+	stop := runEngine(t, e)
+	for i := range 40 {
+		putPair(t, e, i)
+	}
+	// Chunk 0 is long demoted: overwrite its data, delete chunk 1.
+	k0, k1 := "m@1@0@0000@bfloat16", "m@1@0@0001@bfloat16"
+	set(e, 0, k0+"kv_bytes", []byte("new"), 0)
+	e.Update(0, func(tx *Tx) { tx.Delete([]byte(k1 + "kv_bytes")); tx.Delete([]byte(k1 + "metadata")) })
+	stop()
+	if err := e.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	store.Close()
+	e, store = openTiered(t, dir, 1<<20)
+	defer store.Close()
+	if v, ok := get(e, 0, k0+"kv_bytes"); !ok || string(v) != "new" {
+		t.Errorf("overwritten key after restart = %q %v", v, ok)
+	}
+	if _, ok := get(e, 0, k1+"metadata"); ok {
+		t.Error("deleted key came back after restart")
+	}
+}
+
+func TestExpiryOfDemotedKeysSurvivesRestart(t *testing.T) {
+	dir := t.TempDir()
+	clock := &fakeClock{now: time.Now()}
+	ctx := context.Background()
+	store, err := lsm.Open(ctx, lsm.Options{Dir: dir, MaxDisk: -1, Now: clock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := Open(ctx, Options{Cold: store, Now: clock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := clock.Now().UnixMilli() + 60_000
+	set(e, 0, "k", []byte("v"), at)
+	if err := e.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	store.Close()
+	store, err = lsm.Open(ctx, lsm.Options{Dir: dir, MaxDisk: -1, Now: clock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	e, err = Open(ctx, Options{Cold: store, Now: clock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ent Entry
+	e.View(0, func(tx *Tx) { ent, _ = tx.Stat([]byte("k"), false) })
+	if ent.ExpireAt != at {
+		t.Fatalf("expiry after restart = %d, want %d", ent.ExpireAt, at)
+	}
+	clock.Advance(2 * time.Minute)
+	if _, ok := get(e, 0, "k"); ok {
+		t.Fatal("expired key readable after restart")
+	}
+}
