@@ -33,6 +33,9 @@ const (
 	keyLogLevel        = "log-level"
 	keyMaxDisk         = "maxdisk"
 	keyDiskCompression = "disk-compression"
+	keyExistsLeaseMs   = "exists-lease-ms"
+	keyMaxPinSeconds   = "max-pin-seconds"
+	keyKVQuant         = "kv-quant"
 	keyConfig          = "config" // flag and environment only, not a YAML key
 
 	envPrefix = "KVSERVER_"
@@ -49,7 +52,7 @@ func fileKeys() []string {
 	return []string{
 		keyPort, keyBind, keyDir, keyMaxMemory, keyMetricsPort, keyRequirePass,
 		keyProtoMaxBulkLen, keyMaxClients, keyDatabases, keyLogLevel,
-		keyMaxDisk, keyDiskCompression,
+		keyMaxDisk, keyDiskCompression, keyExistsLeaseMs, keyMaxPinSeconds, keyKVQuant,
 	}
 }
 
@@ -83,6 +86,9 @@ type Config struct {
 	LogLevel        string // --log-level debug|info|warn|error, default info
 	MaxDisk         int64  // --maxdisk, bytes of the disk tier; 0 means 80% of the free space of Dir at start
 	DiskCompression string // --disk-compression none|s2|zstd, default none
+	ExistsLeaseMs   int    // --exists-lease-ms, lease an EXISTS hit grants, default 2000, 0 disables
+	MaxPinSeconds   int    // --max-pin-seconds, longest KVC.PIN, default 86400
+	KVQuant         string // --kv-quant off|int8|fp8|int4, default off
 }
 
 // Load builds the Config from, in rising priority: the embedded defaults
@@ -236,6 +242,17 @@ func (c Config) Validate() error {
 	default:
 		bad(keyDiskCompression, "%q is not one of none, s2, zstd", c.DiskCompression)
 	}
+	if c.ExistsLeaseMs < 0 {
+		bad(keyExistsLeaseMs, "%d is negative", c.ExistsLeaseMs)
+	}
+	if c.MaxPinSeconds < 1 {
+		bad(keyMaxPinSeconds, "%d is below 1", c.MaxPinSeconds)
+	}
+	switch c.KVQuant {
+	case "off", "int8", "fp8", "int4":
+	default:
+		bad(keyKVQuant, "%q is not one of off, int8, fp8, int4", c.KVQuant)
+	}
 	if len(errs) > 0 {
 		return fmt.Errorf("config: invalid settings: %w", errors.Join(errs...))
 	}
@@ -267,6 +284,9 @@ func newFlagSet(defaults *viper.Viper, d Config) *pflag.FlagSet {
 	fs.String(keyLogLevel, d.LogLevel, "least severe log level written: debug, info, warn, error")
 	fs.String(keyMaxDisk, raw(keyMaxDisk), "disk tier limit, bytes or Redis size; 0 means 80% of the free space of dir at start")
 	fs.String(keyDiskCompression, d.DiskCompression, "lossless compression of the disk tier: none, s2, zstd")
+	fs.Int(keyExistsLeaseMs, d.ExistsLeaseMs, "milliseconds an EXISTS hit protects the key's chunk from eviction; 0 disables")
+	fs.Int(keyMaxPinSeconds, d.MaxPinSeconds, "longest lifetime KVC.PIN accepts, in seconds")
+	fs.String(keyKVQuant, d.KVQuant, "quantized storage of fp16/bf16 KV chunks: off, int8, fp8, int4 (lossy unless off)")
 	fs.String(keyConfig, "", "YAML file of settings, keys named like these flags")
 	return fs
 }
@@ -371,6 +391,10 @@ func decode(v *viper.Viper, source func(key string) string) (Config, error) {
 	sizeKey(keyMaxDisk, &c.MaxDisk)
 	stringKey(keyDiskCompression, &c.DiskCompression)
 	c.DiskCompression = strings.ToLower(c.DiskCompression)
+	intKey(keyExistsLeaseMs, &c.ExistsLeaseMs)
+	intKey(keyMaxPinSeconds, &c.MaxPinSeconds)
+	stringKey(keyKVQuant, &c.KVQuant)
+	c.KVQuant = strings.ToLower(c.KVQuant)
 
 	if err := errors.Join(errs...); err != nil {
 		return Config{}, err

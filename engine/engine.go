@@ -70,9 +70,12 @@ type Stats struct {
 	Misses      int64
 	ExpiredKeys int64
 	EvictedKeys int64
-	Memory      TierStats
-	Disk        TierStats
-	HasDisk     bool
+	// IndexBytes is the memory held by the index entries of keys whose
+	// value is only on disk; it is not part of UsedMemory.
+	IndexBytes int64
+	Memory     TierStats
+	Disk       TierStats
+	HasDisk    bool
 }
 
 // Engine is the keyspace over a memory tier and an optional disk tier. It is
@@ -92,11 +95,16 @@ type Engine struct {
 	// dirty holds the groups with resident values the disk does not have
 	// yet; the write-behind pass persists them without freeing memory.
 	dirty map[*group]struct{}
+	// protect holds the groups that carry a lease or a pin (lease.go).
+	protect map[*group]struct{}
 
 	demoteCh chan struct{}
 	closing  bool
-	wg       sync.WaitGroup
-	stop     context.CancelFunc
+	// diskBlocked is set when the disk tier is full of pinned or leased
+	// groups, so demotion cannot make room; cleared by the next success.
+	diskBlocked bool
+	wg          sync.WaitGroup
+	stop        context.CancelFunc
 
 	maxMem     atomic.Int64
 	hits       atomic.Int64
@@ -111,10 +119,12 @@ type Engine struct {
 	memKeys    atomic.Int64
 	memBytes   atomic.Int64
 
+	indexBytes    int64 // index entries of keys held only on disk
 	residentKeys  int64 // items whose value is in memory
 	residentBytes int64 // their value bytes
 	nexp          atomic.Int64
 	usedPub       atomic.Int64
+	indexPub      atomic.Int64
 }
 
 // New returns a memory-only Engine, or one over opts.Cold without reading
@@ -139,7 +149,7 @@ func New(opts Options) *Engine {
 		opts.BackpressureTimeout = 30 * time.Second
 	}
 	e := &Engine{opts: opts, seed: maphash.MakeSeed(), cold: opts.Cold, demoteCh: make(chan struct{}, 1),
-		dirty: make(map[*group]struct{})}
+		dirty: make(map[*group]struct{}), protect: make(map[*group]struct{})}
 	e.memCond = sync.NewCond(&e.mu)
 	e.dbs = make([]*keyspace, opts.Databases)
 	for i := range e.dbs {
@@ -186,6 +196,7 @@ func (e *Engine) Stats() Stats {
 		Keys:        e.keys.Load(),
 		Expires:     e.nexp.Load(),
 		UsedMemory:  e.usedPub.Load(),
+		IndexBytes:  e.indexPub.Load(),
 		MaxMemory:   e.maxMem.Load(),
 		Hits:        e.hits.Load() + e.diskHits.Load(),
 		Misses:      e.misses.Load(),
@@ -302,7 +313,8 @@ func (e *Engine) Reserve(ctx context.Context) error {
 	})
 	defer stopCtx()
 	for e.used > e.maxMem.Load() && !e.closing {
-		if !e.demotableLocked() {
+		if !e.demotableLocked() || e.diskBlocked {
+			e.diskBlocked = false // let a later write try again
 			return ErrOOM
 		}
 		e.kickDemoter()
@@ -341,9 +353,10 @@ func (e *Engine) flushLocked(ctx context.Context, db int) error {
 			g.list.remove(g)
 		}
 		delete(e.dirty, g)
+		delete(e.protect, g)
 	}
 	for _, it := range ks.items {
-		e.used -= it.memSize()
+		e.uncharge(it)
 		if it.resident {
 			e.residentKeys--
 			e.residentBytes -= int64(len(it.value))
@@ -368,6 +381,7 @@ func (e *Engine) publishLocked() {
 	e.keys.Store(keys)
 	e.nexp.Store(exp)
 	e.memKeys.Store(e.residentKeys)
+	e.indexPub.Store(e.indexBytes)
 	e.memBytes.Store(e.residentBytes)
 	e.usedPub.Store(e.used)
 	if e.used < e.maxMem.Load() {
@@ -395,9 +409,10 @@ func (e *Engine) makeRoomLocked(protect *item) {
 // limit, never the group of protect (the key just written) unless it is
 // alone. It is the memory-only policy; with a cold tier groups are demoted.
 func (e *Engine) evictLocked(protect *item, limit int64) {
+	now := e.opts.Now().UnixMilli()
 	for e.used > limit {
 		victim := e.memLRU.tail
-		if protect != nil && victim == protect.grp {
+		for victim != nil && ((protect != nil && victim == protect.grp) || victim.protected(now)) {
 			victim = victim.prev
 		}
 		if victim == nil {
@@ -453,7 +468,7 @@ func (e *Engine) insertLocked(ks *keyspace, it *item) {
 	} else if g.list == nil {
 		e.diskLRU.pushFront(g)
 	}
-	e.used += it.memSize()
+	e.charge(it)
 }
 
 // removeLocked deletes an item from the server, its disk copy included.
@@ -462,7 +477,7 @@ func (e *Engine) removeLocked(ctx context.Context, it *item) {
 	delete(ks.items, it.key)
 	delete(ks.expires, it)
 	ks.order.Delete(it)
-	e.used -= it.memSize()
+	e.uncharge(it)
 	g := it.grp
 	g.remove(it)
 	if it.resident {
@@ -476,11 +491,13 @@ func (e *Engine) removeLocked(ctx context.Context, it *item) {
 		}
 		delete(ks.groups, g.name)
 		delete(e.dirty, g)
+		delete(e.protect, g)
 	} else if g.resident == 0 && g.list == &e.memLRU {
 		e.diskLRU.moveToFront(g)
 	}
 	if it.onDisk {
 		e.deleteColdLocked(ctx, ks.phys, it.key)
+		e.diskBlocked = false
 	}
 	it.version = e.bumpVersion()
 }
@@ -491,6 +508,26 @@ func (e *Engine) deleteColdLocked(ctx context.Context, phys int, key string) {
 	}
 }
 
+// charge adds an item's cost: a resident item counts against maxmemory; the
+// index entry of a key held only on disk is counted apart (indexBytes), so
+// that a large disk tier does not crowd values out of the memory tier.
+func (e *Engine) charge(it *item) {
+	if it.resident {
+		e.used += it.memSize()
+	} else {
+		e.indexBytes += it.memSize()
+	}
+}
+
+// uncharge removes an item's cost, before it changes or goes.
+func (e *Engine) uncharge(it *item) {
+	if it.resident {
+		e.used -= it.memSize()
+	} else {
+		e.indexBytes -= it.memSize()
+	}
+}
+
 func (e *Engine) bumpVersion() uint64 {
 	e.nextVer++
 	return e.nextVer
@@ -498,7 +535,7 @@ func (e *Engine) bumpVersion() uint64 {
 
 // setResidentLocked puts value in memory for it (a write or a load).
 func (e *Engine) setResidentLocked(it *item, value []byte) {
-	e.used -= it.memSize()
+	e.uncharge(it)
 	if !it.resident {
 		it.grp.resident++
 		e.residentKeys++
@@ -509,7 +546,7 @@ func (e *Engine) setResidentLocked(it *item, value []byte) {
 	it.value = value
 	it.length = int64(len(value))
 	it.resident = true
-	e.used += it.memSize()
+	e.charge(it)
 	e.memLRU.moveToFront(it.grp)
 }
 
@@ -519,12 +556,12 @@ func (e *Engine) dropResidentLocked(it *item) {
 	if !it.resident {
 		return
 	}
-	e.used -= it.memSize()
+	e.uncharge(it)
 	e.residentKeys--
 	e.residentBytes -= int64(len(it.value))
 	it.value = nil
 	it.resident = false
-	e.used += it.memSize()
+	e.charge(it)
 	g := it.grp
 	g.resident--
 	if g.resident == 0 {
@@ -546,6 +583,8 @@ func (e *Engine) Run(ctx context.Context) {
 	}
 	t := time.NewTicker(100 * time.Millisecond)
 	defer t.Stop()
+	sweep := time.NewTicker(protectSweepInterval)
+	defer sweep.Stop()
 	for {
 		select {
 		case <-ctx.Done():
@@ -553,6 +592,10 @@ func (e *Engine) Run(ctx context.Context) {
 			return
 		case <-t.C:
 			e.activeExpireCycle(ctx, 25*time.Millisecond)
+		case <-sweep.C:
+			e.mu.Lock()
+			e.sweepProtectLocked(e.opts.Now().UnixMilli())
+			e.mu.Unlock()
 		}
 	}
 }

@@ -30,7 +30,8 @@ type item struct {
 	grp    *group
 }
 
-// memSize is the memory the item is charged for.
+// memSize is the memory the item costs: its index entry, plus its value
+// when resident (see Engine.charge for where it is counted).
 func (it *item) memSize() int64 {
 	n := int64(itemOverhead + len(it.key))
 	if it.resident {

@@ -22,9 +22,14 @@ type group struct {
 	// lastWrite is when a value of the group last changed (unix ms); the
 	// write-behind pass leaves a group alone for a moment after a write so
 	// that a chunk's data and metadata reach the disk together.
-	lastWrite  int64
-	list       *lruList
-	prev, next *group
+	lastWrite int64
+	// leaseUntil and pinUntil (unix ms) protect the group from being
+	// dropped from the server until then; it may still move between
+	// tiers. A lease is short (a probe or EXISTS hit promising a GET), a
+	// pin is long (a hot prefix such as a system prompt).
+	leaseUntil, pinUntil int64
+	list                 *lruList
+	prev, next           *group
 }
 
 func groupName(key string) string {
@@ -119,4 +124,9 @@ func (g *group) halfPrecisionChunk() bool {
 		}
 	}
 	return false
+}
+
+// protected reports whether g may not be dropped from the server at now.
+func (g *group) protected(now int64) bool {
+	return g.leaseUntil > now || g.pinUntil > now
 }

@@ -200,6 +200,9 @@ func (e *Engine) persistLocked(ctx context.Context, g *group, free bool) (int64,
 		err := e.putGroupEvicting(ctx, phys, entries)
 		e.mu.Lock()
 		g.demoting = false
+		if err == nil {
+			e.diskBlocked = false
+		}
 		if err != nil {
 			e.markDirtyLocked(g)
 			return 0, err
@@ -234,7 +237,11 @@ func (e *Engine) putGroupEvicting(ctx context.Context, phys int, entries []lsm.E
 			return err
 		}
 		e.mu.Lock()
+		now := e.opts.Now().UnixMilli()
 		victim := e.diskLRU.tail
+		for victim != nil && victim.protected(now) {
+			victim = victim.prev
+		}
 		if victim != nil {
 			e.dropGroupLocked(ctx, victim)
 			e.diskEvict.Add(1)
@@ -242,6 +249,12 @@ func (e *Engine) putGroupEvicting(ctx context.Context, phys int, entries []lsm.E
 		e.publishLocked()
 		e.mu.Unlock()
 		if victim == nil {
+			// Everything on disk is pinned or leased: writes must fail
+			// with OOM rather than wait for the demoter.
+			e.mu.Lock()
+			e.diskBlocked = true
+			e.memCond.Broadcast()
+			e.mu.Unlock()
 			return err
 		}
 	}

@@ -175,6 +175,11 @@ var commandTable = []*CommandSpec{
 	{Name: "bgsave", Arity: -1, Flags: FlagAdmin | FlagNoscript | FlagNoAsyncLoading, Handler: (*Server).cmdBgsave},
 	{Name: "debug", Arity: -2, Flags: FlagAdmin | FlagNoscript | FlagLoading | FlagStale, Handler: (*Server).cmdDebug},
 	{Name: "shutdown", Arity: -1, Flags: FlagAdmin | FlagNoscript | FlagLoading | FlagStale | FlagNoMulti | FlagAllowBusy, Handler: (*Server).cmdShutdown},
+	// kvserver's KV-cache extensions (kvcache.go).
+	{Name: "kvc.probe", Arity: -2, Flags: FlagReadonly | FlagFast | FlagMovablekeys, FirstKey: 1, LastKey: -1, Step: 1, Handler: (*Server).cmdKvcProbe},
+	{Name: "kvc.pin", Arity: -3, Flags: FlagWrite | FlagFast, FirstKey: 2, LastKey: -1, Step: 1, Handler: (*Server).cmdKvcPin},
+	{Name: "kvc.unpin", Arity: -2, Flags: FlagWrite | FlagFast, FirstKey: 1, LastKey: -1, Step: 1, Handler: (*Server).cmdKvcUnpin},
+	{Name: "kvc.info", Arity: 2, Flags: FlagReadonly | FlagFast, FirstKey: 1, LastKey: 1, Step: 1, Handler: (*Server).cmdKvcInfo},
 }
 
 // CommandTable indexes the command table by lower-case name.

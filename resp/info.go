@@ -339,6 +339,7 @@ func (s *Server) infoTiers(w *infoWriter) {
 	w.int("tier_memory_promotions", st.Memory.Promotions)
 	if st.HasDisk {
 		w.int("tier_disk_keys", st.Disk.Keys)
+		w.int("tier_disk_index_bytes", st.IndexBytes)
 		w.int("tier_disk_bytes", st.Disk.Bytes)
 		w.int("tier_disk_max_bytes", st.Disk.Capacity)
 		w.int("tier_disk_hits", st.Disk.Hits)

@@ -23,11 +23,16 @@ func (s *Server) cmdDel(c *Client, args [][]byte) {
 func (s *Server) cmdUnlink(c *Client, args [][]byte) { s.cmdDel(c, args) }
 
 func (s *Server) cmdExists(c *Client, args [][]byte) {
+	lease := s.options().ExistsLeaseMs
 	s.view(c, func(tx *engine.Tx) {
 		n := 0
 		for _, k := range args[1:] {
 			if tx.Exists(k) {
 				n++
+				if lease > 0 {
+					// A hit promises the GET that usually follows.
+					tx.Lease(k, tx.Now()+lease)
+				}
 			}
 		}
 		c.w.Int(int64(n))

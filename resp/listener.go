@@ -33,6 +33,11 @@ type Options struct {
 	Dir string
 	// ConfigFile is the config file path reported by INFO.
 	ConfigFile string
+	// ExistsLeaseMs is the implicit lease an EXISTS hit grants the key's
+	// chunk group, so the GET that follows cannot miss (0 disables).
+	ExistsLeaseMs int64
+	// MaxPinSeconds bounds KVC.PIN's lifetime (0 = no bound).
+	MaxPinSeconds int64
 	// Logger receives the server's logs (default slog.Default()).
 	Logger *slog.Logger
 	// Metrics, if set, receives per-command and connection metrics.

@@ -161,6 +161,8 @@ func run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 		Bind:            cfg.Bind,
 		Dir:             cfg.Dir,
 		ConfigFile:      cfg.ConfigFile,
+		ExistsLeaseMs:   int64(cfg.ExistsLeaseMs),
+		MaxPinSeconds:   int64(cfg.MaxPinSeconds),
 		Logger:          log,
 		Metrics:         m,
 	})
