@@ -231,6 +231,11 @@ func (e *Engine) persistLocked(ctx context.Context, g *group, free bool) (int64,
 // putGroupEvicting writes a group to disk, evicting the coldest disk-only
 // groups while the disk tier is full. It runs without the lock.
 func (e *Engine) putGroupEvicting(ctx context.Context, phys int, entries []lsm.Entry) error {
+	var need int64
+	for _, en := range entries {
+		need += int64(len(en.Key) + len(en.Value))
+	}
+	waited := time.Duration(0)
 	for {
 		err := e.cold.PutGroup(ctx, phys, entries)
 		if !errors.Is(err, lsm.ErrDiskFull) {
@@ -248,17 +253,33 @@ func (e *Engine) putGroupEvicting(ctx context.Context, phys int, entries []lsm.E
 		}
 		e.publishLocked()
 		e.mu.Unlock()
-		if victim == nil {
-			// Everything on disk is pinned or leased: writes must fail
-			// with OOM rather than wait for the demoter.
-			e.mu.Lock()
-			e.diskBlocked = true
-			e.memCond.Broadcast()
-			e.mu.Unlock()
-			return err
+		if victim != nil {
+			continue
 		}
+		if e.cold.DiskUsage()+need <= e.cold.MaxDisk() && waited < diskReclaimWait {
+			// The live data fits: the store is still reclaiming the space
+			// of deleted records. Wait for it rather than fail writes.
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(100 * time.Millisecond):
+			}
+			waited += 100 * time.Millisecond
+			continue
+		}
+		// Everything on disk is pinned or leased: writes must fail with
+		// OOM rather than wait for the demoter.
+		e.mu.Lock()
+		e.diskBlocked = true
+		e.memCond.Broadcast()
+		e.mu.Unlock()
+		return err
 	}
 }
+
+// diskReclaimWait bounds how long a demotion waits for the disk tier to
+// reclaim deleted space before reporting the disk full.
+const diskReclaimWait = 20 * time.Second
 
 // loadLocked brings a non-resident item's value from disk, under the lock
 // (the slow path: Preload does this without the lock before a command).

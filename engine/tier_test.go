@@ -76,7 +76,9 @@ func TestMemoryPressureDemotesWholeGroupsAndReadsPromote(t *testing.T) {
 		putPair(t, e, i)
 	}
 	st := e.Stats()
-	if st.UsedMemory > 1<<20 || st.Memory.Demotions == 0 || st.Keys != 2*n {
+	// Reserve keeps memory under the bound before each write; the last
+	// write may overshoot by one chunk until the demoter runs.
+	if st.UsedMemory > 1<<20+(64<<10)+1024 || st.Memory.Demotions == 0 || st.Keys != 2*n {
 		t.Fatalf("after writes: %+v", st)
 	}
 	for i := range n {

@@ -39,7 +39,11 @@ func (s *Store) reclaimLoop(ctx context.Context) {
 		phys := int64(s.db.Metrics().DiskSpaceUsage())
 		s.physical.Store(phys)
 		live := s.DiskUsage()
-		if !forced && phys-live <= floor+reclaimSlack(live) {
+		// Reclaim when the garbage passes the slack, and also whenever the
+		// physical size is past the point where Put refuses writes (with a
+		// small MaxDisk the slack alone would never be reached).
+		overLimit := s.maxDisk > 0 && phys > s.maxDisk+s.maxDisk/8 && phys > live+floor
+		if !forced && !overLimit && phys-live <= floor+reclaimSlack(live) {
 			continue
 		}
 		start := time.Now()

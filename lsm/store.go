@@ -403,7 +403,13 @@ func (s *Store) reserve(db uint32, u usage) error {
 		// Live bytes are what the engine can reduce by evicting; the
 		// physical size, which trails it by garbage not yet reclaimed, only
 		// stops writes when it overshoots by an eighth.
-		if s.total.bytes+u.bytes > s.maxDisk || s.physical.Load() > s.maxDisk+s.maxDisk/8 {
+		if s.total.bytes+u.bytes > s.maxDisk {
+			s.refuse.Add(1)
+			return ErrDiskFull
+		}
+		if s.physical.Load() > s.maxDisk+s.maxDisk/8 {
+			// Deleted records still hold the space: reclaim it now.
+			s.kickReclaim()
 			s.refuse.Add(1)
 			return ErrDiskFull
 		}

@@ -33,6 +33,9 @@ type Options struct {
 	Dir string
 	// ConfigFile is the config file path reported by INFO.
 	ConfigFile string
+	// InFlightBulkBytes bounds the large request values being read or
+	// handled at once over all connections (default 256 MiB).
+	InFlightBulkBytes int64
 	// ExistsLeaseMs is the implicit lease an EXISTS hit grants the key's
 	// chunk group, so the GET that follows cannot miss (0 disables).
 	ExistsLeaseMs int64
@@ -64,6 +67,8 @@ type Server struct {
 
 	// maxBulk is proto-max-bulk-len, shared with every connection's Reader.
 	maxBulk atomic.Int64
+	// bulks bounds the large request values in flight (budget.go).
+	bulks *bulkBudget
 	// idleTimeout is CONFIG SET timeout in seconds: idle clients are
 	// closed after it; 0 disables it.
 	idleTimeout atomic.Int64
@@ -93,6 +98,9 @@ func New(eng *engine.Engine, opts Options) *Server {
 	if opts.ProtoMaxBulkLen <= 0 {
 		opts.ProtoMaxBulkLen = 512 << 20
 	}
+	if opts.InFlightBulkBytes <= 0 {
+		opts.InFlightBulkBytes = 256 << 20
+	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
@@ -108,6 +116,7 @@ func New(eng *engine.Engine, opts Options) *Server {
 	}
 	s.stats.lastSave.Store(time.Now().Unix())
 	s.maxBulk.Store(opts.ProtoMaxBulkLen)
+	s.bulks = newBulkBudget(opts.InFlightBulkBytes)
 	return s
 }
 
@@ -161,6 +170,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 			continue
 		}
 		c.ctx = ctx
+		c.r.budget, c.r.ctx = s.bulks, ctx
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -256,6 +266,7 @@ func (s *Server) clientCount() int {
 // the replies once no pipelined command is waiting.
 func (s *Server) serveClient(c *Client) {
 	defer func() {
+		c.r.ReleaseHeld()
 		c.conn.Close()
 		s.removeClient(c)
 	}()
@@ -276,6 +287,7 @@ func (s *Server) serveClient(c *Client) {
 		}
 		mark := c.w.mark()
 		s.dispatch(c)
+		c.r.ReleaseHeld()
 		s.countErrorReply(c, mark)
 		if c.killed.Load() {
 			return

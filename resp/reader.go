@@ -1,6 +1,7 @@
 package resp
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -61,6 +62,20 @@ type Reader struct {
 	// authRequired applies Redis's tighter request limits to a client that
 	// has not authenticated yet.
 	authRequired bool
+	// budget, when set, bounds the big bulks in flight over all
+	// connections; held is what this reader has taken from it.
+	budget *bulkBudget
+	ctx    context.Context
+	held   int64
+}
+
+// ReleaseHeld returns the budget taken for the big bulks of the last
+// command, once the command has handed them to the store or dropped them.
+func (r *Reader) ReleaseHeld() {
+	if r.budget != nil {
+		r.budget.release(r.held)
+	}
+	r.held = 0
 }
 
 // SetAuthRequired turns the limits for unauthenticated clients on or off.
@@ -251,6 +266,12 @@ func (r *Reader) readOne() (bool, error) {
 		}
 		pos = r.skipEOL(end)
 		if n >= bigBulkThreshold {
+			if r.budget != nil {
+				if err := r.budget.acquire(r.ctx, n); err != nil {
+					return false, err
+				}
+				r.held += n
+			}
 			big, err := r.readBig(int(n), pos)
 			if err != nil {
 				return false, err

@@ -5,6 +5,7 @@
 //
 //	kvbench compare [--sizes 4mb,32mb] [--conns 8] [--rounds 5] [--json]
 //	kvbench trace [--traces synthetic,conversation] [--maxmemory 64mb] [--json]
+//	kvbench probe [--keys 256] [--json]
 //
 // compare starts both servers itself (building ./cmd/kvserver unless
 // --kvserver names a binary), alternates which one goes first in each
@@ -36,6 +37,8 @@ func main() {
 		err = runCompare(ctx, os.Args[2:], os.Stdout)
 	case "trace":
 		err = runTrace(ctx, os.Args[2:], os.Stdout)
+	case "probe":
+		err = runProbe(ctx, os.Args[2:], os.Stdout)
 	case "-h", "--help", "help":
 		usage()
 		return
@@ -60,5 +63,6 @@ commands:
   compare   SET/GET throughput of kvserver vs redis-server, side by side
             (kvbench compare --help for flags)
   trace     replay the Mooncake traces (../shared/data/mooncake) against both
-            with the same maxmemory; block hit rates beside the ideal`)
+            with the same maxmemory; block hit rates beside the ideal
+  probe     one KVC.PROBE of 256 keys vs 256 sequential EXISTS (latency ratio)`)
 }
