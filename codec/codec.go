@@ -325,6 +325,7 @@ type coder struct {
 	*layout
 	bf16  bool
 	qmax  float64
+	rqmax float64 // 1/qmax
 	row   []float32
 	lanes []uint64 // per-channel magnitude maxima, four 16-bit lanes each
 	scale []float32
@@ -335,7 +336,7 @@ type coder struct {
 
 func newCoder(l *layout) *coder {
 	_, _, qmax := l.mode.groups()
-	c := &coder{layout: l, bf16: l.meta.DType == kvmeta.DTypeBFloat16, qmax: qmax,
+	c := &coder{layout: l, bf16: l.meta.DType == kvmeta.DTypeBFloat16, qmax: qmax, rqmax: 1 / qmax,
 		row: make([]float32, l.d), lanes: make([]uint64, (l.d+3)/4),
 		scale: make([]float32, l.d), inv: make([]float32, l.d)}
 	switch l.mode {
@@ -368,7 +369,10 @@ func (c *coder) scaleFor(h uint16) (scale, inv float32, ok bool) {
 	if amax == 0 {
 		return 0, 0, true
 	}
-	return float32(float64(amax) / c.qmax), float32(min(c.qmax/float64(amax), math.MaxFloat32)), true
+	// One division: the scale only has to be close to 1/inv, and the decoder
+	// uses whatever was stored.
+	inv64 := c.qmax / float64(amax)
+	return float32(float64(amax) * c.rqmax), float32(min(inv64, math.MaxFloat32)), true
 }
 
 func (c *coder) widen(dst []float32, src []byte) {
@@ -413,6 +417,11 @@ func (c *coder) encodeKeys(p, data []byte, pl plane) ([]byte, error) {
 		p = p[4*d:]
 		for r := b0; r < b0+n; r++ {
 			o := pl.off + r*pl.stride
+			if c.mode == Int8 && c.bf16 {
+				quantInt8VecBF16(p, data[o:o+rb], c.inv[:d])
+				p = p[c.rowCodes:]
+				continue
+			}
 			c.widen(c.row, data[o:o+rb])
 			switch c.mode {
 			case Int8:
@@ -445,8 +454,15 @@ func (c *coder) encodeValues(p, data []byte, pl plane) ([]byte, error) {
 			}
 			binary.LittleEndian.PutUint32(p[4*j:], math.Float32bits(c.scale[j]))
 		}
-		c.widen(c.row, raw)
 		codes := p[4*ng:]
+		if c.mode == Int8 && c.bf16 {
+			for j := 0; j < ng; j++ {
+				quantInt8BF16(codes[j*g:], raw[2*j*g:2*min(j*g+g, d)], c.inv[j])
+			}
+			p = codes[c.rowCodes:]
+			continue
+		}
+		c.widen(c.row, raw)
 		for j := 0; j < ng; j++ {
 			x := c.row[j*g : min(j*g+g, d)]
 			switch c.mode {
@@ -489,6 +505,12 @@ func (c *coder) decodeKeys(out, p []byte, pl plane) ([]byte, error) {
 		}
 		p = p[4*d:]
 		for r := b0; r < b0+n; r++ {
+			o := pl.off + r*pl.stride
+			if c.mode == Int8 && c.bf16 {
+				dequantInt8VecBF16(out[o:o+rb], p, c.scale[:d])
+				p = p[c.rowCodes:]
+				continue
+			}
 			switch c.mode {
 			case Int8:
 				dequantInt8Vec(c.row, p, c.scale)
@@ -499,7 +521,6 @@ func (c *coder) decodeKeys(out, p []byte, pl plane) ([]byte, error) {
 				dequantCodesVec(c.row, c.codes, c.scale)
 			}
 			p = p[c.rowCodes:]
-			o := pl.off + r*pl.stride
 			c.narrow(out[o:o+rb], c.row)
 		}
 	}
@@ -515,6 +536,14 @@ func (c *coder) decodeValues(out, p []byte, pl plane) ([]byte, error) {
 			return nil, err
 		}
 		codes := p[4*ng:]
+		o := pl.off + r*pl.stride
+		if c.mode == Int8 && c.bf16 {
+			for j, s := range scales {
+				dequantInt8BF16(out[o+2*j*g:o+2*min(j*g+g, d)], codes[j*g:], s)
+			}
+			p = codes[c.rowCodes:]
+			continue
+		}
 		if c.mode == Int4 {
 			unpackInt4(c.codes, codes)
 		}
@@ -530,7 +559,6 @@ func (c *coder) decodeValues(out, p []byte, pl plane) ([]byte, error) {
 			}
 		}
 		p = codes[c.rowCodes:]
-		o := pl.off + r*pl.stride
 		c.narrow(out[o:o+rb], c.row)
 	}
 	return p, nil

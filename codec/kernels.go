@@ -12,10 +12,11 @@ import (
 // image. Only widening and narrowing know the dtype.
 //
 // The loops are written for the compiler: they take 4 elements per 8-byte
-// load or store of 16-bit data, walk their slices by re-slicing behind a
-// length test (which removes the bounds checks from the loop body), and
-// avoid branches that depend on the data. There is no per-element
-// allocation and no per-element function call that is not inlined.
+// load or store of 16-bit data, cut their slices to length before the loop
+// and take 3-index sub-slices of constant size inside it (one bounds check
+// per 4 elements, none per element, no pointer masking), and avoid
+// branches that depend on the data. There is no per-element allocation and
+// no per-element function call that is not inlined.
 
 // roundMagic is 1.5*2^23: adding it to a float32 |y| < 2^22 leaves
 // round-to-nearest-even(y) in the low mantissa bits.
@@ -62,24 +63,24 @@ func load64(b []byte) uint64 {
 // halfAbsMaxLanes folds the magnitudes of a row of 16-bit floats into m,
 // element i in lane i%4 of m[i/4]; len(m) must be (len(row)/2+3)/4.
 func halfAbsMaxLanes(m []uint64, row []byte) {
-	for i := range m {
-		if len(row) < 8 {
-			m[i] = maxLanes(load64(row)&lanesAbs, m[i])
-			return
-		}
-		m[i] = maxLanes(binary.LittleEndian.Uint64(row)&lanesAbs, m[i])
-		row = row[8:]
+	full := len(row) / 8
+	m, row = m[:(len(row)/2+3)/4], row[:len(row)&^1]
+	for i := range m[:full] {
+		m[i] = maxLanes(binary.LittleEndian.Uint64(row[8*i:8*i+8:8*i+8])&lanesAbs, m[i])
+	}
+	if full < len(m) {
+		m[full] = maxLanes(load64(row[8*full:])&lanesAbs, m[full])
 	}
 }
 
 // halfAbsMax is the largest magnitude in a run of 16-bit floats, as bits.
 func halfAbsMax(row []byte) uint16 {
 	var m uint64
-	for len(row) >= 8 {
-		m = maxLanes(binary.LittleEndian.Uint64(row)&lanesAbs, m)
-		row = row[8:]
+	full := len(row) / 8
+	for i := 0; i < full; i++ {
+		m = maxLanes(binary.LittleEndian.Uint64(row[8*i:8*i+8:8*i+8])&lanesAbs, m)
 	}
-	m = maxLanes(load64(row)&lanesAbs, m)
+	m = maxLanes(load64(row[8*full:])&lanesAbs, m)
 	m = maxLanes(m>>32, m&0xffffffff)
 	return uint16(max(m>>16, m&0xffff))
 }
@@ -87,15 +88,18 @@ func halfAbsMax(row []byte) uint16 {
 // Widening. The encoder widens only data it has already found finite.
 
 func widenBF16(dst []float32, src []byte) {
-	for len(dst) >= 4 && len(src) >= 8 {
-		v := binary.LittleEndian.Uint64(src)
-		dst[0] = math.Float32frombits(uint32(v) << 16)
-		dst[1] = math.Float32frombits(uint32(v>>16) << 16)
-		dst[2] = math.Float32frombits(uint32(v>>32) << 16)
-		dst[3] = math.Float32frombits(uint32(v>>48) << 16)
-		dst, src = dst[4:], src[8:]
+	n := len(dst)
+	src = src[:2*n]
+	i := 0
+	for ; i <= n-4; i += 4 {
+		w, d := src[2*i:2*i+8:2*i+8], dst[i:i+4:i+4]
+		lo, hi := binary.LittleEndian.Uint32(w), binary.LittleEndian.Uint32(w[4:])
+		d[0] = math.Float32frombits(lo << 16)
+		d[1] = math.Float32frombits(lo & 0xffff0000)
+		d[2] = math.Float32frombits(hi << 16)
+		d[3] = math.Float32frombits(hi & 0xffff0000)
 	}
-	for i := range dst {
+	for ; i < n; i++ {
 		dst[i] = BF16ToFloat32(binary.LittleEndian.Uint16(src[2*i:]))
 	}
 }
@@ -108,15 +112,17 @@ func fp16Finite(h uint32) float32 {
 }
 
 func widenFP16(dst []float32, src []byte) {
-	for len(dst) >= 4 && len(src) >= 8 {
-		v := binary.LittleEndian.Uint64(src)
-		dst[0] = fp16Finite(uint32(v))
-		dst[1] = fp16Finite(uint32(v >> 16))
-		dst[2] = fp16Finite(uint32(v >> 32))
-		dst[3] = fp16Finite(uint32(v >> 48))
-		dst, src = dst[4:], src[8:]
+	n := len(dst)
+	src = src[:2*n]
+	i := 0
+	for ; i <= n-4; i += 4 {
+		v, d := binary.LittleEndian.Uint64(src[2*i:2*i+8:2*i+8]), dst[i:i+4:i+4]
+		d[0] = fp16Finite(uint32(v))
+		d[1] = fp16Finite(uint32(v >> 16))
+		d[2] = fp16Finite(uint32(v >> 32))
+		d[3] = fp16Finite(uint32(v >> 48))
 	}
-	for i := range dst {
+	for ; i < n; i++ {
 		dst[i] = fp16Finite(uint32(binary.LittleEndian.Uint16(src[2*i:])))
 	}
 }
@@ -126,31 +132,40 @@ func widenFP16(dst []float32, src []byte) {
 // NaN (the quiet NaN of the table, which rounds to a NaN). So bfloat16
 // rounding can skip Float32ToBF16's NaN test.
 
-func bf16Round(f float32) uint64 {
+// r16 rounds a float32 to bfloat16, nearest even, leaving it in the top
+// half of the result (the low half is garbage): a pair of lanes packs as
+// r16(a)>>16 | r16(b)&0xffff0000.
+func r16(f float32) uint32 {
 	b := math.Float32bits(f)
-	return uint64((b + 0x7fff + (b>>16)&1) >> 16)
+	return b + 0x7fff + (b>>16)&1
 }
 
 func narrowBF16(dst []byte, src []float32) {
-	for len(src) >= 4 && len(dst) >= 8 {
-		v := bf16Round(src[0]) | bf16Round(src[1])<<16 | bf16Round(src[2])<<32 | bf16Round(src[3])<<48
-		binary.LittleEndian.PutUint64(dst, v)
-		src, dst = src[4:], dst[8:]
+	n := len(src)
+	dst = dst[:2*n]
+	i := 0
+	for ; i <= n-4; i += 4 {
+		s, d := src[i:i+4:i+4], dst[2*i:2*i+8:2*i+8]
+		binary.LittleEndian.PutUint32(d, r16(s[0])>>16|r16(s[1])&0xffff0000)
+		binary.LittleEndian.PutUint32(d[4:], r16(s[2])>>16|r16(s[3])&0xffff0000)
 	}
-	for i, f := range src {
-		binary.LittleEndian.PutUint16(dst[2*i:], uint16(bf16Round(f)))
+	for ; i < n; i++ {
+		binary.LittleEndian.PutUint16(dst[2*i:], uint16(r16(src[i])>>16))
 	}
 }
 
 func narrowFP16(dst []byte, src []float32) {
-	for len(src) >= 4 && len(dst) >= 8 {
-		v := uint64(Float32ToFP16(src[0])) | uint64(Float32ToFP16(src[1]))<<16 |
-			uint64(Float32ToFP16(src[2]))<<32 | uint64(Float32ToFP16(src[3]))<<48
-		binary.LittleEndian.PutUint64(dst, v)
-		src, dst = src[4:], dst[8:]
+	n := len(src)
+	dst = dst[:2*n]
+	i := 0
+	for ; i <= n-4; i += 4 {
+		s := src[i : i+4 : i+4]
+		v := uint64(Float32ToFP16(s[0])) | uint64(Float32ToFP16(s[1]))<<16 |
+			uint64(Float32ToFP16(s[2]))<<32 | uint64(Float32ToFP16(s[3]))<<48
+		binary.LittleEndian.PutUint64(dst[2*i:2*i+8:2*i+8], v)
 	}
-	for i, f := range src {
-		binary.LittleEndian.PutUint16(dst[2*i:], Float32ToFP16(f))
+	for ; i < n; i++ {
+		binary.LittleEndian.PutUint16(dst[2*i:], Float32ToFP16(src[i]))
 	}
 }
 
@@ -158,31 +173,23 @@ func narrowFP16(dst []byte, src []float32) {
 // of the product (a relative 2^-23), so the rounded integer codes cannot
 // leave the range and need no clamping; e4m3 saturates by itself.
 
+// q8 quantizes x with inverse scale inv. The low byte of
+// x*inv+roundMagic's bits is the rounded integer's low byte, two's
+// complement included, so the byte needs no subtraction.
+func q8(x, inv float32) byte { return byte(math.Float32bits(x*inv + roundMagic)) }
+
 func quantInt8Vec(dst []byte, x, inv []float32) {
-	for len(x) >= 4 && len(inv) >= 4 && len(dst) >= 4 {
-		dst[0] = byte(toInt(x[0] * inv[0]))
-		dst[1] = byte(toInt(x[1] * inv[1]))
-		dst[2] = byte(toInt(x[2] * inv[2]))
-		dst[3] = byte(toInt(x[3] * inv[3]))
-		x, inv, dst = x[4:], inv[4:], dst[4:]
-	}
-	inv, dst = inv[:len(x)], dst[:len(x)]
+	n := len(x)
+	inv, dst = inv[:n], dst[:n]
 	for i, v := range x {
-		dst[i] = byte(toInt(v * inv[i]))
+		dst[i] = q8(v, inv[i])
 	}
 }
 
 func quantInt8(dst []byte, x []float32, inv float32) {
-	for len(x) >= 4 && len(dst) >= 4 {
-		dst[0] = byte(toInt(x[0] * inv))
-		dst[1] = byte(toInt(x[1] * inv))
-		dst[2] = byte(toInt(x[2] * inv))
-		dst[3] = byte(toInt(x[3] * inv))
-		x, dst = x[4:], dst[4:]
-	}
 	dst = dst[:len(x)]
 	for i, v := range x {
-		dst[i] = byte(toInt(v * inv))
+		dst[i] = q8(v, inv)
 	}
 }
 
@@ -206,24 +213,27 @@ func quantInt4(dst []int8, x []float32, inv float32) {
 // packInt4 stores codes two per byte, even index in the low nibble; an odd
 // count leaves the last high nibble zero.
 func packInt4(dst []byte, q []int8) {
-	for len(q) >= 2 && len(dst) >= 1 {
-		dst[0] = byte(q[0])&0x0f | byte(q[1])<<4
-		q, dst = q[2:], dst[1:]
+	n := len(q) / 2
+	dst = dst[:(len(q)+1)/2]
+	for i := range dst[:n] {
+		p := q[2*i : 2*i+2 : 2*i+2]
+		dst[i] = byte(p[0])&0x0f | byte(p[1])<<4
 	}
-	if len(q) == 1 {
-		dst[0] = byte(q[0]) & 0x0f
+	if len(q)%2 == 1 {
+		dst[n] = byte(q[len(q)-1]) & 0x0f
 	}
 }
 
 func unpackInt4(dst []int8, src []byte) {
-	for len(dst) >= 2 && len(src) >= 1 {
-		b := src[0]
-		dst[0] = int8(b<<4) >> 4
-		dst[1] = int8(b) >> 4
-		dst, src = dst[2:], src[1:]
+	n := len(dst) / 2
+	src = src[:(len(dst)+1)/2]
+	for i, b := range src[:n] {
+		p := dst[2*i : 2*i+2 : 2*i+2]
+		p[0] = int8(b<<4) >> 4
+		p[1] = int8(b) >> 4
 	}
-	if len(dst) == 1 {
-		dst[0] = int8(src[0]<<4) >> 4
+	if len(dst)%2 == 1 {
+		dst[len(dst)-1] = int8(src[n]<<4) >> 4
 	}
 }
 
@@ -276,13 +286,6 @@ func quantFP8(dst []byte, x []float32, inv float32) {
 // Dequantizers.
 
 func dequantInt8Vec(x []float32, src []byte, scale []float32) {
-	for len(x) >= 4 && len(src) >= 4 && len(scale) >= 4 {
-		x[0] = float32(int8(src[0])) * scale[0]
-		x[1] = float32(int8(src[1])) * scale[1]
-		x[2] = float32(int8(src[2])) * scale[2]
-		x[3] = float32(int8(src[3])) * scale[3]
-		x, src, scale = x[4:], src[4:], scale[4:]
-	}
 	src, scale = src[:len(x)], scale[:len(x)]
 	for i := range x {
 		x[i] = float32(int8(src[i])) * scale[i]
@@ -290,13 +293,6 @@ func dequantInt8Vec(x []float32, src []byte, scale []float32) {
 }
 
 func dequantInt8(x []float32, src []byte, scale float32) {
-	for len(x) >= 4 && len(src) >= 4 {
-		x[0] = float32(int8(src[0])) * scale
-		x[1] = float32(int8(src[1])) * scale
-		x[2] = float32(int8(src[2])) * scale
-		x[3] = float32(int8(src[3])) * scale
-		x, src = x[4:], src[4:]
-	}
 	src = src[:len(x)]
 	for i := range x {
 		x[i] = float32(int8(src[i])) * scale

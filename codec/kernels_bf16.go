@@ -12,69 +12,71 @@ import (
 // one 8-byte load or store of the 16-bit data and one 4-byte store or load
 // of the codes.
 
-// i8 quantizes one bfloat16 (in the low 16 bits of h) with inverse scale inv.
-func i8(h uint64, inv float32) uint32 {
-	return uint32(toInt(math.Float32frombits(uint32(h)<<16)*inv)) & 0xff
-}
+// b2f is the bfloat16 whose bits are the top half of b, as float32.
+func b2f(b uint32) float32 { return math.Float32frombits(b) }
 
 func quantInt8VecBF16(dst, src []byte, inv []float32) {
 	n := len(inv)
 	src, dst = src[:2*n], dst[:n]
 	i := 0
-	for ; i+4 <= n; i += 4 {
-		v := binary.LittleEndian.Uint64(src[2*i:])
-		s := inv[i : i+4 : i+4]
-		q := i8(v, s[0]) | i8(v>>16, s[1])<<8 | i8(v>>32, s[2])<<16 | i8(v>>48, s[3])<<24
-		binary.LittleEndian.PutUint32(dst[i:], q)
+	for ; i <= n-4; i += 4 {
+		w, s, d := src[2*i:2*i+8:2*i+8], inv[i:i+4:i+4], dst[i:i+4:i+4]
+		lo, hi := binary.LittleEndian.Uint32(w), binary.LittleEndian.Uint32(w[4:])
+		d[0] = q8(b2f(lo<<16), s[0])
+		d[1] = q8(b2f(lo&0xffff0000), s[1])
+		d[2] = q8(b2f(hi<<16), s[2])
+		d[3] = q8(b2f(hi&0xffff0000), s[3])
 	}
 	for ; i < n; i++ {
-		dst[i] = byte(i8(uint64(binary.LittleEndian.Uint16(src[2*i:])), inv[i]))
+		dst[i] = q8(b2f(uint32(binary.LittleEndian.Uint16(src[2*i:]))<<16), inv[i])
 	}
 }
 
 func quantInt8BF16(dst, src []byte, inv float32) {
 	n := len(src) / 2
-	dst = dst[:n]
+	src, dst = src[:2*n], dst[:n]
 	i := 0
-	for ; i+4 <= n; i += 4 {
-		v := binary.LittleEndian.Uint64(src[2*i:])
-		q := i8(v, inv) | i8(v>>16, inv)<<8 | i8(v>>32, inv)<<16 | i8(v>>48, inv)<<24
-		binary.LittleEndian.PutUint32(dst[i:], q)
+	for ; i <= n-4; i += 4 {
+		w, d := src[2*i:2*i+8:2*i+8], dst[i:i+4:i+4]
+		lo, hi := binary.LittleEndian.Uint32(w), binary.LittleEndian.Uint32(w[4:])
+		d[0] = q8(b2f(lo<<16), inv)
+		d[1] = q8(b2f(lo&0xffff0000), inv)
+		d[2] = q8(b2f(hi<<16), inv)
+		d[3] = q8(b2f(hi&0xffff0000), inv)
 	}
 	for ; i < n; i++ {
-		dst[i] = byte(i8(uint64(binary.LittleEndian.Uint16(src[2*i:])), inv))
+		dst[i] = q8(b2f(uint32(binary.LittleEndian.Uint16(src[2*i:]))<<16), inv)
 	}
 }
-
-// bf16Of dequantizes the int8 code in the low byte of c with scale s and
-// rounds it to bfloat16 (see bf16Round).
-func bf16Of(c uint32, s float32) uint64 { return bf16Round(float32(int8(c)) * s) }
 
 func dequantInt8VecBF16(dst, src []byte, scale []float32) {
 	n := len(scale)
 	src, dst = src[:n], dst[:2*n]
 	i := 0
-	for ; i+4 <= n; i += 4 {
-		c := binary.LittleEndian.Uint32(src[i:])
-		s := scale[i : i+4 : i+4]
-		v := bf16Of(c, s[0]) | bf16Of(c>>8, s[1])<<16 | bf16Of(c>>16, s[2])<<32 | bf16Of(c>>24, s[3])<<48
-		binary.LittleEndian.PutUint64(dst[2*i:], v)
+	for ; i <= n-4; i += 4 {
+		c, s, d := src[i:i+4:i+4], scale[i:i+4:i+4], dst[2*i:2*i+8:2*i+8]
+		lo := r16(float32(int8(c[0]))*s[0])>>16 | r16(float32(int8(c[1]))*s[1])&0xffff0000
+		hi := r16(float32(int8(c[2]))*s[2])>>16 | r16(float32(int8(c[3]))*s[3])&0xffff0000
+		binary.LittleEndian.PutUint32(d, lo)
+		binary.LittleEndian.PutUint32(d[4:], hi)
 	}
 	for ; i < n; i++ {
-		binary.LittleEndian.PutUint16(dst[2*i:], uint16(bf16Of(uint32(src[i]), scale[i])))
+		binary.LittleEndian.PutUint16(dst[2*i:], uint16(r16(float32(int8(src[i]))*scale[i])>>16))
 	}
 }
 
 func dequantInt8BF16(dst, src []byte, scale float32) {
 	n := len(dst) / 2
-	src = src[:n]
+	src, dst = src[:n], dst[:2*n]
 	i := 0
-	for ; i+4 <= n; i += 4 {
-		c := binary.LittleEndian.Uint32(src[i:])
-		v := bf16Of(c, scale) | bf16Of(c>>8, scale)<<16 | bf16Of(c>>16, scale)<<32 | bf16Of(c>>24, scale)<<48
-		binary.LittleEndian.PutUint64(dst[2*i:], v)
+	for ; i <= n-4; i += 4 {
+		c, d := src[i:i+4:i+4], dst[2*i:2*i+8:2*i+8]
+		lo := r16(float32(int8(c[0]))*scale)>>16 | r16(float32(int8(c[1]))*scale)&0xffff0000
+		hi := r16(float32(int8(c[2]))*scale)>>16 | r16(float32(int8(c[3]))*scale)&0xffff0000
+		binary.LittleEndian.PutUint32(d, lo)
+		binary.LittleEndian.PutUint32(d[4:], hi)
 	}
 	for ; i < n; i++ {
-		binary.LittleEndian.PutUint16(dst[2*i:], uint16(bf16Of(uint32(src[i]), scale)))
+		binary.LittleEndian.PutUint16(dst[2*i:], uint16(r16(float32(int8(src[i]))*scale)>>16))
 	}
 }

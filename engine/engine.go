@@ -97,6 +97,8 @@ type Engine struct {
 	dirty map[*group]struct{}
 	// protect holds the groups that carry a lease or a pin (lease.go).
 	protect map[*group]struct{}
+	// chunks counts the stored LMCache chunks by class (chunks.go).
+	chunks map[ChunkClass]ChunkCount
 
 	demoteCh chan struct{}
 	closing  bool
@@ -149,7 +151,8 @@ func New(opts Options) *Engine {
 		opts.BackpressureTimeout = 30 * time.Second
 	}
 	e := &Engine{opts: opts, seed: maphash.MakeSeed(), cold: opts.Cold, demoteCh: make(chan struct{}, 1),
-		dirty: make(map[*group]struct{}), protect: make(map[*group]struct{})}
+		dirty: make(map[*group]struct{}), protect: make(map[*group]struct{}),
+		chunks: make(map[ChunkClass]ChunkCount)}
 	e.memCond = sync.NewCond(&e.mu)
 	e.dbs = make([]*keyspace, opts.Databases)
 	for i := range e.dbs {
@@ -356,6 +359,7 @@ func (e *Engine) flushLocked(ctx context.Context, db int) error {
 		delete(e.protect, g)
 	}
 	for _, it := range ks.items {
+		e.forgetChunkLocked(it)
 		e.uncharge(it)
 		if it.resident {
 			e.residentKeys--
@@ -474,6 +478,7 @@ func (e *Engine) insertLocked(ks *keyspace, it *item) {
 // removeLocked deletes an item from the server, its disk copy included.
 func (e *Engine) removeLocked(ctx context.Context, it *item) {
 	ks := it.ks
+	e.forgetChunkLocked(it)
 	delete(ks.items, it.key)
 	delete(ks.expires, it)
 	ks.order.Delete(it)

@@ -28,6 +28,8 @@ type item struct {
 	onDisk bool
 	ks     *keyspace
 	grp    *group
+	// chunk is set on a metadata key whose value is LMCache metadata.
+	chunk *chunkInfo
 }
 
 // memSize is the memory the item costs: its index entry, plus its value

@@ -344,6 +344,7 @@ func (e *Engine) rebuild(ctx context.Context) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	n := 0
+	var metas []*item
 	err := e.cold.Iterate(ctx, func(db int, key []byte, meta lsm.RecordMeta, size int64) error {
 		ks := physToLogical[db]
 		if ks == nil {
@@ -354,11 +355,20 @@ func (e *Engine) rebuild(ctx context.Context) error {
 			return nil
 		}
 		e.insertLocked(ks, it)
+		if isMetadataKey(it.key) && meta.Size <= 4096 {
+			metas = append(metas, it)
+		}
 		n++
 		return nil
 	})
 	if err != nil {
 		return fmt.Errorf("rebuild index from disk tier: %w", err)
+	}
+	for _, it := range metas {
+		// Small: the disk tier keeps such values inline with the header.
+		if v, _, err := e.cold.Get(ctx, it.ks.phys, []byte(it.key)); err == nil {
+			e.noteChunkLocked(it, v)
+		}
 	}
 	_, _, cerr := e.cold.Get(ctx, metaDB, cleanKey)
 	clean := cerr == nil

@@ -157,6 +157,7 @@ func (tx *Tx) Set(key []byte, value []byte, expireAt int64) {
 		}
 		it.version = e.bumpVersion()
 		e.setResidentLocked(it, value)
+		e.noteChunkLocked(it, value)
 		it.grp.lastWrite = tx.now
 		e.markDirtyLocked(it.grp)
 		tx.setExpireItem(it, expireAt)
@@ -167,6 +168,7 @@ func (tx *Tx) Set(key []byte, value []byte, expireAt int64) {
 	it := &item{key: k, value: value, length: int64(len(value)), expireAt: expireAt,
 		lastUsed: tx.now, resident: true, version: e.bumpVersion()}
 	e.insertLocked(tx.ks, it)
+	e.noteChunkLocked(it, value)
 	it.grp.lastWrite = tx.now
 	e.markDirtyLocked(it.grp)
 	tx.protect = it

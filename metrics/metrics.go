@@ -59,6 +59,17 @@ type Snapshot struct {
 	Hits, Misses, ExpiredKeys, EvictedKeys                int64
 	// Tiers has one entry per storage tier, exported with a tier label.
 	Tiers []TierSnapshot
+	// Chunks counts the stored LMCache chunks by model, dtype and format.
+	Chunks []ChunkSnapshot
+	// LeasedGroups and PinnedGroups count chunk groups under a live lease
+	// or pin.
+	LeasedGroups, PinnedGroups int64
+}
+
+// ChunkSnapshot is the count of one class of stored chunks.
+type ChunkSnapshot struct {
+	Model, DType, Format string
+	Chunks, Bytes        int64
 }
 
 // TierSnapshot is one storage tier's counters.
@@ -238,6 +249,8 @@ type keyspaceCollector struct {
 
 	tierKeys, tierBytes, tierMaxBytes, tierHits, tierMisses   *prometheus.Desc
 	tierDemotions, tierPromotions, tierEvictions, tierCorrupt *prometheus.Desc
+
+	chunks, chunkBytes, leased, pinned *prometheus.Desc
 }
 
 // newKeyspaceCollector describes the metrics read from src.
@@ -264,6 +277,14 @@ func newKeyspaceCollector(src Source) *keyspaceCollector {
 		tierPromotions: tierDesc("tier_promotions_total", "Keys moved out of the tier to the one above."),
 		tierEvictions:  tierDesc("tier_evictions_total", "Chunk groups dropped from the server by the tier's bound."),
 		tierCorrupt:    tierDesc("tier_corrupt_records_total", "Records that failed verification, were deleted and served as misses."),
+		chunks: prometheus.NewDesc(prometheus.BuildFQName(namespace, "", "chunks_current"),
+			"LMCache chunks stored (recognised by their metadata key), by model, dtype and format.",
+			[]string{"model", "dtype", "format"}, nil),
+		chunkBytes: prometheus.NewDesc(prometheus.BuildFQName(namespace, "", "chunk_data_bytes"),
+			"Data bytes of the stored LMCache chunks, as their metadata states, by model, dtype and format.",
+			[]string{"model", "dtype", "format"}, nil),
+		leased: desc("leased_groups_current", "Chunk groups under a live lease (KVC.PROBE LEASE, EXISTS hits)."),
+		pinned: desc("pinned_groups_current", "Chunk groups under a live pin (KVC.PIN)."),
 	}
 }
 
@@ -279,6 +300,7 @@ func (k *keyspaceCollector) Describe(ch chan<- *prometheus.Desc) {
 		k.hits, k.misses, k.expired, k.evicted,
 		k.tierKeys, k.tierBytes, k.tierMaxBytes, k.tierHits, k.tierMisses,
 		k.tierDemotions, k.tierPromotions, k.tierEvictions, k.tierCorrupt,
+		k.chunks, k.chunkBytes, k.leased, k.pinned,
 	} {
 		ch <- d
 	}
@@ -318,6 +340,12 @@ func (k *keyspaceCollector) Collect(ch chan<- prometheus.Metric) {
 		tc(k.tierEvictions, t.Evictions)
 		tc(k.tierCorrupt, t.Corrupt)
 	}
+	for _, c := range s.Chunks {
+		ch <- prometheus.MustNewConstMetric(k.chunks, prometheus.GaugeValue, float64(c.Chunks), c.Model, c.DType, c.Format)
+		ch <- prometheus.MustNewConstMetric(k.chunkBytes, prometheus.GaugeValue, float64(c.Bytes), c.Model, c.DType, c.Format)
+	}
+	gauge(k.leased, s.LeasedGroups)
+	gauge(k.pinned, s.PinnedGroups)
 }
 
 // Handler returns an http.Handler serving reg at /metrics and the Go

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -18,6 +19,7 @@ import (
 	"time"
 
 	"github.com/kvserver/kvserver/config"
+	"github.com/kvserver/kvserver/engine"
 )
 
 // kvserverVersion is kvserver's own version, reported by INFO kvserver.
@@ -49,6 +51,7 @@ var infoSections = []infoSection{
 	{"keyspace", "Keyspace", true, (*Server).infoKeyspace},
 	{"kvserver", "Kvserver", true, (*Server).infoKvserver},
 	{"tiers", "Tiers", true, (*Server).infoTiers},
+	{"kvcache", "Kvcache", true, (*Server).infoKVCache},
 }
 
 // infoWriter accumulates INFO lines with Redis's "\r\n" line ends.
@@ -348,6 +351,43 @@ func (s *Server) infoTiers(w *infoWriter) {
 	}
 	w.int("tier_misses", st.Misses)
 	w.int("keys_total", st.Keys)
+}
+
+// infoKVCache reports what kvserver knows of the KV cache it stores: chunks
+// and their data bytes by model, dtype and format (from LMCache metadata),
+// leases and pins, and the settings behind them.
+func (s *Server) infoKVCache(w *infoWriter) {
+	stats := s.eng.ChunkStats()
+	classes := make([]engine.ChunkClass, 0, len(stats))
+	var chunks, bytes int64
+	for c, n := range stats {
+		classes = append(classes, c)
+		chunks += n.Chunks
+		bytes += n.Bytes
+	}
+	sort.Slice(classes, func(i, j int) bool {
+		a, b := classes[i], classes[j]
+		if a.Model != b.Model {
+			return a.Model < b.Model
+		}
+		if a.DType != b.DType {
+			return a.DType < b.DType
+		}
+		return a.Format < b.Format
+	})
+	prot := s.eng.Protection()
+	opts := s.options()
+	w.int("chunks", chunks)
+	w.int("chunk_bytes", bytes)
+	w.int("leased_groups", prot.LeasedGroups)
+	w.int("pinned_groups", prot.PinnedGroups)
+	w.int("exists_lease_ms", opts.ExistsLeaseMs)
+	w.int("max_pin_seconds", opts.MaxPinSeconds)
+	for i, c := range classes {
+		n := stats[c]
+		w.str("chunkclass"+strconv.Itoa(i), fmt.Sprintf("model=%s,dtype=%s,format=%s,chunks=%d,bytes=%d",
+			c.Model, c.DType, c.Format, n.Chunks, n.Bytes))
+	}
 }
 
 // maxErrorPrefixes bounds the distinct error codes INFO errorstats tracks,

@@ -1,11 +1,11 @@
 package resp
 
 import (
-	"encoding/binary"
 	"strconv"
 	"strings"
 
 	"github.com/kvserver/kvserver/engine"
+	"github.com/kvserver/kvserver/kvmeta"
 )
 
 // kvserver's own commands for KV-cache clients, dot-named like Redis module
@@ -163,11 +163,26 @@ func (s *Server) cmdKvcInfo(c *Client, args [][]byte) {
 // per KV group (length, format, dtype, shape), or nil when there is none or
 // it does not parse.
 func describeMetadata(raw []byte) *Value {
-	if len(raw) != 28 {
+	if raw == nil {
 		return nil
 	}
-	f := func(i int) int64 { return int64(int32(binary.LittleEndian.Uint32(raw[i*4:]))) }
-	shape := Array(Int(f(3)), Int(f(4)), Int(f(5)), Int(f(6)))
-	v := Array(Map(Bulk("length"), Int(f(0)), Bulk("format"), Int(f(1)), Bulk("dtype"), Int(f(2)), Bulk("shape"), shape))
+	chunk, err := kvmeta.Parse(raw)
+	if err != nil {
+		return nil
+	}
+	groups := make([]Value, 0, len(chunk.Groups))
+	for _, m := range chunk.Groups {
+		shape := make([]Value, len(m.Shape))
+		for i, d := range m.Shape {
+			shape[i] = Int(int64(d))
+		}
+		groups = append(groups, Map(
+			Bulk("length"), Int(m.Length),
+			Bulk("format"), Bulk(m.Format.String()),
+			Bulk("dtype"), Bulk(m.DType.String()),
+			Bulk("shape"), Array(shape...),
+		))
+	}
+	v := Array(groups...)
 	return &v
 }

@@ -184,8 +184,8 @@ func TestInfoPrintsRedisSectionsWithCRLF(t *testing.T) {
 		args     []string
 		sections []string
 	}{
-		{"default", []string{"INFO"}, []string{"Server", "Clients", "Memory", "Persistence", "Stats", "Replication", "CPU", "Modules", "Errorstats", "Cluster", "Keyspace", "Kvserver", "Tiers"}},
-		{"all", []string{"INFO", "all"}, []string{"Server", "Clients", "Memory", "Persistence", "Stats", "Replication", "CPU", "Modules", "Errorstats", "Cluster", "Keyspace", "Kvserver", "Tiers"}},
+		{"default", []string{"INFO"}, []string{"Server", "Clients", "Memory", "Persistence", "Stats", "Replication", "CPU", "Modules", "Errorstats", "Cluster", "Keyspace", "Kvserver", "Tiers", "Kvcache"}},
+		{"all", []string{"INFO", "all"}, []string{"Server", "Clients", "Memory", "Persistence", "Stats", "Replication", "CPU", "Modules", "Errorstats", "Cluster", "Keyspace", "Kvserver", "Tiers", "Kvcache"}},
 		{"one section, any case", []string{"INFO", "KeySpace"}, []string{"Keyspace"}},
 		{"fixed order, no repeats", []string{"INFO", "replication", "server", "SERVER"}, []string{"Server", "Replication"}},
 		{"unknown section", []string{"INFO", "commandstats"}, nil},

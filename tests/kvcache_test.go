@@ -1,6 +1,7 @@
 package tests
 
 import (
+	"encoding/binary"
 	"fmt"
 	"strconv"
 	"strings"
@@ -263,4 +264,75 @@ func TestExpiredLeaseNoLongerProtects(t *testing.T) {
 	if st := chunkState(c, 0, size); st != "absent" {
 		t.Errorf("chunk 0 with an ended lease is %s, want evicted", st)
 	}
+}
+
+// TestChunksAreCountedByModelDTypeAndFormat stores chunks of two models
+// (one pinned), checks INFO kvcache and the Prometheus series, then deletes
+// one and checks the counts follow, also across a restart.
+func TestChunksAreCountedByModelDTypeAndFormat(t *testing.T) {
+	if diffAgainstRedis() {
+		t.Skip("KVC.* are kvserver commands")
+	}
+	t.Parallel()
+	port := freePort(t)
+	s := startKVServer(t, "--metrics-port", strconv.Itoa(port))
+	c := dialRaw(t, s.Addr)
+	const size = 2 * 32 * 8 * 1024 * 2
+	for i := range 3 {
+		if err := putChunk(c, i, size); err != nil {
+			t.Fatal(err)
+		}
+	}
+	other := "qwen@1@0@00ff@float16"
+	var meta [28]byte
+	for i, v := range []int32{4096, 2, 2, 16, 2, 64, 0} { // KV_T2D fp16 [16,2,64]
+		binary.LittleEndian.PutUint32(meta[i*4:], uint32(v))
+	}
+	expectReply(t, c, "+OK\r\n", "SET", other+"kv_bytes", string(make([]byte, 4096)))
+	expectReply(t, c, "+OK\r\n", "SET", other+"metadata", string(meta[:]))
+	expectReply(t, c, "+OK\r\n", "SET", "notachunk:metadata", "hello")
+	checkReply(t, c, ":1\r\n", "KVC.PIN", "60", other+"metadata")
+
+	check := func(when string, wantLlama int) {
+		t.Helper()
+		f, err := infoFields(c, "kvcache")
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := map[string]string{
+			"chunks":      strconv.Itoa(wantLlama + 1),
+			"chunk_bytes": strconv.Itoa(wantLlama*size + 4096),
+		}
+		for k, v := range want {
+			if f[k] != v {
+				t.Errorf("%s: INFO kvcache %s = %q, want %q", when, k, f[k], v)
+			}
+		}
+		classes := f["chunkclass0"] + " " + f["chunkclass1"]
+		for _, part := range []string{
+			fmt.Sprintf("model=llama,dtype=bfloat16,format=KV_2LTD,chunks=%d,bytes=%d", wantLlama, wantLlama*size),
+			"model=qwen,dtype=float16,format=KV_T2D,chunks=1,bytes=4096",
+		} {
+			if !strings.Contains(classes, part) {
+				t.Errorf("%s: INFO kvcache classes %q lack %q", when, classes, part)
+			}
+		}
+	}
+	check("after writes", 3)
+	_, body := httpGet(t, fmt.Sprintf("http://127.0.0.1:%d/metrics", port))
+	for series, want := range map[string]float64{
+		`kvserver_chunks_current{dtype="bfloat16",format="KV_2LTD",model="llama"}`: 3,
+		`kvserver_chunk_data_bytes{dtype="float16",format="KV_T2D",model="qwen"}`:  4096,
+		`kvserver_pinned_groups_current`:                                           1,
+	} {
+		if v, ok := metricValue(body, series); !ok || v != want {
+			t.Errorf("%s = %v (found %v), want %v", series, v, ok, want)
+		}
+	}
+	checkReply(t, c, ":1\r\n", "DEL", chunkKey(1)+"metadata")
+	check("after DEL", 2)
+	c.Close()
+	s.Restart(t)
+	c = dialRaw(t, s.Addr)
+	check("after restart", 2)
 }

@@ -60,7 +60,16 @@ type engineStats struct{ eng *engine.Engine }
 
 func (e engineStats) Snapshot() metrics.Snapshot {
 	st := e.eng.Stats()
+	prot := e.eng.Protection()
+	var chunks []metrics.ChunkSnapshot
+	for c, n := range e.eng.ChunkStats() {
+		chunks = append(chunks, metrics.ChunkSnapshot{Model: c.Model, DType: c.DType, Format: c.Format,
+			Chunks: n.Chunks, Bytes: n.Bytes})
+	}
 	return metrics.Snapshot{
+		Chunks:          chunks,
+		LeasedGroups:    prot.LeasedGroups,
+		PinnedGroups:    prot.PinnedGroups,
 		Keys:            st.Keys,
 		KeysWithExpiry:  st.Expires,
 		UsedMemoryBytes: st.UsedMemory,
