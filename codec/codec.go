@@ -96,14 +96,16 @@ func IsEncoded(b []byte) bool {
 }
 
 // layout is everything derived from (mode, metadata, group sizes): where
-// the K and V rows are in the raw chunk and how large each part of the blob is.
+// the K and V rows are in the raw chunk and how large each part of the blob
+// is. It is computed before anything is allocated, so that a forged header
+// cannot make Decode allocate more than the blob's size implies.
 type layout struct {
 	meta       kvmeta.Metadata
 	mode       Mode
 	keyBlock   int
 	valueGroup int
 	t, d       int
-	keys, vals []plane
+	layers     int
 	rowCodes   int // bytes of codes for one row
 	size       int // total blob size
 }
@@ -111,42 +113,56 @@ type layout struct {
 // plane is one [T, D] tensor inside the raw chunk: row r starts at off+r*stride bytes.
 type plane struct{ off, stride int }
 
+// keyPlanes and valuePlanes list the chunk's K and V tensors in blob order.
+// KV_MLA_FMT has no keys: its one tensor per layer is quantized as values.
+func (l *layout) keyPlanes(yield func(plane) bool) {
+	rowBytes := 2 * l.d
+	switch l.meta.Format {
+	case kvmeta.FormatKV2LTD, kvmeta.FormatKV2TD:
+		for i := 0; i < l.layers && yield(plane{i * l.t * rowBytes, rowBytes}); i++ {
+		}
+	case kvmeta.FormatKVT2D:
+		yield(plane{0, 2 * rowBytes})
+	}
+}
+
+func (l *layout) valuePlanes(yield func(plane) bool) {
+	rowBytes := 2 * l.d
+	switch l.meta.Format {
+	case kvmeta.FormatKV2LTD, kvmeta.FormatKV2TD:
+		for i := 0; i < l.layers && yield(plane{(l.layers + i) * l.t * rowBytes, rowBytes}); i++ {
+		}
+	case kvmeta.FormatKVT2D:
+		yield(plane{rowBytes, 2 * rowBytes})
+	case kvmeta.FormatKVMLA:
+		for i := 0; i < l.layers && yield(plane{i * l.t * rowBytes, rowBytes}); i++ {
+		}
+	}
+}
+
 func newLayout(mode Mode, meta kvmeta.Metadata, keyBlock, valueGroup int) (*layout, error) {
 	l := &layout{meta: meta, mode: mode, keyBlock: keyBlock, valueGroup: valueGroup,
-		t: meta.Tokens(), d: meta.Hidden()}
-	nl, t, d := meta.Layers(), l.t, l.d
-	rowBytes := 2 * d
-	tensor := t * rowBytes
+		t: meta.Tokens(), d: meta.Hidden(), layers: meta.Layers()}
+	var keys, vals int
 	switch meta.Format {
-	case kvmeta.FormatKV2LTD:
-		for i := 0; i < nl; i++ {
-			l.keys = append(l.keys, plane{i * tensor, rowBytes})
-			l.vals = append(l.vals, plane{(nl + i) * tensor, rowBytes})
-		}
-	case kvmeta.FormatKV2TD:
-		l.keys = []plane{{0, rowBytes}}
-		l.vals = []plane{{tensor, rowBytes}}
-	case kvmeta.FormatKVT2D:
-		l.keys = []plane{{0, 2 * rowBytes}}
-		l.vals = []plane{{rowBytes, 2 * rowBytes}}
+	case kvmeta.FormatKV2LTD, kvmeta.FormatKV2TD, kvmeta.FormatKVT2D:
+		keys, vals = l.layers, l.layers
 	case kvmeta.FormatKVMLA:
-		for i := 0; i < nl; i++ {
-			l.vals = append(l.vals, plane{i * tensor, rowBytes})
-		}
+		vals = l.layers
 	default:
 		return nil, fmt.Errorf("format %s is not a KV tensor", meta.Format)
 	}
-	l.rowCodes = d
+	l.rowCodes = l.d
 	if mode == Int4 {
-		l.rowCodes = (d + 1) / 2
+		l.rowCodes = (l.d + 1) / 2
 	}
 	// Sizes fit easily in int: the metadata bounds the chunk to 2 GiB, and
 	// the blob is at most 5 bytes per 2-byte element (a scale per element).
-	nb := (t + keyBlock - 1) / keyBlock
-	ng := (d + valueGroup - 1) / valueGroup
-	keyPlane := nb*d*4 + t*l.rowCodes
-	valPlane := t * (ng*4 + l.rowCodes)
-	l.size = headerSize + len(l.keys)*keyPlane + len(l.vals)*valPlane
+	nb := (l.t + keyBlock - 1) / keyBlock
+	ng := (l.d + valueGroup - 1) / valueGroup
+	keyPlane := nb*l.d*4 + l.t*l.rowCodes
+	valPlane := l.t * (ng*4 + l.rowCodes)
+	l.size = headerSize + keys*keyPlane + vals*valPlane
 	return l, nil
 }
 
@@ -207,12 +223,12 @@ func Encode(mode Mode, meta kvmeta.Metadata, data []byte) ([]byte, error) {
 	copy(out[16:44], meta.Encode())
 	e := newCoder(l)
 	p := out[headerSize:]
-	for _, pl := range l.keys {
+	for pl := range l.keyPlanes {
 		if p, err = e.encodeKeys(p, data, pl); err != nil {
 			return nil, err
 		}
 	}
-	for _, pl := range l.vals {
+	for pl := range l.valuePlanes {
 		if p, err = e.encodeValues(p, data, pl); err != nil {
 			return nil, err
 		}
@@ -291,6 +307,7 @@ func Decode(blob []byte) ([]byte, kvmeta.Metadata, error) {
 
 // DecodeInto decodes into dst, which must be exactly Meta.Length bytes
 // (see Inspect), so that a caller can decode straight into a reply buffer.
+// After an error, dst holds an unspecified mix of old and decoded bytes.
 func DecodeInto(dst, blob []byte) (kvmeta.Metadata, error) {
 	_, l, err := inspect(blob)
 	if err != nil {
@@ -306,12 +323,12 @@ func decode(out, blob []byte, l *layout) error {
 	d := newCoder(l)
 	p := blob[headerSize:]
 	var err error
-	for _, pl := range l.keys {
+	for pl := range l.keyPlanes {
 		if p, err = d.decodeKeys(out, p, pl); err != nil {
 			return err
 		}
 	}
-	for _, pl := range l.vals {
+	for pl := range l.valuePlanes {
 		if p, err = d.decodeValues(out, p, pl); err != nil {
 			return err
 		}
@@ -351,8 +368,12 @@ func newCoder(l *layout) *coder {
 
 // scaleFor returns the scale stored for a group whose largest magnitude has
 // the 16-bit float bits h, and the inverse the encoder multiplies by; ok is
-// false when h is an infinity or NaN. The inverse is capped at the float32
-// range: a group of tiny subnormals then quantizes to zero rather than to NaN.
+// false when h is an infinity or NaN.
+//
+// A bfloat16 group whose magnitudes are all below qmax*2^-126 (about 1e-36
+// for int8) would need an inverse beyond the float32 range; such groups get
+// scale 2^-126 and inverse 2^126 instead, both exact, so they quantize with
+// an absolute step of 2^-126 rather than relative to their size.
 func (c *coder) scaleFor(h uint16) (scale, inv float32, ok bool) {
 	var amax float32
 	if c.bf16 {
@@ -369,10 +390,13 @@ func (c *coder) scaleFor(h uint16) (scale, inv float32, ok bool) {
 	if amax == 0 {
 		return 0, 0, true
 	}
+	inv64 := c.qmax / float64(amax)
+	if inv64 > 0x1p126 {
+		return 0x1p-126, 0x1p126, true
+	}
 	// One division: the scale only has to be close to 1/inv, and the decoder
 	// uses whatever was stored.
-	inv64 := c.qmax / float64(amax)
-	return float32(float64(amax) * c.rqmax), float32(min(inv64, math.MaxFloat32)), true
+	return float32(float64(amax) * c.rqmax), float32(inv64), true
 }
 
 func (c *coder) widen(dst []float32, src []byte) {

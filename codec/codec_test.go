@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 
 	"github.com/kvserver/kvserver/kvmeta"
@@ -493,3 +494,114 @@ func BenchmarkEncodeFP8(b *testing.B)  { benchEncode(b, FP8) }
 func BenchmarkDecodeFP8(b *testing.B)  { benchDecode(b, FP8) }
 func BenchmarkEncodeInt4(b *testing.B) { benchEncode(b, Int4) }
 func BenchmarkDecodeInt4(b *testing.B) { benchDecode(b, Int4) }
+
+func benchFP16(b *testing.B, decode bool) {
+	c := synth(kvSpec{kvmeta.FormatKV2LTD, kvmeta.DTypeFloat16, 32, 256, 1024}, 1)
+	blob, err := Encode(Int8, c.meta, c.data)
+	if err != nil {
+		b.Fatal(err)
+	}
+	dst := make([]byte, len(c.data))
+	b.SetBytes(int64(len(c.data)))
+	for b.Loop() {
+		if decode {
+			_, err = DecodeInto(dst, blob)
+		} else {
+			_, err = Encode(Int8, c.meta, c.data)
+		}
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkEncodeInt8FP16(b *testing.B) { benchFP16(b, false) }
+func BenchmarkDecodeInt8FP16(b *testing.B) { benchFP16(b, true) }
+
+// FuzzEncode quantizes arbitrary 16-bit data (subnormals, the largest
+// finite values, infinities, NaN) in every format, and checks that Encode
+// either refuses it or produces a blob that decodes to the same length with
+// every element within the mode's error bound, taken loosely from the
+// tensor's largest magnitude.
+func FuzzEncode(f *testing.F) {
+	f.Add(byte(1), byte(1), byte(1), byte(3), byte(5), true, []byte{0x80, 0x3f, 0x7f, 0x7f, 0x01, 0x00})
+	f.Add(byte(2), byte(2), byte(1), byte(7), byte(3), false, []byte{0xff, 0x7b, 0x01, 0x00, 0x00, 0x80})
+	f.Add(byte(3), byte(6), byte(2), byte(2), byte(9), true, []byte{0x12, 0x34, 0x56})
+	f.Fuzz(func(t *testing.T, mode, format, layers, tokens, hidden byte, bf16 bool, fill []byte) {
+		m := Mode(mode%3 + 1)
+		s := kvSpec{format: []kvmeta.Format{kvmeta.FormatKV2LTD, kvmeta.FormatKVT2D, kvmeta.FormatKV2TD, kvmeta.FormatKVMLA}[format%4],
+			dtype: kvmeta.DTypeFloat16, l: int(layers%3) + 1, t: int(tokens%70) + 1, d: int(hidden%70) + 1}
+		if bf16 {
+			s.dtype = kvmeta.DTypeBFloat16
+		}
+		if s.format == kvmeta.FormatKVT2D || s.format == kvmeta.FormatKV2TD {
+			s.l = 1
+		}
+		meta := s.meta()
+		if len(fill) == 0 {
+			fill = []byte{0}
+		}
+		data := make([]byte, meta.Length)
+		for i := range data {
+			data[i] = fill[i%len(fill)] ^ byte(i/len(fill))
+		}
+		blob, err := Encode(m, meta, data)
+		if err != nil {
+			if !errors.Is(err, ErrUnsupported) {
+				t.Fatalf("Encode: %v", err)
+			}
+			return
+		}
+		got, gotMeta, err := Decode(blob)
+		if err != nil || gotMeta != meta || len(got) != len(data) {
+			t.Fatalf("Decode: %v, %v, %d bytes", err, gotMeta, len(got))
+		}
+		x, y := widenAll(s.dtype, data), widenAll(s.dtype, got)
+		var gmax float64
+		for _, v := range x {
+			gmax = max(gmax, math.Abs(v))
+		}
+		_, _, qmax := m.groups()
+		for i := range x {
+			// Quantization, the final rounding to 16 bits (relative, and
+			// absolute among the subnormals), and the absolute step of tiny
+			// groups (see scaleFor).
+			round := math.Abs(y[i])/256 + 0x1p-126
+			if !bf16 {
+				round += 0x1p-25
+			}
+			bound := 0.5001*gmax/qmax + round
+			if m == FP8 {
+				bound = math.Abs(x[i])/16*1.001 + gmax/448/512 + round
+			}
+			if math.Abs(x[i]-y[i]) > bound || math.IsNaN(y[i]) {
+				t.Fatalf("%s %v element %d: %g decoded as %g (bound %g, max %g)", m, s, i, x[i], y[i], bound, gmax)
+			}
+		}
+	})
+}
+
+// A forged header that promises a huge chunk is refused by its size alone,
+// before anything of that size is allocated.
+func TestDecodeForgedHeaderAllocatesNothingLarge(t *testing.T) {
+	meta := kvmeta.Metadata{Length: 1 << 30, Format: kvmeta.FormatKV2LTD, DType: kvmeta.DTypeBFloat16, Shape: [4]int32{2, 1 << 27, 1, 2}}
+	if err := meta.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	blob := make([]byte, headerSize+64)
+	copy(blob, magic)
+	blob[8], blob[9] = version, byte(Int8)
+	binary.LittleEndian.PutUint16(blob[12:], 64)
+	binary.LittleEndian.PutUint16(blob[14:], 64)
+	copy(blob[16:], meta.Encode())
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, _, err := Decode(blob)
+	runtime.ReadMemStats(&after)
+	if !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("Decode = %v, want ErrCorrupt", err)
+	}
+	if n := after.TotalAlloc - before.TotalAlloc; n > 1<<20 {
+		t.Fatalf("Decode allocated %d bytes for a %d-byte blob", n, len(blob))
+	}
+}

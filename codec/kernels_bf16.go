@@ -8,9 +8,9 @@ import (
 // Fused int8 kernels for bfloat16, the common case and the one with a
 // throughput target: widening a bfloat16 is a shift, so quantizing straight
 // from the raw row (and rounding straight into it when decoding) saves the
-// float32 row's store and load. Each loop body handles four elements with
-// one 8-byte load or store of the 16-bit data and one 4-byte store or load
-// of the codes.
+// float32 row's store and load. Each loop body handles four elements: an
+// 8-byte window of the 16-bit data, taken as two 32-bit halves whose top and
+// bottom 16 bits are one bfloat16 each, and four bytes of codes.
 
 // b2f is the bfloat16 whose bits are the top half of b, as float32.
 func b2f(b uint32) float32 { return math.Float32frombits(b) }

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/kvserver/kvserver/codec"
 	"github.com/kvserver/kvserver/lsm"
 )
 
@@ -43,6 +44,9 @@ type Options struct {
 	Now func() time.Time
 	// Logger receives the engine's logs.
 	Logger *slog.Logger
+	// KVQuant, when not codec.Off, stores fp16/bf16 KV chunks quantized
+	// (lossy, opt-in); see quant.go.
+	KVQuant codec.Mode
 	// OnEvict, if set, is called (with the engine lock held) for each key
 	// dropped from the server to respect a bound.
 	OnEvict func(db int, key string)
@@ -70,6 +74,8 @@ type Stats struct {
 	Misses      int64
 	ExpiredKeys int64
 	EvictedKeys int64
+	// QuantizedChunks counts chunks the quantizer has encoded.
+	QuantizedChunks int64
 	// IndexBytes is the memory held by the index entries of keys whose
 	// value is only on disk; it is not part of UsedMemory.
 	IndexBytes int64
@@ -99,6 +105,10 @@ type Engine struct {
 	protect map[*group]struct{}
 	// chunks counts the stored LMCache chunks by class (chunks.go).
 	chunks map[ChunkClass]ChunkCount
+	// quantQueue holds groups that may be quantizable (quant.go).
+	quantQueue map[*group]struct{}
+	quantCh    chan struct{}
+	quantized  atomic.Int64
 
 	demoteCh chan struct{}
 	closing  bool
@@ -152,7 +162,8 @@ func New(opts Options) *Engine {
 	}
 	e := &Engine{opts: opts, seed: maphash.MakeSeed(), cold: opts.Cold, demoteCh: make(chan struct{}, 1),
 		dirty: make(map[*group]struct{}), protect: make(map[*group]struct{}),
-		chunks: make(map[ChunkClass]ChunkCount)}
+		chunks: make(map[ChunkClass]ChunkCount), quantQueue: make(map[*group]struct{}),
+		quantCh: make(chan struct{}, 1)}
 	e.memCond = sync.NewCond(&e.mu)
 	e.dbs = make([]*keyspace, opts.Databases)
 	for i := range e.dbs {
@@ -196,15 +207,16 @@ func (e *Engine) SetMaxMemory(n int64) {
 // Stats returns the current counters.
 func (e *Engine) Stats() Stats {
 	st := Stats{
-		Keys:        e.keys.Load(),
-		Expires:     e.nexp.Load(),
-		UsedMemory:  e.usedPub.Load(),
-		IndexBytes:  e.indexPub.Load(),
-		MaxMemory:   e.maxMem.Load(),
-		Hits:        e.hits.Load() + e.diskHits.Load(),
-		Misses:      e.misses.Load(),
-		ExpiredKeys: e.expired.Load(),
-		EvictedKeys: e.evicted.Load() + e.diskEvict.Load(),
+		Keys:            e.keys.Load(),
+		Expires:         e.nexp.Load(),
+		UsedMemory:      e.usedPub.Load(),
+		IndexBytes:      e.indexPub.Load(),
+		QuantizedChunks: e.quantized.Load(),
+		MaxMemory:       e.maxMem.Load(),
+		Hits:            e.hits.Load() + e.diskHits.Load(),
+		Misses:          e.misses.Load(),
+		ExpiredKeys:     e.expired.Load(),
+		EvictedKeys:     e.evicted.Load() + e.diskEvict.Load(),
 		Memory: TierStats{
 			Keys:       e.memKeys.Load(),
 			Bytes:      e.memBytes.Load(),
@@ -357,6 +369,7 @@ func (e *Engine) flushLocked(ctx context.Context, db int) error {
 		}
 		delete(e.dirty, g)
 		delete(e.protect, g)
+		delete(e.quantQueue, g)
 	}
 	for _, it := range ks.items {
 		e.forgetChunkLocked(it)
@@ -497,6 +510,7 @@ func (e *Engine) removeLocked(ctx context.Context, it *item) {
 		delete(ks.groups, g.name)
 		delete(e.dirty, g)
 		delete(e.protect, g)
+		delete(e.quantQueue, g)
 	} else if g.resident == 0 && g.list == &e.memLRU {
 		e.diskLRU.moveToFront(g)
 	}
@@ -549,7 +563,9 @@ func (e *Engine) setResidentLocked(it *item, value []byte) {
 	}
 	e.residentBytes += int64(len(value))
 	it.value = value
-	it.length = int64(len(value))
+	if !it.quantized {
+		it.length = int64(len(value))
+	}
 	it.resident = true
 	e.charge(it)
 	e.memLRU.moveToFront(it.grp)
@@ -584,6 +600,13 @@ func (e *Engine) Run(ctx context.Context) {
 		go func() {
 			defer e.wg.Done()
 			e.runDemoter(ctx)
+		}()
+	}
+	if e.opts.KVQuant != codec.Off {
+		e.wg.Add(1)
+		go func() {
+			defer e.wg.Done()
+			e.runQuantizer(ctx)
 		}()
 	}
 	t := time.NewTicker(100 * time.Millisecond)

@@ -30,6 +30,9 @@ type item struct {
 	grp    *group
 	// chunk is set on a metadata key whose value is LMCache metadata.
 	chunk *chunkInfo
+	// quantized: the stored value (in memory and on disk) is a codec
+	// encoding of the client's value, whose length is still length.
+	quantized bool
 }
 
 // memSize is the memory the item costs: its index entry, plus its value

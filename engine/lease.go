@@ -73,6 +73,12 @@ func (tx *Tx) Info(key []byte) (KeyInfo, bool) {
 	}
 	g := it.grp
 	info := KeyInfo{Size: it.length, Group: g.name, ExpireAt: it.expireAt, Codec: "none"}
+	if it.quantized {
+		info.Codec = tx.e.opts.KVQuant.String()
+		if tx.e.opts.KVQuant == 0 {
+			info.Codec = "quantized"
+		}
+	}
 	switch {
 	case it.resident && it.onDisk:
 		info.Tier = "memory+disk"

@@ -182,13 +182,13 @@ func (e *Engine) persistLocked(ctx context.Context, g *group, free bool) (int64,
 		todo = append(todo, pending{it, it.version})
 		if !it.onDisk {
 			entries = append(entries, lsm.Entry{Key: []byte(it.key), Value: it.value,
-				Meta: lsm.RecordMeta{ExpireAt: it.expireAt}})
+				Meta: lsm.RecordMeta{ExpireAt: it.expireAt, Quantized: it.quantized}})
 			size += int64(len(it.value))
 		}
 	}
 	if shuffle := g.halfPrecisionChunk(); shuffle {
 		for i := range entries {
-			if strings.HasSuffix(string(entries[i].Key), "kv_bytes") {
+			if strings.HasSuffix(string(entries[i].Key), "kv_bytes") && !entries[i].Meta.Quantized {
 				entries[i].Meta.Shuffle = true
 			}
 		}
@@ -286,7 +286,10 @@ const diskReclaimWait = 20 * time.Second
 // It reports false, after removing the key, when the disk no longer has a
 // good copy.
 func (e *Engine) loadLocked(ctx context.Context, it *item, promote bool) ([]byte, bool) {
-	value, _, err := e.cold.Get(ctx, it.ks.phys, []byte(it.key))
+	value, meta, err := e.cold.Get(ctx, it.ks.phys, []byte(it.key))
+	if err == nil {
+		it.quantized = meta.Quantized
+	}
 	if err != nil {
 		if !errors.Is(err, lsm.ErrNotFound) && !errors.Is(err, lsm.ErrCorrupt) {
 			e.opts.Logger.Error("read from disk tier", "key", it.key, "err", err)
@@ -321,9 +324,10 @@ func (e *Engine) Preload(ctx context.Context, db int, keys [][]byte) {
 		}
 		version, phys := it.version, ks.phys
 		e.mu.Unlock()
-		value, _, err := e.cold.Get(ctx, phys, key)
+		value, meta, err := e.cold.Get(ctx, phys, key)
 		e.mu.Lock()
 		if err == nil && ks.items[string(key)] == it && it.version == version && !it.resident {
+			it.quantized = meta.Quantized
 			e.setResidentLocked(it, value)
 			e.promotions.Add(1)
 			e.diskHits.Add(1)
@@ -350,7 +354,8 @@ func (e *Engine) rebuild(ctx context.Context) error {
 		if ks == nil {
 			return nil // the meta database, or more databases than configured now
 		}
-		it := &item{key: string(key), length: meta.Size, expireAt: meta.ExpireAt, onDisk: true}
+		it := &item{key: string(key), length: meta.Size, expireAt: meta.ExpireAt, onDisk: true,
+			quantized: meta.Quantized}
 		if old := ks.items[it.key]; old != nil {
 			return nil
 		}
@@ -368,6 +373,13 @@ func (e *Engine) rebuild(ctx context.Context) error {
 		// Small: the disk tier keeps such values inline with the header.
 		if v, _, err := e.cold.Get(ctx, it.ks.phys, []byte(it.key)); err == nil {
 			e.noteChunkLocked(it, v)
+			// A quantized data value is stored shorter than the client's
+			// value: its length is the one the metadata states.
+			for _, m := range it.grp.items {
+				if m.quantized && it.chunk != nil {
+					m.length = it.chunk.bytes
+				}
+			}
 		}
 	}
 	_, _, cerr := e.cold.Get(ctx, metaDB, cleanKey)

@@ -74,9 +74,13 @@ func (tx *Tx) touch(it *item) {
 // been removed.
 func (tx *Tx) value(it *item) ([]byte, bool) {
 	if it.resident {
-		return it.value, true
+		return tx.e.decodeValue(it, it.value)
 	}
-	return tx.e.loadLocked(tx.ctx(), it, !tx.noTouch)
+	stored, ok := tx.e.loadLocked(tx.ctx(), it, !tx.noTouch)
+	if !ok {
+		return nil, false
+	}
+	return tx.e.decodeValue(it, stored)
 }
 
 func entryOf(it *item, value []byte) Entry {
@@ -156,8 +160,10 @@ func (tx *Tx) Set(key []byte, value []byte, expireAt int64) {
 			it.onDisk = false
 		}
 		it.version = e.bumpVersion()
+		it.quantized = false
 		e.setResidentLocked(it, value)
 		e.noteChunkLocked(it, value)
+		e.queueQuantLocked(it.grp)
 		it.grp.lastWrite = tx.now
 		e.markDirtyLocked(it.grp)
 		tx.setExpireItem(it, expireAt)
@@ -169,6 +175,7 @@ func (tx *Tx) Set(key []byte, value []byte, expireAt int64) {
 		lastUsed: tx.now, resident: true, version: e.bumpVersion()}
 	e.insertLocked(tx.ks, it)
 	e.noteChunkLocked(it, value)
+	e.queueQuantLocked(it.grp)
 	it.grp.lastWrite = tx.now
 	e.markDirtyLocked(it.grp)
 	tx.protect = it

@@ -46,7 +46,8 @@ const storeFormat = 1
 //	off size field
 //	  0    1 version (1)
 //	  1    1 codec (Compression: 1 none, 2 s2, 3 zstd)
-//	  2    1 flags (bit 0: payload is byte-plane shuffled; bit 1: payload inline)
+//	  2    1 flags (bit 0: payload is byte-plane shuffled; bit 1: payload inline;
+//	         bit 2: the value is quantized by the caller, RecordMeta.Quantized)
 //	  3    1 reserved, 0
 //	  4    4 logical database number
 //	  8    4 group length: the group is key[:groupLen] (see GroupOf)
@@ -65,8 +66,11 @@ const (
 	checksumOff   = 36
 
 	flagShuffled = 1 << 0
-	flagInline   = 1 << 1
-	knownFlags   = flagShuffled | flagInline
+	// flagQuantized marks a value the caller stored in an encoded form of
+	// its own (kvserver's quantized KV chunks); lsm only carries the bit.
+	flagQuantized = 1 << 2
+	flagInline    = 1 << 1
+	knownFlags    = flagShuffled | flagInline | flagQuantized
 )
 
 // header is the decoded form of a record header.

@@ -94,6 +94,9 @@ type RecordMeta struct {
 	// when compression did not pay off). Values are always returned in their
 	// original byte order.
 	Shuffle bool
+	// Quantized is stored with the record for the caller: its value is in
+	// the caller's quantized encoding (read and written as given).
+	Quantized bool
 	// Size is the length of the value.
 	Size int64
 	// StoredSize is what the record counts against MaxDisk: its Pebble keys,
@@ -629,6 +632,9 @@ func (s *Store) encode(r *encodedRecord, db uint32, e Entry) error {
 			}
 		}
 	}
+	if e.Meta.Quantized {
+		h.flags |= flagQuantized
+	}
 	h.storedLen = uint64(len(payload))
 	inline := len(payload) <= inlineMax
 	if inline {
@@ -680,6 +686,7 @@ func metaOf(h *header, size usage) RecordMeta {
 	return RecordMeta{
 		ExpireAt:   h.expireAt,
 		Shuffle:    h.shuffled(),
+		Quantized:  h.flags&flagQuantized != 0,
 		Size:       int64(h.rawLen),
 		StoredSize: size.bytes,
 		Codec:      h.codec,

@@ -383,6 +383,8 @@ func (s *Server) infoKVCache(w *infoWriter) {
 	w.int("pinned_groups", prot.PinnedGroups)
 	w.int("exists_lease_ms", opts.ExistsLeaseMs)
 	w.int("max_pin_seconds", opts.MaxPinSeconds)
+	w.str("kv_quant", opts.KVQuant)
+	w.int("quantized_chunks", s.eng.Stats().QuantizedChunks)
 	for i, c := range classes {
 		n := stats[c]
 		w.str("chunkclass"+strconv.Itoa(i), fmt.Sprintf("model=%s,dtype=%s,format=%s,chunks=%d,bytes=%d",

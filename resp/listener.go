@@ -41,6 +41,8 @@ type Options struct {
 	ExistsLeaseMs int64
 	// MaxPinSeconds bounds KVC.PIN's lifetime (0 = no bound).
 	MaxPinSeconds int64
+	// KVQuant is the quantization mode reported by INFO ("off" if empty).
+	KVQuant string
 	// Logger receives the server's logs (default slog.Default()).
 	Logger *slog.Logger
 	// Metrics, if set, receives per-command and connection metrics.

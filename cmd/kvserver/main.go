@@ -23,6 +23,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/pflag"
 
+	"github.com/kvserver/kvserver/codec"
 	"github.com/kvserver/kvserver/config"
 	"github.com/kvserver/kvserver/engine"
 	"github.com/kvserver/kvserver/lsm"
@@ -106,6 +107,10 @@ func run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 	if err != nil {
 		return fmt.Errorf("disk-compression: %w", err)
 	}
+	quant, err := codec.ParseMode(cfg.KVQuant)
+	if err != nil {
+		return fmt.Errorf("kv-quant: %w", err)
+	}
 	storeDir := filepath.Join(cfg.Dir, "pebble")
 	store, err := lsm.Open(ctx, lsm.Options{
 		Dir:         storeDir,
@@ -125,6 +130,7 @@ func run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 		Databases: cfg.Databases,
 		MaxMemory: cfg.MaxMemory,
 		Cold:      store,
+		KVQuant:   quant,
 		Logger:    log,
 	})
 	if err != nil {
@@ -172,6 +178,7 @@ func run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 		ConfigFile:      cfg.ConfigFile,
 		ExistsLeaseMs:   int64(cfg.ExistsLeaseMs),
 		MaxPinSeconds:   int64(cfg.MaxPinSeconds),
+		KVQuant:         quant.String(),
 		Logger:          log,
 		Metrics:         m,
 	})
