@@ -112,11 +112,13 @@ type Engine struct {
 
 	demoteCh chan struct{}
 	closing  bool
-	// diskBlocked is set when the disk tier is full of pinned or leased
-	// groups, so demotion cannot make room; cleared by the next success.
-	diskBlocked bool
-	wg          sync.WaitGroup
-	stop        context.CancelFunc
+	// attempts counts the demotions started; blockedAt is the attempt
+	// that last found the disk full of pinned or leased groups. A write
+	// that waits for room fails only if an attempt started after it began
+	// was blocked, never on the outcome of an older one.
+	attempts, blockedAt uint64
+	wg                  sync.WaitGroup
+	stop                context.CancelFunc
 
 	maxMem     atomic.Int64
 	hits       atomic.Int64
@@ -327,9 +329,9 @@ func (e *Engine) Reserve(ctx context.Context) error {
 		e.mu.Unlock()
 	})
 	defer stopCtx()
+	start := e.attempts
 	for e.used > e.maxMem.Load() && !e.closing {
-		if !e.demotableLocked() || e.diskBlocked {
-			e.diskBlocked = false // let a later write try again
+		if !e.demotableLocked() || e.blockedAt > start {
 			return ErrOOM
 		}
 		e.kickDemoter()
@@ -516,7 +518,6 @@ func (e *Engine) removeLocked(ctx context.Context, it *item) {
 	}
 	if it.onDisk {
 		e.deleteColdLocked(ctx, ks.phys, it.key)
-		e.diskBlocked = false
 	}
 	it.version = e.bumpVersion()
 }

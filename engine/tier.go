@@ -88,6 +88,7 @@ func (e *Engine) runDemoter(ctx context.Context) {
 				e.mu.Unlock()
 				break
 			}
+			e.attempts++
 			wrote, err := e.demoteLocked(ctx, g)
 			e.publishLocked()
 			e.mu.Unlock()
@@ -200,9 +201,6 @@ func (e *Engine) persistLocked(ctx context.Context, g *group, free bool) (int64,
 		err := e.putGroupEvicting(ctx, phys, entries)
 		e.mu.Lock()
 		g.demoting = false
-		if err == nil {
-			e.diskBlocked = false
-		}
 		if err != nil {
 			e.markDirtyLocked(g)
 			return 0, err
@@ -247,13 +245,20 @@ func (e *Engine) putGroupEvicting(ctx context.Context, phys int, entries []lsm.E
 		for victim != nil && victim.protected(now) {
 			victim = victim.prev
 		}
+		freed := false
 		if victim != nil {
 			e.dropGroupLocked(ctx, victim)
 			e.diskEvict.Add(1)
+			freed = true
+		} else {
+			// Groups read back into memory keep their disk copies; drop
+			// the copy of the coldest unprotected one (its values stay in
+			// memory and are written again when it is demoted).
+			freed = e.dropColdCopyLocked(ctx, now, phys, entries)
 		}
 		e.publishLocked()
 		e.mu.Unlock()
-		if victim != nil {
+		if freed {
 			continue
 		}
 		if e.cold.DiskUsage()+need <= e.cold.MaxDisk() && waited < diskReclaimWait {
@@ -270,11 +275,39 @@ func (e *Engine) putGroupEvicting(ctx context.Context, phys int, entries []lsm.E
 		// Everything on disk is pinned or leased: writes must fail with
 		// OOM rather than wait for the demoter.
 		e.mu.Lock()
-		e.diskBlocked = true
+		e.blockedAt = e.attempts
 		e.memCond.Broadcast()
 		e.mu.Unlock()
 		return err
 	}
+}
+
+// dropColdCopyLocked deletes the disk copies of the least recently used
+// unprotected group in memory that has any, other than the group being
+// written, and reports whether it found one.
+func (e *Engine) dropColdCopyLocked(ctx context.Context, now int64, phys int, writing []lsm.Entry) bool {
+	skip := ""
+	if len(writing) > 0 {
+		skip = groupName(string(writing[0].Key))
+	}
+	for g := e.memLRU.tail; g != nil; g = g.prev {
+		if g.protected(now) || g.demoting || (g.ks.phys == phys && g.name == skip) {
+			continue
+		}
+		found := false
+		for _, it := range g.items {
+			if it.onDisk && it.resident {
+				e.deleteColdLocked(ctx, g.ks.phys, it.key)
+				it.onDisk = false
+				found = true
+			}
+		}
+		if found {
+			e.markDirtyLocked(g)
+			return true
+		}
+	}
+	return false
 }
 
 // diskReclaimWait bounds how long a demotion waits for the disk tier to

@@ -336,3 +336,55 @@ func TestChunksAreCountedByModelDTypeAndFormat(t *testing.T) {
 	c = dialRaw(t, s.Addr)
 	check("after restart", 2)
 }
+
+// TestWritesGetOOMWhenEverythingIsPinned pins every chunk it writes into a
+// small server: once memory and disk hold only pinned chunks, a write gets
+// Redis's OOM error instead of evicting a pin, and the pinned chunks stay
+// whole.
+func TestWritesGetOOMWhenEverythingIsPinned(t *testing.T) {
+	if diffAgainstRedis() {
+		t.Skip("KVC.* are kvserver commands")
+	}
+	t.Parallel()
+	const size = 1 << 20
+	s := startKVServer(t, "--maxmemory", "4mb", "--maxdisk", "8mb")
+	c := dialRaw(t, s.Addr)
+	oom := -1
+	for i := 0; i < 40 && oom < 0; i++ {
+		k := chunkKey(i)
+		for _, kv := range [][2]string{{k + "kv_bytes", string(randomBytes(uint64(i), size))}, {k + "metadata", chunkMetadata(size)}} {
+			raw, err := c.Call("SET", kv[0], kv[1])
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(raw) == "-OOM command not allowed when used memory > 'maxmemory'.\r\n" {
+				oom = i
+				break
+			}
+			if string(raw) != "+OK\r\n" {
+				t.Fatalf("SET %s = %q", kv[0], raw)
+			}
+		}
+		if oom < 0 {
+			checkReply(t, c, ":1\r\n", "KVC.PIN", "600", k+"metadata")
+		}
+	}
+	if oom < 0 {
+		t.Fatal("40 MiB of pinned chunks fit in 4 MiB of memory and 8 MiB of disk without an OOM error")
+	}
+	for i := 0; i < oom; i++ {
+		if st := chunkState(c, i, size); st != "whole" {
+			t.Errorf("pinned chunk %d is %s", i, st)
+		}
+	}
+	t.Logf("OOM after %d pinned chunks", oom)
+	// Unpinning makes room again.
+	var unpin []string
+	for i := 0; i < oom; i++ {
+		unpin = append(unpin, chunkKey(i)+"metadata")
+	}
+	checkReply(t, c, fmt.Sprintf(":%d\r\n", oom), append([]string{"KVC.UNPIN"}, unpin...)...)
+	if err := putChunk(c, 1000, size); err != nil {
+		t.Errorf("write after unpinning: %v", err)
+	}
+}
