@@ -229,6 +229,16 @@ func parseDBIndex(b []byte, msg string) (int, string) {
 
 func (s *Server) validDB(db int) bool { return db >= 0 && db < s.eng.Databases() }
 
+// parseExistingDB parses a database number that must exist (SELECT, MOVE,
+// COPY ... DB), returning Redis's error reply on failure.
+func (s *Server) parseExistingDB(arg []byte) (int, string) {
+	db, msg := parseDBIndex(arg, "")
+	if msg == "" && !s.validDB(db) {
+		msg = errDBIndex
+	}
+	return db, msg
+}
+
 func (s *Server) cmdCopy(c *Client, args [][]byte) {
 	src, dst := args[1], args[2]
 	srcDB := c.DB()
@@ -239,13 +249,9 @@ func (s *Server) cmdCopy(c *Client, args [][]byte) {
 		case equalFold(args[j], "replace"):
 			replace = true
 		case equalFold(args[j], "db") && j < len(args)-1:
-			db, msg := parseDBIndex(args[j+1], "")
+			db, msg := s.parseExistingDB(args[j+1])
 			if msg != "" {
 				c.w.Error(msg)
-				return
-			}
-			if !s.validDB(db) {
-				c.w.Error(errDBIndex)
 				return
 			}
 			dstDB = db
@@ -280,13 +286,9 @@ func (s *Server) cmdCopy(c *Client, args [][]byte) {
 }
 
 func (s *Server) cmdMove(c *Client, args [][]byte) {
-	db, msg := parseDBIndex(args[2], "")
+	db, msg := s.parseExistingDB(args[2])
 	if msg != "" {
 		c.w.Error(msg)
-		return
-	}
-	if !s.validDB(db) {
-		c.w.Error(errDBIndex)
 		return
 	}
 	if db == c.DB() {
@@ -468,13 +470,9 @@ func (s *Server) cmdPersist(c *Client, args [][]byte) {
 }
 
 func (s *Server) cmdSelect(c *Client, args [][]byte) {
-	db, msg := parseDBIndex(args[1], "")
+	db, msg := s.parseExistingDB(args[1])
 	if msg != "" {
 		c.w.Error(msg)
-		return
-	}
-	if !s.validDB(db) {
-		c.w.Error(errDBIndex)
 		return
 	}
 	c.setDB(db)
