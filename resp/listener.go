@@ -43,6 +43,9 @@ type Options struct {
 	MaxPinSeconds int64
 	// KVQuant is the quantization mode reported by INFO ("off" if empty).
 	KVQuant string
+	// OnMaxMemory, if set, is told the new bound after CONFIG SET
+	// maxmemory (the binary adjusts the Go runtime's memory limit).
+	OnMaxMemory func(bytes int64)
 	// Logger receives the server's logs (default slog.Default()).
 	Logger *slog.Logger
 	// Metrics, if set, receives per-command and connection metrics.

@@ -40,7 +40,12 @@ var configParams = []configParam{
 			if reason != "" {
 				return nil, reason
 			}
-			return func() { s.eng.SetMaxMemory(n) }, ""
+			return func() {
+				s.eng.SetMaxMemory(n)
+				if hook := s.options().OnMaxMemory; hook != nil {
+					hook(n)
+				}
+			}, ""
 		}},
 	{name: "maxmemory-policy", get: fixedValue("allkeys-lru"), set: onlyValue("allkeys-lru", true)},
 	{name: "maxmemory-samples", get: fixedValue("5"), set: onlyValue("5", false)},

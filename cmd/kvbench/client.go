@@ -19,6 +19,8 @@ type benchConn struct {
 	rd   *bufio.Reader
 	hdr  []byte
 	buf  []byte
+	ends []int       // end offsets of the per-command headers in hdr (pipelined SET)
+	bufs net.Buffers // vectored write of a pipelined SET batch, reused
 }
 
 func dialBench(ctx context.Context, addr string) (*benchConn, error) {
@@ -32,7 +34,7 @@ func dialBench(ctx context.Context, addr string) (*benchConn, error) {
 
 func (c *benchConn) Close() error { return c.conn.Close() }
 
-// appendCommand encodes a command's name and arguments except a trailing
+// appendArgs encodes a command's name and arguments except a trailing
 // value, which is written separately.
 func appendArgs(b []byte, n int, args ...string) []byte {
 	b = append(b, '*')
@@ -100,6 +102,77 @@ func (c *benchConn) Get(key string) (int, error) {
 	if _, err := c.conn.Write(c.hdr); err != nil {
 		return 0, fmt.Errorf("write GET: %w", err)
 	}
+	return c.readBulk()
+}
+
+// SetPipelined sends SET key value for every key in one vectored write
+// (the value is not copied) and only then reads the len(keys) replies, so
+// the connection keeps len(keys) requests in flight.
+func (c *benchConn) SetPipelined(keys []string, value []byte) error {
+	c.hdr, c.ends = c.hdr[:0], c.ends[:0]
+	for i, k := range keys {
+		if i > 0 {
+			c.hdr = append(c.hdr, '\r', '\n') // ends the previous value
+		}
+		c.hdr = appendArgs(c.hdr, 3, "SET", k)
+		c.hdr = append(c.hdr, '$')
+		c.hdr = strconv.AppendInt(c.hdr, int64(len(value)), 10)
+		c.hdr = append(c.hdr, '\r', '\n')
+		c.ends = append(c.ends, len(c.hdr))
+	}
+	c.bufs = c.bufs[:0]
+	start := 0
+	for _, end := range c.ends {
+		c.bufs = append(c.bufs, c.hdr[start:end], value)
+		start = end
+	}
+	c.bufs = append(c.bufs, []byte("\r\n"))
+	bufs := c.bufs // WriteTo consumes the slice it is called on
+	if _, err := bufs.WriteTo(c.conn); err != nil {
+		return fmt.Errorf("write pipelined SET: %w", err)
+	}
+	for range keys {
+		line, err := c.rd.ReadSlice('\n')
+		if err != nil {
+			return fmt.Errorf("read SET reply: %w", err)
+		}
+		if string(line) != "+OK\r\n" {
+			return fmt.Errorf("SET reply %q", line)
+		}
+	}
+	return nil
+}
+
+// GetPipelined sends GET for every key in one write and then reads the
+// replies into the connection's buffer. It returns the bytes received and
+// how many keys missed.
+func (c *benchConn) GetPipelined(keys []string) (int64, int, error) {
+	c.hdr = c.hdr[:0]
+	for _, k := range keys {
+		c.hdr = appendArgs(c.hdr, 2, "GET", k)
+	}
+	if _, err := c.conn.Write(c.hdr); err != nil {
+		return 0, 0, fmt.Errorf("write pipelined GET: %w", err)
+	}
+	var total int64
+	misses := 0
+	for range keys {
+		n, err := c.readBulk()
+		if err != nil {
+			return total, misses, err
+		}
+		if n < 0 {
+			misses++
+			continue
+		}
+		total += int64(n)
+	}
+	return total, misses, nil
+}
+
+// readBulk reads one bulk reply into the connection's buffer and returns
+// its length (-1 for a nil reply).
+func (c *benchConn) readBulk() (int, error) {
 	line, err := c.rd.ReadSlice('\n')
 	if err != nil {
 		return 0, fmt.Errorf("read GET reply: %w", err)

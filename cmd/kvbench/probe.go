@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -24,7 +23,10 @@ type probeResult struct {
 
 // runProbe measures the prefix lookup both ways against one kvserver.
 func runProbe(ctx context.Context, args []string, out io.Writer) error {
-	fs := flag.NewFlagSet("probe", flag.ContinueOnError)
+	fs := newFlagSet("probe", "[--keys 256] [--rounds 31] [--json]", `
+Starts kvserver alone and times one KVC.PROBE of --keys chunk keys against the
+--keys sequential EXISTS round trips an LMCache client sends for the same
+prefix lookup; medians over --rounds and the speedup are reported.`)
 	keys := fs.Int("keys", 256, "chunk keys in the prefix")
 	rounds := fs.Int("rounds", 31, "alternating rounds; medians are reported")
 	kvBin := fs.String("kvserver", "", "kvserver binary (default: build ./cmd/kvserver)")

@@ -93,3 +93,79 @@ func buildKVServer(ctx context.Context, dir string) (string, error) {
 	}
 	return out, nil
 }
+
+// serverPair is redis-server and kvserver running side by side with the
+// same maxmemory, in a temporary directory that Close removes.
+type serverPair struct {
+	redis, kv *target
+	tmp       string
+}
+
+// startPair builds kvserver when kvBin is empty, then starts both servers.
+func startPair(ctx context.Context, redisBin, kvBin, maxMemory string) (*serverPair, error) {
+	if _, err := exec.LookPath(redisBin); err != nil {
+		return nil, fmt.Errorf("redis-server not found (apt-get install redis-server): %w", err)
+	}
+	tmp, err := os.MkdirTemp("", "kvbench-")
+	if err != nil {
+		return nil, fmt.Errorf("temp dir: %w", err)
+	}
+	p := &serverPair{tmp: tmp}
+	if kvBin == "" {
+		if kvBin, err = buildKVServer(ctx, tmp); err != nil {
+			p.Close()
+			return nil, err
+		}
+	}
+	if err := os.MkdirAll(filepath.Join(tmp, "redis"), 0o755); err != nil {
+		p.Close()
+		return nil, err
+	}
+	if p.redis, err = startRedis(ctx, redisBin, filepath.Join(tmp, "redis"), maxMemory); err != nil {
+		p.Close()
+		return nil, err
+	}
+	if p.kv, err = startKVServer(ctx, kvBin, filepath.Join(tmp, "kv"), maxMemory); err != nil {
+		p.Close()
+		return nil, err
+	}
+	return p, nil
+}
+
+// order returns the two servers in the order they run in the given round:
+// redis first in even rounds, kvserver first in odd ones, so neither
+// always meets a warm or a cold machine.
+func (p *serverPair) order(round int) []*target {
+	if round%2 == 1 {
+		return []*target{p.kv, p.redis}
+	}
+	return []*target{p.redis, p.kv}
+}
+
+// flush empties both servers so that one configuration's values do not
+// take the memory the next one needs.
+func (p *serverPair) flush(ctx context.Context) error {
+	for _, t := range []*target{p.redis, p.kv} {
+		c, err := dialBench(ctx, t.Addr)
+		if err != nil {
+			return err
+		}
+		_, err = c.Do("FLUSHALL")
+		c.Close()
+		if err != nil {
+			return fmt.Errorf("%s FLUSHALL: %w", t.Name, err)
+		}
+	}
+	return nil
+}
+
+// Close stops both servers and removes their files.
+func (p *serverPair) Close() {
+	if p.kv != nil {
+		p.kv.Stop()
+	}
+	if p.redis != nil {
+		p.redis.Stop()
+	}
+	os.RemoveAll(p.tmp)
+}

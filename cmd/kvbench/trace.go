@@ -3,9 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
-	"encoding/binary"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -98,10 +96,7 @@ func replayTrace(ctx context.Context, addr string, reqs []traceRequest, blockByt
 	for i := range value {
 		value[i] = byte(i*131 + 7)
 	}
-	var meta [28]byte
-	for i, v := range []int32{int32(blockBytes), 1, 3, 2, 1, 512, int32(blockBytes / (2 * 512 * 2))} {
-		binary.LittleEndian.PutUint32(meta[i*4:], uint32(v))
-	}
+	meta := lmcacheMetadata(blockBytes)
 	res := traceResult{Requests: len(reqs), BlockBytes: blockBytes}
 	start := time.Now()
 	for _, r := range reqs {
@@ -145,7 +140,7 @@ func replayTrace(ctx context.Context, addr string, reqs []traceRequest, blockByt
 			if err := c.Set(k+"kv_bytes", value); err != nil {
 				return res, err
 			}
-			if err := c.Set(k+"metadata", meta[:]); err != nil {
+			if err := c.Set(k+"metadata", meta); err != nil {
 				return res, err
 			}
 		}
@@ -158,7 +153,13 @@ func replayTrace(ctx context.Context, addr string, reqs []traceRequest, blockByt
 // runTrace replays the Mooncake traces against redis-server and kvserver
 // with the same maxmemory and reports block hit rates beside the ideal.
 func runTrace(ctx context.Context, args []string, out io.Writer) error {
-	fs := flag.NewFlagSet("trace", flag.ContinueOnError)
+	fs := newFlagSet("trace", "[--traces synthetic,conversation] [--maxmemory 64mb] [--json]", `
+Replays the Mooncake traces (<data>/<name>_trace.jsonl) against redis-server
+and kvserver, one after the other with the same maxmemory, the way an LMCache
+engine uses the store: per request an EXISTS walk over the prefix blocks until
+the first miss, GET metadata and kv_bytes of each hit, then SET of every block
+from the first miss on. Reports block hit rates beside the ideal
+(infinite-cache) hit rate and GET misses that followed an EXISTS hit.`)
 	dataDir := fs.String("data", "../shared/data/mooncake", "directory of the Mooncake trace files")
 	traces := fs.String("traces", "synthetic,conversation", "comma-separated trace names (<name>_trace.jsonl)")
 	maxMemory := fs.String("maxmemory", "64mb", "maxmemory of both servers")

@@ -51,10 +51,19 @@ func main() {
 }
 
 // goMemoryLimit is the Go runtime's soft memory limit for a memory bound:
-// the dataset plus a margin for connection buffers and in-flight values.
+// the dataset plus a margin for connection buffers, in-flight request
+// values (resp.Options.InFlightBulkBytes, 256 MiB) and the disk tier's
+// caches and memtables (about 300 MiB).
 func goMemoryLimit(maxMemory int64) int64 {
-	return maxMemory + max(maxMemory/4, 256<<20)
+	return maxMemory + max(maxMemory/4, 512<<20)
 }
+
+// gcPercent is the garbage collector's growth target. The heap is mostly
+// large pointer-free values, which a collection does not scan, so
+// collecting often is cheap, and it keeps the garbage of overwritten and
+// deleted values (the difference between the process size and the stored
+// bytes) small.
+const gcPercent = 20
 
 // engineStats adapts the engine's counters to what the metrics read.
 type engineStats struct{ eng *engine.Engine }
@@ -96,6 +105,9 @@ func (e engineStats) Snapshot() metrics.Snapshot {
 func run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 	if os.Getenv("GOMEMLIMIT") == "" {
 		debug.SetMemoryLimit(goMemoryLimit(cfg.MaxMemory))
+	}
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(gcPercent)
 	}
 	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
 		return fmt.Errorf("create data directory: %w", err)
@@ -179,8 +191,13 @@ func run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 		ExistsLeaseMs:   int64(cfg.ExistsLeaseMs),
 		MaxPinSeconds:   int64(cfg.MaxPinSeconds),
 		KVQuant:         quant.String(),
-		Logger:          log,
-		Metrics:         m,
+		OnMaxMemory: func(n int64) {
+			if os.Getenv("GOMEMLIMIT") == "" {
+				debug.SetMemoryLimit(goMemoryLimit(n))
+			}
+		},
+		Logger:  log,
+		Metrics: m,
 	})
 	addr := net.JoinHostPort(cfg.Bind, strconv.Itoa(cfg.Port))
 	ln, err := net.Listen("tcp", addr)
