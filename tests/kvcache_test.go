@@ -388,3 +388,39 @@ func TestWritesGetOOMWhenEverythingIsPinned(t *testing.T) {
 		t.Errorf("write after unpinning: %v", err)
 	}
 }
+
+// TestGroupSplitAcrossTiersStaysWhole reads only the metadata of a chunk
+// that was demoted (so its two keys sit in different tiers), checks
+// KVC.INFO and KVC.PROBE see it, then pushes memory again: the chunk is
+// still whole, never half.
+func TestGroupSplitAcrossTiersStaysWhole(t *testing.T) {
+	if diffAgainstRedis() {
+		t.Skip("KVC.* are kvserver commands")
+	}
+	t.Parallel()
+	const size = 512 << 10
+	s := startKVServer(t, "--maxmemory", "2mb")
+	c := dialRaw(t, s.Addr)
+	for i := range 12 {
+		if err := putChunk(c, i, size); err != nil {
+			t.Fatal(err)
+		}
+	}
+	k := chunkKey(0)
+	checkReply(t, c, bulk(chunkMetadata(size)), "GET", k+"metadata")
+	meta, data := kvcInfo(t, c, k+"metadata")["tier"], kvcInfo(t, c, k+"kv_bytes")["tier"]
+	if !strings.HasPrefix(meta, "memory") || data != "disk" {
+		t.Fatalf("tiers after reading the metadata: metadata %q, kv_bytes %q; want memory and disk", meta, data)
+	}
+	checkReply(t, c, ":1\r\n", "KVC.PROBE", k+"metadata", chunkKey(99)+"metadata")
+	for i := 12; i < 24; i++ {
+		if err := putChunk(c, i, size); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range 24 {
+		if st := chunkState(c, i, size); st != "whole" {
+			t.Errorf("chunk %d is %s", i, st)
+		}
+	}
+}
