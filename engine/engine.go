@@ -112,6 +112,9 @@ type Engine struct {
 
 	demoteCh chan struct{}
 	closing  bool
+	// bulkLoading defers the SCAN order index during rebuild, which then
+	// loads it sorted in one pass.
+	bulkLoading bool
 	// attempts counts the demotions started; blockedAt is the attempt
 	// that last found the disk full of pinned or leased groups. A write
 	// that waits for room fails only if an attempt started after it began
@@ -467,7 +470,9 @@ func (e *Engine) insertLocked(ks *keyspace, it *item) {
 	it.ks = ks
 	it.hash = hashKey(e.seed, it.key)
 	ks.items[it.key] = it
-	ks.order.Set(it)
+	if !e.bulkLoading {
+		ks.order.Set(it)
+	}
 	if it.expireAt != 0 {
 		ks.expires[it] = struct{}{}
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"time"
 
@@ -378,8 +379,15 @@ func (e *Engine) rebuild(ctx context.Context) error {
 	for _, ks := range e.dbs {
 		physToLogical[ks.phys] = ks
 	}
+	for db, n := range e.cold.Stats().KeysByDB {
+		if ks := physToLogical[db]; ks != nil && len(ks.items) == 0 {
+			ks.items = make(map[string]*item, n)
+			ks.groups = make(map[string]*group, n)
+		}
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	e.bulkLoading = true
 	n := 0
 	var metas []*item
 	err := e.cold.Iterate(ctx, func(db int, key []byte, meta lsm.RecordMeta, size int64) error {
@@ -399,8 +407,27 @@ func (e *Engine) rebuild(ctx context.Context) error {
 		n++
 		return nil
 	})
+	e.bulkLoading = false
 	if err != nil {
 		return fmt.Errorf("rebuild index from disk tier: %w", err)
+	}
+	for _, ks := range e.dbs {
+		sorted := make([]*item, 0, len(ks.items))
+		for _, it := range ks.items {
+			sorted = append(sorted, it)
+		}
+		slices.SortFunc(sorted, func(a, b *item) int {
+			switch {
+			case itemLess(a, b):
+				return -1
+			case itemLess(b, a):
+				return 1
+			}
+			return 0
+		})
+		for _, it := range sorted {
+			ks.order.Load(it)
+		}
 	}
 	for _, it := range metas {
 		// Small: the disk tier keeps such values inline with the header.

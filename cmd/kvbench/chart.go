@@ -24,11 +24,14 @@ type chartSeries struct {
 	glyph  draw.GlyphDrawer
 }
 
-var throughputSeries = []chartSeries{
-	{"kvserver SET", "kvserver", "SET", color.RGBA{R: 0x1f, G: 0x5f, B: 0xbf, A: 0xff}, false, draw.CircleGlyph{}},
-	{"kvserver GET", "kvserver", "GET", color.RGBA{R: 0x2c, G: 0xa0, B: 0x4c, A: 0xff}, false, draw.TriangleGlyph{}},
-	{"redis SET", "redis", "SET", color.RGBA{R: 0xd6, G: 0x27, B: 0x28, A: 0xff}, true, draw.CircleGlyph{}},
-	{"redis GET", "redis", "GET", color.RGBA{R: 0xff, G: 0x8c, B: 0x00, A: 0xff}, true, draw.TriangleGlyph{}},
+// throughputSeries are the chart's lines: kvserver solid, redis dashed.
+func throughputSeries() []chartSeries {
+	return []chartSeries{
+		{"kvserver SET", "kvserver", "SET", color.RGBA{R: 0x1f, G: 0x5f, B: 0xbf, A: 0xff}, false, draw.CircleGlyph{}},
+		{"kvserver GET", "kvserver", "GET", color.RGBA{R: 0x2c, G: 0xa0, B: 0x4c, A: 0xff}, false, draw.TriangleGlyph{}},
+		{"redis SET", "redis", "SET", color.RGBA{R: 0xd6, G: 0x27, B: 0x28, A: 0xff}, true, draw.CircleGlyph{}},
+		{"redis GET", "redis", "GET", color.RGBA{R: 0xff, G: 0x8c, B: 0x00, A: 0xff}, true, draw.TriangleGlyph{}},
+	}
 }
 
 // chartPoints picks the unpipelined measurements with the given
@@ -76,7 +79,7 @@ func writeChart(path string, ms []measurement, conns int, loopback float64, titl
 	p.Y.Min, p.Y.Max = 0, maxY*1.4 // headroom for the legend
 	p.Add(plotter.NewGrid())
 
-	for _, s := range throughputSeries {
+	for _, s := range throughputSeries() {
 		xys := make(plotter.XYs, 0, len(pts))
 		for _, m := range pts {
 			if m.Op != s.op {
@@ -114,7 +117,8 @@ func writeChart(path string, ms []measurement, conns int, loopback float64, titl
 		p.Legend.Add(fmt.Sprintf("loopback TCP, 1 stream (%.1f GB/s)", loopback), lim)
 	}
 	p.Legend.Top, p.Legend.Left = true, true
-	p.Legend.XOffs = vg.Points(8)
+	p.Legend.XOffs, p.Legend.YOffs = vg.Points(8), -vg.Points(4)
+	p.Legend.Padding = vg.Points(2)
 	if dir := filepath.Dir(path); dir != "" {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return fmt.Errorf("chart: %w", err)

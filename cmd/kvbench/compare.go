@@ -205,7 +205,7 @@ func compareOne(ctx context.Context, o compareOptions, pair *serverPair, cfg com
 		value[i] = byte(rng.Uint32())
 	}
 	spec := phaseSpec{value: value, conns: cfg.Conns, pipeline: cfg.Pipeline,
-		keys: workingSetKeys(cfg.Size, cfg.Conns, o.keysPer, o.maxMemBytes),
+		keys:     workingSetKeys(cfg.Size, cfg.Conns, o.keysPer, o.maxMemBytes),
 		maxBytes: o.bytesPer, maxTime: o.phaseTime}
 	type key struct{ op, server string }
 	samples := map[key][]phaseResult{}

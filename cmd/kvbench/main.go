@@ -3,15 +3,20 @@
 //
 // Usage:
 //
-//	kvbench compare [--sizes 4mb,32mb] [--conns 8] [--rounds 5] [--json]
+//	kvbench compare [--sizes 4kb,1mb,32mb] [--conns 1,8,64] [--pipeline 16] [--rounds 3] [--json]
+//	kvbench lmcache [--chunk 16mb] [--chunks 32] [--conns 8] [--json]
+//	kvbench limit [--seconds 2] [--json]
+//	kvbench report [--out BENCHMARKS.md] [--chart docs/throughput.png] [--json]
 //	kvbench trace [--traces synthetic,conversation] [--maxmemory 64mb] [--json]
 //	kvbench probe [--keys 256] [--json]
 //
-// compare starts both servers itself (building ./cmd/kvserver unless
-// --kvserver names a binary), alternates which one goes first in each
-// round, and reports the median SET and GET throughput of each and their
-// ratio. Absolute figures on a shared machine are noise; the ratio is the
-// result.
+// compare, lmcache and report start both servers themselves (building
+// ./cmd/kvserver unless --kvserver names a binary), alternate which one goes
+// first in each round, and report medians and the kvserver/redis ratio.
+// Absolute figures on a shared machine are noise; the ratio is the result.
+// limit measures what the machine allows (loopback TCP, memcpy) so that the
+// figures can be read as a fraction of it. report writes BENCHMARKS.md and
+// docs/throughput.png, which must not be edited by hand.
 package main
 
 import (
@@ -19,34 +24,48 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"syscall"
 )
 
+// commandFunc runs one subcommand with its arguments, printing to out.
+type commandFunc func(ctx context.Context, args []string, out io.Writer) error
+
+// commandTable maps each subcommand to its entry point.
+func commandTable() map[string]commandFunc {
+	return map[string]commandFunc{
+		"compare": runCompare,
+		"lmcache": runLMCache,
+		"limit":   runLimit,
+		"report":  runReport,
+		"trace":   runTrace,
+		"probe":   runProbe,
+	}
+}
+
 func main() {
+	commands := commandTable()
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	if len(os.Args) < 2 {
 		usage()
 		os.Exit(2)
 	}
-	var err error
-	switch os.Args[1] {
-	case "compare":
-		err = runCompare(ctx, os.Args[2:], os.Stdout)
-	case "trace":
-		err = runTrace(ctx, os.Args[2:], os.Stdout)
-	case "probe":
-		err = runProbe(ctx, os.Args[2:], os.Stdout)
+	name := os.Args[1]
+	switch name {
 	case "-h", "--help", "help":
 		usage()
 		return
-	default:
-		fmt.Fprintf(os.Stderr, "kvbench: unknown command %q\n", os.Args[1])
+	}
+	run, ok := commands[name]
+	if !ok {
+		fmt.Fprintf(os.Stderr, "kvbench: unknown command %q\n", name)
 		usage()
 		os.Exit(2)
 	}
+	err := run(ctx, os.Args[2:], os.Stdout)
 	if errors.Is(err, flag.ErrHelp) {
 		return
 	}
@@ -60,9 +79,16 @@ func usage() {
 	fmt.Fprintln(os.Stderr, `usage: kvbench <command> [flags]
 
 commands:
-  compare   SET/GET throughput of kvserver vs redis-server, side by side
-            (kvbench compare --help for flags)
+  compare   SET/GET throughput (GB/s and ops/s) of kvserver vs redis-server,
+            side by side, over value sizes, connection counts and pipelining
+  lmcache   LMCache's store / EXISTS-walk lookup / retrieve pattern with
+            16 MiB chunks against both
+  limit     this machine's loopback TCP (1 and 8 streams) and memcpy GB/s
+  report    run limit, a reduced compare and lmcache; write BENCHMARKS.md
+            and docs/throughput.png (generated files: do not edit by hand)
   trace     replay the Mooncake traces (../shared/data/mooncake) against both
             with the same maxmemory; block hit rates beside the ideal
-  probe     one KVC.PROBE of 256 keys vs 256 sequential EXISTS (latency ratio)`)
+  probe     one KVC.PROBE of 256 keys vs 256 sequential EXISTS (latency ratio)
+
+Every command takes --json and --help (kvbench <command> --help).`)
 }

@@ -159,13 +159,19 @@ func (p *serverPair) flush(ctx context.Context) error {
 	return nil
 }
 
-// Close stops both servers and removes their files.
+// Close stops both servers and removes their files. Calling it again does
+// nothing.
 func (p *serverPair) Close() {
 	if p.kv != nil {
 		p.kv.Stop()
+		p.kv = nil
 	}
 	if p.redis != nil {
 		p.redis.Stop()
+		p.redis = nil
 	}
-	os.RemoveAll(p.tmp)
+	if p.tmp != "" {
+		os.RemoveAll(p.tmp)
+		p.tmp = ""
+	}
 }

@@ -106,9 +106,6 @@ func run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 	if os.Getenv("GOMEMLIMIT") == "" {
 		debug.SetMemoryLimit(goMemoryLimit(cfg.MaxMemory))
 	}
-	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(gcPercent)
-	}
 	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
 		return fmt.Errorf("create data directory: %w", err)
 	}
@@ -147,6 +144,11 @@ func run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 	})
 	if err != nil {
 		return err
+	}
+	// Set after the index rebuild, which allocates the whole index at once
+	// and would only be slowed by frequent collections.
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(gcPercent)
 	}
 	engCtx, stopEngine := context.WithCancel(context.Background())
 	engDone := make(chan struct{})
