@@ -64,7 +64,7 @@ require (
 	golang.org/x/image v0.11.0 // indirect
 	golang.org/x/sys v0.22.0 // indirect
 	golang.org/x/text v0.16.0 // indirect
-	gonum.org/v1/plot v0.14.0 // indirect
+	gonum.org/v1/plot v0.14.0
 	google.golang.org/protobuf v1.34.2 // indirect
 	gopkg.in/ini.v1 v1.67.0 // indirect
 	gopkg.in/yaml.v3 v3.0.1 // indirect

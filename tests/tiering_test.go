@@ -144,7 +144,7 @@ func TestKillNineLeavesEveryChunkWholeOrAbsent(t *testing.T) {
 	}
 	t.Parallel()
 	const size = 1 << 20
-	const settle = 3 * time.Second // "well before the crash"
+	const settle = 5 * time.Second // "well before the crash"
 	s := startKVServer(t, "--maxmemory", "16mb")
 	next := 0
 	ackedAt := map[int]time.Time{}
@@ -174,7 +174,7 @@ func TestKillNineLeavesEveryChunkWholeOrAbsent(t *testing.T) {
 				mu.Unlock()
 			}
 		}()
-		time.Sleep(settle + time.Duration(round)*700*time.Millisecond)
+		time.Sleep(settle + 2*time.Second + time.Duration(round)*700*time.Millisecond)
 		killedAt := time.Now()
 		s.stopped = true
 		s.kill()

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -77,6 +78,7 @@ func writeChart(path string, ms []measurement, conns int, loopback float64, titl
 	// the frame and a single size still gives a range.
 	p.X.Min, p.X.Max = float64(sizes[0])/math.Sqrt2, float64(sizes[len(sizes)-1])*math.Sqrt2
 	p.Y.Min, p.Y.Max = 0, maxY*1.4 // headroom for the legend
+	p.Y.Tick.Marker = linearTicks(p.Y.Max)
 	p.Add(plotter.NewGrid())
 
 	for _, s := range throughputSeries() {
@@ -141,4 +143,32 @@ func sizeLabel(n int64) string {
 		}
 	}
 	return fmt.Sprintf("%d B", n)
+}
+
+// linearTicks labels 0..max in about six round steps (0.1, 0.2, 0.25, 0.5,
+// 1, 2, 2.5, 5, ... GB/s); gonum's default ticker can leave a 0-3 GB/s axis
+// with only two labels.
+func linearTicks(max float64) plot.ConstantTicks {
+	if max <= 0 {
+		return plot.ConstantTicks{{Value: 0, Label: "0"}}
+	}
+	step := niceStep(max / 6)
+	var ticks plot.ConstantTicks
+	for i := 0; float64(i)*step <= max*(1+1e-9); i++ {
+		v := float64(i) * step
+		ticks = append(ticks, plot.Tick{Value: v, Label: strconv.FormatFloat(v, 'f', -1, 32)}) // 32 bits: 0.6, not 0.6000000000000001
+	}
+	return ticks
+}
+
+// niceStep is the smallest of 1, 2, 2.5 and 5 times a power of ten that is
+// at least x.
+func niceStep(x float64) float64 {
+	pow := math.Pow(10, math.Floor(math.Log10(x)))
+	for _, m := range []float64{1, 2, 2.5, 5} {
+		if m*pow >= x*(1-1e-9) {
+			return m * pow
+		}
+	}
+	return 10 * pow
 }

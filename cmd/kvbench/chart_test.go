@@ -4,6 +4,7 @@ import (
 	"image/png"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 )
 
@@ -54,6 +55,27 @@ func TestChartPointsTakeUnpipelinedRunsInSizeOrder(t *testing.T) {
 	for i := 1; i < len(pts); i++ {
 		if pts[i].ValueBytes < pts[i-1].ValueBytes {
 			t.Errorf("points out of size order: %d after %d", pts[i].ValueBytes, pts[i-1].ValueBytes)
+		}
+	}
+}
+
+func TestLinearTicksUseRoundSteps(t *testing.T) {
+	tests := []struct {
+		max  float64
+		want []string
+	}{
+		{2.7, []string{"0", "0.5", "1", "1.5", "2", "2.5"}},
+		{1.2, []string{"0", "0.2", "0.4", "0.6", "0.8", "1", "1.2"}},
+		{14, []string{"0", "2.5", "5", "7.5", "10", "12.5"}},
+		{0, []string{"0"}},
+	}
+	for _, tt := range tests {
+		var got []string
+		for _, tk := range linearTicks(tt.max) {
+			got = append(got, tk.Label)
+		}
+		if !slices.Equal(got, tt.want) {
+			t.Errorf("linearTicks(%v) = %v, want %v", tt.max, got, tt.want)
 		}
 	}
 }

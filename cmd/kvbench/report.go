@@ -294,7 +294,7 @@ func renderReport(w io.Writer, d reportData) error {
 	p("| nproc | %d |\n", d.Machine.NProc)
 	p("| CPU | %s |\n", orUnknown(d.Machine.CPU))
 	if d.Machine.MemTotal > 0 {
-		p("| memory | %s |\n", sizeLabel(d.Machine.MemTotal>>20<<20))
+		p("| memory | %.1f GiB |\n", float64(d.Machine.MemTotal)/(1<<30))
 	}
 	p("| redis-server | %s |\n", orUnknown(d.Machine.Redis))
 	p("| Go | %s |\n", orUnknown(d.Machine.Go))
@@ -310,7 +310,7 @@ func renderReport(w io.Writer, d reportData) error {
 	p("and the machine may be shared with other work: absolute figures are noisy, the kvserver/redis ratio is the result.\n\n")
 
 	p("## Machine limits\n\n")
-	p("No server can move values over loopback faster than one client stream can; kvserver's figures below are also given as a percentage of the single-stream limit.\n\n")
+	p("No server can move values over loopback faster than one client stream can; kvserver's figures below are also given as a percentage of the single-stream limit. With several connections a server can pass that figure; the 8-stream figure is the ceiling for those rows.\n\n")
 	p("| limit | GB/s |\n|---|---:|\n")
 	p("| loopback TCP, 1 stream (1 MiB writes, Go reader) | %.2f |\n", d.Limits.LoopbackGBps)
 	p("| loopback TCP, 8 streams | %.2f |\n", d.Limits.Loopback8GBps)

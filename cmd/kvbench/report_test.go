@@ -50,7 +50,7 @@ func TestRenderReport(t *testing.T) {
 		"Generated 2026-11-22 09:30 UTC",
 		"| nproc | 2 |",
 		"| CPU | AMD EPYC |",
-		"| memory | 24 GiB |",
+		"| memory | 24.0 GiB |",
 		"| redis-server | Redis server v=7.0.15 |",
 		"| Go | go1.26.8 linux/amd64 |",
 		"```\ngo run ./cmd/kvbench report\n```",
