@@ -207,6 +207,13 @@ func encodeLayout(mode Mode, meta kvmeta.Metadata) (*layout, error) {
 // package documentation. The result is a self-describing blob for Decode.
 // One allocation of the blob's size, plus a few rows of scratch.
 func Encode(mode Mode, meta kvmeta.Metadata, data []byte) ([]byte, error) {
+	return EncodeInto(nil, mode, meta, data)
+}
+
+// EncodeInto is Encode writing into dst when it has the capacity (see
+// EncodedLen), so a caller encoding many chunks can reuse one buffer. It
+// returns the blob, which aliases dst when dst was large enough.
+func EncodeInto(dst []byte, mode Mode, meta kvmeta.Metadata, data []byte) ([]byte, error) {
 	l, err := encodeLayout(mode, meta)
 	if err != nil {
 		return nil, err
@@ -214,7 +221,13 @@ func Encode(mode Mode, meta kvmeta.Metadata, data []byte) ([]byte, error) {
 	if int64(len(data)) != meta.Length {
 		return nil, fmt.Errorf("%w: %d bytes of data, metadata says %d", ErrUnsupported, len(data), meta.Length)
 	}
-	out := make([]byte, l.size)
+	var out []byte
+	if cap(dst) >= l.size {
+		out = dst[:l.size]
+		clear(out[:headerSize])
+	} else {
+		out = make([]byte, l.size)
+	}
 	copy(out, magic)
 	out[8] = version
 	out[9] = byte(mode)

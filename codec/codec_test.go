@@ -458,16 +458,34 @@ func FuzzDecode(f *testing.F) {
 
 // benchChunk is a bf16 KV_2LTD chunk of 256 tokens x 1024 channels, as
 // Llama-3.1-8B stores them; 32 layers is the full 32 MiB chunk.
-func benchChunk(b *testing.B, layers int) chunk {
+func benchChunk(b testing.TB, layers int) chunk {
 	b.Helper()
 	return synth(kvSpec{kvmeta.FormatKV2LTD, kvmeta.DTypeBFloat16, layers, 256, 1024}, 1)
 }
 
+// benchEncode measures the encoder like benchDecode measures the decoder:
+// into a reused buffer, so the figure is the quantization itself.
+// BenchmarkEncodeInt8Alloc adds the allocation of a fresh blob.
 func benchEncode(b *testing.B, mode Mode) {
+	c := benchChunk(b, 32)
+	n, err := EncodedLen(mode, c.meta)
+	if err != nil {
+		b.Fatal(err)
+	}
+	dst := make([]byte, n)
+	b.SetBytes(int64(len(c.data)))
+	for b.Loop() {
+		if _, err := EncodeInto(dst, mode, c.meta, c.data); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkEncodeInt8Alloc(b *testing.B) {
 	c := benchChunk(b, 32)
 	b.SetBytes(int64(len(c.data)))
 	for b.Loop() {
-		if _, err := Encode(mode, c.meta, c.data); err != nil {
+		if _, err := Encode(Int8, c.meta, c.data); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -603,5 +621,24 @@ func TestDecodeForgedHeaderAllocatesNothingLarge(t *testing.T) {
 	}
 	if n := after.TotalAlloc - before.TotalAlloc; n > 1<<20 {
 		t.Fatalf("Decode allocated %d bytes for a %d-byte blob", n, len(blob))
+	}
+}
+
+func TestEncodeIntoReusesTheBufferAndMatchesEncode(t *testing.T) {
+	c := benchChunk(t, 2)
+	want, err := Encode(Int8, c.meta, c.data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dst := make([]byte, len(want))
+	for i := range dst {
+		dst[i] = 0xee // stale bytes must not leak into the blob
+	}
+	got, err := EncodeInto(dst, Int8, c.meta, c.data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if &got[0] != &dst[0] || !bytes.Equal(got, want) {
+		t.Fatal("EncodeInto did not reuse dst or differs from Encode")
 	}
 }
