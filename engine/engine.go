@@ -142,6 +142,7 @@ type Engine struct {
 	nexp          atomic.Int64
 	usedPub       atomic.Int64
 	indexPub      atomic.Int64
+	diskOnlyPub   atomic.Int64 // keys whose value is only on disk
 }
 
 // New returns a memory-only Engine, or one over opts.Cold without reading
@@ -303,7 +304,9 @@ func (e *Engine) View(db int, fn func(tx *Tx)) {
 // Options.BackpressureTimeout or ctx ends.
 func (e *Engine) Reserve(ctx context.Context) error {
 	max := e.maxMem.Load()
-	if max <= 0 {
+	if max <= 0 || e.usedPub.Load() <= max {
+		// Fast path without the lock: usedPub is published after every
+		// step, and a step that overshoots makes room itself.
 		return nil
 	}
 	e.mu.Lock()
@@ -403,6 +406,7 @@ func (e *Engine) publishLocked() {
 	e.keys.Store(keys)
 	e.nexp.Store(exp)
 	e.memKeys.Store(e.residentKeys)
+	e.diskOnlyPub.Store(keys - e.residentKeys)
 	e.indexPub.Store(e.indexBytes)
 	e.memBytes.Store(e.residentBytes)
 	e.usedPub.Store(e.used)

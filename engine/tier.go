@@ -345,7 +345,7 @@ func (e *Engine) loadLocked(ctx context.Context, it *item, promote bool) ([]byte
 // follows finds them in memory. It is an optimisation: a command still
 // loads under the lock what is missing.
 func (e *Engine) Preload(ctx context.Context, db int, keys [][]byte) {
-	if e.cold == nil || e.opts.NoPromote {
+	if e.cold == nil || e.opts.NoPromote || e.diskOnlyPub.Load() == 0 {
 		return
 	}
 	for _, key := range keys {

@@ -207,18 +207,33 @@ func NewCommandTable(specs []*CommandSpec) *CommandTable {
 
 // Lookup finds a command by name, case-insensitively.
 func (t *CommandTable) Lookup(name []byte) *CommandSpec {
-	if spec, ok := t.byName[string(name)]; ok {
+	return lookupFold(t.byName, name)
+}
+
+// lookupFold finds name in m (whose keys are lower case) without
+// allocating: clients send upper-case names, which are lowered into a
+// stack buffer.
+func lookupFold(m map[string]*CommandSpec, name []byte) *CommandSpec {
+	if spec, ok := m[string(name)]; ok {
 		return spec
 	}
-	return t.byName[strings.ToLower(string(name))]
+	var buf [32]byte
+	if len(name) > len(buf) {
+		return m[strings.ToLower(string(name))]
+	}
+	low := buf[:len(name)]
+	for i, c := range name {
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		low[i] = c
+	}
+	return m[string(low)]
 }
 
 // Sub finds a subcommand of spec by name, case-insensitively.
 func (spec *CommandSpec) Sub(name []byte) *CommandSpec {
-	if sub, ok := spec.subs[string(name)]; ok {
-		return sub
-	}
-	return spec.subs[strings.ToLower(string(name))]
+	return lookupFold(spec.subs, name)
 }
 
 // All returns every top-level command.
