@@ -183,8 +183,10 @@ func (e *Engine) persistLocked(ctx context.Context, g *group, free bool) (int64,
 		}
 		todo = append(todo, pending{it, it.version})
 		if !it.onDisk {
+			// Not on disk: the engine deleted any earlier record when the
+			// value changed, so the store need not look for one.
 			entries = append(entries, lsm.Entry{Key: []byte(it.key), Value: it.value,
-				Meta: lsm.RecordMeta{ExpireAt: it.expireAt, Quantized: it.quantized}})
+				Meta: lsm.RecordMeta{ExpireAt: it.expireAt, Quantized: it.quantized}, Fresh: true})
 			size += int64(len(it.value))
 		}
 	}

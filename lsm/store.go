@@ -111,6 +111,10 @@ type Entry struct {
 	Key   []byte
 	Value []byte
 	Meta  RecordMeta
+	// Fresh promises that no record exists under Key (the caller deleted
+	// any earlier one), so PutGroup skips reading the old header for its
+	// accounting: for small values that read costs more than the write.
+	Fresh bool
 }
 
 // Stats is a snapshot of a Store's counters. Keys through PhysicalBytes
@@ -524,7 +528,12 @@ func (s *Store) PutGroup(ctx context.Context, db int, entries []Entry) error {
 	var delta usage
 	for i := range encoded {
 		r := &encoded[i]
-		old, oldSize, err := s.readHeader(r.hkey)
+		var old header
+		var oldSize usage
+		err := ErrNotFound
+		if !entries[i].Fresh {
+			old, oldSize, err = s.readHeader(r.hkey)
+		}
 		switch {
 		case errors.Is(err, ErrNotFound):
 		case errors.Is(err, errBadRecord):
