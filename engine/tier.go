@@ -209,6 +209,14 @@ func (e *Engine) persistLocked(ctx context.Context, g *group, free bool) (int64,
 			return 0, err
 		}
 	}
+	if e.dbIndexLocked(g.ks) < 0 {
+		// The database was flushed while the group was being written: what
+		// was just written must not outlive the flush.
+		for _, en := range entries {
+			e.deleteColdLocked(ctx, phys, string(en.Key))
+		}
+		return size, nil
+	}
 	for _, p := range todo {
 		it := p.it
 		current := it.ks.items[it.key] == it && it.version == p.version
