@@ -26,9 +26,11 @@ var (
 	cleanKey = []byte("clean-shutdown")
 )
 
-// writeBehindDelay is how long a group must be left unwritten before the
-// write-behind pass persists it.
-const writeBehindDelay = 500
+// writeBehindDelay is how long (ms) a group must be left unwritten before
+// the write-behind pass persists it: long enough that keys being rewritten
+// in a burst are not copied to disk on every rewrite, short enough that a
+// crash loses only the last few seconds.
+const writeBehindDelay = 2000
 
 // kickDemoter wakes the demoter without blocking.
 func (e *Engine) kickDemoter() {

@@ -105,9 +105,11 @@ func eventListener(log *slog.Logger) *pebble.EventListener {
 		DiskSlow: func(info pebble.DiskSlowInfo) {
 			log.Warn("lsm: disk slow", "info", info.String())
 		},
+		// Stalls are routine back-pressure under a burst of large values
+		// (each memtable holds two 32 MiB chunks): debug, not a warning.
 		WriteStallBegin: func(info pebble.WriteStallBeginInfo) {
-			log.Warn("lsm: write stall", "reason", info.Reason)
+			log.Debug("lsm: write stall", "reason", info.Reason)
 		},
-		WriteStallEnd: func() { log.Info("lsm: write stall ended") },
+		WriteStallEnd: func() { log.Debug("lsm: write stall ended") },
 	}
 }
