@@ -1,0 +1,343 @@
+package gpuclient
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/kvserver/kvserver/kvmeta"
+)
+
+// refPagedIndex is the element index of (kv, block, pos, e) in one layer,
+// written straight from each layout's shape; e indexes heads x head_size.
+func refPagedIndex(p PagedLayout, kv, block, pos, e int) int {
+	d := p.Heads * p.HeadSize
+	switch p.Kind {
+	case FlashAttn: // [2, num_blocks, block_size, heads, head_size]
+		return ((kv*p.NumBlocks+block)*p.BlockSize+pos)*d + e
+	case FlashInfer: // [num_blocks, 2, block_size, heads, head_size]
+		return ((block*2+kv)*p.BlockSize+pos)*d + e
+	case MLA: // [num_blocks, block_size, head_dim]
+		return (block*p.BlockSize+pos)*d + e
+	}
+	panic("unknown kind")
+}
+
+// refChunkIndex is the element index of (kv, layer, token, e) in a chunk,
+// written straight from each format's shape.
+func refChunkIndex(c Chunk, kv, layer, token, e int) int {
+	d, l, t := c.Paged.Heads*c.Paged.HeadSize, c.Layers, c.Tokens
+	switch c.Format {
+	case kvmeta.FormatKV2LTD: // [2, L, T, D]
+		return ((kv*l+layer)*t+token)*d + e
+	case kvmeta.FormatKVT2D: // [T, 2, D]
+		return (token*2+kv)*d + e
+	case kvmeta.FormatKV2TD: // [2, T, D]
+		return (kv*t+token)*d + e
+	case kvmeta.FormatKVMLA: // [1, L, T, D]
+		return (layer*t+token)*d + e
+	}
+	panic("unknown format")
+}
+
+// refGather is the naive gather: one element at a time.
+func refGather(c Chunk, layers [][]byte, slots []int64, dst []byte) {
+	p, es := c.Paged, c.Paged.DType.Size()
+	for l := range c.Layers {
+		for t, s := range slots {
+			for kv := range p.KVPlanes() {
+				for e := range p.Heads * p.HeadSize {
+					ci := refChunkIndex(c, kv, l, t, e) * es
+					if s < 0 {
+						clear(dst[ci : ci+es])
+						continue
+					}
+					pi := refPagedIndex(p, kv, int(s)/p.BlockSize, int(s)%p.BlockSize, e) * es
+					copy(dst[ci:ci+es], layers[l][pi:pi+es])
+				}
+			}
+		}
+	}
+}
+
+// refScatter is the naive scatter: one element at a time.
+func refScatter(c Chunk, layers [][]byte, slots []int64, src []byte) {
+	p, es := c.Paged, c.Paged.DType.Size()
+	for l := range c.Layers {
+		for t, s := range slots {
+			if s < 0 {
+				continue
+			}
+			for kv := range p.KVPlanes() {
+				for e := range p.Heads * p.HeadSize {
+					ci := refChunkIndex(c, kv, l, t, e) * es
+					pi := refPagedIndex(p, kv, int(s)/p.BlockSize, int(s)%p.BlockSize, e) * es
+					copy(layers[l][pi:pi+es], src[ci:ci+es])
+				}
+			}
+		}
+	}
+}
+
+func randBytes(r *rand.Rand, n int) []byte {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte(r.Uint32())
+	}
+	return b
+}
+
+func randLayers(r *rand.Rand, c Chunk) [][]byte {
+	ls := make([][]byte, c.Layers)
+	for i := range ls {
+		ls[i] = randBytes(r, c.Paged.LayerBytes())
+	}
+	return ls
+}
+
+func cloneLayers(ls [][]byte) [][]byte {
+	out := make([][]byte, len(ls))
+	for i, l := range ls {
+		out[i] = bytes.Clone(l)
+	}
+	return out
+}
+
+// randSlots picks distinct slots (a scatter with repeated slots is not
+// defined) and marks about one token in negEvery as absent (-1); negEvery 0
+// means none.
+func randSlots(r *rand.Rand, p PagedLayout, tokens, negEvery int) []int64 {
+	perm := r.Perm(p.Slots())
+	s := make([]int64, tokens)
+	for i := range s {
+		s[i] = int64(perm[i])
+		if negEvery > 0 && r.IntN(negEvery) == 0 {
+			s[i] = -1 - int64(r.IntN(3)) // any negative value means absent
+		}
+	}
+	return s
+}
+
+type copyCase struct {
+	name string
+	c    Chunk
+	neg  int
+}
+
+// copyCases covers every paged kind, dtype and chunk format, full and partial
+// chunks, with and without absent tokens, and row sizes that exercise the
+// kernels' 16-byte, 2-byte and 1-byte paths.
+func copyCases() []copyCase {
+	var cases []copyCase
+	for _, kind := range []PagedKind{FlashAttn, FlashInfer, MLA} {
+		for _, dt := range []DType{FP16, BF16, FP8E4M3, FP8E5M2} {
+			for _, hs := range []struct{ heads, size int }{{2, 8}, {1, 3}, {3, 5}} {
+				heads := hs.heads
+				if kind == MLA {
+					heads = 1
+				}
+				p := PagedLayout{Kind: kind, NumBlocks: 7, BlockSize: 4, Heads: heads, HeadSize: hs.size, DType: dt}
+				formats := []kvmeta.Format{kvmeta.FormatKV2LTD, kvmeta.FormatKVT2D, kvmeta.FormatKV2TD}
+				if kind == MLA {
+					formats = []kvmeta.Format{kvmeta.FormatKVMLA}
+				}
+				for _, f := range formats {
+					layers := 3
+					if f == kvmeta.FormatKVT2D || f == kvmeta.FormatKV2TD {
+						layers = 1
+					}
+					for _, tokens := range []int{p.Slots(), 16, 5, 1} { // full cache, partial chunks
+						for _, neg := range []int{0, 3} {
+							c := Chunk{Format: f, Layers: layers, Tokens: tokens, Paged: p}
+							cases = append(cases, copyCase{
+								name: fmt.Sprintf("%v/%s/T=%d/neg=%d", p, f, tokens, neg),
+								c:    c, neg: neg,
+							})
+						}
+					}
+				}
+			}
+		}
+	}
+	return cases
+}
+
+func TestCPUDeviceGatherMatchesReference(t *testing.T) {
+	ctx := context.Background()
+	for i, tc := range copyCases() {
+		t.Run(tc.name, func(t *testing.T) {
+			r := rand.New(rand.NewPCG(uint64(i), 1))
+			layers := randLayers(r, tc.c)
+			slots := randSlots(r, tc.c.Paged, tc.c.Tokens, tc.neg)
+			// Start both buffers with garbage: gather must overwrite every
+			// byte, absent tokens included.
+			got := randBytes(r, tc.c.Size())
+			want := bytes.Clone(got)
+			before := cloneLayers(layers)
+			if err := (CPUDevice{}).Gather(ctx, tc.c, layers, slots, got); err != nil {
+				t.Fatal(err)
+			}
+			refGather(tc.c, layers, slots, want)
+			if !bytes.Equal(got, want) {
+				t.Fatalf("gather differs from reference (slots %v)", slots)
+			}
+			for l := range layers {
+				if !bytes.Equal(layers[l], before[l]) {
+					t.Fatalf("gather modified paged layer %d", l)
+				}
+			}
+		})
+	}
+}
+
+func TestCPUDeviceScatterMatchesReference(t *testing.T) {
+	ctx := context.Background()
+	for i, tc := range copyCases() {
+		t.Run(tc.name, func(t *testing.T) {
+			r := rand.New(rand.NewPCG(uint64(i), 2))
+			got := randLayers(r, tc.c)
+			want := cloneLayers(got)
+			slots := randSlots(r, tc.c.Paged, tc.c.Tokens, tc.neg)
+			src := randBytes(r, tc.c.Size())
+			srcBefore := bytes.Clone(src)
+			if err := (CPUDevice{}).Scatter(ctx, tc.c, got, slots, src); err != nil {
+				t.Fatal(err)
+			}
+			refScatter(tc.c, want, slots, src)
+			for l := range got {
+				if !bytes.Equal(got[l], want[l]) {
+					t.Fatalf("scatter into layer %d differs from reference (slots %v)", l, slots)
+				}
+			}
+			if !bytes.Equal(src, srcBefore) {
+				t.Fatal("scatter modified the chunk")
+			}
+		})
+	}
+}
+
+// TestGatherThenScatterRestoresPagedCache: a chunk gathered from a cache and
+// scattered into a copy whose rows at those slots were wiped restores the
+// cache byte for byte; every other row, absent tokens' included, is left as
+// it was.
+func TestGatherThenScatterRestoresPagedCache(t *testing.T) {
+	ctx := context.Background()
+	var dev Device = CPUDevice{}
+	for i, tc := range copyCases() {
+		t.Run(tc.name, func(t *testing.T) {
+			r := rand.New(rand.NewPCG(uint64(i), 3))
+			orig := randLayers(r, tc.c)
+			slots := randSlots(r, tc.c.Paged, tc.c.Tokens, tc.neg)
+			chunk := make([]byte, tc.c.Size())
+			if err := dev.Gather(ctx, tc.c, orig, slots, chunk); err != nil {
+				t.Fatal(err)
+			}
+			// Wipe the present tokens' rows in a copy, then scatter back.
+			restored := cloneLayers(orig)
+			for l := range restored {
+				for _, s := range slots {
+					if s < 0 {
+						continue
+					}
+					for kv := range tc.c.Paged.KVPlanes() {
+						off := tc.c.Paged.SlotOffset(kv, s)
+						clear(restored[l][off : off+tc.c.Paged.RowBytes()])
+					}
+				}
+			}
+			if err := dev.Scatter(ctx, tc.c, restored, slots, chunk); err != nil {
+				t.Fatal(err)
+			}
+			for l := range orig {
+				if !bytes.Equal(restored[l], orig[l]) {
+					t.Fatalf("layer %d not restored", l)
+				}
+			}
+		})
+	}
+}
+
+func TestGatherZeroesAbsentTokens(t *testing.T) {
+	p := PagedLayout{Kind: FlashAttn, NumBlocks: 2, BlockSize: 2, Heads: 1, HeadSize: 8, DType: BF16}
+	c := Chunk{Format: kvmeta.FormatKV2LTD, Layers: 1, Tokens: 2, Paged: p}
+	layer := bytes.Repeat([]byte{0xAB}, p.LayerBytes())
+	dst := bytes.Repeat([]byte{0xFF}, c.Size())
+	if err := (CPUDevice{}).Gather(context.Background(), c, [][]byte{layer}, []int64{-1, 3}, dst); err != nil {
+		t.Fatal(err)
+	}
+	row := p.RowBytes()
+	for kv := range 2 {
+		absent := dst[c.Offset(kv, 0, 0):][:row]
+		present := dst[c.Offset(kv, 0, 1):][:row]
+		if !bytes.Equal(absent, make([]byte, row)) {
+			t.Errorf("plane %d: absent token's row is %x, want zeros", kv, absent)
+		}
+		if !bytes.Equal(present, bytes.Repeat([]byte{0xAB}, row)) {
+			t.Errorf("plane %d: present token's row is %x", kv, present)
+		}
+	}
+}
+
+func TestCopyRejectsBadArgumentsWithoutWriting(t *testing.T) {
+	p := PagedLayout{Kind: FlashAttn, NumBlocks: 4, BlockSize: 4, Heads: 2, HeadSize: 8, DType: FP16}
+	good := Chunk{Format: kvmeta.FormatKV2LTD, Layers: 2, Tokens: 3, Paged: p}
+	layers := func(n int) [][]byte {
+		ls := make([][]byte, n)
+		for i := range ls {
+			ls[i] = make([]byte, p.LayerBytes())
+		}
+		return ls
+	}
+	mla := PagedLayout{Kind: MLA, NumBlocks: 4, BlockSize: 4, Heads: 1, HeadSize: 8, DType: FP16}
+	tests := []struct {
+		name   string
+		c      Chunk
+		layers [][]byte
+		slots  []int64
+		chunk  int
+	}{
+		{"slot beyond cache", good, layers(2), []int64{0, 16, 1}, good.Size()},
+		{"too few slots", good, layers(2), []int64{0, 1}, good.Size()},
+		{"too few layers", good, layers(1), []int64{0, 1, 2}, good.Size()},
+		{"short layer buffer", good, [][]byte{make([]byte, p.LayerBytes()), make([]byte, 10)}, []int64{0, 1, 2}, good.Size()},
+		{"short chunk buffer", good, layers(2), []int64{0, 1, 2}, good.Size() - 1},
+		{"T2D with two layers", Chunk{Format: kvmeta.FormatKVT2D, Layers: 2, Tokens: 3, Paged: p}, layers(2), []int64{0, 1, 2}, good.Size()},
+		{"MLA format on flash-attn", Chunk{Format: kvmeta.FormatKVMLA, Layers: 2, Tokens: 3, Paged: p}, layers(2), []int64{0, 1, 2}, good.Size() / 2},
+		{"2LTD on MLA cache", Chunk{Format: kvmeta.FormatKV2LTD, Layers: 1, Tokens: 3, Paged: mla}, [][]byte{make([]byte, mla.LayerBytes())}, []int64{0, 1, 2}, 2 * 3 * mla.RowBytes()},
+		{"binary format", Chunk{Format: kvmeta.FormatBinary, Layers: 2, Tokens: 3, Paged: p}, layers(2), []int64{0, 1, 2}, good.Size()},
+		{"zero tokens", Chunk{Format: kvmeta.FormatKV2LTD, Layers: 2, Tokens: 0, Paged: p}, layers(2), nil, 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			chunk := make([]byte, tc.chunk)
+			if err := (CPUDevice{}).Gather(context.Background(), tc.c, tc.layers, tc.slots, chunk); !errors.Is(err, ErrLayout) {
+				t.Errorf("Gather: got %v, want ErrLayout", err)
+			}
+			for i := range chunk {
+				chunk[i] = 1
+			}
+			if err := (CPUDevice{}).Scatter(context.Background(), tc.c, tc.layers, tc.slots, chunk); !errors.Is(err, ErrLayout) {
+				t.Errorf("Scatter: got %v, want ErrLayout", err)
+			}
+			for l, b := range tc.layers {
+				if bytes.ContainsFunc(b, func(r rune) bool { return r != 0 }) {
+					t.Errorf("layer %d written despite the error", l)
+				}
+			}
+		})
+	}
+}
+
+func TestCopyStopsOnCancelledContext(t *testing.T) {
+	p := PagedLayout{Kind: FlashAttn, NumBlocks: 2, BlockSize: 2, Heads: 1, HeadSize: 8, DType: FP16}
+	c := Chunk{Format: kvmeta.FormatKV2LTD, Layers: 2, Tokens: 1, Paged: p}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	ls := [][]byte{make([]byte, p.LayerBytes()), make([]byte, p.LayerBytes())}
+	if err := (CPUDevice{}).Gather(ctx, c, ls, []int64{0}, make([]byte, c.Size())); !errors.Is(err, context.Canceled) {
+		t.Fatalf("got %v, want context.Canceled", err)
+	}
+}
