@@ -9,6 +9,7 @@
 //	kvbench report [--out BENCHMARKS.md] [--chart docs/throughput.png] [--json]
 //	kvbench trace [--traces synthetic,conversation] [--maxmemory 64mb] [--json]
 //	kvbench probe [--keys 256] [--json]
+//	kvbench disk [--sizes 1mb,32mb] [--total 1gb] [--json]
 //
 // compare, lmcache and report start both servers themselves (building
 // ./cmd/kvserver unless --kvserver names a binary), alternate which one goes
@@ -42,6 +43,7 @@ func commandTable() map[string]commandFunc {
 		"report":  runReport,
 		"trace":   runTrace,
 		"probe":   runProbe,
+		"disk":    runDisk,
 	}
 }
 
@@ -89,6 +91,7 @@ commands:
   trace     replay the Mooncake traces (../shared/data/mooncake) against both
             with the same maxmemory; block hit rates beside the ideal
   probe     one KVC.PROBE of 256 keys vs 256 sequential EXISTS (latency ratio)
+  disk      the disk tier's Put/Get vs plain file write+fdatasync and cold reads, same disk, same run
 
 Every command takes --json and --help (kvbench <command> --help).`)
 }
