@@ -309,12 +309,11 @@ func (k *keyspaceCollector) Describe(ch chan<- *prometheus.Desc) {
 // Collect implements prometheus.Collector, calling Snapshot once.
 func (k *keyspaceCollector) Collect(ch chan<- prometheus.Metric) {
 	s := k.src.Snapshot()
-	gauge := func(d *prometheus.Desc, v int64) {
-		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, float64(v))
+	emit := func(d *prometheus.Desc, kind prometheus.ValueType, v int64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d, kind, float64(v), labels...)
 	}
-	counter := func(d *prometheus.Desc, v int64) {
-		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(v))
-	}
+	gauge := func(d *prometheus.Desc, v int64, labels ...string) { emit(d, prometheus.GaugeValue, v, labels...) }
+	counter := func(d *prometheus.Desc, v int64, labels ...string) { emit(d, prometheus.CounterValue, v, labels...) }
 	gauge(k.keys, s.Keys)
 	gauge(k.keysWithExpiry, s.KeysWithExpiry)
 	gauge(k.memUsed, s.UsedMemoryBytes)
@@ -324,25 +323,19 @@ func (k *keyspaceCollector) Collect(ch chan<- prometheus.Metric) {
 	counter(k.expired, s.ExpiredKeys)
 	counter(k.evicted, s.EvictedKeys)
 	for _, t := range s.Tiers {
-		tg := func(d *prometheus.Desc, v int64) {
-			ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, float64(v), t.Name)
-		}
-		tc := func(d *prometheus.Desc, v int64) {
-			ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(v), t.Name)
-		}
-		tg(k.tierKeys, t.Keys)
-		tg(k.tierBytes, t.Bytes)
-		tg(k.tierMaxBytes, t.MaxBytes)
-		tc(k.tierHits, t.Hits)
-		tc(k.tierMisses, t.Misses)
-		tc(k.tierDemotions, t.Demotions)
-		tc(k.tierPromotions, t.Promotions)
-		tc(k.tierEvictions, t.Evictions)
-		tc(k.tierCorrupt, t.Corrupt)
+		gauge(k.tierKeys, t.Keys, t.Name)
+		gauge(k.tierBytes, t.Bytes, t.Name)
+		gauge(k.tierMaxBytes, t.MaxBytes, t.Name)
+		counter(k.tierHits, t.Hits, t.Name)
+		counter(k.tierMisses, t.Misses, t.Name)
+		counter(k.tierDemotions, t.Demotions, t.Name)
+		counter(k.tierPromotions, t.Promotions, t.Name)
+		counter(k.tierEvictions, t.Evictions, t.Name)
+		counter(k.tierCorrupt, t.Corrupt, t.Name)
 	}
 	for _, c := range s.Chunks {
-		ch <- prometheus.MustNewConstMetric(k.chunks, prometheus.GaugeValue, float64(c.Chunks), c.Model, c.DType, c.Format)
-		ch <- prometheus.MustNewConstMetric(k.chunkBytes, prometheus.GaugeValue, float64(c.Bytes), c.Model, c.DType, c.Format)
+		gauge(k.chunks, c.Chunks, c.Model, c.DType, c.Format)
+		gauge(k.chunkBytes, c.Bytes, c.Model, c.DType, c.Format)
 	}
 	gauge(k.leased, s.LeasedGroups)
 	gauge(k.pinned, s.PinnedGroups)
