@@ -60,6 +60,37 @@
 // as well (crc32c); a record whose blocks fail that check is handled the same
 // way.
 //
+// # Value log
+//
+// Payloads of 256 KiB and more do not go through Pebble: they are appended
+// to segment files under Dir/vlog (vlog.go), and Pebble's value key holds a
+// 16-byte pointer (segment, offset, length) with flag bit 3 set in the
+// header. A put is then one write into the page cache and a get one pread
+// (in concurrent 4 MiB pieces for large values), where Pebble copied a value
+// into its batch, memtable and blob file and read it back block by block.
+// The header checksum still covers the value, so a damaged or missing
+// segment is a corrupt record. Segments are append-only; the reclaimer
+// deletes a segment once two scans in a row find no pointer to it (a scan
+// reads only the 16-byte pointer values). Segment size is 256 MiB, or
+// MaxDisk/32 (at least 1 MiB) for a small MaxDisk. The MaxDisk checks count
+// live bytes; value-log garbage in a segment that still holds live values
+// stays until those go, which for a cache evicting its coldest chunks first
+// happens in segment order.
+//
+// Same-run comparison with plain file I/O on the same disk (1 GiB of
+// values, writes ended by fdatasync, reads after dropping the page cache):
+//
+//	go run ./cmd/kvbench disk
+//
+//	                 Put vs raw write    Get vs raw cold read
+//	before (Pebble)  87-133%             1 MiB 27-77%, 32 MiB 27-31%
+//	value log        135-367%            1 MiB 48-85%, 32 MiB 52-67%
+//
+// The disk of this VM swings by 2x between runs (raw cold reads 0.7-2.1
+// GB/s), so these are ranges over four runs. Writes end up faster than the
+// raw file because Flush syncs segments that were largely written back
+// already.
+//
 // # Durability
 //
 // By default Pebble's write-ahead log is off: every value is written to disk

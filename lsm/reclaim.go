@@ -3,6 +3,8 @@ package lsm
 import (
 	"context"
 	"time"
+
+	"github.com/cockroachdb/pebble/v2"
 )
 
 // Reclaiming space. Pebble frees the blob file of a deleted value only once
@@ -36,6 +38,9 @@ func (s *Store) reclaimLoop(ctx context.Context) {
 		case <-s.reclaimNow:
 			forced = true
 		}
+		if err := s.collectSegments(ctx); err != nil && ctx.Err() == nil {
+			s.log.Error("lsm: value log collection", "err", err)
+		}
 		phys := int64(s.db.Metrics().DiskSpaceUsage())
 		s.physical.Store(phys)
 		live := s.DiskUsage()
@@ -68,4 +73,59 @@ func (s *Store) kickReclaim() {
 	case s.reclaimNow <- struct{}{}:
 	default:
 	}
+}
+
+// collectSegments deletes the value-log segments no record points to any
+// more. A segment is deleted only when two scans in a row (a reclaim
+// interval apart) found no pointer to it, so an append whose Pebble batch
+// had not committed during the first scan is not lost; the current segment
+// is sealed first. A scan reads only the value keys whose values are
+// pointers (16 bytes; a payload kept in Pebble is longer than inlineMax).
+func (s *Store) collectSegments(ctx context.Context) error {
+	ids, cur := s.vlog.segments()
+	live := make(map[uint32]bool)
+	it, err := s.db.NewIterWithContext(ctx, &pebble.IterOptions{
+		LowerBound: []byte{prefixValue}, UpperBound: []byte{prefixValue + 1}})
+	if err != nil {
+		return err
+	}
+	for valid := it.First(); valid; valid = it.Next() {
+		lv := it.LazyValue()
+		if lv.Len() != vlogPointerLen {
+			continue
+		}
+		v, err := it.ValueAndErr()
+		if err != nil {
+			it.Close()
+			return err
+		}
+		if p, ok := decodeVlogPointer(v); ok {
+			live[p.seg] = true
+		}
+	}
+	if err := it.Close(); err != nil {
+		return err
+	}
+	deadBefore := s.deadSegs
+	s.deadSegs = make(map[uint32]bool)
+	for _, id := range ids {
+		if live[id] {
+			continue
+		}
+		if !deadBefore[id] {
+			s.deadSegs[id] = true
+			continue
+		}
+		if id == cur {
+			// All garbage for two scans: seal it; the next scans delete it.
+			if err := s.vlog.sealIfUnchanged(cur); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := s.vlog.remove(id); err != nil {
+			return err
+		}
+	}
+	return nil
 }

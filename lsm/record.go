@@ -70,7 +70,7 @@ const (
 	// its own (kvserver's quantized KV chunks); lsm only carries the bit.
 	flagQuantized = 1 << 2
 	flagInline    = 1 << 1
-	knownFlags    = flagShuffled | flagInline | flagQuantized
+	knownFlags    = flagShuffled | flagInline | flagQuantized | flagVlog
 )
 
 // header is the decoded form of a record header.

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"math"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -176,14 +177,18 @@ const numStripes = 256
 // the accounting of replaced records is exact and a group is always written or
 // deleted whole. Reads take no lock.
 type Store struct {
-	db      *pebble.DB
-	log     *slog.Logger
-	codecs  *codecs
-	wo      *pebble.WriteOptions
-	codec   Compression
-	wal     bool
-	maxDisk int64
-	now     func() time.Time
+	db   *pebble.DB
+	vlog *valueLog // large payloads (vlog.go)
+	// deadSegs are the segments the last collection found unreferenced
+	// (owned by the reclaim goroutine).
+	deadSegs map[uint32]bool
+	log      *slog.Logger
+	codecs   *codecs
+	wo       *pebble.WriteOptions
+	codec    Compression
+	wal      bool
+	maxDisk  int64
+	now      func() time.Time
 
 	// mu guards closed; inflight counts operations that started while the
 	// store was open, so Close can wait for them.
@@ -254,6 +259,10 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		_ = db.Close()
 		return nil, err
 	}
+	if s.vlog, err = openValueLog(filepath.Join(opts.Dir, "vlog")); err != nil {
+		_ = db.Close()
+		return nil, err
+	}
 	if err := s.scanUsage(ctx); err != nil {
 		_ = db.Close()
 		return nil, err
@@ -268,6 +277,9 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		}
 		s.maxDisk = int64(DefaultMaxDiskFraction * float64(du.AvailBytes+uint64(s.physical.Load())))
 	}
+	s.vlog.mu.Lock()
+	s.vlog.segMax = segmentSizeFor(s.maxDisk)
+	s.vlog.mu.Unlock()
 	rctx, cancel := context.WithCancel(context.Background())
 	s.stopReclaim, s.reclaimDone, s.reclaimNow = cancel, make(chan struct{}), make(chan struct{}, 1)
 	go s.reclaimLoop(rctx)
@@ -328,9 +340,13 @@ func (s *Store) Close() error {
 	s.stopReclaim()
 	<-s.reclaimDone
 	err := s.db.Flush()
+	if serr := s.vlog.sync(); err == nil {
+		err = serr
+	}
 	if cerr := s.db.Close(); err == nil {
 		err = cerr
 	}
+	s.vlog.close()
 	s.codecs.close()
 	if err != nil {
 		return fmt.Errorf("lsm: close: %w", err)
@@ -348,10 +364,20 @@ func (s *Store) Flush(ctx context.Context) error {
 		return err
 	}
 	defer s.release()
+	if err := s.vlog.sync(); err != nil {
+		return err
+	}
 	if err := s.db.Flush(); err != nil {
 		return fmt.Errorf("lsm: flush: %w", err)
 	}
 	return nil
+}
+
+// physicalSize is what the store occupies on disk: Pebble's files and the
+// value log's segments (Stats). The MaxDisk checks use Pebble's part and
+// the live bytes: value-log garbage goes when its segment dies.
+func (s *Store) physicalSize(m *pebble.Metrics) int64 {
+	return int64(m.DiskSpaceUsage()) + s.vlog.size()
 }
 
 func checkDB(db int) (uint32, error) {
@@ -649,6 +675,14 @@ func (s *Store) encode(r *encodedRecord, db uint32, e Entry) error {
 	if inline {
 		h.flags |= flagInline
 	}
+	if !inline && len(payload) >= vlogMinPayload {
+		ptr, err := s.vlog.append(payload)
+		if err != nil {
+			return err
+		}
+		h.flags |= flagVlog
+		payload = ptr.encode()
+	}
 	r.hkey = encodeKey(nil, prefixHeader, db, e.Key)
 	r.vkey = encodeKey(nil, prefixValue, db, e.Key)
 	hval := make([]byte, 0, headerLen+inlineCap(inline, len(payload)))
@@ -815,6 +849,24 @@ func (s *Store) read(ctx context.Context, db uint32, key, hkey []byte) ([]byte, 
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, RecordMeta{}, err
+	}
+	if h.flags&flagVlog != 0 {
+		ptr, ok := decodeVlogPointer(payload)
+		if !ok || uint64(ptr.n) != h.storedLen {
+			return nil, RecordMeta{}, badRecord("bad value log pointer")
+		}
+		buf, err := s.vlog.read(ptr)
+		if err != nil {
+			return nil, RecordMeta{}, err
+		}
+		if h.codec == CompressionNone && !h.shuffled() && uint64(len(buf)) == h.rawLen {
+			// The buffer is ours already: verify it in place.
+			if sum := recordChecksum(hv[:headerLen], key, buf); sum != h.checksum {
+				return nil, RecordMeta{}, badRecord("checksum %016x, header says %016x", sum, h.checksum)
+			}
+			return buf, metaOf(&h, recordSize(key, len(hv), &h)), nil
+		}
+		payload = buf
 	}
 	value, err := s.decodePayload(&h, hv[:headerLen], key, payload)
 	if err != nil {
@@ -1215,8 +1267,8 @@ func (s *Store) Stats() Stats {
 	if s.acquire() == nil {
 		m := s.db.Metrics()
 		s.release()
-		st.PhysicalBytes = int64(m.DiskSpaceUsage())
-		s.physical.Store(st.PhysicalBytes)
+		s.physical.Store(int64(m.DiskSpaceUsage()))
+		st.PhysicalBytes = s.physicalSize(m)
 		if st.WriteStoredBytes > 0 {
 			st.WriteAmp = float64(physicalWrites(m, s.wal)) / float64(st.WriteStoredBytes)
 		}
