@@ -172,6 +172,44 @@ func recordChecksum(hdr []byte, key, raw []byte) uint64 {
 	return d.Sum64()
 }
 
+// vlogHashPiece is the piece size of a value-log record's checksum.
+const vlogHashPiece = 4 << 20
+
+// pieceSums hashes value in vlogHashPiece-byte pieces.
+func pieceSums(value []byte) []uint64 {
+	sums := make([]uint64, 0, len(value)/vlogHashPiece+1)
+	for off := 0; off < len(value) || off == 0; off += vlogHashPiece {
+		sums = append(sums, xxhash.Sum64(value[off:min(off+vlogHashPiece, len(value))]))
+		if len(value) == 0 {
+			break
+		}
+	}
+	return sums
+}
+
+// vlogChecksum is the checksum of a value-log record: like recordChecksum,
+// but over the hashes of the value's pieces instead of the value, so that a
+// reader can hash the pieces as they arrive, concurrently.
+func vlogChecksum(hdr []byte, key []byte, sums []uint64) uint64 {
+	d := xxhash.New()
+	_, _ = d.Write(hdr[:checksumOff])
+	_, _ = d.Write(key)
+	var b [8]byte
+	for _, s := range sums {
+		binary.LittleEndian.PutUint64(b[:], s)
+		_, _ = d.Write(b[:])
+	}
+	return d.Sum64()
+}
+
+// valueChecksum is the checksum a record with header h carries.
+func valueChecksum(h *header, hdr, key, value []byte) uint64 {
+	if h.flags&flagVlog != 0 {
+		return vlogChecksum(hdr, key, pieceSums(value))
+	}
+	return recordChecksum(hdr, key, value)
+}
+
 // encodeKey appends the Pebble key for (prefix, db, key) to dst.
 func encodeKey(dst []byte, prefix byte, db uint32, key []byte) []byte {
 	dst = append(dst, prefix, 0, 0, 0, 0)

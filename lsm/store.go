@@ -687,7 +687,7 @@ func (s *Store) encode(r *encodedRecord, db uint32, e Entry) error {
 	r.vkey = encodeKey(nil, prefixValue, db, e.Key)
 	hval := make([]byte, 0, headerLen+inlineCap(inline, len(payload)))
 	hval = appendHeader(hval, &h)
-	h.checksum = recordChecksum(hval, e.Key, value)
+	h.checksum = valueChecksum(&h, hval, e.Key, value)
 	hval = appendHeader(hval[:0], &h)
 	if inline {
 		hval = append(hval, payload...)
@@ -855,13 +855,14 @@ func (s *Store) read(ctx context.Context, db uint32, key, hkey []byte) ([]byte, 
 		if !ok || uint64(ptr.n) != h.storedLen {
 			return nil, RecordMeta{}, badRecord("bad value log pointer")
 		}
-		buf, err := s.vlog.read(ptr)
+		buf, sums, err := s.vlog.read(ptr)
 		if err != nil {
 			return nil, RecordMeta{}, err
 		}
 		if h.codec == CompressionNone && !h.shuffled() && uint64(len(buf)) == h.rawLen {
-			// The buffer is ours already: verify it in place.
-			if sum := recordChecksum(hv[:headerLen], key, buf); sum != h.checksum {
+			// The buffer is the value and was hashed piece by piece as it
+			// was read: verify it in place.
+			if sum := vlogChecksum(hv[:headerLen], key, sums); sum != h.checksum {
 				return nil, RecordMeta{}, badRecord("checksum %016x, header says %016x", sum, h.checksum)
 			}
 			return buf, metaOf(&h, recordSize(key, len(hv), &h)), nil
@@ -903,7 +904,7 @@ func decodeRecordPayload(c *codecs, h *header, hdr, key, payload []byte,
 	if h.codec == CompressionNone && !h.shuffled() && uint64(len(payload)) == h.rawLen {
 		// Clone, unlike make+copy, does not zero the new slice first.
 		value := bytes.Clone(payload)
-		if sum := recordChecksum(hdr, key, value); sum != h.checksum {
+		if sum := valueChecksum(h, hdr, key, value); sum != h.checksum {
 			return nil, badRecord("checksum %016x, header says %016x", sum, h.checksum)
 		}
 		return value, nil
@@ -922,7 +923,7 @@ func decodeRecordPayload(c *codecs, h *header, hdr, key, payload []byte,
 	} else if err := c.decompress(h.codec, value, payload); err != nil {
 		return nil, err
 	}
-	if sum := recordChecksum(hdr, key, value); sum != h.checksum {
+	if sum := valueChecksum(h, hdr, key, value); sum != h.checksum {
 		return nil, badRecord("checksum %016x, header says %016x", sum, h.checksum)
 	}
 	return value, nil

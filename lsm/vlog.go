@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/cespare/xxhash/v2"
 )
 
 // The value log. Pebble copies a large value several times on its way to
@@ -162,48 +164,59 @@ func (v *valueLog) append(p []byte) (vlogPointer, error) {
 	return ptr, nil
 }
 
-// read returns the payload p points to, in a new buffer.
-func (v *valueLog) read(p vlogPointer) ([]byte, error) {
+// read returns the payload p points to, in a new buffer, with the hashes of
+// its vlogHashPiece-byte pieces (see vlogChecksum).
+func (v *valueLog) read(p vlogPointer) ([]byte, []uint64, error) {
 	v.mu.Lock()
 	f := v.files[p.seg]
 	v.mu.Unlock()
 	if f == nil {
-		return nil, badRecord("value log segment %d is gone", p.seg)
+		return nil, nil, badRecord("value log segment %d is gone", p.seg)
 	}
 	buf := make([]byte, p.n)
-	if err := readParallel(f, buf, p.off); err != nil {
-		return nil, badRecord("value log read of segment %d at %d: %v", p.seg, p.off, err)
+	sums, err := readHashed(f, buf, p.off)
+	if err != nil {
+		return nil, nil, badRecord("value log read of segment %d at %d: %v", p.seg, p.off, err)
 	}
-	return buf, nil
+	return buf, sums, nil
 }
 
-// readPart is the piece size from which a large read is split into
-// concurrent reads: one sequential read waits for each piece in turn, while
-// several keep the device's queue full (measured: a cold 32 MiB value read
-// at about half the disk's sequential speed in one piece).
-const readPart = 4 << 20
-
-// readParallel fills buf from f at off, in concurrent pieces when large.
-func readParallel(f *os.File, buf []byte, off int64) error {
-	if len(buf) < 2*readPart {
-		_, err := f.ReadAt(buf, off)
-		return err
+// readHashed fills buf from f at off and hashes it in vlogHashPiece-byte
+// pieces. A large value is read in concurrent pieces, each hashed by its
+// reader as soon as it arrives: one sequential read waits for each piece in
+// turn, while several keep the device's queue full (measured: a cold
+// 32 MiB value read at about half the disk's sequential speed in one piece).
+func readHashed(f *os.File, buf []byte, off int64) ([]uint64, error) {
+	if len(buf) < 2*vlogHashPiece {
+		if _, err := f.ReadAt(buf, off); err != nil {
+			return nil, err
+		}
+		return pieceSums(buf), nil
 	}
+	n := (len(buf) + vlogHashPiece - 1) / vlogHashPiece
+	sums := make([]uint64, n)
+	errs := make([]error, n)
 	var wg sync.WaitGroup
-	errs := make(chan error, len(buf)/readPart+1)
-	for start := 0; start < len(buf); start += readPart {
-		end := min(start+readPart, len(buf))
+	for i := range n {
+		start := i * vlogHashPiece
+		end := min(start+vlogHashPiece, len(buf))
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			if _, err := f.ReadAt(buf[start:end], off+int64(start)); err != nil {
-				errs <- err
+				errs[i] = err
+				return
 			}
+			sums[i] = xxhash.Sum64(buf[start:end])
 		}()
 	}
 	wg.Wait()
-	close(errs)
-	return <-errs
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	return sums, nil
 }
 
 // sync makes the segments durable (Store.Flush).
