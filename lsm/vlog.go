@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/cespare/xxhash/v2"
+	"golang.org/x/sys/unix"
 )
 
 // The value log. Pebble copies a large value several times on its way to
@@ -172,6 +173,11 @@ func (v *valueLog) read(p vlogPointer) ([]byte, []uint64, error) {
 	v.mu.Unlock()
 	if f == nil {
 		return nil, nil, badRecord("value log segment %d is gone", p.seg)
+	}
+	if p.n >= 2*vlogHashPiece {
+		// Start the disk reading the whole value before the buffer is
+		// allocated (and zeroed), so the two overlap.
+		_ = unix.Fadvise(int(f.Fd()), p.off, int64(p.n), unix.FADV_WILLNEED)
 	}
 	buf := make([]byte, p.n)
 	sums, err := readHashed(f, buf, p.off)
