@@ -65,7 +65,7 @@ func startOwnedServer(t testing.TB, stops ownedServer, extraArgs ...string) *ser
 			s.waitErr = s.Cmd.Wait()
 			close(s.exited)
 		}()
-		err := waitForAnyReply(s)
+		err := waitForPing(s)
 		if err == nil {
 			if stops == harnessStops {
 				t.Cleanup(func() { s.stop(t) })
@@ -112,39 +112,6 @@ func kvCommand(t testing.TB, extraArgs []string) (string, func(port int) *exec.C
 		args := []string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--dir", dir, "--metrics-port", "0"}
 		return exec.Command(kvserverBin, append(args, extraArgs...)...)
 	}, dir
-}
-
-// waitForAnyReply polls until PING on a fresh connection gets a complete
-// reply of any kind, the process exits, or startTimeout passes.
-func waitForAnyReply(s *server) error {
-	deadline := time.Now().Add(startTimeout)
-	for {
-		select {
-		case <-s.exited:
-			return fmt.Errorf("process exited: %v", s.waitErr)
-		default:
-		}
-		err := func() error {
-			conn, err := net.DialTimeout("tcp", s.Addr, time.Second)
-			if err != nil {
-				return err
-			}
-			defer conn.Close()
-			conn.SetDeadline(time.Now().Add(time.Second))
-			if _, err := conn.Write(encodeCommand([]string{"PING"})); err != nil {
-				return err
-			}
-			_, _, err = readReply(bufio.NewReader(conn))
-			return err
-		}()
-		if err == nil {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return err
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }
 
 // waitExit waits up to d for the process to exit and returns its wait

@@ -60,6 +60,11 @@ func (c *benchConn) Set(key string, value []byte) error {
 	if _, err := bufs.WriteTo(c.conn); err != nil {
 		return fmt.Errorf("write SET: %w", err)
 	}
+	return c.readOK()
+}
+
+// readOK reads one reply that must be +OK (a SET's).
+func (c *benchConn) readOK() error {
 	line, err := c.rd.ReadSlice('\n')
 	if err != nil {
 		return fmt.Errorf("read SET reply: %w", err)
@@ -132,12 +137,8 @@ func (c *benchConn) SetPipelined(keys []string, value []byte) error {
 		return fmt.Errorf("write pipelined SET: %w", err)
 	}
 	for range keys {
-		line, err := c.rd.ReadSlice('\n')
-		if err != nil {
-			return fmt.Errorf("read SET reply: %w", err)
-		}
-		if string(line) != "+OK\r\n" {
-			return fmt.Errorf("SET reply %q", line)
+		if err := c.readOK(); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -437,13 +436,7 @@ func median(xs []float64) float64 {
 
 func printMeasurements(out io.Writer, ms []measurement, asJSON bool) error {
 	if asJSON {
-		enc := json.NewEncoder(out)
-		for _, m := range ms {
-			if err := enc.Encode(m); err != nil {
-				return err
-			}
-		}
-		return nil
+		return writeJSONLines(out, ms)
 	}
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "op\tvalue\tconns\tpipeline\trounds\tredis GB/s\tkvserver GB/s\tredis ops/s\tkvserver ops/s\tkvserver/redis\tkvserver % loopback\t")

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -67,13 +66,7 @@ func runDisk(ctx context.Context, args []string, out io.Writer) error {
 		results = append(results, r)
 	}
 	if *asJSON {
-		enc := json.NewEncoder(out)
-		for _, r := range results {
-			if err := enc.Encode(r); err != nil {
-				return err
-			}
-		}
-		return nil
+		return writeJSONLines(out, results)
 	}
 	for _, r := range results {
 		reads := "cold (page cache dropped)"

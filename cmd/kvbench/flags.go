@@ -1,8 +1,10 @@
 package main
 
 import (
+	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 
@@ -59,4 +61,15 @@ func parseSize(flagName, s string) (int64, error) {
 		return 0, fmt.Errorf("--%s: size %q must be positive", flagName, s)
 	}
 	return n, nil
+}
+
+// writeJSONLines writes one JSON object per line (--json output).
+func writeJSONLines[T any](out io.Writer, items []T) error {
+	enc := json.NewEncoder(out)
+	for _, it := range items {
+		if err := enc.Encode(it); err != nil {
+			return err
+		}
+	}
+	return nil
 }

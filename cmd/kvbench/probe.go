@@ -34,16 +34,12 @@ prefix lookup; medians over --rounds and the speedup are reported.`)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	tmp, err := os.MkdirTemp("", "kvbench-probe-")
+	tmp, bin, err := workDir(ctx, "kvbench-probe-", *kvBin)
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	if *kvBin == "" {
-		if *kvBin, err = buildKVServer(ctx, tmp); err != nil {
-			return err
-		}
-	}
+	*kvBin = bin
 	kv, err := startKVServer(ctx, *kvBin, tmp+"/kv", "1gb")
 	if err != nil {
 		return err

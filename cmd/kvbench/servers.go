@@ -83,6 +83,22 @@ func startKVServer(ctx context.Context, bin, dir string, maxMemory string) (*tar
 	return startProcess(ctx, "kvserver", bin, args, port)
 }
 
+// workDir makes a temporary directory for a run and, when kvBin is empty,
+// builds kvserver into it. The caller removes tmp.
+func workDir(ctx context.Context, prefix, kvBin string) (tmp, bin string, err error) {
+	tmp, err = os.MkdirTemp("", prefix)
+	if err != nil {
+		return "", "", fmt.Errorf("temp dir: %w", err)
+	}
+	if kvBin == "" {
+		if kvBin, err = buildKVServer(ctx, tmp); err != nil {
+			os.RemoveAll(tmp)
+			return "", "", err
+		}
+	}
+	return tmp, kvBin, nil
+}
+
 // buildKVServer compiles ./cmd/kvserver into dir when no binary is given.
 func buildKVServer(ctx context.Context, dir string) (string, error) {
 	out := filepath.Join(dir, "kvserver")
@@ -106,17 +122,11 @@ func startPair(ctx context.Context, redisBin, kvBin, maxMemory string) (*serverP
 	if _, err := exec.LookPath(redisBin); err != nil {
 		return nil, fmt.Errorf("redis-server not found (apt-get install redis-server): %w", err)
 	}
-	tmp, err := os.MkdirTemp("", "kvbench-")
+	tmp, kvBin, err := workDir(ctx, "kvbench-", kvBin)
 	if err != nil {
-		return nil, fmt.Errorf("temp dir: %w", err)
+		return nil, err
 	}
 	p := &serverPair{tmp: tmp}
-	if kvBin == "" {
-		if kvBin, err = buildKVServer(ctx, tmp); err != nil {
-			p.Close()
-			return nil, err
-		}
-	}
 	if err := os.MkdirAll(filepath.Join(tmp, "redis"), 0o755); err != nil {
 		p.Close()
 		return nil, err

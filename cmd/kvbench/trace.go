@@ -178,16 +178,12 @@ from the first miss on. Reports block hit rates beside the ideal
 	if _, err := exec.LookPath(*redisBin); err != nil {
 		return fmt.Errorf("redis-server not found (apt-get install redis-server): %w", err)
 	}
-	tmp, err := os.MkdirTemp("", "kvbench-trace-")
+	tmp, bin, err := workDir(ctx, "kvbench-trace-", *kvBin)
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	if *kvBin == "" {
-		if *kvBin, err = buildKVServer(ctx, tmp); err != nil {
-			return err
-		}
-	}
+	*kvBin = bin
 	var results []traceResult
 	for _, name := range strings.Split(*traces, ",") {
 		reqs, err := loadTrace(filepath.Join(*dataDir, strings.TrimSpace(name)+"_trace.jsonl"), *limit)
@@ -227,13 +223,7 @@ from the first miss on. Reports block hit rates beside the ideal
 		}
 	}
 	if *asJSON {
-		enc := json.NewEncoder(out)
-		for _, r := range results {
-			if err := enc.Encode(r); err != nil {
-				return err
-			}
-		}
-		return nil
+		return writeJSONLines(out, results)
 	}
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "trace\tserver\trequests\tblock refs\thit rate\tideal\tof ideal\tvs redis\tGET miss after EXISTS hit\tseconds\t")
