@@ -93,8 +93,8 @@
 // GB/s), so these are ranges over 4-8 runs. A cold 32 MiB Get reads at
 // 1.1-1.5 GB/s whatever the raw figure: the whole value is read, then
 // verified, before the next Get starts, while a plain sequential reader
-// gets kernel readahead across calls. The one run under 70% (55%) had a
-// raw read of 2.7 GB/s, above what the VM's disk gives in other runs. Warm (page cache) Gets run at 2.3
+// gets kernel readahead across calls, so the ratio falls in the runs where
+// the raw read is fastest. Warm (page cache) Gets run at 2.3
 // GB/s for 1 MiB and 4.8 GB/s for 32 MiB (BenchmarkGet1MiB/32MiB). A
 // value-log record's checksum covers the value as 4 MiB pieces, each
 // hashed by the goroutine that read it.
