@@ -63,11 +63,11 @@ func (s *Server) dispatch(c *Client) {
 			return
 		}
 	}
+	start := time.Now()
 	c.mu.Lock()
 	c.lastCmd = spec.Name
-	c.lastUsed = time.Now()
+	c.lastUsed = start
 	c.mu.Unlock()
-	start := time.Now()
 	if keys := valueKeys(spec, args); keys != nil {
 		// Bring values that are only on disk into memory before the
 		// handler runs under the engine lock.

@@ -19,6 +19,11 @@ import (
 const (
 	// defaultReadBuffer is the per-connection buffer for ordinary commands.
 	defaultReadBuffer = 16 * 1024
+	// streamReadBuffer is the size the buffer grows to, from
+	// defaultReadBuffer, for a client whose pipelined commands keep
+	// filling it: measured with 16 x 4 KiB SETs per batch, reads of 16 KiB
+	// took 30% of the server's CPU in read system calls.
+	streamReadBuffer = 128 * 1024
 	// bigBulkThreshold is the bulk size from which a bulk gets its own
 	// allocation instead of living in the connection buffer.
 	bigBulkThreshold = 16 * 1024
@@ -145,7 +150,16 @@ func (r *Reader) ReadCommand(cmd *Command) error {
 func (r *Reader) fill(start int) (int, error) {
 	shift := 0
 	if r.w == len(r.buf) {
-		if start > 0 {
+		if start > 0 && len(r.buf) < streamReadBuffer {
+			// The client fills the buffer faster than commands end in
+			// it (pipelining): a larger one takes more per read call.
+			nb := make([]byte, len(r.buf)*2)
+			n := copy(nb, r.buf[start:r.w])
+			r.buf = nb
+			r.w = n
+			r.r -= start
+			shift = start
+		} else if start > 0 {
 			copy(r.buf, r.buf[start:r.w])
 			r.w -= start
 			r.r -= start

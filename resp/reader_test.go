@@ -178,3 +178,49 @@ func FuzzReader(f *testing.F) {
 		}
 	})
 }
+
+// A pipelining client that keeps the buffer full gets a larger one, up to
+// streamReadBuffer, and every command still parses whole however the
+// stream is cut.
+func TestReaderGrowsBufferForPipelinedStream(t *testing.T) {
+	var input strings.Builder
+	var want []string
+	for i := 0; i < 200; i++ {
+		v := strings.Repeat(string(rune('a'+i%26)), 4096+i)
+		want = append(want, v)
+		input.WriteString(encode("SET", fmt.Sprint("k", i), v))
+	}
+	for _, cut := range []int{1, 1000, 7777, 1 << 20} {
+		r := NewReader(iotest.HalfReader(&chunkReader{s: input.String(), n: cut}), maxBulkOf(1<<20))
+		var cmd Command
+		for i, v := range want {
+			if err := r.ReadCommand(&cmd); err != nil {
+				t.Fatalf("cut %d: command %d: %v", cut, i, err)
+			}
+			if len(cmd.Args) != 3 || string(cmd.Args[1]) != fmt.Sprint("k", i) || string(cmd.Args[2]) != v {
+				t.Fatalf("cut %d: command %d parsed wrong", cut, i)
+			}
+		}
+		if len(r.buf) > streamReadBuffer {
+			t.Fatalf("cut %d: buffer grew to %d, above %d", cut, len(r.buf), streamReadBuffer)
+		}
+		if cut >= 7777 && len(r.buf) != streamReadBuffer {
+			t.Fatalf("cut %d: buffer is %d after a full pipeline, want %d", cut, len(r.buf), streamReadBuffer)
+		}
+	}
+}
+
+// chunkReader returns at most n bytes of s per Read.
+type chunkReader struct {
+	s string
+	n int
+}
+
+func (c *chunkReader) Read(p []byte) (int, error) {
+	if len(c.s) == 0 {
+		return 0, io.EOF
+	}
+	k := copy(p[:min(len(p), c.n)], c.s)
+	c.s = c.s[k:]
+	return k, nil
+}

@@ -118,6 +118,9 @@ func (s *Server) cmdSet(c *Client, args [][]byte) {
 // value in the command; okReply and abortReply, when set, replace +OK and
 // the null reply (SETNX answers :1 and :0).
 func (s *Server) setGeneric(c *Client, key []byte, valueArg int, o stringOptions, name string, okReply, abortReply func()) {
+	// Copy the value (when the reader did not already give it its own
+	// buffer) before taking the engine lock, not while holding it.
+	value := c.cmd.Own(valueArg)
 	s.update(c, func(tx *engine.Tx) {
 		var at int64
 		if o.expire != expireNone {
@@ -155,7 +158,7 @@ func (s *Server) setGeneric(c *Client, key []byte, valueArg int, o stringOptions
 		if o.keepTTL && found {
 			at = old.ExpireAt
 		}
-		tx.Set(key, c.cmd.Own(valueArg), at)
+		tx.Set(key, value, at)
 		if o.get {
 			return
 		}
