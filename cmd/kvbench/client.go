@@ -219,3 +219,27 @@ func waitReady(ctx context.Context, addr string, timeout time.Duration) error {
 		}
 	}
 }
+
+// DoBulk sends a command whose reply is a bulk string and returns its body.
+func (c *benchConn) DoBulk(args ...string) (string, error) {
+	c.hdr = appendArgs(c.hdr[:0], len(args), args...)
+	if _, err := c.conn.Write(c.hdr); err != nil {
+		return "", fmt.Errorf("write %s: %w", args[0], err)
+	}
+	line, err := c.rd.ReadString('\n')
+	if err != nil {
+		return "", fmt.Errorf("read %s reply: %w", args[0], err)
+	}
+	if len(line) < 3 || line[0] != '$' {
+		return "", fmt.Errorf("%s: want a bulk reply, got %q", args[0], line)
+	}
+	n, err := strconv.Atoi(line[1 : len(line)-2])
+	if err != nil || n < 0 {
+		return "", fmt.Errorf("%s: bad bulk header %q", args[0], line)
+	}
+	body := make([]byte, n+2)
+	if _, err := io.ReadFull(c.rd, body); err != nil {
+		return "", fmt.Errorf("read %s reply: %w", args[0], err)
+	}
+	return string(body[:n]), nil
+}

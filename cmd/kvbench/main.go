@@ -44,6 +44,7 @@ func commandTable() map[string]commandFunc {
 		"trace":   runTrace,
 		"probe":   runProbe,
 		"disk":    runDisk,
+		"memory":  runMemory,
 	}
 }
 

@@ -22,6 +22,7 @@ type reportOptions struct {
 	compare       compareOptions
 	pipelineSizes []int64
 	lmcache       lmcacheOptions
+	memory        memoryOptions
 	limitTime     time.Duration
 	out           string
 	chart         string
@@ -42,19 +43,20 @@ type machineInfo struct {
 // reportData is everything BENCHMARKS.md is rendered from, so that the
 // rendering can be tested with fixed figures.
 type reportData struct {
-	Generated    time.Time     `json:"generated"`
-	Seconds      float64       `json:"seconds"`
-	Command      string        `json:"command"`
-	Machine      machineInfo   `json:"machine"`
-	MaxMemory    string        `json:"maxmemory"`
-	Rounds       int           `json:"rounds"`
-	PhaseSeconds float64       `json:"phase_seconds"`
-	PhaseBytes   int64         `json:"phase_bytes"`
-	Limits       limitResult   `json:"limits"`
-	Compare      []measurement `json:"compare"`
-	LMCache      lmcacheResult `json:"lmcache"`
-	Chart        string        `json:"chart"` // path relative to the markdown file
-	ChartConns   int           `json:"chart_conns"`
+	Generated    time.Time      `json:"generated"`
+	Seconds      float64        `json:"seconds"`
+	Command      string         `json:"command"`
+	Machine      machineInfo    `json:"machine"`
+	MaxMemory    string         `json:"maxmemory"`
+	Rounds       int            `json:"rounds"`
+	PhaseSeconds float64        `json:"phase_seconds"`
+	PhaseBytes   int64          `json:"phase_bytes"`
+	Limits       limitResult    `json:"limits"`
+	Compare      []measurement  `json:"compare"`
+	LMCache      lmcacheResult  `json:"lmcache"`
+	Memory       []memoryResult `json:"memory"`
+	Chart        string         `json:"chart"` // path relative to the markdown file
+	ChartConns   int            `json:"chart_conns"`
 }
 
 const reportAbout = `
@@ -64,6 +66,8 @@ writes BENCHMARKS.md and the chart docs/throughput.png from it:
   compare   SET/GET of --sizes with --conns connections, unpipelined, plus
             --pipeline-sizes pipelined --pipeline deep
   lmcache   the LMCache store / lookup / retrieve pattern
+  memory    memory growth per stored byte for --memory-sizes values, with a
+            fresh pair of servers per size
 Both servers are started once, side by side, with --maxmemory each. The
 generated files must not be edited by hand; rerun this command instead.`
 
@@ -84,6 +88,8 @@ func parseReportFlags(args []string) (reportOptions, error) {
 	fs.IntVar(&o.lmcache.chunks, "chunks", 32, "LMCache chunks in the prefix")
 	fs.IntVar(&o.lmcache.conns, "lmcache-conns", 8, "LMCache connections storing and retrieving in parallel")
 	fs.IntVar(&o.lmcache.walks, "walks", 50, "LMCache lookup walks per round")
+	memSizes := fs.String("memory-sizes", "1mb,32mb", "value sizes of the memory measurement (empty: none)")
+	memTotal := fs.String("memory-total", "512mb", "raw bytes stored per size in the memory measurement")
 	fs.StringVar(&o.out, "out", "BENCHMARKS.md", "markdown file to write")
 	fs.StringVar(&o.chart, "chart", "docs/throughput.png", "PNG chart to write")
 	fs.StringVar(&o.compare.redisBin, "redis-server", "redis-server", "redis-server binary")
@@ -97,6 +103,14 @@ func parseReportFlags(args []string) (reportOptions, error) {
 	}
 	var err error
 	if o.compare.sizes, err = parseSizeList("sizes", *sizes); err != nil {
+		return o, err
+	}
+	if strings.TrimSpace(*memSizes) != "" {
+		if o.memory.sizes, err = parseSizeList("memory-sizes", *memSizes); err != nil {
+			return o, err
+		}
+	}
+	if o.memory.total, err = parseSize("memory-total", *memTotal); err != nil {
 		return o, err
 	}
 	if o.compare.conns, err = parseCountList("conns", *conns); err != nil {
@@ -185,6 +199,16 @@ func runReport(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
+	var mem []memoryResult
+	if len(o.memory.sizes) > 0 {
+		// Fresh servers per size, beside the idle pair (whose binary and
+		// directory it shares).
+		progress("memory: %s of values per size", config.FormatSize(o.memory.total))
+		o.memory.redisBin, o.memory.kvBin = o.compare.redisBin, pair.kvBin
+		if mem, err = measureMemory(ctx, o.memory, pair.tmp); err != nil {
+			return err
+		}
+	}
 	pair.Close()
 
 	data := reportData{
@@ -199,6 +223,7 @@ func runReport(ctx context.Context, args []string, out io.Writer) error {
 		Limits:       limits,
 		Compare:      results,
 		LMCache:      lm,
+		Memory:       mem,
 		Chart:        chartLink(o.out, o.chart),
 		ChartConns:   o.compare.conns[0],
 	}
@@ -224,7 +249,14 @@ func runReport(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	fmt.Fprintln(out)
-	return printLMCache(out, lm)
+	if err := printLMCache(out, lm); err != nil {
+		return err
+	}
+	if len(mem) > 0 {
+		fmt.Fprintln(out)
+		return writeMemoryTable(out, mem)
+	}
+	return nil
 }
 
 // chartLink is the chart's path relative to the markdown file, with
@@ -347,6 +379,17 @@ func renderReport(w io.Writer, d reportData) error {
 	p("| phase | unit | redis | kvserver | kvserver vs redis |\n|---|---|---:|---:|---:|\n")
 	for _, r := range lm.Phases {
 		p("| %s | %s | %.2f | %.2f | %.2fx |\n", r.Phase, r.Unit, r.Redis, r.KV, r.Ratio)
+	}
+	if len(d.Memory) > 0 {
+		p("\n## Memory per stored byte\n\n")
+		p("A fresh redis-server and kvserver per value size, each given distinct values of that size (maxmemory four times the total, so nothing is evicted or demoted). ")
+		p("Growth of the process's resident memory (VmRSS) and of the server's own `used_memory` over the empty server, divided by the raw bytes stored. ")
+		p("Redis's allocator rounds each value plus its header up to the next size class, which `used_memory` counts; pages of that rounding that are never written stay out of RSS.\n\n")
+		p("| server | value | values | raw MiB | RSS growth / raw | used_memory growth / raw |\n|---|---|---:|---:|---:|---:|\n")
+		for _, m := range d.Memory {
+			p("| %s | %s | %d | %.0f | %.3fx | %.3fx |\n", m.Server, sizeLabel(m.ValueSize), m.Values,
+				float64(m.RawBytes)/(1<<20), m.RSSRatio, m.UsedRatio)
+		}
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

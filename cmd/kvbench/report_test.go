@@ -33,6 +33,10 @@ func fixedReport() reportData {
 		LMCache: lmcacheResult{ChunkBytes: 16 << 20, Chunks: 32, Conns: 8, Rounds: 5, Walks: 50, Phases: []lmcacheRow{
 			{"store", "GB/s", 0.89, 1.28, 1.44}, {"lookup", "ms/walk", 1.21, 1.07, 1.13}, {"retrieve", "GB/s", 0.71, 2.02, 2.85},
 		}},
+		Memory: []memoryResult{
+			{Server: "redis", ValueSize: 1 << 20, Values: 512, RawBytes: 512 << 20, RSSRatio: 1.007, UsedRatio: 1.25},
+			{Server: "kvserver", ValueSize: 32 << 20, Values: 16, RawBytes: 512 << 20, RSSRatio: 1.003, UsedRatio: 1.0},
+		},
 		Chart:      "docs/throughput.png",
 		ChartConns: 8,
 	}
@@ -64,6 +68,9 @@ func TestRenderReport(t *testing.T) {
 		"kvserver was slower than redis in: SET of 4 KiB values, 8 conns, pipeline 1 (0.50x)",
 		"| lookup | ms/walk | 1.21 | 1.07 | 1.13x |",
 		"| retrieve | GB/s | 0.71 | 2.02 | 2.85x |",
+		"## Memory per stored byte",
+		"| redis | 1 MiB | 512 | 512 | 1.007x | 1.250x |",
+		"| kvserver | 32 MiB | 16 | 512 | 1.003x | 1.000x |",
 	} {
 		if !strings.Contains(md, want) {
 			t.Errorf("report lacks %q", want)

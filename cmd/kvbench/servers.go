@@ -115,6 +115,7 @@ func buildKVServer(ctx context.Context, dir string) (string, error) {
 type serverPair struct {
 	redis, kv *target
 	tmp       string
+	kvBin     string // the kvserver binary both servers' runs use
 }
 
 // startPair builds kvserver when kvBin is empty, then starts both servers.
@@ -126,7 +127,7 @@ func startPair(ctx context.Context, redisBin, kvBin, maxMemory string) (*serverP
 	if err != nil {
 		return nil, err
 	}
-	p := &serverPair{tmp: tmp}
+	p := &serverPair{tmp: tmp, kvBin: kvBin}
 	if err := os.MkdirAll(filepath.Join(tmp, "redis"), 0o755); err != nil {
 		p.Close()
 		return nil, err
