@@ -62,6 +62,18 @@ type TierStats struct {
 	Demotions  int64 // groups moved from memory to disk
 	Promotions int64 // keys loaded from disk into memory
 	Capacity   int64 // maximum bytes (disk: MaxDisk; memory: MaxMemory)
+
+	// Disk tier only: Errors counts the writes and background jobs the
+	// disk refused; Unavailable is set while writes fail fast after such
+	// an error (the memory tier then evicts instead of demoting), since
+	// UnavailableSince; LastError is the last error's message.
+	Errors           int64
+	Unavailable      bool
+	UnavailableSince time.Time
+	LastError        string
+	// DeferredDeletes counts disk records waiting for the disk to take
+	// writes again to be deleted.
+	DeferredDeletes int64
 }
 
 // Stats is a point-in-time copy of the engine's counters.
@@ -110,6 +122,10 @@ type Engine struct {
 	quantCh    chan struct{}
 	quantized  atomic.Int64
 
+	// deferredDeletes are disk records that must go but could not be
+	// deleted while the disk was unavailable (faults.go).
+	deferredDeletes map[coldKey]struct{}
+
 	demoteCh chan struct{}
 	closing  bool
 	// bulkLoading defers the SCAN order index during rebuild, which then
@@ -123,18 +139,20 @@ type Engine struct {
 	wg                  sync.WaitGroup
 	stop                context.CancelFunc
 
-	maxMem     atomic.Int64
-	hits       atomic.Int64
-	diskHits   atomic.Int64
-	misses     atomic.Int64
-	expired    atomic.Int64
-	evicted    atomic.Int64
-	diskEvict  atomic.Int64
-	demotions  atomic.Int64
-	promotions atomic.Int64
-	keys       atomic.Int64
-	memKeys    atomic.Int64
-	memBytes   atomic.Int64
+	maxMem    atomic.Int64
+	hits      atomic.Int64
+	diskHits  atomic.Int64
+	misses    atomic.Int64
+	expired   atomic.Int64
+	evicted   atomic.Int64
+	diskEvict atomic.Int64
+	// deferredPub is len(deferredDeletes), for Stats.
+	deferredPub atomic.Int64
+	demotions   atomic.Int64
+	promotions  atomic.Int64
+	keys        atomic.Int64
+	memKeys     atomic.Int64
+	memBytes    atomic.Int64
 
 	indexBytes    int64 // index entries of keys held only on disk
 	residentKeys  int64 // items whose value is in memory
@@ -169,7 +187,8 @@ func New(opts Options) *Engine {
 	e := &Engine{opts: opts, seed: maphash.MakeSeed(), cold: opts.Cold, demoteCh: make(chan struct{}, 1),
 		dirty: make(map[*group]struct{}), protect: make(map[*group]struct{}),
 		chunks: make(map[ChunkClass]ChunkCount), quantQueue: make(map[*group]struct{}),
-		quantCh: make(chan struct{}, 1)}
+		deferredDeletes: make(map[coldKey]struct{}),
+		quantCh:         make(chan struct{}, 1)}
 	e.memCond = sync.NewCond(&e.mu)
 	e.dbs = make([]*keyspace, opts.Databases)
 	for i := range e.dbs {
@@ -245,6 +264,12 @@ func (e *Engine) Stats() Stats {
 			Demotions:  e.demotions.Load(),
 			Promotions: e.promotions.Load(),
 			Capacity:   e.cold.MaxDisk(),
+
+			Errors:           cs.DiskErrors,
+			Unavailable:      cs.Unavailable,
+			UnavailableSince: cs.UnavailableSince,
+			LastError:        cs.LastDiskError,
+			DeferredDeletes:  e.deferredPub.Load(),
 		}
 	}
 	return st
@@ -532,9 +557,16 @@ func (e *Engine) removeLocked(ctx context.Context, it *item) {
 }
 
 func (e *Engine) deleteColdLocked(ctx context.Context, phys int, key string) {
-	if _, err := e.cold.Delete(ctx, phys, []byte(key)); err != nil && !errors.Is(err, lsm.ErrNotFound) {
+	_, err := e.cold.Delete(ctx, phys, []byte(key))
+	if err == nil || errors.Is(err, lsm.ErrNotFound) {
+		return
+	}
+	if !errors.Is(err, lsm.ErrUnavailable) {
 		e.opts.Logger.Error("delete from disk tier", "db", phys, "key", key, "err", err)
 	}
+	// The record must not come back (at the next start, or by a read of
+	// the index): retry once the disk takes writes again.
+	e.deferColdDeleteLocked(phys, key)
 }
 
 // charge adds an item's cost: a resident item counts against maxmemory; the

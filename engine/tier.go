@@ -64,11 +64,14 @@ func (e *Engine) runDemoter(ctx context.Context) {
 			return
 		case <-e.demoteCh:
 		case <-flushTick.C:
+			e.mu.Lock()
+			e.applyDeferredDeletesLocked(ctx)
+			e.mu.Unlock()
 			if e.writeBehind(ctx, writeBehindBytes) {
 				dirty = true
 			}
 			if dirty {
-				if err := e.cold.Flush(ctx); err != nil && ctx.Err() == nil {
+				if err := e.cold.Flush(ctx); err != nil && ctx.Err() == nil && !errors.Is(err, lsm.ErrUnavailable) {
 					e.opts.Logger.Error("flush disk tier", "err", err)
 				}
 				dirty = false
@@ -93,11 +96,22 @@ func (e *Engine) runDemoter(ctx context.Context) {
 			}
 			e.attempts++
 			wrote, err := e.demoteLocked(ctx, g)
+			shed := false
+			if e.diskRefused(err) {
+				// The disk does not take writes: keep the memory tier
+				// serving by shedding instead (faults.go).
+				shed = e.shedLocked(ctx)
+			}
 			e.publishLocked()
 			e.mu.Unlock()
 			dirty = dirty || wrote
+			if shed {
+				continue
+			}
 			if err != nil {
-				e.opts.Logger.Error("demote group", "group", g.name, "err", err)
+				if !errors.Is(err, lsm.ErrUnavailable) {
+					e.opts.Logger.Error("demote group", "group", g.name, "err", err)
+				}
 				select {
 				case <-ctx.Done():
 				case <-time.After(100 * time.Millisecond):
@@ -146,7 +160,9 @@ func (e *Engine) writeBehind(ctx context.Context, budget int64) bool {
 		e.publishLocked()
 		e.mu.Unlock()
 		if err != nil {
-			e.opts.Logger.Error("write-behind of group", "group", g.name, "err", err)
+			if !errors.Is(err, lsm.ErrUnavailable) {
+				e.opts.Logger.Error("write-behind of group", "group", g.name, "err", err)
+			}
 			return wrote
 		}
 		budget -= n

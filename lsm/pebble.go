@@ -3,6 +3,7 @@ package lsm
 import (
 	"fmt"
 	"log/slog"
+	"sync/atomic"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -10,7 +11,7 @@ import (
 
 // pebbleOptions returns the Pebble configuration; doc.go explains each
 // choice.
-func pebbleOptions(opts Options, log *slog.Logger) *pebble.Options {
+func pebbleOptions(opts Options, log *slog.Logger, h *health) *pebble.Options {
 	memtable := opts.MemTableSize
 	if memtable <= 0 {
 		memtable = DefaultMemTableSize
@@ -45,7 +46,7 @@ func pebbleOptions(opts Options, log *slog.Logger) *pebble.Options {
 		// that free their space without waiting for the memtable to fill.
 		FlushDelayDeleteRange: 10 * time.Second,
 		Logger:                pebbleLogger{log},
-		EventListener:         eventListener(log),
+		EventListener:         eventListener(log, h),
 	}
 	po.Experimental.EnableColumnarBlocks = func() bool { return true }
 	po.Experimental.ValueSeparationPolicy = func() pebble.ValueSeparationPolicy {
@@ -94,10 +95,23 @@ func (p pebbleLogger) Fatalf(format string, args ...any) {
 	panic("pebble: " + msg)
 }
 
-func eventListener(log *slog.Logger) *pebble.EventListener {
+func eventListener(log *slog.Logger, h *health) *pebble.EventListener {
+	var consecutive atomic.Int64
 	return &pebble.EventListener{
 		BackgroundError: func(err error) {
-			log.Error("lsm: pebble background error", "err", err)
+			if isDiskError(err) {
+				h.fail(err, time.Now())
+				time.Sleep(backoffBackgroundError(int(consecutive.Add(1))))
+				return
+			}
+			// %v of Pebble's errors, not slog's %+v with stack traces.
+			log.Error("lsm: pebble background error", "err", firstLine(err.Error()))
+		},
+		FlushEnd: func(info pebble.FlushInfo) {
+			if info.Err == nil {
+				consecutive.Store(0)
+				h.ok(time.Now())
+			}
 		},
 		DataCorruption: func(info pebble.DataCorruptionInfo) {
 			log.Error("lsm: pebble data corruption", "info", info.String())

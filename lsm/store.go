@@ -150,6 +150,17 @@ type Stats struct {
 	DiskFull         int64 // writes refused with ErrDiskFull
 	Reclaims         int64 // compactions run to return deleted space
 
+	// DiskErrors counts writes and background jobs (flushes, compactions)
+	// that failed with an error of the disk or file system since Open.
+	DiskErrors int64
+	// Unavailable: the last such error has not been followed by a
+	// successful write, so writes fail fast with ErrUnavailable
+	// (health.go); UnavailableSince is when that began.
+	Unavailable      bool
+	UnavailableSince time.Time
+	// LastDiskError is the message of the last disk error ("" if none).
+	LastDiskError string
+
 	// WriteAmp is the bytes Pebble wrote to disk (WAL, flushes, compactions,
 	// blob files) divided by WriteStoredBytes, since Open.
 	WriteAmp float64
@@ -215,6 +226,9 @@ type Store struct {
 	deletes, expired, corrupt, refuse atomic.Int64
 
 	bufs sync.Pool // *[]byte scratch buffers for compression
+
+	// health tracks whether the disk takes writes (health.go).
+	health health
 }
 
 // Open opens (or creates) the store in opts.Dir. It scans the record headers
@@ -244,13 +258,14 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		now:    opts.Now,
 		perDB:  make(map[uint32]*usage),
 	}
+	s.health.log = log
 	if opts.Sync {
 		s.wo = pebble.Sync
 	}
 	if s.now == nil {
 		s.now = time.Now
 	}
-	db, err := pebble.Open(opts.Dir, pebbleOptions(opts, log))
+	db, err := pebble.Open(opts.Dir, pebbleOptions(opts, log, &s.health))
 	if err != nil {
 		return nil, fmt.Errorf("lsm: open %s: %w", opts.Dir, err)
 	}
@@ -339,9 +354,17 @@ func (s *Store) Close() error {
 	s.inflight.Wait()
 	s.stopReclaim()
 	<-s.reclaimDone
-	err := s.db.Flush()
-	if serr := s.vlog.sync(); err == nil {
-		err = serr
+	var err error
+	if s.health.unavailable() {
+		// Pebble's flush would retry for ever; what the memtables hold
+		// is lost, as after a crash.
+		err = ErrUnavailable
+		s.log.Error("lsm: closing without flushing: the disk tier is unavailable")
+	} else {
+		err = s.db.Flush()
+		if serr := s.vlog.sync(); err == nil {
+			err = serr
+		}
 	}
 	if cerr := s.db.Close(); err == nil {
 		err = cerr
@@ -364,13 +387,36 @@ func (s *Store) Flush(ctx context.Context) error {
 		return err
 	}
 	defer s.release()
-	if err := s.vlog.sync(); err != nil {
+	if err := s.health.admitWrite(s.now()); err != nil {
 		return err
 	}
-	if err := s.db.Flush(); err != nil {
+	if err := s.vlog.sync(); err != nil {
+		if isDiskError(err) {
+			s.health.fail(err, s.now())
+		}
+		return err
+	}
+	done, err := s.db.AsyncFlush()
+	if err != nil {
 		return fmt.Errorf("lsm: flush: %w", err)
 	}
-	return nil
+	// Pebble's own Flush would wait for ever on a disk that refuses the
+	// flush (it retries in the background): give up once the health
+	// check sees the disk fail, and leave the flush to finish on its own.
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-done:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-tick.C:
+			if s.health.unavailable() {
+				return fmt.Errorf("lsm: flush: %w", ErrUnavailable)
+			}
+		}
+	}
 }
 
 // physicalSize is what the store occupies on disk: Pebble's files and the
@@ -530,7 +576,24 @@ func (s *Store) PutGroup(ctx context.Context, db int, entries []Entry) error {
 		return err
 	}
 	defer s.release()
+	if err := s.health.admitWrite(s.now()); err != nil {
+		return err
+	}
+	wroteFile, err := s.putGroup(d, group, entries)
+	switch {
+	case err == nil && wroteFile:
+		// Only a value-log write shows the disk takes data: a Pebble
+		// commit without a WAL lands in the memtable whatever the disk.
+		s.health.ok(s.now())
+	case isDiskError(err):
+		s.health.fail(err, s.now())
+	}
+	return err
+}
 
+// putGroup is PutGroup once its arguments are checked and the disk is
+// admitting writes.
+func (s *Store) putGroup(d uint32, group []byte, entries []Entry) (wroteFile bool, err error) {
 	encoded := make([]encodedRecord, len(entries))
 	defer func() {
 		for i := range encoded {
@@ -540,7 +603,7 @@ func (s *Store) PutGroup(ctx context.Context, db int, entries []Entry) error {
 	size := 0
 	for i, e := range entries {
 		if err := s.encode(&encoded[i], d, e); err != nil {
-			return err
+			return false, err
 		}
 		size += encoded[i].batchSize()
 	}
@@ -568,42 +631,43 @@ func (s *Store) PutGroup(ctx context.Context, db int, entries []Entry) error {
 			s.noteCorrupt(d, entries[i].Key, err)
 			if r.payload == nil {
 				if err := batch.Delete(r.vkey, nil); err != nil {
-					return err
+					return false, err
 				}
 			}
 		case err != nil:
-			return err
+			return false, err
 		default:
 			delta.add(oldSize.neg())
 			if !old.inline() && r.payload == nil {
 				if err := batch.Delete(r.vkey, nil); err != nil {
-					return err
+					return false, err
 				}
 			}
 		}
 		if err := batch.Set(r.hkey, r.hval, nil); err != nil {
-			return err
+			return false, err
 		}
 		if r.payload != nil {
 			if err := batch.Set(r.vkey, r.payload, nil); err != nil {
-				return err
+				return false, err
 			}
 		}
 		delta.add(r.size)
 	}
 	if err := s.reserve(d, delta); err != nil {
-		return err
+		return false, err
 	}
 	if err := batch.Commit(s.wo); err != nil {
 		s.account(d, delta.neg())
-		return fmt.Errorf("lsm: write: %w", err)
+		return false, fmt.Errorf("lsm: write: %w", err)
 	}
 	for i := range encoded {
 		s.writes.Add(1)
 		s.writeBytes.Add(int64(len(entries[i].Value)))
 		s.writeStored.Add(encoded[i].size.bytes)
+		wroteFile = wroteFile || encoded[i].inVlog
 	}
-	return nil
+	return wroteFile, nil
 }
 
 // encodedRecord is a record ready to be written.
@@ -613,6 +677,7 @@ type encodedRecord struct {
 	payload    []byte // nil when inline
 	size       usage
 	bufs       [2]*[]byte
+	inVlog     bool // the payload was appended to the value log
 }
 
 func (r *encodedRecord) batchSize() int {
@@ -680,6 +745,7 @@ func (s *Store) encode(r *encodedRecord, db uint32, e Entry) error {
 		if err != nil {
 			return err
 		}
+		r.inVlog = true
 		h.flags |= flagVlog
 		payload = ptr.encode()
 	}
@@ -1018,10 +1084,17 @@ func (s *Store) Delete(ctx context.Context, db int, key []byte) (bool, error) {
 		return false, err
 	}
 	defer s.release()
+	if err := s.health.admitWrite(s.now()); err != nil {
+		return false, err
+	}
 	mu := s.stripe(d, GroupOf(key))
 	mu.Lock()
 	defer mu.Unlock()
-	return s.deleteKeyLocked(d, key)
+	found, err := s.deleteKeyLocked(d, key)
+	if isDiskError(err) {
+		s.health.fail(err, s.now())
+	}
+	return found, err
 }
 
 func (s *Store) deleteKeyLocked(db uint32, key []byte) (bool, error) {
@@ -1057,6 +1130,9 @@ func (s *Store) DeleteGroup(ctx context.Context, db int, group []byte) (int, err
 		return 0, err
 	}
 	defer s.release()
+	if err := s.health.admitWrite(s.now()); err != nil {
+		return 0, err
+	}
 	mu := s.stripe(d, group)
 	mu.Lock()
 	defer mu.Unlock()
@@ -1086,6 +1162,9 @@ func (s *Store) DeleteGroup(ctx context.Context, db int, group []byte) (int, err
 		return 0, nil
 	}
 	if err := b.Commit(s.wo); err != nil {
+		if isDiskError(err) {
+			s.health.fail(err, s.now())
+		}
 		return 0, fmt.Errorf("lsm: delete group: %w", err)
 	}
 	s.account(d, delta)
@@ -1239,6 +1318,10 @@ func (s *Store) DiskUsage() int64 {
 	return s.total.bytes
 }
 
+// Unavailable reports whether writes are failing fast because the disk
+// refused recent ones (see ErrUnavailable).
+func (s *Store) Unavailable() bool { return s.health.unavailable() }
+
 // MaxDisk returns the bound on DiskUsage that Put enforces (resolved from
 // Options.MaxDisk at Open; negative means none).
 func (s *Store) MaxDisk() int64 { return s.maxDisk }
@@ -1259,6 +1342,7 @@ func (s *Store) Stats() Stats {
 		Reclaims:         s.reclaims.Load(),
 		KeysByDB:         make(map[int]int64),
 	}
+	s.health.report(&st)
 	s.acctMu.Lock()
 	st.Keys, st.Bytes, st.RawBytes = s.total.keys, s.total.bytes, s.total.raw
 	for db, u := range s.perDB {

@@ -79,6 +79,11 @@ type TierSnapshot struct {
 	Hits, Misses                     int64
 	Demotions, Promotions, Evictions int64
 	Corrupt                          int64
+	// IOErrors counts writes and background jobs the tier's storage
+	// refused; Unavailable is set while the tier does not take writes
+	// (disk full, read-only, failing).
+	IOErrors    int64
+	Unavailable bool
 }
 
 // Metrics records the server's events. All methods are safe for concurrent
@@ -249,6 +254,7 @@ type keyspaceCollector struct {
 
 	tierKeys, tierBytes, tierMaxBytes, tierHits, tierMisses   *prometheus.Desc
 	tierDemotions, tierPromotions, tierEvictions, tierCorrupt *prometheus.Desc
+	tierIOErrors, tierAvailable                               *prometheus.Desc
 
 	chunks, chunkBytes, leased, pinned *prometheus.Desc
 }
@@ -277,6 +283,8 @@ func newKeyspaceCollector(src Source) *keyspaceCollector {
 		tierPromotions: tierDesc("tier_promotions_total", "Keys moved out of the tier to the one above."),
 		tierEvictions:  tierDesc("tier_evictions_total", "Chunk groups dropped from the server by the tier's bound."),
 		tierCorrupt:    tierDesc("tier_corrupt_records_total", "Records that failed verification, were deleted and served as misses."),
+		tierIOErrors:   tierDesc("tier_io_errors_total", "Writes and background jobs the tier's storage refused (disk full, read-only, I/O error)."),
+		tierAvailable:  tierDesc("tier_available", "1 while the tier takes writes, 0 while its storage refuses them (the memory tier then evicts instead of demoting)."),
 		chunks: prometheus.NewDesc(prometheus.BuildFQName(namespace, "", "chunks_current"),
 			"LMCache chunks stored (recognised by their metadata key), by model, dtype and format.",
 			[]string{"model", "dtype", "format"}, nil),
@@ -300,6 +308,7 @@ func (k *keyspaceCollector) Describe(ch chan<- *prometheus.Desc) {
 		k.hits, k.misses, k.expired, k.evicted,
 		k.tierKeys, k.tierBytes, k.tierMaxBytes, k.tierHits, k.tierMisses,
 		k.tierDemotions, k.tierPromotions, k.tierEvictions, k.tierCorrupt,
+		k.tierIOErrors, k.tierAvailable,
 		k.chunks, k.chunkBytes, k.leased, k.pinned,
 	} {
 		ch <- d
@@ -332,6 +341,12 @@ func (k *keyspaceCollector) Collect(ch chan<- prometheus.Metric) {
 		counter(k.tierPromotions, t.Promotions, t.Name)
 		counter(k.tierEvictions, t.Evictions, t.Name)
 		counter(k.tierCorrupt, t.Corrupt, t.Name)
+		counter(k.tierIOErrors, t.IOErrors, t.Name)
+		available := int64(1)
+		if t.Unavailable {
+			available = 0
+		}
+		gauge(k.tierAvailable, available, t.Name)
 	}
 	for _, c := range s.Chunks {
 		gauge(k.chunks, c.Chunks, c.Model, c.DType, c.Format)

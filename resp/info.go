@@ -348,6 +348,14 @@ func (s *Server) infoTiers(w *infoWriter) {
 		w.int("tier_disk_hits", st.Disk.Hits)
 		w.int("tier_disk_evictions", st.Disk.Evictions)
 		w.int("tier_disk_corrupt_records", st.Disk.Corrupt)
+		status := "ok"
+		if st.Disk.Unavailable {
+			status = "unavailable"
+		}
+		w.str("tier_disk_status", status)
+		w.int("tier_disk_io_errors", st.Disk.Errors)
+		w.str("tier_disk_last_io_error", sanitize(st.Disk.LastError))
+		w.int("tier_disk_deferred_deletes", st.Disk.DeferredDeletes)
 	}
 	w.int("tier_misses", st.Misses)
 	w.int("keys_total", st.Keys)

@@ -99,6 +99,7 @@ func (e engineStats) Snapshot() metrics.Snapshot {
 			Name: "disk", Keys: st.Disk.Keys, Bytes: st.Disk.Bytes, MaxBytes: st.Disk.Capacity,
 			Hits: st.Disk.Hits, Misses: st.Misses,
 			Promotions: st.Disk.Promotions, Evictions: st.Disk.Evictions, Corrupt: st.Disk.Corrupt,
+			IOErrors: st.Disk.Errors, Unavailable: st.Disk.Unavailable,
 		}},
 	}
 }

@@ -1,0 +1,149 @@
+package lsm
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// ErrUnavailable: the disk refused a recent write (full file system,
+// read-only mount, I/O error), so writes fail fast with it, without
+// touching Pebble, until a retry succeeds. Reads go on. The caller keeps
+// serving from memory.
+var ErrUnavailable = errors.New("lsm: disk tier unavailable")
+
+// Retry pacing while the disk is unavailable: one write is let through as
+// a probe after the backoff, which doubles up to the maximum while probes
+// keep failing.
+const (
+	healthFirstBackoff = time.Second
+	healthMaxBackoff   = 10 * time.Second
+	// healthLogEvery bounds the error lines logged while the disk stays
+	// unavailable: a full disk made Pebble retry its flush in a loop and
+	// log a stack trace on each try (1.8 GB of log in a minute).
+	healthLogEvery = 30 * time.Second
+)
+
+// health tracks whether the disk accepts writes. The Store fails writes fast
+// while it does not, so that no caller blocks in a Pebble write stall behind
+// a memtable that cannot be flushed.
+type health struct {
+	log *slog.Logger
+
+	mu         sync.Mutex
+	failing    bool
+	since      time.Time
+	lastErr    string
+	errors     int64
+	retryAt    time.Time
+	backoff    time.Duration
+	lastLog    time.Time
+	suppressed int64
+}
+
+// isDiskError reports whether err came from the operating system (a
+// syscall errno or a path error), as opposed to an error of the Store's
+// own (ErrDiskFull, ErrTooLarge, a cancelled context).
+func isDiskError(err error) bool {
+	if err == nil || errors.Is(err, ErrDiskFull) || errors.Is(err, ErrTooLarge) ||
+		errors.Is(err, ErrClosed) || errors.Is(err, ErrUnavailable) {
+		return false
+	}
+	var errno syscall.Errno
+	var perr *fs.PathError
+	return errors.As(err, &errno) || errors.As(err, &perr)
+}
+
+// admitWrite returns ErrUnavailable while the disk is failing and its next
+// retry is not due; a due retry is admitted (one at a time: the next one is
+// pushed a backoff further).
+func (h *health) admitWrite(now time.Time) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if !h.failing {
+		return nil
+	}
+	if now.Before(h.retryAt) {
+		return fmt.Errorf("%w: %s", ErrUnavailable, h.lastErr)
+	}
+	h.retryAt = now.Add(h.backoff)
+	return nil
+}
+
+// fail records a disk error.
+func (h *health) fail(err error, now time.Time) {
+	msg := firstLine(err.Error())
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.errors++
+	h.lastErr = msg
+	if !h.failing {
+		h.failing, h.since, h.backoff = true, now, healthFirstBackoff
+		h.retryAt = now.Add(h.backoff)
+		h.lastLog, h.suppressed = now, 0
+		h.log.Error("lsm: disk tier unavailable: writes to disk fail fast and the memory tier keeps serving", "err", msg)
+		return
+	}
+	h.backoff = min(h.backoff*2, healthMaxBackoff)
+	h.retryAt = now.Add(h.backoff)
+	if now.Sub(h.lastLog) < healthLogEvery {
+		h.suppressed++
+		return
+	}
+	h.log.Error("lsm: disk tier still unavailable", "err", msg, "since", h.since.UTC().Format(time.RFC3339),
+		"errors_since_last_line", h.suppressed+1, "next_retry_in", h.backoff)
+	h.lastLog, h.suppressed = now, 0
+}
+
+// ok records a write that reached the disk.
+func (h *health) ok(now time.Time) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if !h.failing {
+		return
+	}
+	h.failing = false
+	h.log.Info("lsm: disk tier available again", "unavailable_for", now.Sub(h.since).Round(time.Millisecond))
+}
+
+// unavailable reports whether the disk is failing.
+func (h *health) unavailable() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.failing
+}
+
+// report fills the health fields of st.
+func (h *health) report(st *Stats) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	st.DiskErrors = h.errors
+	st.Unavailable = h.failing
+	st.LastDiskError = h.lastErr
+	if h.failing {
+		st.UnavailableSince = h.since
+	}
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	return s
+}
+
+// backoffBackgroundError slows Pebble's retries of a failing flush or
+// compaction. Pebble calls its BackgroundError listener from the failing
+// goroutine and then reschedules the flush at once, in a loop that burned
+// more than a core on a full disk; sleeping here paces that loop. The sleep
+// is bounded (1 s), because Pebble holds its mutex while calling the
+// listener and Close waits for it. Reads do not take that mutex.
+func backoffBackgroundError(consecutive int) time.Duration {
+	d := 10 * time.Millisecond << min(consecutive, 7)
+	return min(d, time.Second)
+}
