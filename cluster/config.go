@@ -70,14 +70,14 @@ type Map struct {
 func Load(path, bind string, port int) (*Map, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("cluster config: %w", err)
+		return nil, fmt.Errorf("read: %w", err)
 	}
 	m, err := Parse(data)
 	if err != nil {
-		return nil, fmt.Errorf("cluster config %s: %w", path, err)
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	if err := m.Locate(bind, port); err != nil {
-		return nil, fmt.Errorf("cluster config %s: %w", path, err)
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return m, nil
 }
