@@ -193,8 +193,18 @@ func TestClusterGoRedisLargeValues(t *testing.T) {
 	}
 	t.Logf("keys per node: %v", perNode)
 
+	// go-redis routes KVC.PROBE by its first argument, which with LEASE is
+	// not a key: the node it reaches redirects to the first key's node.
+	k0, k1 := key(0), key(1)
+	want := int64(2)
+	if nodeFor(k1) != nodeFor(k0) {
+		want = 1 // the probe stops at the first key served elsewhere
+	}
+	if got, err := rdb.Do(ctx, "KVC.PROBE", "LEASE", "1000", k0, k1).Int64(); err != nil || got != want {
+		t.Errorf("KVC.PROBE LEASE through go-redis = %d, %v; want %d", got, err, want)
+	}
+
 	// The owner enumerates the key by slot.
-	k0 := key(0)
 	slot := strconv.Itoa(cluster.KeySlot([]byte(k0)))
 	owner := dialRaw(t, tc.nodes[nodeFor(k0)].Addr)
 	if r, _ := parseReply(owner.Do("CLUSTER", "COUNTKEYSINSLOT", slot)); r.Type != ':' || r.Int < 1 {
