@@ -36,6 +36,7 @@ const (
 	keyExistsLeaseMs   = "exists-lease-ms"
 	keyMaxPinSeconds   = "max-pin-seconds"
 	keyKVQuant         = "kv-quant"
+	keyClusterConfig   = "cluster-config"
 	keyConfig          = "config" // flag and environment only, not a YAML key
 
 	envPrefix = "KVSERVER_"
@@ -53,6 +54,7 @@ func fileKeys() []string {
 		keyPort, keyBind, keyDir, keyMaxMemory, keyMetricsPort, keyRequirePass,
 		keyProtoMaxBulkLen, keyMaxClients, keyDatabases, keyLogLevel,
 		keyMaxDisk, keyDiskCompression, keyExistsLeaseMs, keyMaxPinSeconds, keyKVQuant,
+		keyClusterConfig,
 	}
 }
 
@@ -89,6 +91,7 @@ type Config struct {
 	ExistsLeaseMs   int    // --exists-lease-ms, lease an EXISTS hit grants, default 2000, 0 disables
 	MaxPinSeconds   int    // --max-pin-seconds, longest KVC.PIN, default 86400
 	KVQuant         string // --kv-quant off|int8|fp8|int4, default off
+	ClusterConfig   string // --cluster-config, YAML slot map (package cluster); "" runs without cluster mode
 }
 
 // Load builds the Config from, in rising priority: the embedded defaults
@@ -287,6 +290,7 @@ func newFlagSet(defaults *viper.Viper, d Config) *pflag.FlagSet {
 	fs.Int(keyExistsLeaseMs, d.ExistsLeaseMs, "milliseconds an EXISTS hit protects the key's chunk from eviction; 0 disables")
 	fs.Int(keyMaxPinSeconds, d.MaxPinSeconds, "longest lifetime KVC.PIN accepts, in seconds")
 	fs.String(keyKVQuant, d.KVQuant, "quantized storage of fp16/bf16 KV chunks: off, int8, fp8, int4 (lossy unless off)")
+	fs.String(keyClusterConfig, d.ClusterConfig, "YAML slot map that turns on Redis Cluster mode; empty means standalone")
 	fs.String(keyConfig, "", "YAML file of settings, keys named like these flags")
 	return fs
 }
@@ -395,6 +399,7 @@ func decode(v *viper.Viper, source func(key string) string) (Config, error) {
 	intKey(keyMaxPinSeconds, &c.MaxPinSeconds)
 	stringKey(keyKVQuant, &c.KVQuant)
 	c.KVQuant = strings.ToLower(c.KVQuant)
+	stringKey(keyClusterConfig, &c.ClusterConfig)
 
 	if err := errors.Join(errs...); err != nil {
 		return Config{}, err

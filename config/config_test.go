@@ -147,6 +147,23 @@ func TestLoadLayersOverrideInRisingPriority(t *testing.T) {
 			want: func(*Config) {},
 		},
 		{
+			name: "cluster-config from file",
+			file: "cluster-config: /etc/kv/file.yaml\n",
+			want: func(c *Config) { c.ClusterConfig = "/etc/kv/file.yaml" },
+		},
+		{
+			name: "cluster-config environment beats file",
+			file: "cluster-config: /etc/kv/file.yaml\n",
+			env:  []string{"KVSERVER_CLUSTER_CONFIG=/etc/kv/env.yaml"},
+			want: func(c *Config) { c.ClusterConfig = "/etc/kv/env.yaml" },
+		},
+		{
+			name: "cluster-config flag beats environment",
+			env:  []string{"KVSERVER_CLUSTER_CONFIG=/etc/kv/env.yaml"},
+			args: []string{"--cluster-config", "/etc/kv/flag.yaml"},
+			want: func(c *Config) { c.ClusterConfig = "/etc/kv/flag.yaml" },
+		},
+		{
 			name: "numeric password in file is kept as text",
 			file: "requirepass: 123456\n",
 			want: func(c *Config) { c.RequirePass = "123456" },

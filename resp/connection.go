@@ -170,7 +170,7 @@ func (s *Server) cmdHello(c *Client, args [][]byte) {
 	c.w.BulkString("id")
 	c.w.Int(c.ID)
 	c.w.BulkString("mode")
-	c.w.BulkString("standalone")
+	c.w.BulkString(s.redisMode())
 	c.w.BulkString("role")
 	c.w.BulkString("master")
 	c.w.BulkString("modules")

@@ -52,6 +52,11 @@ func (s *Server) dispatch(c *Client) {
 		s.observe(spec.Name, 0, true)
 		return
 	}
+	if msg := s.clusterRedirect(spec, args); msg != "" {
+		c.w.Error(msg)
+		s.observe(spec.Name, 0, true)
+		return
+	}
 	if spec.Flags&FlagDenyoom != 0 {
 		if err := s.eng.Reserve(c.ctx); err != nil {
 			if errors.Is(err, engine.ErrOOM) {

@@ -119,7 +119,7 @@ func (s *Server) infoServer(w *infoWriter) {
 	w.str("redis_version", redisCompatVersion)
 	w.str("redis_git_sha1", "00000000")
 	w.str("redis_git_dirty", "0")
-	w.str("redis_mode", "standalone")
+	w.str("redis_mode", s.redisMode())
 	w.str("os", osName())
 	w.int("arch_bits", int64(strconv.IntSize))
 	w.str("process_id", strconv.Itoa(os.Getpid()))
@@ -306,7 +306,13 @@ func (s *Server) infoErrorstats(w *infoWriter) {
 	}
 }
 
-func (s *Server) infoCluster(w *infoWriter) { w.int("cluster_enabled", 0) }
+func (s *Server) infoCluster(w *infoWriter) {
+	enabled := int64(0)
+	if s.ClusterEnabled() {
+		enabled = 1
+	}
+	w.int("cluster_enabled", enabled)
+}
 
 func (s *Server) infoKeyspace(w *infoWriter) {
 	for i, db := range s.eng.DBStats() {

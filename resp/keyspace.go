@@ -261,6 +261,10 @@ func (s *Server) cmdCopy(c *Client, args [][]byte) {
 			return
 		}
 	}
+	if s.ClusterEnabled() && (srcDB != 0 || dstDB != 0) {
+		c.w.Error("ERR Copying to another database is not allowed in cluster mode")
+		return
+	}
 	if srcDB == dstDB && bytes.Equal(src, dst) {
 		c.w.Error("ERR source and destination objects are the same")
 		return
@@ -286,6 +290,10 @@ func (s *Server) cmdCopy(c *Client, args [][]byte) {
 }
 
 func (s *Server) cmdMove(c *Client, args [][]byte) {
+	if s.ClusterEnabled() {
+		c.w.Error("ERR MOVE is not allowed in cluster mode")
+		return
+	}
 	db, msg := s.parseExistingDB(args[2])
 	if msg != "" {
 		c.w.Error(msg)
@@ -470,6 +478,13 @@ func (s *Server) cmdPersist(c *Client, args [][]byte) {
 }
 
 func (s *Server) cmdSelect(c *Client, args [][]byte) {
+	if s.ClusterEnabled() {
+		// Redis parses the number first, then refuses any but 0.
+		if db, msg := parseDBIndex(args[1], ""); msg == "" && db != 0 {
+			c.w.Error("ERR SELECT is not allowed in cluster mode")
+			return
+		}
+	}
 	db, msg := s.parseExistingDB(args[1])
 	if msg != "" {
 		c.w.Error(msg)
@@ -480,6 +495,10 @@ func (s *Server) cmdSelect(c *Client, args [][]byte) {
 }
 
 func (s *Server) cmdSwapdb(c *Client, args [][]byte) {
+	if s.ClusterEnabled() {
+		c.w.Error("ERR SWAPDB is not allowed in cluster mode")
+		return
+	}
 	a, msg := parseDBIndex(args[1], "ERR invalid first DB index")
 	if msg != "" {
 		c.w.Error(msg)

@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/kvserver/kvserver/cluster"
 	"github.com/kvserver/kvserver/engine"
 	"github.com/kvserver/kvserver/kvmeta"
 )
@@ -31,6 +32,14 @@ func parsePositive(arg []byte, what, cmd string) (int64, string) {
 // leading keys that exist, in any tier, stopping at the first missing one.
 // With LEASE each found key's chunk group is protected from eviction for ms
 // milliseconds, so the GETs that follow cannot miss.
+//
+// In cluster mode the probe is routed by its first key alone (MOVED when
+// another node serves it) and also stops at the first key of a slot this
+// node does not serve: chained chunk keys hash to different slots, so
+// refusing them with CROSSSLOT would make the probe useless. A count n
+// below the number of keys means key n is missing or lives elsewhere; a
+// client probes again from key n (its node answers) until a probe returns
+// 0, one round trip per change of node instead of one per chunk.
 func (s *Server) cmdKvcProbe(c *Client, args [][]byte) {
 	keys := args[1:]
 	var leaseMs int64
@@ -46,9 +55,13 @@ func (s *Server) cmdKvcProbe(c *Client, args [][]byte) {
 		}
 		keys = keys[2:]
 	}
+	m := s.slotMap.Load()
 	s.view(c, func(tx *engine.Tx) {
 		n := 0
 		for _, k := range keys {
+			if m != nil && !m.Serves(cluster.KeySlot(k)) {
+				break
+			}
 			if !tx.Exists(k) {
 				break
 			}

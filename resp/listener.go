@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/kvserver/kvserver/cluster"
 	"github.com/kvserver/kvserver/engine"
 	"github.com/kvserver/kvserver/metrics"
 )
@@ -50,6 +51,9 @@ type Options struct {
 	Logger *slog.Logger
 	// Metrics, if set, receives per-command and connection metrics.
 	Metrics *metrics.Metrics
+	// Cluster, when set, turns on Redis Cluster mode with this slot map,
+	// its own node located (cluster.Load); nil runs standalone.
+	Cluster *cluster.Map
 }
 
 // Server is the RESP front end: it accepts connections, parses requests,
@@ -79,6 +83,11 @@ type Server struct {
 	idleTimeout atomic.Int64
 
 	stats serverStats
+
+	// slotMap is the cluster slot map in effect, nil in standalone mode
+	// (cluster.go); purgeKick wakes the sweep of keys of foreign slots.
+	slotMap   atomic.Pointer[cluster.Map]
+	purgeKick chan struct{}
 }
 
 // serverStats are the counters INFO stats reports.
@@ -122,6 +131,10 @@ func New(eng *engine.Engine, opts Options) *Server {
 	s.stats.lastSave.Store(time.Now().Unix())
 	s.maxBulk.Store(opts.ProtoMaxBulkLen)
 	s.bulks = newBulkBudget(opts.InFlightBulkBytes)
+	s.purgeKick = make(chan struct{}, 1)
+	if opts.Cluster != nil {
+		s.slotMap.Store(opts.Cluster)
+	}
 	return s
 }
 
@@ -144,6 +157,17 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var wg sync.WaitGroup
+	if s.ClusterEnabled() {
+		// Keys restored from disk may belong to slots of other nodes.
+		s.kickSlotPurge()
+		purgeCtx, stopPurge := context.WithCancel(ctx)
+		purged := make(chan struct{})
+		go func() {
+			defer close(purged)
+			s.runSlotPurge(purgeCtx)
+		}()
+		defer func() { stopPurge(); <-purged }()
+	}
 	go func() {
 		select {
 		case <-ctx.Done():

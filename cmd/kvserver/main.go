@@ -113,6 +113,10 @@ func run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
 		return fmt.Errorf("create data directory: %w", err)
 	}
+	clusterMap, err := loadClusterMap(cfg, log)
+	if err != nil {
+		return err
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
@@ -205,7 +209,11 @@ func run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 		},
 		Logger:  log,
 		Metrics: m,
+		Cluster: clusterMap,
 	})
+	if clusterMap != nil {
+		defer reloadClusterOnSIGHUP(ctx, srv, cfg, log)()
+	}
 	addr := net.JoinHostPort(cfg.Bind, strconv.Itoa(cfg.Port))
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
