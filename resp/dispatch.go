@@ -52,6 +52,10 @@ func (s *Server) dispatch(c *Client) {
 		s.observe(spec.Name, 0, true)
 		return
 	}
+	if !s.checkACL(c, spec, args) {
+		s.observe(spec.Name, 0, true)
+		return
+	}
 	if spec.Flags&FlagDenyoom != 0 {
 		if err := s.eng.Reserve(c.ctx); err != nil {
 			if errors.Is(err, engine.ErrOOM) {
@@ -115,10 +119,15 @@ func sanitize(s string) string {
 }
 
 // authRequired reports whether c must authenticate before running commands:
-// a password is configured and c has not authenticated. Like Redis, clearing
-// the password with CONFIG SET releases clients that never authenticated.
+// c has not authenticated and the default user has a password or is off
+// (Redis's authRequired). Like Redis, clearing the password with CONFIG
+// SET releases clients that never authenticated.
 func (s *Server) authRequired(c *Client) bool {
-	return !c.authenticated && s.options().RequirePass != ""
+	if c.authenticated {
+		return false
+	}
+	def := s.users.Default()
+	return !def.NoPass() || !def.Enabled()
 }
 
 // valueReaders are the commands that read the stored value of their first
