@@ -211,17 +211,3 @@ func TestUsersDefaultAndRequirePass(t *testing.T) {
 		t.Error("unknown user authenticated")
 	}
 }
-
-func TestInCategory(t *testing.T) {
-	cat := testCatalog()
-	got, ok := cat.InCategory("dangerous")
-	if want := []string{"flushall", "config|get", "config|set"}; !ok || !slices.Equal(got, want) {
-		t.Errorf("InCategory(dangerous) = %q, %v; want %q", got, ok, want)
-	}
-	if got, ok := cat.InCategory("list"); !ok || len(got) != 0 {
-		t.Errorf("InCategory(list) = %q, %v; want empty, true", got, ok)
-	}
-	if _, ok := cat.InCategory("nosuch"); ok {
-		t.Error("InCategory(nosuch) ok")
-	}
-}

@@ -94,18 +94,3 @@ func (c *Catalog) ID(name string) (int, bool) {
 
 // Name returns the full name of a command id.
 func (c *Catalog) Name(id int) string { return c.names[id] }
-
-// InCategory lists the full names of the commands in a category, in
-// catalog order; ok is false for a category Redis does not have.
-func (c *Catalog) InCategory(category string) (names []string, ok bool) {
-	bit, ok := categoryBit(strings.TrimPrefix(category, "@"))
-	if !ok {
-		return nil, false
-	}
-	for id, bits := range c.cats {
-		if bits&bit != 0 {
-			names = append(names, c.names[id])
-		}
-	}
-	return names, true
-}

@@ -177,8 +177,8 @@ func (s *Server) cmdACLList(c *Client, args [][]byte) {
 }
 
 // cmdACLCat implements ACL CAT [category]: the category names, or the
-// commands and subcommands (by their original full names) of one
-// category, as Redis 7.0 lists them; disabled commands are left out.
+// commands and subcommands of one category by their original full names,
+// renamed and disabled ones included, as Redis 7.0 lists them.
 func (s *Server) cmdACLCat(c *Client, args [][]byte) {
 	switch len(args) {
 	case 2:
@@ -211,7 +211,7 @@ func (s *Server) cmdACLCat(c *Client, args [][]byte) {
 			walk(spec.Subcommands)
 		}
 	}
-	walk(s.table.All())
+	walk(s.origCommands)
 	c.w.Array(len(names))
 	for _, n := range names {
 		c.w.BulkString(n)

@@ -118,6 +118,9 @@ type Server struct {
 	// its id in the users' catalog.
 	users  *acl.Users
 	aclIDs map[*CommandSpec]int
+	// origCommands are the commands under their original names, renamed
+	// and disabled ones included (ACL CAT lists them all, as Redis does).
+	origCommands []*CommandSpec
 	// initErr is an invalid option found by New; Serve returns it.
 	initErr error
 
@@ -175,6 +178,7 @@ func New(eng *engine.Engine, opts Options) *Server {
 	s.protectedMode.Store(!opts.ProtectedModeOff)
 	limits := opts.OutputBufferLimits
 	s.obufLimits.Store(&limits)
+	s.origCommands = s.table.All()
 	s.users, s.aclIDs, s.initErr = newUsers(opts)
 	if s.initErr == nil {
 		s.initErr = s.table.rename(opts.RenameCommands)
