@@ -4,9 +4,13 @@ import (
 	"bytes"
 	"errors"
 	"net"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/kvserver/kvserver/config"
 )
 
 func TestProtectedModeRefuses(t *testing.T) {
@@ -207,5 +211,44 @@ func TestFlushNKeepsWhatAFailedWriteDidNotSend(t *testing.T) {
 	}
 	if err := w.Flush(); !errors.Is(err, errWriteFailed) {
 		t.Errorf("Flush after a failed FlushN = %v, want the same error", err)
+	}
+}
+
+func TestConfigRewriteWritesChangedSecuritySettings(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "kvserver.yaml")
+	if err := os.WriteFile(path, []byte("timeout: 7\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	as := startAdminServer(t, Options{Port: 7001, Bind: "127.0.0.1", Dir: dir, ConfigFile: path, Timeout: 7})
+	c := as.dial(t)
+	for _, args := range [][]string{
+		{"CONFIG", "SET", "timeout", "0", "protected-mode", "no"},
+		{"CONFIG", "SET", "client-output-buffer-limit", "normal 1mb 512kb 10"},
+		{"CONFIG", "REWRITE"},
+	} {
+		if r := c.do(args...); r != "+OK\r\n" {
+			t.Fatalf("%q = %q", args, r)
+		}
+	}
+	cfg, err := config.Load([]string{"--config", path}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := config.DefaultOutputBufferLimits
+	want.Normal = config.OutputBufferLimit{Hard: 1 << 20, Soft: 512 << 10, SoftSeconds: 10}
+	if cfg.Timeout != 0 || cfg.ProtectedMode || cfg.ClientOutputBufferLimit != want {
+		t.Errorf("loaded back timeout %d, protected-mode %v, limits %v", cfg.Timeout, cfg.ProtectedMode, cfg.ClientOutputBufferLimit)
+	}
+	// Settings left at their defaults are not added.
+	as2 := startAdminServer(t, Options{Port: 7002, Bind: "127.0.0.1", Dir: dir, ConfigFile: filepath.Join(dir, "new.yaml")})
+	if r := as2.dial(t).do("CONFIG", "REWRITE"); r != "+OK\r\n" {
+		t.Fatalf("CONFIG REWRITE = %q", r)
+	}
+	data, _ := os.ReadFile(filepath.Join(dir, "new.yaml"))
+	for _, k := range []string{"timeout", "protected-mode", "client-output-buffer-limit"} {
+		if strings.Contains(string(data), k+":") {
+			t.Errorf("default %s written:\n%s", k, data)
+		}
 	}
 }
