@@ -37,6 +37,16 @@ const (
 	keyMaxPinSeconds   = "max-pin-seconds"
 	keyKVQuant         = "kv-quant"
 	keyClusterConfig   = "cluster-config"
+	keyTimeout         = "timeout"
+	keyProtectedMode   = "protected-mode"
+	keyTLSPort         = "tls-port"
+	keyTLSCertFile     = "tls-cert-file"
+	keyTLSKeyFile      = "tls-key-file"
+	keyTLSCACertFile   = "tls-ca-cert-file"
+	keyTLSAuthClients  = "tls-auth-clients"
+	keyObufLimit       = "client-output-buffer-limit"
+	keyRenameCommand   = "rename-command"
+	keyUser            = "user"
 	keyConfig          = "config" // flag and environment only, not a YAML key
 
 	envPrefix = "KVSERVER_"
@@ -55,6 +65,8 @@ func fileKeys() []string {
 		keyProtoMaxBulkLen, keyMaxClients, keyDatabases, keyLogLevel,
 		keyMaxDisk, keyDiskCompression, keyExistsLeaseMs, keyMaxPinSeconds, keyKVQuant,
 		keyClusterConfig,
+		keyTimeout, keyProtectedMode, keyTLSPort, keyTLSCertFile, keyTLSKeyFile, keyTLSCACertFile,
+		keyTLSAuthClients, keyObufLimit, keyRenameCommand, keyUser,
 	}
 }
 
@@ -92,6 +104,24 @@ type Config struct {
 	MaxPinSeconds   int    // --max-pin-seconds, longest KVC.PIN, default 86400
 	KVQuant         string // --kv-quant off|int8|fp8|int4, default off
 	ClusterConfig   string // --cluster-config, YAML slot map (package cluster); "" runs without cluster mode
+
+	// Security and client limits (README "Security").
+	Timeout        int    // --timeout, seconds a client may stay idle, 0 = never (Redis's timeout)
+	ProtectedMode  bool   // --protected-mode yes|no, default yes: refuse non-loopback clients while the default user has no password
+	TLSPort        int    // --tls-port, TLS client port, default 0 (off)
+	TLSCertFile    string // --tls-cert-file, server certificate (PEM)
+	TLSKeyFile     string // --tls-key-file, its private key (PEM)
+	TLSCACertFile  string // --tls-ca-cert-file, CA bundle that client certificates must chain to (PEM)
+	TLSAuthClients string // --tls-auth-clients yes|no|optional, default yes: client certificates required
+	// ClientOutputBufferLimit is --client-output-buffer-limit, Redis's
+	// "normal <hard> <soft> <seconds> ..." (only normal applies).
+	ClientOutputBufferLimit OutputBufferLimits
+	// RenameCommand maps a command's name (lower case) to its new name;
+	// "" disables the command (--rename-command OLD=NEW, repeatable).
+	RenameCommand map[string]string
+	// Users are ACL user lines in Redis's syntax, "alice on #<sha256>
+	// ~cache:* +@read" (--user, repeatable).
+	Users []string
 }
 
 // Load builds the Config from, in rising priority: the embedded defaults
@@ -145,6 +175,15 @@ func Load(args []string, environ []string) (Config, error) {
 			fileSet[k] = true
 		}
 	}
+	// A list or map from the environment replaces the file's, as a flag
+	// does; viper would merge a map and cannot put a string over one.
+	envLists := map[string]any{}
+	for _, k := range []string{keyRenameCommand, keyUser} {
+		if x, ok := env[k]; ok {
+			envLists[k] = x
+			delete(env, k)
+		}
+	}
 	if len(env) > 0 {
 		if err := v.MergeConfigMap(env); err != nil {
 			return Config{}, fmt.Errorf("config: merge environment: %w", err)
@@ -158,7 +197,7 @@ func Load(args []string, environ []string) (Config, error) {
 		switch {
 		case fs.Changed(key):
 			return "flag --" + key
-		case env[key] != nil:
+		case env[key] != nil || envLists[key] != nil:
 			return "environment " + envName(key)
 		case fileSet[key]:
 			return "file " + path
@@ -168,6 +207,16 @@ func Load(args []string, environ []string) (Config, error) {
 	cfg, err := decode(v, source)
 	if err != nil {
 		return Config{}, fmt.Errorf("config: %w", err)
+	}
+	if x, ok := envLists[keyRenameCommand]; ok && !fs.Changed(keyRenameCommand) {
+		if cfg.RenameCommand, err = toRenames(x); err != nil {
+			return Config{}, fmt.Errorf("config: %s (from %s): %w", keyRenameCommand, source(keyRenameCommand), err)
+		}
+	}
+	if x, ok := envLists[keyUser]; ok && !fs.Changed(keyUser) {
+		if cfg.Users, err = toUserLines(x); err != nil {
+			return Config{}, fmt.Errorf("config: %s (from %s): %w", keyUser, source(keyUser), err)
+		}
 	}
 	cfg.ConfigFile = path
 	if cfg.MaxMemory == 0 {
@@ -256,6 +305,7 @@ func (c Config) Validate() error {
 	default:
 		bad(keyKVQuant, "%q is not one of off, int8, fp8, int4", c.KVQuant)
 	}
+	c.validateSecurity(bad)
 	if len(errs) > 0 {
 		return fmt.Errorf("config: invalid settings: %w", errors.Join(errs...))
 	}
@@ -291,6 +341,16 @@ func newFlagSet(defaults *viper.Viper, d Config) *pflag.FlagSet {
 	fs.Int(keyMaxPinSeconds, d.MaxPinSeconds, "longest lifetime KVC.PIN accepts, in seconds")
 	fs.String(keyKVQuant, d.KVQuant, "quantized storage of fp16/bf16 KV chunks: off, int8, fp8, int4 (lossy unless off)")
 	fs.String(keyClusterConfig, d.ClusterConfig, "YAML slot map that turns on Redis Cluster mode; empty means standalone")
+	fs.Int(keyTimeout, d.Timeout, "close a client idle for this many seconds; 0 never")
+	fs.String(keyProtectedMode, raw(keyProtectedMode), "yes: refuse non-loopback clients while the default user has no password")
+	fs.Int(keyTLSPort, d.TLSPort, "TCP port for TLS clients; 0 disables TLS")
+	fs.String(keyTLSCertFile, d.TLSCertFile, "server certificate for TLS (PEM)")
+	fs.String(keyTLSKeyFile, d.TLSKeyFile, "private key of the server certificate (PEM)")
+	fs.String(keyTLSCACertFile, d.TLSCACertFile, "CA certificates that client certificates must chain to (PEM)")
+	fs.String(keyTLSAuthClients, d.TLSAuthClients, "client certificates: yes (required), optional or no")
+	fs.String(keyObufLimit, raw(keyObufLimit), "Redis's client-output-buffer-limit, e.g. \"normal 256mb 64mb 60\"")
+	fs.StringArray(keyRenameCommand, nil, "rename a command, OLD=NEW, or disable it, OLD= (repeatable)")
+	fs.StringArray(keyUser, nil, "an ACL user in Redis's syntax, \"alice on #<sha256> ~cache:* +@read\" (repeatable)")
 	fs.String(keyConfig, "", "YAML file of settings, keys named like these flags")
 	return fs
 }
@@ -336,7 +396,7 @@ func readFile(path string) (map[string]any, error) {
 	}
 	known := fileKeys()
 	for _, k := range fv.AllKeys() {
-		if !slices.Contains(known, k) {
+		if !slices.Contains(known, k) && !strings.HasPrefix(k, keyRenameCommand+".") {
 			return nil, fmt.Errorf("config: %s: unknown key %q (known: %s)", path, k, strings.Join(known, ", "))
 		}
 	}
@@ -400,6 +460,45 @@ func decode(v *viper.Viper, source func(key string) string) (Config, error) {
 	stringKey(keyKVQuant, &c.KVQuant)
 	c.KVQuant = strings.ToLower(c.KVQuant)
 	stringKey(keyClusterConfig, &c.ClusterConfig)
+	intKey(keyTimeout, &c.Timeout)
+	var protected string
+	stringKey(keyProtectedMode, &protected)
+	switch strings.ToLower(protected) {
+	case "yes", "true":
+		c.ProtectedMode = true
+	case "no", "false":
+	default:
+		fail(keyProtectedMode, fmt.Errorf("%q is not yes or no", protected))
+	}
+	intKey(keyTLSPort, &c.TLSPort)
+	stringKey(keyTLSCertFile, &c.TLSCertFile)
+	stringKey(keyTLSKeyFile, &c.TLSKeyFile)
+	stringKey(keyTLSCACertFile, &c.TLSCACertFile)
+	stringKey(keyTLSAuthClients, &c.TLSAuthClients)
+	c.TLSAuthClients = strings.ToLower(c.TLSAuthClients)
+	switch c.TLSAuthClients {
+	case "true":
+		c.TLSAuthClients = "yes"
+	case "false":
+		c.TLSAuthClients = "no"
+	}
+	var obuf string
+	stringKey(keyObufLimit, &obuf)
+	if lim, err := ParseOutputBufferLimits(obuf, DefaultOutputBufferLimits); err != nil {
+		fail(keyObufLimit, err)
+	} else {
+		c.ClientOutputBufferLimit = lim
+	}
+	if m, err := toRenames(v.Get(keyRenameCommand)); err != nil {
+		fail(keyRenameCommand, err)
+	} else {
+		c.RenameCommand = m
+	}
+	if users, err := toUserLines(v.Get(keyUser)); err != nil {
+		fail(keyUser, err)
+	} else {
+		c.Users = users
+	}
 
 	if err := errors.Join(errs...); err != nil {
 		return Config{}, err

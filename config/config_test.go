@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -42,6 +43,9 @@ func defaults(t *testing.T) Config {
 		ConfigFile:      "",
 		LogLevel:        "info",
 		DiskCompression: "none", ExistsLeaseMs: 2000, MaxPinSeconds: 86400, KVQuant: "off",
+		ProtectedMode: true, TLSAuthClients: "yes",
+		ClientOutputBufferLimit: DefaultOutputBufferLimits,
+		RenameCommand:           map[string]string{},
 	}
 }
 
@@ -61,7 +65,7 @@ func TestLoadWithoutSourcesGivesDocumentedDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Load: %v", err)
 	}
-	if want := defaults(t); got != want {
+	if want := defaults(t); !reflect.DeepEqual(got, want) {
 		t.Errorf("Load(nil, nil) = %+v, want %+v", got, want)
 	}
 }
@@ -178,6 +182,7 @@ func TestLoadLayersOverrideInRisingPriority(t *testing.T) {
 				*c = Config{
 					Port: 1, Bind: "::1", Dir: "d", MaxMemory: 10 << 20, MetricsPort: 2, RequirePass: "pw",
 					ProtoMaxBulkLen: 1 << 20, MaxClients: 3, Databases: 4, LogLevel: "warn", DiskCompression: "none", ExistsLeaseMs: 2000, MaxPinSeconds: 86400, KVQuant: "off",
+					ProtectedMode: true, TLSAuthClients: "yes", ClientOutputBufferLimit: DefaultOutputBufferLimits, RenameCommand: map[string]string{},
 				}
 			},
 		},
@@ -201,7 +206,7 @@ func TestLoadLayersOverrideInRisingPriority(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Load(%q, %q): %v", args, env, err)
 			}
-			if got != want {
+			if !reflect.DeepEqual(got, want) {
 				t.Errorf("Load(%q, %q)\n got %+v\nwant %+v", args, env, got, want)
 			}
 		})

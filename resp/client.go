@@ -6,6 +6,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/kvserver/kvserver/acl"
 )
 
 // Client is one connection's state. Fields used only by the connection's
@@ -24,10 +26,15 @@ type Client struct {
 	// Set by handlers: close the connection once the reply is flushed.
 	closeAfterReply bool
 	// readDeadline is set while an idle timeout (CONFIG SET timeout)
-	// is armed on conn.
-	readDeadline bool
+	// is armed on conn; writeDeadline while flush left a deadline on it.
+	readDeadline  bool
+	writeDeadline bool
 
+	// authenticated is false until the client logs in when the default
+	// user needs a password; user is whom it runs as (CLIENT LIST reads
+	// it from other goroutines).
 	authenticated bool
+	user          atomic.Pointer[acl.User]
 	noTouch       atomic.Bool
 	proto         atomic.Int32
 
@@ -48,6 +55,13 @@ func (c *Client) DB() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.db
+}
+
+// lastCommand is the last command run, for logs.
+func (c *Client) lastCommand() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.lastCmd
 }
 
 // setProto switches the connection's protocol version (HELLO).

@@ -153,6 +153,15 @@ var commandTable = []*CommandSpec{
 		{Name: "client|maint_notifications", Arity: -3, Flags: FlagNoscript | FlagLoading | FlagStale, Handler: (*Server).cmdClientMaintNotifications},
 		{Name: "client|setname", Arity: 3, Flags: FlagNoscript | FlagLoading | FlagStale, Handler: (*Server).cmdClientSetname},
 	}},
+	{Name: "acl", Arity: -2, Flags: 0, Subcommands: []*CommandSpec{
+		{Name: "acl|cat", Arity: -2, Flags: FlagNoscript | FlagLoading | FlagStale, Handler: (*Server).cmdACLCat},
+		{Name: "acl|dryrun", Arity: -4, Flags: FlagAdmin | FlagNoscript | FlagLoading | FlagStale, Handler: (*Server).cmdACLDryrun},
+		{Name: "acl|genpass", Arity: -2, Flags: FlagNoscript | FlagLoading | FlagStale, Handler: (*Server).cmdACLGenpass},
+		{Name: "acl|help", Arity: 2, Flags: FlagLoading | FlagStale, Handler: (*Server).cmdACLHelp},
+		{Name: "acl|list", Arity: 2, Flags: FlagAdmin | FlagNoscript | FlagLoading | FlagStale, Handler: (*Server).cmdACLList},
+		{Name: "acl|users", Arity: 2, Flags: FlagAdmin | FlagNoscript | FlagLoading | FlagStale, Handler: (*Server).cmdACLUsers},
+		{Name: "acl|whoami", Arity: 2, Flags: FlagNoscript | FlagLoading | FlagStale, Handler: (*Server).cmdACLWhoami},
+	}},
 	{Name: "info", Arity: -1, Flags: FlagLoading | FlagStale, Handler: (*Server).cmdInfo},
 	{Name: "config", Arity: -2, Flags: 0, Subcommands: []*CommandSpec{
 		{Name: "config|resetstat", Arity: 2, Flags: FlagAdmin | FlagNoscript | FlagLoading | FlagStale, Handler: (*Server).cmdConfigResetstat},

@@ -1,7 +1,6 @@
 package resp
 
 import (
-	"crypto/subtle"
 	"net"
 	"slices"
 	"strconv"
@@ -11,9 +10,8 @@ import (
 )
 
 // The connection family: PING, ECHO, QUIT, RESET, AUTH, HELLO and CLIENT.
-// kvserver has a single user, "default", whose password is requirepass
-// (Redis's ACL model reduced to that user), so AUTH and HELLO AUTH accept
-// exactly that user name.
+// AUTH and HELLO AUTH log in as an ACL user (acl.go); "default", whose
+// password is requirepass, is the user a connection starts as.
 
 // redisCompatVersion is the Redis version kvserver reports (HELLO, INFO
 // redis_version): the release whose commands and replies it follows,
@@ -50,13 +48,14 @@ func (s *Server) cmdQuit(c *Client, args [][]byte) {
 }
 
 // cmdReset returns the connection to its state right after connecting,
-// like Redis's clearClientConnectionState: database 0, RESP2, no name, not
-// authenticated when a password is required, no-evict and no-touch off.
-// The library name and version stay: they still describe the client.
+// like Redis's clearClientConnectionState: database 0, RESP2, no name, the
+// default user (not authenticated when it needs a password), no-evict and
+// no-touch off. The library name and version stay: they still describe
+// the client.
 func (s *Server) cmdReset(c *Client, args [][]byte) {
 	c.setDB(0)
 	c.setProto(2)
-	c.authenticated = s.options().RequirePass == ""
+	s.setDefaultAuth(c)
 	c.noTouch.Store(false)
 	c.mu.Lock()
 	c.name = ""
@@ -65,25 +64,11 @@ func (s *Server) cmdReset(c *Client, args [][]byte) {
 	c.w.Simple("RESET")
 }
 
-// checkPassword reports whether user/pass authenticate as the default user.
-// Without requirepass the default user has no password and any password
-// works, as in Redis.
-func (s *Server) checkPassword(user, pass []byte) bool {
-	if string(user) != "default" {
-		return false
-	}
-	want := s.options().RequirePass
-	if want == "" {
-		return true
-	}
-	return subtle.ConstantTimeCompare(pass, []byte(want)) == 1
-}
-
 func (s *Server) cmdAuth(c *Client, args [][]byte) {
 	var user, pass []byte
 	switch len(args) {
 	case 2:
-		if s.options().RequirePass == "" {
+		if s.users.Default().NoPass() {
 			c.w.Error(errNoPassSet)
 			return
 		}
@@ -94,11 +79,10 @@ func (s *Server) cmdAuth(c *Client, args [][]byte) {
 		c.w.Error(errSyntax)
 		return
 	}
-	if !s.checkPassword(user, pass) {
+	if !s.authenticate(c, user, pass) {
 		c.w.Error(errWrongPass)
 		return
 	}
-	c.authenticated = true
 	c.w.OK()
 }
 
@@ -141,12 +125,9 @@ func (s *Server) cmdHello(c *Client, args [][]byte) {
 			return
 		}
 	}
-	if user != nil {
-		if !s.checkPassword(user, pass) {
-			c.w.Error(errWrongPass)
-			return
-		}
-		c.authenticated = true
+	if user != nil && !s.authenticate(c, user, pass) {
+		c.w.Error(errWrongPass)
+		return
 	}
 	if s.authRequired(c) {
 		c.w.Error(errHelloNoAuth)
@@ -517,7 +498,7 @@ func (s *Server) appendClientLine(b *strings.Builder, self, c *Client, now time.
 	num("tot-mem", int64(totMem))
 	field("events", "r")
 	field("cmd", cmd)
-	field("user", "default")
+	field("user", c.user.Load().Name())
 	num("redir", -1)
 	num("resp", int64(ci.proto))
 	field("lib-name", ci.libName)
@@ -537,6 +518,9 @@ func encodedLen(args [][]byte) int {
 // closed. Control holds a reference on the descriptor, so this is safe
 // while another goroutine reads from the connection.
 func connFD(conn net.Conn) int {
+	if tc, ok := conn.(interface{ NetConn() net.Conn }); ok {
+		conn = tc.NetConn() // TLS: the descriptor of the TCP connection under it
+	}
 	sc, ok := conn.(syscall.Conn)
 	if !ok {
 		return -1
@@ -556,6 +540,7 @@ func connFD(conn net.Conn) int {
 type killFilter struct {
 	id          int64
 	addr, laddr []byte
+	user        []byte
 	hasType     bool
 	typ         clientType
 	skipMe      bool
@@ -575,6 +560,9 @@ func (f *killFilter) matches(self, c *Client) bool {
 		return false
 	}
 	if f.laddr != nil && c.conn.LocalAddr().String() != string(f.laddr) {
+		return false
+	}
+	if f.user != nil && c.user.Load().Name() != string(f.user) {
 		return false
 	}
 	return true
@@ -617,10 +605,11 @@ func (s *Server) cmdClientKill(c *Client, args [][]byte) {
 			case equalFold(opt, "laddr"):
 				f.laddr = val
 			case equalFold(opt, "user"):
-				if string(val) != "default" {
+				if s.users.Lookup(string(val)) == nil {
 					c.w.Error("ERR No such user '" + string(val) + "'")
 					return
 				}
+				f.user = val
 			case equalFold(opt, "skipme"):
 				switch {
 				case equalFold(val, "yes"):

@@ -52,6 +52,11 @@ func (s *Server) dispatch(c *Client) {
 		s.observe(spec.Name, 0, true)
 		return
 	}
+	if !s.checkACL(c, spec, args) {
+		s.observe(spec.Name, 0, true)
+		return
+	}
+	// After ACLs, as in Redis's processCommand.
 	if msg := s.clusterRedirect(spec, args); msg != "" {
 		c.w.Error(msg)
 		s.observe(spec.Name, 0, true)
@@ -120,10 +125,15 @@ func sanitize(s string) string {
 }
 
 // authRequired reports whether c must authenticate before running commands:
-// a password is configured and c has not authenticated. Like Redis, clearing
-// the password with CONFIG SET releases clients that never authenticated.
+// c has not authenticated and the default user has a password or is off
+// (Redis's authRequired). Like Redis, clearing the password with CONFIG
+// SET releases clients that never authenticated.
 func (s *Server) authRequired(c *Client) bool {
-	return !c.authenticated && s.options().RequirePass != ""
+	if c.authenticated {
+		return false
+	}
+	def := s.users.Default()
+	return !def.NoPass() || !def.Enabled()
 }
 
 // valueReaders are the commands that read the stored value of their first

@@ -2,6 +2,7 @@ package resp
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -11,7 +12,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/kvserver/kvserver/acl"
 	"github.com/kvserver/kvserver/cluster"
+	"github.com/kvserver/kvserver/config"
 	"github.com/kvserver/kvserver/engine"
 	"github.com/kvserver/kvserver/metrics"
 )
@@ -54,6 +57,35 @@ type Options struct {
 	// Cluster, when set, turns on Redis Cluster mode with this slot map,
 	// its own node located (cluster.Load); nil runs standalone.
 	Cluster *cluster.Map
+
+	// Users are ACL users, one Redis ACL user line each ("alice on
+	// #<sha256> ~cache:* +@read"; package acl). The default user is "on
+	// nopass ~* &* +@all" with RequirePass as its password; a line for
+	// default replaces it.
+	Users []string
+	// RenameCommands renames commands (original name to new name) or
+	// disables them (new name ""), like Redis's rename-command.
+	RenameCommands map[string]string
+	// ProtectedModeOff is protected-mode no. By default, like Redis,
+	// clients from non-loopback addresses are refused while the default
+	// user has no password.
+	ProtectedModeOff bool
+	// Timeout is the initial CONFIG timeout: seconds a client may stay
+	// idle before it is closed (0 = never).
+	Timeout int64
+	// OutputBufferLimits is client-output-buffer-limit (the zero value
+	// means Redis's defaults: no limit for normal clients).
+	OutputBufferLimits config.OutputBufferLimits
+	// TLS describes the TLS port for CONFIG GET; the TLS listener itself
+	// is one of those passed to Serve.
+	TLS TLSInfo
+}
+
+// TLSInfo is the TLS configuration CONFIG GET reports.
+type TLSInfo struct {
+	Port                          int
+	CertFile, KeyFile, CACertFile string
+	AuthClients                   string // yes, no or optional
 }
 
 // Server is the RESP front end: it accepts connections, parses requests,
@@ -81,6 +113,20 @@ type Server struct {
 	// idleTimeout is CONFIG SET timeout in seconds: idle clients are
 	// closed after it; 0 disables it.
 	idleTimeout atomic.Int64
+	// protectedMode is CONFIG SET protected-mode.
+	protectedMode atomic.Bool
+	// obufLimits is CONFIG SET client-output-buffer-limit.
+	obufLimits atomic.Pointer[config.OutputBufferLimits]
+
+	// users are the ACL users; aclIDs maps each command of the table to
+	// its id in the users' catalog.
+	users  *acl.Users
+	aclIDs map[*CommandSpec]int
+	// origCommands are the commands under their original names, renamed
+	// and disabled ones included (ACL CAT lists them all, as Redis does).
+	origCommands []*CommandSpec
+	// initErr is an invalid option found by New; Serve returns it.
+	initErr error
 
 	stats serverStats
 
@@ -118,6 +164,12 @@ func New(eng *engine.Engine, opts Options) *Server {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
+	if opts.OutputBufferLimits == (config.OutputBufferLimits{}) {
+		opts.OutputBufferLimits = config.DefaultOutputBufferLimits
+	}
+	if opts.TLS.AuthClients == "" {
+		opts.TLS.AuthClients = "yes"
+	}
 	s := &Server{
 		eng:      eng,
 		table:    NewCommandTable(commandTable),
@@ -135,7 +187,25 @@ func New(eng *engine.Engine, opts Options) *Server {
 	if opts.Cluster != nil {
 		s.slotMap.Store(opts.Cluster)
 	}
+	s.idleTimeout.Store(opts.Timeout)
+	s.protectedMode.Store(!opts.ProtectedModeOff)
+	limits := opts.OutputBufferLimits
+	s.obufLimits.Store(&limits)
+	s.origCommands = s.table.All()
+	s.users, s.aclIDs, s.initErr = newUsers(opts)
+	if s.initErr == nil {
+		s.initErr = s.table.rename(opts.RenameCommands)
+	}
 	return s
+}
+
+// Validate reports the first problem New would find in opts: an ACL user
+// line with a bad rule, or a rename-command entry Redis would reject.
+func (o Options) Validate() error {
+	if _, _, err := newUsers(o); err != nil {
+		return err
+	}
+	return NewCommandTable(commandTable).rename(o.RenameCommands)
 }
 
 // options returns the current (CONFIG SET-able) options.
@@ -150,10 +220,20 @@ func (s *Server) ShutdownRequested() <-chan struct{} { return s.shutdown }
 
 func (s *Server) requestShutdown() { s.shutOnce.Do(func() { close(s.shutdown) }) }
 
-// Serve accepts connections on ln until ctx is cancelled or a client runs
-// SHUTDOWN, then closes every connection and returns (ErrShutdown in the
-// second case).
-func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+// Serve accepts connections on the listeners (the plain port, a TLS
+// listener from crypto/tls, or both) until ctx is cancelled or a client
+// runs SHUTDOWN, then closes every connection and returns (ErrShutdown in
+// the second case). Options that New found invalid are returned at once.
+func (s *Server) Serve(ctx context.Context, lns ...net.Listener) error {
+	if s.initErr != nil {
+		for _, ln := range lns {
+			ln.Close()
+		}
+		return s.initErr
+	}
+	if len(lns) == 0 {
+		return errors.New("serve: no listener")
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var wg sync.WaitGroup
@@ -173,8 +253,37 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		case <-ctx.Done():
 		case <-s.shutdown:
 		}
-		ln.Close()
+		for _, ln := range lns {
+			ln.Close()
+		}
 	}()
+	errs := make([]error, len(lns))
+	var accepting sync.WaitGroup
+	for i, ln := range lns {
+		accepting.Add(1)
+		go func() {
+			defer accepting.Done()
+			errs[i] = s.accept(ctx, ln, &wg)
+			cancel() // one listener failing stops the server
+		}()
+	}
+	accepting.Wait()
+	s.closeAllClients()
+	wg.Wait()
+	err := errors.Join(errs...)
+	select {
+	case <-s.shutdown:
+		if err == nil {
+			err = ErrShutdown
+		}
+	default:
+	}
+	return err
+}
+
+// accept runs one listener's accept loop until it is closed; it returns
+// an error only when accepting failed while the server was meant to run.
+func (s *Server) accept(ctx context.Context, ln net.Listener, wg *sync.WaitGroup) error {
 	var err error
 	for {
 		conn, aerr := ln.Accept()
@@ -194,7 +303,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 			break
 		}
 		s.stats.connectionsReceived.Add(1)
-		c := s.newClient(conn)
+		c := s.newClient(conn, wg)
 		if c == nil {
 			continue
 		}
@@ -206,32 +315,23 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 			s.serveClient(c)
 		}()
 	}
-	s.closeAllClients()
-	wg.Wait()
-	select {
-	case <-s.shutdown:
-		if err == nil {
-			err = ErrShutdown
-		}
-	default:
-	}
 	return err
 }
 
 // newClient registers a connection, or refuses it with Redis's error when
-// maxclients is reached.
-func (s *Server) newClient(conn net.Conn) *Client {
+// maxclients is reached or protected mode denies its address.
+func (s *Server) newClient(conn net.Conn, wg *sync.WaitGroup) *Client {
 	opts := s.options()
 	s.clientsMu.Lock()
 	if len(s.clients) >= opts.MaxClients {
 		s.clientsMu.Unlock()
-		s.stats.rejectedConnections.Add(1)
-		if s.metrics != nil {
-			s.metrics.ConnectionRejected()
-		}
-		conn.SetWriteDeadline(time.Now().Add(time.Second))
-		io.WriteString(conn, "-ERR max number of clients reached\r\n")
-		conn.Close()
+		s.reject(conn, "-ERR max number of clients reached\r\n", wg)
+		return nil
+	}
+	if s.protectedModeDenies(conn.RemoteAddr()) {
+		s.clientsMu.Unlock()
+		s.log.Debug("protected mode: refused a client", "addr", conn.RemoteAddr().String())
+		s.reject(conn, "-"+errDenied+"\r\n", wg)
 		return nil
 	}
 	now := time.Now()
@@ -244,13 +344,38 @@ func (s *Server) newClient(conn net.Conn) *Client {
 		lastUsed: now,
 	}
 	c.proto.Store(2)
-	c.authenticated = opts.RequirePass == ""
+	s.setDefaultAuth(c)
 	s.clients[c.ID] = c
 	s.clientsMu.Unlock()
 	if s.metrics != nil {
 		s.metrics.ConnectionOpened()
 	}
 	return c
+}
+
+// reject refuses conn with a one-line error reply and counts it in
+// rejected_connections, as Redis does. A TLS connection is answered by a
+// goroutine of its own: its handshake must come first and must not hold
+// up the accept loop.
+func (s *Server) reject(conn net.Conn, reply string, wg *sync.WaitGroup) {
+	s.stats.rejectedConnections.Add(1)
+	if s.metrics != nil {
+		s.metrics.ConnectionRejected()
+	}
+	write := func(timeout time.Duration) {
+		conn.SetDeadline(time.Now().Add(timeout))
+		io.WriteString(conn, reply)
+		conn.Close()
+	}
+	if _, isTLS := conn.(*tls.Conn); !isTLS {
+		write(time.Second)
+		return
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		write(tlsHandshakeTimeout)
+	}()
 }
 
 func (s *Server) removeClient(c *Client) {
@@ -299,6 +424,9 @@ func (s *Server) serveClient(c *Client) {
 		c.conn.Close()
 		s.removeClient(c)
 	}()
+	if !s.handshake(c) {
+		return
+	}
 	for {
 		s.armIdleTimeout(c)
 		c.r.SetAuthRequired(s.authRequired(c))
@@ -318,14 +446,15 @@ func (s *Server) serveClient(c *Client) {
 		s.dispatch(c)
 		c.r.ReleaseHeld()
 		s.countErrorReply(c, mark)
-		if c.killed.Load() {
+		if c.killed.Load() || s.overHardLimit(c) {
 			return
 		}
 		if !c.r.Buffered() || c.w.Pending() > maxPendingReply || c.closeAfterReply {
-			if err := c.w.Flush(); err != nil {
+			err := s.flush(c)
+			s.countIO(c)
+			if err != nil {
 				return
 			}
-			s.countIO(c)
 		}
 		if c.closeAfterReply {
 			return

@@ -69,7 +69,10 @@ var configParams = []configParam{
 	}},
 	{name: "requirepass", get: func(s *Server) string { return s.options().RequirePass },
 		set: func(s *Server, v string) (func(), string) {
-			return func() { s.updateOptions(func(o *Options) { o.RequirePass = v }) }, ""
+			return func() {
+				s.updateOptions(func(o *Options) { o.RequirePass = v })
+				s.users.SetDefaultPassword(v)
+			}, ""
 		}},
 	{name: "proto-max-bulk-len", get: func(s *Server) string { return strconv.FormatInt(s.maxBulk.Load(), 10) },
 		set: func(s *Server, v string) (func(), string) {
@@ -93,6 +96,45 @@ var configParams = []configParam{
 			return func() { s.idleTimeout.Store(n) }, ""
 		}},
 	{name: "lazyfree-lazy-user-flush", get: fixedValue("no"), set: onlyValue("no", true)},
+	{name: "protected-mode", get: func(s *Server) string { return yesNo(s.protectedMode.Load()) },
+		set: func(s *Server, v string) (func(), string) {
+			on, ok := parseYesNo(v)
+			if !ok {
+				return nil, "argument must be 'yes' or 'no'"
+			}
+			return func() { s.protectedMode.Store(on) }, ""
+		}},
+	{name: "client-output-buffer-limit", get: func(s *Server) string { return s.outputLimits().String() },
+		set: func(s *Server, v string) (func(), string) {
+			lim, err := config.ParseOutputBufferLimits(v, s.outputLimits())
+			if err != nil {
+				return nil, err.Error()
+			}
+			return func() { s.obufLimits.Store(&lim) }, ""
+		}},
+	{name: "tls-port", get: func(s *Server) string { return strconv.Itoa(s.options().TLS.Port) }},
+	{name: "tls-cert-file", get: func(s *Server) string { return s.options().TLS.CertFile }},
+	{name: "tls-key-file", get: func(s *Server) string { return s.options().TLS.KeyFile }},
+	{name: "tls-ca-cert-file", get: func(s *Server) string { return s.options().TLS.CACertFile }},
+	{name: "tls-auth-clients", get: func(s *Server) string { return s.options().TLS.AuthClients }},
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
+
+// parseYesNo parses a Redis boolean config value.
+func parseYesNo(v string) (on, ok bool) {
+	switch strings.ToLower(v) {
+	case "yes":
+		return true, true
+	case "no":
+		return false, true
+	}
+	return false, false
 }
 
 func fixedValue(v string) func(*Server) string { return func(*Server) string { return v } }
@@ -295,8 +337,11 @@ func rewriteErrorText(err error) string {
 	return err.Error()
 }
 
-// rewriteSetting is one YAML key CONFIG REWRITE writes.
-type rewriteSetting struct{ key, value string }
+// rewriteSetting is one YAML key CONFIG REWRITE writes. A setting with a
+// def is added to the file only when its value differs from def (like
+// Redis, which leaves defaults out); a line already in the file is always
+// updated.
+type rewriteSetting struct{ key, value, def string }
 
 // rewriteSettings are the settings in effect, as YAML values in the style
 // of configs/kvserver.yaml. Only keys the config file accepts are written;
@@ -305,14 +350,18 @@ type rewriteSetting struct{ key, value string }
 func (s *Server) rewriteSettings() []rewriteSetting {
 	opts := s.options()
 	return []rewriteSetting{
-		{"port", strconv.Itoa(opts.Port)},
-		{"bind", yamlString(opts.Bind, false)},
-		{"dir", yamlString(opts.Dir, false)},
-		{"maxmemory", yamlSize(s.eng.MaxMemory())},
-		{"requirepass", yamlString(opts.RequirePass, true)},
-		{"proto-max-bulk-len", yamlSize(s.maxBulk.Load())},
-		{"maxclients", strconv.Itoa(opts.MaxClients)},
-		{"databases", strconv.Itoa(s.eng.Databases())},
+		{"port", strconv.Itoa(opts.Port), ""},
+		{"bind", yamlString(opts.Bind, false), ""},
+		{"dir", yamlString(opts.Dir, false), ""},
+		{"maxmemory", yamlSize(s.eng.MaxMemory()), ""},
+		{"requirepass", yamlString(opts.RequirePass, true), ""},
+		{"proto-max-bulk-len", yamlSize(s.maxBulk.Load()), ""},
+		{"maxclients", strconv.Itoa(opts.MaxClients), ""},
+		{"databases", strconv.Itoa(s.eng.Databases()), ""},
+		{"timeout", strconv.FormatInt(s.idleTimeout.Load(), 10), "0"},
+		{"protected-mode", yesNo(s.protectedMode.Load()), "yes"},
+		{"client-output-buffer-limit", strconv.Quote(s.outputLimits().String()),
+			strconv.Quote(config.DefaultOutputBufferLimits.String())},
 	}
 }
 
@@ -390,7 +439,7 @@ func (s *Server) rewriteConfig(path string) error {
 	}
 	header := false
 	for i, st := range settings {
-		if written[i] {
+		if written[i] || (st.def != "" && st.value == st.def) {
 			continue
 		}
 		if !header {

@@ -201,6 +201,59 @@ func (w *Writer) Flush() error {
 	return err
 }
 
+// FlushN writes the first n bytes of the pending replies (all of them
+// when n >= Pending) and keeps the rest for a later Flush or FlushN. The
+// server uses it to write under deadlines (output buffer limits, idle
+// timeout); stored values are still referenced, not copied.
+func (w *Writer) FlushN(n int) error {
+	if w.err != nil {
+		return w.err
+	}
+	if n >= w.Pending() {
+		return w.Flush()
+	}
+	if n <= 0 {
+		return nil
+	}
+	if len(w.buf) > 0 {
+		// The tail buffer becomes a segment so that the prefix may end
+		// inside it; later replies start a new buffer.
+		w.segs = append(w.segs, w.buf)
+		w.pending += len(w.buf)
+		w.buf = make([]byte, 0, 512)
+	}
+	out := make(net.Buffers, 0, len(w.segs))
+	for rest := n; rest > 0; {
+		seg := w.segs[len(out)]
+		k := min(len(seg), rest)
+		out = append(out, seg[:k])
+		rest -= k
+	}
+	m, err := out.WriteTo(w.w)
+	w.written += m
+	w.consume(int(m))
+	w.err = err
+	return err
+}
+
+// consume drops the first m written bytes of the queued segments.
+func (w *Writer) consume(m int) {
+	w.pending -= m
+	i := 0
+	for m > 0 && i < len(w.segs) {
+		if len(w.segs[i]) <= m {
+			m -= len(w.segs[i])
+			i++
+			continue
+		}
+		w.segs[i] = w.segs[i][m:]
+		m = 0
+	}
+	rem := copy(w.segs, w.segs[i:])
+	clear(w.segs[rem:])
+	w.segs = w.segs[:rem]
+}
+
 func appendHeader(b []byte, c byte, n int64) []byte {
 	b = append(b, c)
 	b = strconv.AppendInt(b, n, 10)

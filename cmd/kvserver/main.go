@@ -8,6 +8,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -17,6 +18,7 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -30,6 +32,7 @@ import (
 	"github.com/kvserver/kvserver/lsm"
 	"github.com/kvserver/kvserver/metrics"
 	"github.com/kvserver/kvserver/resp"
+	"github.com/kvserver/kvserver/tlsconf"
 )
 
 func main() {
@@ -104,11 +107,63 @@ func (e engineStats) Snapshot() metrics.Snapshot {
 	}
 }
 
+// listen opens the client ports: the plain one unless port is 0, the TLS
+// one when tls-port is set. Like Redis, a configuration that listens
+// nowhere is an error.
+func listen(cfg config.Config, tlsCfg *tls.Config) ([]net.Listener, string, error) {
+	if cfg.Port == 0 && cfg.TLSPort == 0 {
+		return nil, "", errors.New("configured to not listen anywhere: port and tls-port are both 0")
+	}
+	var lns []net.Listener
+	var addrs []string
+	open := func(port int, tlsCfg *tls.Config) error {
+		addr := net.JoinHostPort(cfg.Bind, strconv.Itoa(port))
+		ln, err := net.Listen("tcp", addr)
+		if err != nil {
+			return fmt.Errorf("listen on %s: %w", addr, err)
+		}
+		name := ln.Addr().String()
+		if tlsCfg != nil {
+			ln = tls.NewListener(ln, tlsCfg)
+			name += " (tls)"
+		}
+		lns = append(lns, ln)
+		addrs = append(addrs, name)
+		return nil
+	}
+	if cfg.Port != 0 {
+		if err := open(cfg.Port, nil); err != nil {
+			return nil, "", err
+		}
+	}
+	if cfg.TLSPort != 0 {
+		if err := open(cfg.TLSPort, tlsCfg); err != nil {
+			for _, ln := range lns {
+				ln.Close()
+			}
+			return nil, "", err
+		}
+	}
+	return lns, strings.Join(addrs, ", "), nil
+}
+
 // run serves until ctx is cancelled (SIGINT, SIGTERM) or a client runs
 // SHUTDOWN.
 func run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 	if os.Getenv("GOMEMLIMIT") == "" {
 		debug.SetMemoryLimit(goMemoryLimit(cfg.MaxMemory))
+	}
+	// Settings that can only be checked against the command table, and
+	// the TLS files, fail the start before the disk tier is opened.
+	if err := (resp.Options{Users: cfg.Users, RenameCommands: cfg.RenameCommand}).Validate(); err != nil {
+		return err
+	}
+	var tlsCfg *tls.Config
+	if cfg.TLSPort != 0 {
+		var err error
+		if tlsCfg, err = tlsconf.Server(cfg.TLSCertFile, cfg.TLSKeyFile, cfg.TLSCACertFile, cfg.TLSAuthClients); err != nil {
+			return err
+		}
 	}
 	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
 		return fmt.Errorf("create data directory: %w", err)
@@ -210,18 +265,25 @@ func run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 		Logger:  log,
 		Metrics: m,
 		Cluster: clusterMap,
+
+		Users:              cfg.Users,
+		RenameCommands:     cfg.RenameCommand,
+		ProtectedModeOff:   !cfg.ProtectedMode,
+		Timeout:            int64(cfg.Timeout),
+		OutputBufferLimits: cfg.ClientOutputBufferLimit,
+		TLS: resp.TLSInfo{Port: cfg.TLSPort, CertFile: cfg.TLSCertFile, KeyFile: cfg.TLSKeyFile,
+			CACertFile: cfg.TLSCACertFile, AuthClients: cfg.TLSAuthClients},
 	})
 	if clusterMap != nil {
 		defer reloadClusterOnSIGHUP(ctx, srv, cfg, log)()
 	}
-	addr := net.JoinHostPort(cfg.Bind, strconv.Itoa(cfg.Port))
-	ln, err := net.Listen("tcp", addr)
+	lns, addrs, err := listen(cfg, tlsCfg)
 	if err != nil {
-		return fmt.Errorf("listen on %s: %w", addr, err)
+		return err
 	}
-	log.Info("kvserver ready", "addr", ln.Addr().String(), "maxmemory", cfg.MaxMemory,
+	log.Info("kvserver ready", "addr", addrs, "maxmemory", cfg.MaxMemory,
 		"databases", cfg.Databases, "dir", cfg.Dir, "metrics_port", cfg.MetricsPort)
-	err = srv.Serve(ctx, ln)
+	err = srv.Serve(ctx, lns...)
 	if errors.Is(err, resp.ErrShutdown) {
 		log.Info("shutdown requested by a client")
 		return nil
