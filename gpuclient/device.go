@@ -113,6 +113,11 @@ func checkPaged(c Chunk, layers [][]byte, slots []int64) error {
 			return fmt.Errorf("%w: layer %d buffer is %d bytes, %v needs %d", ErrLayout, l, len(b), c.Paged, want)
 		}
 	}
+	return checkSlots(c, slots)
+}
+
+// checkSlots validates the slots of a copy of a valid chunk.
+func checkSlots(c Chunk, slots []int64) error {
 	if len(slots) != c.Tokens {
 		return fmt.Errorf("%w: %d slots for a chunk of %d tokens", ErrLayout, len(slots), c.Tokens)
 	}

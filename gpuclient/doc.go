@@ -19,6 +19,7 @@
 // "kv_bytes" or "metadata".
 //
 // It is not a server component: it talks to kvserver only over RESP, like
-// any client, and nothing under resp, engine or lsm imports it. It does not
-// yet load package cuda's PTX or launch kernels.
+// any client, and nothing under resp, engine or lsm imports it. It loads no
+// C library: the CUDA device that launches package cuda's kernels is in
+// package gpuclient/cudadev.
 package gpuclient
