@@ -3,6 +3,7 @@
 # NVIDIA GPU. See DEVELOPERS.md ("GPU tests").
 #
 #   scripts/gpu-test.sh build [DIR]   build DIR/cudadev.test (default DIR: gpu-test)
+#                                     and, where cgo works, DIR/kvbench
 #   scripts/gpu-test.sh run [DIR]     run DIR/cudadev.test's GPU tests here
 #   scripts/gpu-test.sh [DIR]         build, then run if this machine has a GPU
 #
@@ -14,7 +15,9 @@
 #
 #   KVSERVER_GPU_TESTS=1 ./cudadev.test -test.run GPU -test.v
 #
-# which is what `run` does. The tests compare the CUDA device with the CPU
+# which is what `run` does (after `kvbench gpuinfo`, when it was built:
+# go-nvml needs cgo, so that binary needs a C compiler here and glibc 2.34
+# or newer there). The tests compare the CUDA device with the CPU
 # reference bit for bit (every layout, dtype, format and kernel, the int8
 # dequantise-scatter, random slot mappings with absent tokens) and log the
 # bandwidth figures as one line starting "gpu-bandwidth:".
@@ -26,6 +29,12 @@ build() {
   mkdir -p "$dir"
   CGO_ENABLED=0 GOOS=linux GOARCH=amd64 go test -c -o "$dir/cudadev.test" ./gpuclient/cudadev
   echo "built $dir/cudadev.test; on a GPU machine: KVSERVER_GPU_TESTS=1 $dir/cudadev.test -test.run GPU -test.v"
+  if [ "$(go env CGO_ENABLED)" = 1 ]; then
+    CGO_ENABLED=1 GOOS=linux GOARCH=amd64 go build -o "$dir/kvbench" ./cmd/kvbench
+    echo "built $dir/kvbench (kvbench gpuinfo)"
+  else
+    echo "cgo unavailable here (go env CGO_ENABLED=0): no kvbench gpuinfo binary"
+  fi
 }
 
 run() {
@@ -33,6 +42,9 @@ run() {
   if [ ! -x "$dir/cudadev.test" ]; then
     echo "no $dir/cudadev.test: run '$0 build $dir' first" >&2
     exit 2
+  fi
+  if [ -x "$dir/kvbench" ]; then
+    "$dir/kvbench" gpuinfo
   fi
   KVSERVER_GPU_TESTS=1 "$dir/cudadev.test" -test.run GPU -test.v -test.count=1
 }
@@ -44,7 +56,7 @@ has_gpu() {
 case "${1:-}" in
 build) build "${2:-gpu-test}" ;;
 run) run "${2:-gpu-test}" ;;
--h | --help) sed -n '2,21p' "$0" ;;
+-h | --help) grep '^#' "$0" | tail -n +2 ;;
 *)
   dir=${1:-gpu-test}
   build "$dir"

@@ -10,6 +10,7 @@
 //	kvbench trace [--traces synthetic,conversation] [--maxmemory 64mb] [--json]
 //	kvbench probe [--keys 256] [--json]
 //	kvbench disk [--sizes 1mb,32mb] [--total 1gb] [--json]
+//	kvbench gpuinfo [--json]
 //
 // compare, lmcache and report start both servers themselves (building
 // ./cmd/kvserver unless --kvserver names a binary), alternate which one goes
@@ -44,6 +45,7 @@ func commandTable() map[string]commandFunc {
 		"trace":   runTrace,
 		"probe":   runProbe,
 		"disk":    runDisk,
+		"gpuinfo": runGPUInfo,
 	}
 }
 
@@ -92,6 +94,7 @@ commands:
             with the same maxmemory; block hit rates beside the ideal
   probe     one KVC.PROBE of 256 keys vs 256 sequential EXISTS (latency ratio)
   disk      the disk tier's Put/Get vs plain file write+fdatasync and cold reads, same disk, same run
+  gpuinfo   NVIDIA GPUs, memory and PCIe link (NVML); "no NVIDIA driver" and exit 0 without one
 
 Every command takes --json and --help (kvbench <command> --help).`)
 }
