@@ -191,11 +191,12 @@ func (d *Device) upload(ctx context.Context, dst Ptr, src []byte) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
+		// The last DMA out of this buffer (piece i-2, or a piece of the
+		// previous upload of the same call) must be done. An event never
+		// recorded counts as done.
 		s := i % 2
-		if i >= 2 { // the DMA of piece i-2 out of this buffer must be done
-			if err := drv.check("cuEventSynchronize", drv.cuEventSynchronize(d.stageEv[s])); err != nil {
-				return err
-			}
+		if err := drv.check("cuEventSynchronize", drv.cuEventSynchronize(d.stageEv[s])); err != nil {
+			return err
 		}
 		n := min(piece, len(src)-off)
 		d.hostCopy(d.stage[s].b[:n], src[off:off+n])
