@@ -45,8 +45,17 @@ func gpuDevice(t *testing.T, opts Options) *Device {
 
 var hostCUDA struct {
 	once sync.Once
+	dir  string
 	path string
 	err  error
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if hostCUDA.dir != "" {
+		os.RemoveAll(hostCUDA.dir)
+	}
+	os.Exit(code)
 }
 
 // emulatedDevice opens the host emulation of the driver, building it with
@@ -64,7 +73,7 @@ func emulatedDevice(t *testing.T, opts Options) *Device {
 			hostCUDA.err = err
 			return
 		}
-		hostCUDA.path = filepath.Join(dir, "libcuda.so.1")
+		hostCUDA.dir, hostCUDA.path = dir, filepath.Join(dir, "libcuda.so.1")
 		out, err := exec.Command(cxx, "-std=c++17", "-O2", "-shared", "-fPIC", "-w",
 			"-Itestdata/hostcuda", "-o", hostCUDA.path, "testdata/hostcuda/hostcuda.cc").CombinedOutput()
 		if err != nil {
