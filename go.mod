@@ -15,6 +15,11 @@ require (
 )
 
 require (
+	github.com/NVIDIA/go-nvml v0.12.4-1 // indirect
+	github.com/ebitengine/purego v0.8.4 // indirect
+)
+
+require (
 	git.sr.ht/~sbinet/gg v0.5.0 // indirect
 	github.com/DataDog/zstd v1.5.7 // indirect
 	github.com/RaduBerinde/axisds v0.0.0-20250419182453-5135a0650657 // indirect

@@ -31,6 +31,14 @@ const (
 	KernelGatherStrided = "kv_gather_strided"
 	// KernelScatterStrided is the general scatter with explicit chunk strides.
 	KernelScatterStrided = "kv_scatter_strided"
+	// KernelGatherLayer gathers one layer, its buffer passed by value, with
+	// explicit chunk strides (KV_2TD, KV_T2D, one MLA layer).
+	KernelGatherLayer = "kv_gather_layer"
+	// KernelScatterLayer is the inverse of KernelGatherLayer.
+	KernelScatterLayer = "kv_scatter_layer"
+	// KernelDequantScatterInt8 decodes the payload of an int8 blob of package
+	// codec and scatters it into all layers in one pass.
+	KernelDequantScatterInt8 = "kv_dequant_scatter_int8"
 )
 
 // Kernels lists every kernel name PTX declares.
@@ -40,5 +48,7 @@ func Kernels() []string {
 		KernelGatherMLA, KernelScatterMLA,
 		KernelGatherT2D, KernelScatterT2D,
 		KernelGatherStrided, KernelScatterStrided,
+		KernelGatherLayer, KernelScatterLayer,
+		KernelDequantScatterInt8,
 	}
 }

@@ -37,6 +37,35 @@ func TestPTXUsesWideCopies(t *testing.T) {
 	}
 }
 
+// TestDequantIsExactFloat32 pins down the float arithmetic of the fused
+// dequantise-scatter: codec.Decode computes float32(code)*scale as one
+// rounded IEEE product and keeps subnormals, so the kernel must multiply
+// with mul.rn.f32 and must not contract into an FMA or flush subnormals,
+// or the GPU's bytes would differ from the CPU's.
+func TestDequantIsExactFloat32(t *testing.T) {
+	start := strings.Index(PTX, ".visible .entry "+KernelDequantScatterInt8+"(")
+	if start < 0 {
+		t.Fatalf("no %s in PTX", KernelDequantScatterInt8)
+	}
+	body := PTX[start:]
+	if end := strings.Index(body[1:], ".visible .entry "); end >= 0 {
+		body = body[:end+1]
+	}
+	if !strings.Contains(body, "mul.rn.f32") {
+		t.Error("dequant kernel has no mul.rn.f32")
+	}
+	for _, bad := range []string{"fma.", ".ftz"} {
+		if strings.Contains(body, bad) {
+			t.Errorf("dequant kernel uses %s", bad)
+		}
+	}
+	for _, op := range []string{"ld.global.v4.f32", "st.v4.u32"} {
+		if !strings.Contains(body, op) {
+			t.Errorf("dequant kernel has no %s (wide path lost)", op)
+		}
+	}
+}
+
 // generateCommand returns the argv of the //go:generate line in gen.go.
 func generateCommand(t *testing.T) []string {
 	t.Helper()

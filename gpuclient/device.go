@@ -21,8 +21,10 @@ import (
 // buffers as they were. Scatter with the same slot twice is not defined
 // (the GPU gives no order between tokens); CPUDevice keeps the last.
 //
-// Implementations: CPUDevice (the reference, for tests and CPU offload); a
-// CUDA device that launches package cuda's kernels is to come.
+// Implementations: CPUDevice (the reference, for tests and CPU offload) and
+// the CUDA device of package gpuclient/cudadev, which launches package
+// cuda's kernels. Devices that can also decode int8-quantized chunks while
+// scattering implement DequantScatterer.
 type Device interface {
 	// Gather copies the tokens' rows from layers into dst (c.Size() bytes).
 	Gather(ctx context.Context, c Chunk, layers [][]byte, slots []int64, dst []byte) error
@@ -87,6 +89,18 @@ func copyRows(ctx context.Context, c Chunk, layers [][]byte, slots []int64, chun
 
 // checkCopy validates the arguments of a Gather or Scatter.
 func checkCopy(c Chunk, layers [][]byte, slots []int64, chunk []byte) error {
+	if err := checkPaged(c, layers, slots); err != nil {
+		return err
+	}
+	if len(chunk) != c.Size() {
+		return fmt.Errorf("%w: chunk buffer is %d bytes, %s of %d layers and %d tokens needs %d",
+			ErrLayout, len(chunk), c.Format, c.Layers, c.Tokens, c.Size())
+	}
+	return nil
+}
+
+// checkPaged validates the chunk, the paged buffers and the slots of a copy.
+func checkPaged(c Chunk, layers [][]byte, slots []int64) error {
 	if err := c.Validate(); err != nil {
 		return err
 	}
@@ -99,12 +113,13 @@ func checkCopy(c Chunk, layers [][]byte, slots []int64, chunk []byte) error {
 			return fmt.Errorf("%w: layer %d buffer is %d bytes, %v needs %d", ErrLayout, l, len(b), c.Paged, want)
 		}
 	}
+	return checkSlots(c, slots)
+}
+
+// checkSlots validates the slots of a copy of a valid chunk.
+func checkSlots(c Chunk, slots []int64) error {
 	if len(slots) != c.Tokens {
 		return fmt.Errorf("%w: %d slots for a chunk of %d tokens", ErrLayout, len(slots), c.Tokens)
-	}
-	if len(chunk) != c.Size() {
-		return fmt.Errorf("%w: chunk buffer is %d bytes, %s of %d layers and %d tokens needs %d",
-			ErrLayout, len(chunk), c.Format, c.Layers, c.Tokens, c.Size())
 	}
 	n := int64(c.Paged.Slots())
 	for t, s := range slots {

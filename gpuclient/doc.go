@@ -18,7 +18,12 @@
 // model@world_size@worker_id@<hash hex>@<dtype>[@<layer>] followed by
 // "kv_bytes" or "metadata".
 //
+// PlanCake and RunCake are Cake's scheduler: a prefix is filled from both
+// ends, computed from the front and loaded from the back, meeting where
+// both finish together.
+//
 // It is not a server component: it talks to kvserver only over RESP, like
-// any client, and nothing under resp, engine or lsm imports it. It does not
-// yet load package cuda's PTX or launch kernels.
+// any client, and nothing under resp, engine or lsm imports it. It loads no
+// C library: the CUDA device that launches package cuda's kernels is in
+// package gpuclient/cudadev.
 package gpuclient

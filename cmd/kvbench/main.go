@@ -10,6 +10,8 @@
 //	kvbench trace [--traces synthetic,conversation] [--maxmemory 64mb] [--json]
 //	kvbench probe [--keys 256] [--json]
 //	kvbench disk [--sizes 1mb,32mb] [--total 1gb] [--json]
+//	kvbench memory [--sizes 1mb,32mb] [--total 1gb] [--json]
+//	kvbench gpuinfo [--json]
 //
 // compare, lmcache and report start both servers themselves (building
 // ./cmd/kvserver unless --kvserver names a binary), alternate which one goes
@@ -45,6 +47,7 @@ func commandTable() map[string]commandFunc {
 		"probe":   runProbe,
 		"disk":    runDisk,
 		"memory":  runMemory,
+		"gpuinfo": runGPUInfo,
 	}
 }
 
@@ -87,12 +90,14 @@ commands:
   lmcache   LMCache's store / EXISTS-walk lookup / retrieve pattern with
             16 MiB chunks against both
   limit     this machine's loopback TCP (1 and 8 streams) and memcpy GB/s
-  report    run limit, a reduced compare and lmcache; write BENCHMARKS.md
+  report    run limit, a reduced compare, lmcache and memory; write BENCHMARKS.md
             and docs/throughput.png (generated files: do not edit by hand)
   trace     replay the Mooncake traces (../shared/data/mooncake) against both
             with the same maxmemory; block hit rates beside the ideal
   probe     one KVC.PROBE of 256 keys vs 256 sequential EXISTS (latency ratio)
   disk      the disk tier's Put/Get vs plain file write+fdatasync and cold reads, same disk, same run
+  memory    memory growth per stored byte (RSS and used_memory) of both, fresh servers per size
+  gpuinfo   NVIDIA GPUs, memory and PCIe link (NVML); "no NVIDIA driver" and exit 0 without one
 
 Every command takes --json and --help (kvbench <command> --help).`)
 }
