@@ -37,13 +37,14 @@ type commandFunc func(ctx context.Context, args []string, out io.Writer) error
 // commandTable maps each subcommand to its entry point.
 func commandTable() map[string]commandFunc {
 	return map[string]commandFunc{
-		"compare": runCompare,
-		"lmcache": runLMCache,
-		"limit":   runLimit,
-		"report":  runReport,
-		"trace":   runTrace,
-		"probe":   runProbe,
-		"disk":    runDisk,
+		"compare":   runCompare,
+		"lmcache":   runLMCache,
+		"limit":     runLimit,
+		"report":    runReport,
+		"trace":     runTrace,
+		"probe":     runProbe,
+		"disk":      runDisk,
+		"layerwise": runLayerwise,
 	}
 }
 
