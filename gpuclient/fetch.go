@@ -2,8 +2,10 @@ package gpuclient
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/kvserver/kvserver/kvmeta"
 )
@@ -88,4 +90,32 @@ func (cn *conn) readPair(wantMeta []byte, size int, dst func() ([]byte, error)) 
 func serverError(err error) bool {
 	var se *ServerError
 	return errors.As(err, &se)
+}
+
+// dropFailed deletes both keys of every failed chunk (or chunk layer), as
+// LMCache's connector deletes a chunk's metadata when its data is gone:
+// otherwise the metadata would keep making the chunk look present, and
+// every later store would skip it instead of writing it again.
+func (c *Connector) dropFailed(ctx context.Context, failed []ChunkError) error {
+	if len(failed) == 0 {
+		return nil
+	}
+	args := make([]string, 0, 1+2*len(failed))
+	args = append(args, "DEL")
+	for _, f := range failed {
+		base := strings.TrimSuffix(f.Key, DataSuffix)
+		args = append(args, base+DataSuffix, base+MetadataSuffix)
+	}
+	err := c.client.with(ctx, func(cn *conn) error {
+		cn.out.add(args...)
+		if err := cn.flush(); err != nil {
+			return err
+		}
+		_, err := cn.readInt()
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("delete failed chunks' keys: %w", err)
+	}
+	return nil
 }

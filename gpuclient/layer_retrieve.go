@@ -43,7 +43,8 @@ func (o LayerOptions) buffers() int {
 // one are dropped from the layers that follow; layers of those chunks
 // scattered before the failure hold valid data of their own layer, which
 // the engine overwrites when it recomputes the chunk. Result tells how many
-// tokens were loaded in every layer.
+// tokens were loaded in every layer. The failed chunk layers' keys are
+// deleted, as Retrieve does.
 //
 // Every goroutine it starts ends when the retrieval does: after the last
 // layer, on an error, or on Close. Result or Close must be called.
@@ -148,6 +149,9 @@ func (c *Connector) RetrieveLayers(ctx context.Context, tokens []uint32, slotMap
 			c.bufs.put(<-free)
 		}
 		r.finish()
+		if r.err == nil {
+			r.err = c.dropFailed(r.ctx, r.res.Failed)
+		}
 		close(r.finished)
 		cancel()
 	}()

@@ -20,7 +20,9 @@ import (
 // expected for the connector's shape is reported in Failed and never
 // scattered; the loaded prefix ends before it, and the chunks after it are
 // not loaded either (only a contiguous prefix is of use). Paged memory of
-// slots of chunks that were not loaded is left untouched.
+// slots of chunks that were not loaded is left untouched. Like LMCache,
+// Retrieve then deletes the failed chunk's two keys, so that the next Store
+// writes it again rather than skipping it as present.
 //
 // The error is for the operation itself (connection, device, ctx); the
 // result then still tells what was loaded before it.
@@ -49,6 +51,9 @@ func (c *Connector) Retrieve(ctx context.Context, tokens []uint32, slotMapping [
 		}
 		return c.loadChunks(ctx, cn, slotMapping, data[:found], &res)
 	})
+	if err == nil {
+		err = c.dropFailed(ctx, res.Failed)
+	}
 	if err != nil {
 		return res, fmt.Errorf("gpuclient: retrieve: %w", err)
 	}

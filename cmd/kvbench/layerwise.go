@@ -282,4 +282,3 @@ func (b *layerBench) verify() bool {
 	}
 	return true
 }
-

@@ -10,6 +10,7 @@
 //	kvbench trace [--traces synthetic,conversation] [--maxmemory 64mb] [--json]
 //	kvbench probe [--keys 256] [--json]
 //	kvbench disk [--sizes 1mb,32mb] [--total 1gb] [--json]
+//	kvbench layerwise [--addr HOST:PORT] [--layers 32] [--chunks 4] [--json]
 //
 // compare, lmcache and report start both servers themselves (building
 // ./cmd/kvserver unless --kvserver names a binary), alternate which one goes
@@ -93,6 +94,8 @@ commands:
             with the same maxmemory; block hit rates beside the ideal
   probe     one KVC.PROBE of 256 keys vs 256 sequential EXISTS (latency ratio)
   disk      the disk tier's Put/Get vs plain file write+fdatasync and cold reads, same disk, same run
+  layerwise gpuclient's layer-wise store and load of a 32-layer chunk set through one
+            server (CPU device): sequential vs pipelined with compute = load time
 
 Every command takes --json and --help (kvbench <command> --help).`)
 }
