@@ -245,8 +245,9 @@ type bufPool struct {
 	free [][]byte
 }
 
-// maxPooled bounds the buffers a pool keeps.
-const maxPooled = 8
+// maxPooled bounds the buffers a pool keeps: enough for one store and one
+// retrieval at a time to allocate nothing.
+const maxPooled = 4
 
 func (p *bufPool) get(n int) []byte {
 	p.mu.Lock()

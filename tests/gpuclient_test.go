@@ -18,6 +18,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -615,6 +616,9 @@ type slowConn struct {
 	net.Conn
 	delay time.Duration
 	tr    *tracer
+	// extra, when not nil, is an additional delay in nanoseconds that the
+	// test can change while the connection is pooled.
+	extra *atomic.Int64
 }
 
 // Write delays the writes that start a batch of commands; the later pieces
@@ -625,7 +629,11 @@ func (c slowConn) Write(b []byte) (int, error) {
 		c.tr.add("req", l)
 	}
 	if len(b) > 0 && b[0] == '*' {
-		time.Sleep(c.delay)
+		d := c.delay
+		if c.extra != nil {
+			d += time.Duration(c.extra.Load())
+		}
+		time.Sleep(d)
 	}
 	return c.Conn.Write(b)
 }
@@ -886,4 +894,109 @@ func TestKVBenchLayerwiseJSON(t *testing.T) {
 		t.Fatalf("kvbench layerwise = %s", out)
 	}
 	t.Logf("%s", bytes.TrimSpace(out))
+}
+
+// TestGPUClientStopsCleanly: a deadline that expires mid-retrieval, a
+// layer-wise retrieval or store abandoned half-way, and a server that went
+// away all end in errors, not hangs, and leave the client usable.
+func TestGPUClientStopsCleanly(t *testing.T) {
+	if diffAgainstRedis() {
+		t.Skip("gpuclient needs KVC.PROBE")
+	}
+	t.Parallel()
+	s := startKVServer(t)
+	ctx := context.Background()
+	gc := gpuCases()[0]
+	r := rand.New(rand.NewPCG(3, 16))
+	tokens := randomTokens(r, 3*gc.chunk)
+	slots := randomSlots(r, gc.paged, len(tokens), 0)
+	src := newKVCache(gc.paged, gc.layers, 5)
+	var delay atomic.Int64
+	cl := gpuclient.NewClient(gpuclient.ClientOptions{Addr: s.Addr, Dial: func(ctx context.Context, network, addr string) (net.Conn, error) {
+		var d net.Dialer
+		c, err := d.DialContext(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		return slowConn{Conn: c, extra: &delay, tr: newTracer()}, nil
+	}})
+	t.Cleanup(func() { cl.Close() })
+	c := newConnector(t, cl, "stops", gc, src, nil)
+	if _, err := c.Store(ctx, tokens, slots); err != nil {
+		t.Fatal(err)
+	}
+	st, err := c.StoreLayers(ctx, tokens, slots, gpuclient.LayerOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for l := range gc.layers {
+		st.LayerDone(ctx, l)
+	}
+	if _, err := st.Wait(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	// A deadline shorter than one request's trip.
+	delay.Store(int64(200 * time.Millisecond))
+	dst := newKVCache(gc.paged, gc.layers, 0)
+	slow := newConnector(t, cl, "stops", gc, dst, nil)
+	short, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	_, err = slow.Retrieve(short, tokens, slots)
+	cancel()
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Retrieve past its deadline: %v, want DeadlineExceeded", err)
+	}
+	delay.Store(0)
+	if res, err := slow.Retrieve(ctx, tokens, slots); err != nil || res.Tokens != len(tokens) {
+		t.Fatalf("Retrieve after a timed-out one: %+v, %v", res, err)
+	}
+
+	// A sequential layer-wise retrieval abandoned after layer 0.
+	lr, err := slow.RetrieveLayers(ctx, tokens, slots, gpuclient.LayerOptions{Sequential: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := lr.WaitLayer(ctx, 0); err != nil {
+		t.Fatal(err)
+	}
+	closed := make(chan struct{})
+	go func() { lr.Close(); close(closed) }()
+	select {
+	case <-closed:
+	case <-time.After(5 * time.Second):
+		t.Fatal("LayerRetriever.Close hangs")
+	}
+	if err := lr.WaitLayer(ctx, 1); err == nil {
+		t.Fatal("WaitLayer(1) after Close succeeded")
+	}
+	if _, err := lr.Result(ctx); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Result after Close: %v, want Canceled", err)
+	}
+
+	// A layer-wise store abandoned before its last layer.
+	other := randomTokens(r, len(tokens))
+	st, err = c.StoreLayers(ctx, other, slots, gpuclient.LayerOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.LayerDone(ctx, 1); err == nil {
+		t.Fatal("LayerDone(1) before LayerDone(0) accepted")
+	}
+	st.LayerDone(ctx, 0)
+	st.Close()
+	if _, err := st.Wait(ctx); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Wait after Close: %v, want Canceled", err)
+	}
+
+	// The server goes away.
+	s.Terminate(t)
+	if _, err := c.Store(ctx, other, slots); err == nil {
+		t.Fatal("Store with the server gone succeeded")
+	}
+	if res, err := slow.Retrieve(ctx, tokens, slots); err == nil || res.Tokens != 0 {
+		t.Fatalf("Retrieve with the server gone: %+v, %v", res, err)
+	}
+	if _, err := slow.RetrieveLayers(ctx, tokens, slots, gpuclient.LayerOptions{}); err == nil {
+		t.Fatal("RetrieveLayers with the server gone succeeded")
+	}
 }
