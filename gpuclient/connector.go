@@ -238,8 +238,8 @@ func (c *Connector) layerKeys(hashes []Hash) (data, meta []string) {
 }
 
 // bufPool keeps staging buffers between operations so that a steady
-// stream of stores and retrievals allocates none. It keeps at most max
-// buffers; a buffer is reused for any request up to its capacity.
+// stream of stores and retrievals allocates none. It keeps at most
+// maxPooled buffers; a buffer is reused for any request up to its capacity.
 type bufPool struct {
 	mu   sync.Mutex
 	free [][]byte

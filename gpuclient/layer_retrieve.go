@@ -34,9 +34,10 @@ func (o LayerOptions) buffers() int {
 
 // LayerRetriever loads a prefix layer by layer, so that the engine can run
 // layer l's attention while layer l+1 is still on its way. It fetches
-// layer l+1 (every found chunk's key for that layer, pipelined on one
-// connection) while the device scatters layer l and while the caller
-// computes; WaitLayer(l) returns once layer l is in the paged cache.
+// layer l+1 (every found chunk's key for that layer; all layers' GETs are
+// pipelined on one connection) while the device scatters layer l and
+// while the caller computes; WaitLayer(l) returns once layer l is in the
+// paged cache.
 //
 // Layers are fetched and scattered in order, 0 to Layers-1. A chunk layer
 // that fails validation is not scattered, and that chunk and every later
@@ -168,13 +169,27 @@ func (r *LayerRetriever) fail(err error) {
 	r.cancel()
 }
 
-// fetch is the fetching goroutine: for each layer, the GETs of the still
-// valid chunks, then their replies into a staging buffer.
+// fetch is the fetching goroutine. Pipelined, it sends the GETs of every
+// layer at once, so that the server streams layer after layer with no
+// round trip in between (TCP and the staging buffers bound how far ahead
+// it runs); sequential, it sends a layer's GETs only when the caller asks
+// for that layer. Either way the replies are read layer by layer, each
+// layer's into one staging buffer, and handed to the scatter goroutine.
 func (r *LayerRetriever) fetch(ready chan<- layerItem, free chan []byte) {
 	c, cn, L := r.c, r.cn, r.c.cfg.Layers
 	size := c.layer.Size()
-	limit := r.found
+	if !r.opts.Sequential && r.found > 0 {
+		for l := range L {
+			r.queueLayer(l, r.found)
+		}
+		if err := cn.flush(); err != nil {
+			r.fail(err)
+			return
+		}
+	}
+	limit := r.found // chunks still valid
 	for l := range L {
+		requested := r.found
 		if r.opts.Sequential {
 			for r.waited.Load() < int64(l) {
 				select {
@@ -183,44 +198,43 @@ func (r *LayerRetriever) fetch(ready chan<- layerItem, free chan []byte) {
 					return
 				}
 			}
-		}
-		item := layerItem{layer: l}
-		if limit > 0 {
-			meta, data := make([]string, limit), make([]string, limit)
-			for i := range limit {
-				meta[i], data[i] = r.meta[i*L+l], r.data[i*L+l]
-			}
-			cn.queueGets(meta, data)
-			if err := cn.flush(); err != nil {
-				r.fail(fmt.Errorf("layer %d: %w", l, err))
-				return
-			}
-			newLimit := limit
-			for i := range limit {
-				_, fail, err := cn.readPair(c.lmeta, size, func() ([]byte, error) {
-					if item.buf == nil {
-						select {
-						case item.buf = <-free:
-						case <-r.ctx.Done():
-							return nil, r.ctx.Err()
-						}
-					}
-					return item.buf[i*size : (i+1)*size], nil
-				})
-				if err != nil {
+			requested = limit
+			if limit > 0 {
+				r.queueLayer(l, limit)
+				if err := cn.flush(); err != nil {
 					r.fail(fmt.Errorf("layer %d: %w", l, err))
-					if item.buf != nil {
-						free <- item.buf
-					}
 					return
 				}
-				if fail != nil && i < newLimit {
-					r.failed = append(r.failed, ChunkError{Chunk: i, Layer: l, Key: data[i], Err: fail})
-					newLimit = i
-				}
 			}
-			limit = newLimit
 		}
+		item := layerItem{layer: l}
+		newLimit := limit
+		for i := range requested {
+			_, fail, err := cn.readPair(c.lmeta, size, func() ([]byte, error) {
+				if item.buf == nil {
+					select {
+					case item.buf = <-free:
+					case <-r.ctx.Done():
+						return nil, r.ctx.Err()
+					}
+				}
+				return item.buf[i*size : (i+1)*size], nil
+			})
+			if err != nil {
+				r.fail(fmt.Errorf("layer %d: %w", l, err))
+				if item.buf != nil {
+					free <- item.buf
+				}
+				return
+			}
+			// A chunk past an earlier failure is read (it was requested)
+			// but neither checked nor scattered.
+			if fail != nil && i < newLimit {
+				r.failed = append(r.failed, ChunkError{Chunk: i, Layer: l, Key: r.data[i*L+l], Err: fail})
+				newLimit = i
+			}
+		}
+		limit = newLimit
 		item.limit = limit
 		select {
 		case ready <- item:
@@ -230,6 +244,15 @@ func (r *LayerRetriever) fetch(ready chan<- layerItem, free chan []byte) {
 			}
 			return
 		}
+	}
+}
+
+// queueLayer queues the GETs of layer l of the first n chunks.
+func (r *LayerRetriever) queueLayer(l, n int) {
+	L := r.c.cfg.Layers
+	for i := range n {
+		r.cn.out.add("GET", r.meta[i*L+l])
+		r.cn.out.add("GET", r.data[i*L+l])
 	}
 }
 

@@ -17,6 +17,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"sync/atomic"
 	"testing"
@@ -610,8 +611,8 @@ func find(evs []traceEvent, what string, layer int) int {
 }
 
 // slowConn delays every batch of requests by delay (its trip to the server)
-// and records which layer a GET or SET batch is for. The server behind it
-// is real.
+// and records which layers a GET or SET batch asks for and, through
+// onRead, how many reply bytes have arrived. The server behind it is real.
 type slowConn struct {
 	net.Conn
 	delay time.Duration
@@ -619,13 +620,16 @@ type slowConn struct {
 	// extra, when not nil, is an additional delay in nanoseconds that the
 	// test can change while the connection is pooled.
 	extra *atomic.Int64
+	// onRead, when not nil, is called with the total bytes read so far.
+	onRead func(total int64)
+	read   *atomic.Int64
 }
 
 // Write delays the writes that start a batch of commands; the later pieces
 // of a vectored write (values, written one by one through this wrapper)
 // go straight through.
 func (c slowConn) Write(b []byte) (int, error) {
-	if l := batchLayer(b); l >= 0 {
+	for _, l := range batchLayers(b) {
 		c.tr.add("req", l)
 	}
 	if len(b) > 0 && b[0] == '*' {
@@ -638,26 +642,38 @@ func (c slowConn) Write(b []byte) (int, error) {
 	return c.Conn.Write(b)
 }
 
-// batchLayer finds "@<layer>" just before the first kv_bytes or metadata
-// suffix of a GET or SET batch, or -1.
-func batchLayer(b []byte) int {
+func (c slowConn) Read(b []byte) (int, error) {
+	n, err := c.Conn.Read(b)
+	if c.onRead != nil && n > 0 {
+		c.onRead(c.read.Add(int64(n)))
+	}
+	return n, err
+}
+
+// batchLayers returns, sorted, the layers of the layer keys
+// ("…@<layer>kv_bytes" or "…@<layer>metadata") a GET or SET batch names.
+func batchLayers(b []byte) []int {
 	if !bytes.HasPrefix(b, []byte("*2\r\n$3\r\nGET\r\n")) && !bytes.HasPrefix(b, []byte("*3\r\n$3\r\nSET\r\n")) {
-		return -1
+		return nil
 	}
-	head := b[:min(len(b), 512)]
-	end := bytes.Index(head, []byte("metadata\r\n"))
-	if e := bytes.Index(head, []byte("kv_bytes\r\n")); e >= 0 && (end < 0 || e < end) {
-		end = e
+	var out []int
+	seen := map[int]bool{}
+	for _, suffix := range [][]byte{[]byte("metadata\r\n"), []byte("kv_bytes\r\n")} {
+		for rest := b; ; {
+			end := bytes.Index(rest, suffix)
+			if end < 0 {
+				break
+			}
+			at := bytes.LastIndexByte(rest[:end], '@')
+			if l, err := strconv.Atoi(string(rest[at+1 : end])); at >= 0 && err == nil && !seen[l] {
+				seen[l] = true
+				out = append(out, l)
+			}
+			rest = rest[end+len(suffix):]
+		}
 	}
-	if end < 0 {
-		return -1
-	}
-	at := bytes.LastIndexByte(head[:end], '@')
-	l, err := strconv.Atoi(string(head[at+1 : end]))
-	if at < 0 || err != nil {
-		return -1
-	}
-	return l
+	slices.Sort(out)
+	return out
 }
 
 // slowDevice is the CPU device with a delay on every copy (a slow PCIe
@@ -701,9 +717,10 @@ func (d slowDevice) Scatter(ctx context.Context, c gpuclient.Chunk, layers [][]b
 // simulated compute of a layer takes compute. It checks the order (layers
 // copied 0..L-1; WaitLayer(l) only after layer l's scatter ended; a layer
 // gathered only after LayerDone for it and sent only after its gather) and
-// the overlap: pipelined, layer l+1 is requested before layer l's scatter
-// ends, and the whole run takes well under the sequential time; sequential,
-// layer l+1 is requested only after WaitLayer(l) returned.
+// the overlap: pipelined, layer l+1's replies have arrived before layer
+// l's scatter ends, and the whole run takes well under the sequential
+// time; sequential, layer l+1 is requested and received only after
+// WaitLayer(l) returned.
 func TestGPUClientLayerwisePipelineOverlapsUnderLatency(t *testing.T) {
 	if diffAgainstRedis() {
 		t.Skip("gpuclient needs KVC.PROBE")
@@ -722,15 +739,27 @@ func TestGPUClientLayerwisePipelineOverlapsUnderLatency(t *testing.T) {
 	srcSlots, dstSlots := randomSlots(r, gc.paged, gc.chunk, 0), randomSlots(r, gc.paged, gc.chunk, 0)
 	src := newKVCache(gc.paged, gc.layers, 99)
 
+	// Replies of a retrieval, after the probe's ":8\r\n": per layer the
+	// metadata's and the data's bulk strings. onRead turns the bytes read
+	// into "got" events: layer l's replies have all arrived.
+	layerSize := gpuclient.Chunk{Format: 2, Layers: 1, Tokens: gc.chunk, Paged: gc.paged}.Size()
+	perLayer := int64(len("$28\r\n") + 28 + 2 + len(fmt.Sprintf("$%d\r\n", layerSize)) + layerSize + 2)
+	const probeReply = int64(len(":8\r\n"))
 	setup := func(kv [][]byte, model string) (*gpuclient.Connector, *tracer) {
 		tr := newTracer()
+		var got atomic.Int64
+		onRead := func(total int64) {
+			for n := (total - probeReply) / perLayer; got.Load() < n; {
+				tr.add("got", int(got.Add(1)-1))
+			}
+		}
 		cl := gpuclient.NewClient(gpuclient.ClientOptions{Addr: s.Addr, Dial: func(ctx context.Context, network, addr string) (net.Conn, error) {
 			var d net.Dialer
 			c, err := d.DialContext(ctx, network, addr)
 			if err != nil {
 				return nil, err
 			}
-			return slowConn{Conn: c, delay: netDelay, tr: tr}, nil
+			return slowConn{Conn: c, delay: netDelay, tr: tr, onRead: onRead, read: new(atomic.Int64)}, nil
 		}})
 		t.Cleanup(func() { cl.Close() })
 		return newConnector(t, cl, model, gc, kv, slowDevice{delay: devDelay, kv: kv, tr: tr}), tr
@@ -830,13 +859,13 @@ func TestGPUClientLayerwisePipelineOverlapsUnderLatency(t *testing.T) {
 			if l > 0 && find(evs, "dev<", l-1) > s0 {
 				t.Fatalf("retrieve: layer %d scattered before layer %d", l, l-1)
 			}
-			next := find(evs, "req", l+1)
+			req, got := find(evs, "req", l+1), find(evs, "got", l+1)
 			switch {
 			case l+1 == gc.layers:
-			case sequential && next < wait:
-				t.Fatalf("sequential: layer %d requested before WaitLayer(%d) returned\n%v", l+1, l, evs)
-			case !sequential && !(next >= 0 && next < s1):
-				t.Errorf("pipelined: layer %d requested at event %d, after layer %d's scatter ended (%d): no overlap\n%v", l+1, next, l, s1, evs)
+			case sequential && (req < wait || got < wait):
+				t.Fatalf("sequential: layer %d requested (%d) or received (%d) before WaitLayer(%d) returned (%d)\n%v", l+1, req, got, l, wait, evs)
+			case !sequential && !(got >= 0 && got < s1):
+				t.Errorf("pipelined: layer %d received at event %d, after layer %d's scatter ended (%d): no overlap\n%v", l+1, got, l, s1, evs)
 			}
 		}
 		return elapsed

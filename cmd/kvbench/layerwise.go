@@ -36,15 +36,17 @@ type layerwiseResult struct {
 // runLayerwise stores and retrieves a layer-wise chunk set through a real
 // server with the CPU device.
 func runLayerwise(ctx context.Context, args []string, out io.Writer) error {
-	fs := newFlagSet("layerwise", "[--addr HOST:PORT] [--layers 32] [--chunks 4] [--rounds 3] [--json]", `
+	fs := newFlagSet("layerwise", "[--addr HOST:PORT] [--layers 32] [--chunks 4] [--rounds 7] [--json]", `
 Stores a chunk set layer by layer (one key pair per chunk and layer, KV_T2D)
 through a real server with gpuclient's CPU device, then loads it back twice
 per round: sequentially (fetch layer l, scatter it, compute it, then layer
 l+1) and pipelined (gpuclient.LayerRetriever fetches and scatters layer l+1
 while layer l computes). Compute is simulated as a sleep (a GPU's compute
 takes no host CPU) equal to the measured per-layer load time (fetch +
-validation + scatter), so ideal pipelining takes about half the sequential
-time. Every retrieval is checked byte for byte against the source cache;
+validation + scatter, the time WaitLayer took): in the sequential run each
+layer computes as long as its own load took, and the pipelined run that
+follows uses that run's mean. Ideal pipelining takes about half the
+sequential time. Every retrieval is checked byte for byte against the source cache;
 verified is true only if all were exact. Medians over --rounds.
 
 Without --addr a kvserver is built and started for the run.`)
@@ -53,7 +55,8 @@ Without --addr a kvserver is built and started for the run.`)
 	chunks := fs.Int("chunks", 4, "256-token chunks in the prefix")
 	heads := fs.Int("heads", 8, "KV heads")
 	headSize := fs.Int("head-size", 128, "head size (bf16 elements)")
-	rounds := fs.Int("rounds", 3, "rounds of sequential + pipelined retrieval; medians are reported")
+	buffers := fs.Int("buffers", 0, "layer staging buffers of the pipelined retriever (default gpuclient.DefaultLayerBuffers)")
+	rounds := fs.Int("rounds", 7, "rounds of sequential + pipelined retrieval; medians are reported")
 	kvBin := fs.String("kvserver", "", "kvserver binary when no --addr (default: build ./cmd/kvserver)")
 	asJSON := fs.Bool("json", false, "print one JSON line")
 	if err := fs.Parse(args); err != nil {
@@ -80,6 +83,7 @@ Without --addr a kvserver is built and started for the run.`)
 		return err
 	}
 	defer b.client.Close()
+	b.buffers = *buffers
 	res, err := b.run(ctx, *rounds)
 	if err != nil {
 		return err
@@ -109,6 +113,7 @@ type layerBench struct {
 	dstSlots []int64
 	layers   int
 	chunks   int
+	buffers  int // gpuclient.LayerOptions.Buffers
 }
 
 func newLayerBench(addr string, layers, chunks, heads, headSize int) (*layerBench, error) {
@@ -185,75 +190,138 @@ func (b *layerBench) run(ctx context.Context, rounds int) (layerwiseResult, erro
 	}
 	res.StoreSeconds = time.Since(start).Seconds()
 
-	// Calibrate: a sequential load with no compute gives the per-layer
-	// load time; take the best of two to skip a cold start.
-	var load time.Duration
-	for i := range 2 {
-		d, err := b.retrieve(ctx, true, 0, &res)
-		if err != nil {
-			return res, err
-		}
-		if i == 0 || d < load {
-			load = d
-		}
+	// A warm-up load, not timed.
+	if _, _, err := b.retrieve(ctx, true, 0, &res); err != nil {
+		return res, err
 	}
-	compute := load / time.Duration(b.layers)
-	res.FetchMillis = float64(compute.Microseconds()) / 1000
-	res.ComputeMillis = res.FetchMillis
-
-	var seq, pipe []float64
+	// Each round: a sequential load in which every layer computes as long
+	// as its own load (WaitLayer) took, and a pipelined load with the
+	// compute set to the mean load per layer of the latest sequential run.
+	// The order alternates, so that a burst of load from elsewhere on the
+	// machine does not always hit the same mode.
+	var seq, pipe, per []float64
+	var compute time.Duration
+	sequential := func() error {
+		d, load, err := b.retrieve(ctx, true, 0, &res)
+		if err != nil {
+			return err
+		}
+		seq = append(seq, d.Seconds())
+		compute = load / time.Duration(b.layers)
+		per = append(per, float64(compute.Microseconds())/1000)
+		return nil
+	}
+	pipelined := func() error {
+		d, _, err := b.retrieve(ctx, false, compute, &res)
+		pipe = append(pipe, d.Seconds())
+		return err
+	}
 	for round := range rounds {
-		for _, sequential := range []bool{round%2 == 0, round%2 != 0} {
-			d, err := b.retrieve(ctx, sequential, compute, &res)
-			if err != nil {
+		steps := []func() error{sequential, pipelined}
+		if round%2 == 1 { // compute from the previous round's sequential run
+			steps[0], steps[1] = pipelined, sequential
+		}
+		for _, step := range steps {
+			if err := step(); err != nil {
 				return res, err
-			}
-			if sequential {
-				seq = append(seq, d.Seconds())
-			} else {
-				pipe = append(pipe, d.Seconds())
 			}
 		}
 	}
 	res.Sequential, res.Pipelined = median(seq), median(pipe)
+	res.FetchMillis = median(per)
+	res.ComputeMillis = res.FetchMillis
 	res.Ratio = res.Pipelined / res.Sequential
 	return res, nil
 }
 
 // retrieve loads the prefix into a cleared destination cache layer by
-// layer, sleeping compute after each layer as the engine's forward pass
-// would take, checks the bytes, and returns the elapsed time.
-func (b *layerBench) retrieve(ctx context.Context, sequential bool, compute time.Duration, res *layerwiseResult) (time.Duration, error) {
+// layer while a simulated GPU computes each layer once it is loaded, and
+// checks the bytes. It returns the time to the end of the last layer's
+// compute and the sum of the per-layer load times (time in WaitLayer,
+// sequential runs).
+//
+// The GPU is simulated on a timeline: layer l's compute starts when layer
+// l is in the paged cache and layer l-1's compute is over, and lasts
+// exactly compute (sequential runs with compute 0: as long as layer l's
+// load took). The host sleeps until each compute ends so that real time
+// passes as on an engine, but a late wake-up of that sleep (milliseconds
+// on a busy machine) is not charged to either mode: a GPU does not compute
+// slower when its host is busy. Sequential runs fetch layer l+1 only after
+// layer l's compute; pipelined ones learn when each layer is ready from a
+// goroutine that waits for the layers in order, as an engine's layer
+// hooks would.
+func (b *layerBench) retrieve(ctx context.Context, sequential bool, compute time.Duration, res *layerwiseResult) (elapsed, load time.Duration, err error) {
 	for _, l := range b.dstKV {
 		clear(l)
 	}
 	start := time.Now()
-	r, err := b.dst.RetrieveLayers(ctx, b.tokens, b.dstSlots, gpuclient.LayerOptions{Sequential: sequential})
+	r, err := b.dst.RetrieveLayers(ctx, b.tokens, b.dstSlots, gpuclient.LayerOptions{Sequential: sequential, Buffers: b.buffers})
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
+	defer r.Close()
+	ready := make(chan time.Time, b.layers)
+	if !sequential {
+		go func() { // ends after the last layer or once r is closed
+			defer close(ready)
+			for l := range b.layers {
+				if r.WaitLayer(ctx, l) != nil {
+					return
+				}
+				ready <- time.Now()
+			}
+		}()
+	}
+	gpuFree := time.Now() // the simulated GPU's timeline
 	for l := range b.layers {
-		if err := r.WaitLayer(ctx, l); err != nil {
-			r.Close()
-			return 0, err
+		var loaded time.Time
+		c := compute
+		if sequential {
+			t0 := time.Now()
+			if err := r.WaitLayer(ctx, l); err != nil {
+				return 0, 0, err
+			}
+			loaded = time.Now()
+			d := loaded.Sub(t0)
+			load += d
+			if c == 0 {
+				c = d
+			}
+			// The fetch started late by the previous sleep's overshoot;
+			// shift the timeline by that, not by the overshoot.
+			if l > 0 {
+				loaded = gpuFree.Add(d)
+			}
+		} else {
+			var ok bool
+			if loaded, ok = <-ready; !ok {
+				_, err := r.Result(ctx)
+				return 0, 0, fmt.Errorf("layerwise: layer %d not loaded: %w", l, err)
+			}
 		}
-		if compute > 0 {
-			time.Sleep(compute)
-		}
+		gpuFree = later(loaded, gpuFree).Add(c)
+		time.Sleep(time.Until(gpuFree))
 	}
 	rr, err := r.Result(ctx)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
-	elapsed := time.Since(start)
+	elapsed = gpuFree.Sub(start)
 	if rr.Tokens != len(b.tokens) || len(rr.Failed) > 0 {
 		res.Verified = false
-		return elapsed, fmt.Errorf("layerwise: loaded %d of %d tokens, failed %v", rr.Tokens, len(b.tokens), rr.Failed)
+		return elapsed, load, fmt.Errorf("layerwise: loaded %d of %d tokens, failed %v", rr.Tokens, len(b.tokens), rr.Failed)
 	}
 	if !b.verify() {
 		res.Verified = false
 	}
-	return elapsed, nil
+	return elapsed, load, nil
+}
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }
 
 // verify checks that every destination row is the source row of the same
