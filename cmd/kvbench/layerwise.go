@@ -85,6 +85,9 @@ Without --addr a kvserver is built and started for the run.`)
 	defer b.client.Close()
 	b.buffers = *buffers
 	res, err := b.run(ctx, *rounds)
+	if cerr := b.cleanup(ctx); err == nil {
+		err = cerr
+	}
 	if err != nil {
 		return err
 	}
@@ -114,6 +117,7 @@ type layerBench struct {
 	layers   int
 	chunks   int
 	buffers  int // gpuclient.LayerOptions.Buffers
+	prefix   gpuclient.KeyPrefix
 }
 
 func newLayerBench(addr string, layers, chunks, heads, headSize int) (*layerBench, error) {
@@ -143,7 +147,8 @@ func newLayerBench(addr string, layers, chunks, heads, headSize int) (*layerBenc
 		b.dstKV[l] = make([]byte, paged.LayerBytes())
 	}
 	b.client = gpuclient.NewClient(gpuclient.ClientOptions{Addr: addr})
-	cfg := gpuclient.Config{Prefix: gpuclient.KeyPrefix{Model: "kvbench/layerwise", WorldSize: 1}, Paged: paged, Layers: layers}
+	b.prefix = gpuclient.KeyPrefix{Model: "kvbench/layerwise", WorldSize: 1, DType: paged.DType}
+	cfg := gpuclient.Config{Prefix: b.prefix, Paged: paged, Layers: layers}
 	var err error
 	if b.src, err = gpuclient.NewConnector(b.client, cfg, b.srcKV); err != nil {
 		return nil, err
@@ -152,6 +157,28 @@ func newLayerBench(addr string, layers, chunks, heads, headSize int) (*layerBenc
 		return nil, err
 	}
 	return b, nil
+}
+
+// cleanup deletes the keys the run stored, so that runs against a
+// long-lived server (--addr) do not pile up.
+func (b *layerBench) cleanup(ctx context.Context) error {
+	prefix := b.prefix
+	args := []string{"DEL"}
+	for _, h := range gpuclient.ChunkHashes(b.tokens, gpuclient.DefaultChunkTokens) {
+		for l := range b.layers {
+			k := prefix.LayerKey(h, l)
+			args = append(args, k+gpuclient.DataSuffix, k+gpuclient.MetadataSuffix)
+		}
+	}
+	c, err := dialBench(ctx, b.client.Addr())
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	if _, err := c.Do(args...); err != nil {
+		return fmt.Errorf("layerwise: delete the run's keys: %w", err)
+	}
+	return nil
 }
 
 // blockSlots gives ntok tokens the slots of randomly chosen blocks, in
