@@ -76,6 +76,19 @@ func (c *conn) flush() error {
 	return nil
 }
 
+// flushAsync writes the pending batch from a new goroutine and reports
+// the result on the returned channel, so that the caller can read replies
+// while the requests are still going out. A batch of requests is written
+// this way whenever its replies can be large: the server stops reading
+// requests while its replies wait for us, and a blocking write of many
+// requests would then never finish. The caller must receive from the
+// channel before it touches the batch again.
+func (c *conn) flushAsync() <-chan error {
+	done := make(chan error, 1)
+	go func() { done <- c.flush() }()
+	return done
+}
+
 // readLine reads one reply line without its CRLF. The slice is valid until
 // the next read.
 func (c *conn) readLine() ([]byte, error) {

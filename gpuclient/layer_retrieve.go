@@ -178,14 +178,22 @@ func (r *LayerRetriever) fail(err error) {
 func (r *LayerRetriever) fetch(ready chan<- layerItem, free chan []byte) {
 	c, cn, L := r.c, r.cn, r.c.cfg.Layers
 	size := c.layer.Size()
+	var sent <-chan error // the requests being written
+	defer func() {
+		if sent != nil {
+			if r.ctx.Err() != nil {
+				cn.interrupt()
+			}
+			if err := <-sent; err != nil {
+				r.fail(err)
+			}
+		}
+	}()
 	if !r.opts.Sequential && r.found > 0 {
 		for l := range L {
 			r.queueLayer(l, r.found)
 		}
-		if err := cn.flush(); err != nil {
-			r.fail(err)
-			return
-		}
+		sent = cn.flushAsync()
 	}
 	limit := r.found // chunks still valid
 	for l := range L {
@@ -200,11 +208,17 @@ func (r *LayerRetriever) fetch(ready chan<- layerItem, free chan []byte) {
 			}
 			requested = limit
 			if limit > 0 {
-				r.queueLayer(l, limit)
-				if err := cn.flush(); err != nil {
-					r.fail(fmt.Errorf("layer %d: %w", l, err))
-					return
+				if sent != nil {
+					// All of the previous layer's replies were read, so
+					// its requests are all out.
+					if err := <-sent; err != nil {
+						sent = nil
+						r.fail(fmt.Errorf("layer %d: %w", l-1, err))
+						return
+					}
 				}
+				r.queueLayer(l, limit)
+				sent = cn.flushAsync()
 			}
 		}
 		item := layerItem{layer: l}

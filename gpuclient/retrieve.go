@@ -46,10 +46,18 @@ func (c *Connector) Retrieve(ctx context.Context, tokens []uint32, slotMapping [
 			return nil
 		}
 		cn.queueGets(meta[:found], data[:found])
-		if err := cn.flush(); err != nil {
-			return err
+		sent := cn.flushAsync()
+		err = c.loadChunks(ctx, cn, slotMapping, data[:found], &res)
+		if err != nil || cn.broken.Load() {
+			// The reading stopped early (an error, or a bad chunk before
+			// the last): requests may still be on their way, and the
+			// connection is given up anyway.
+			cn.interrupt()
 		}
-		return c.loadChunks(ctx, cn, slotMapping, data[:found], &res)
+		if werr := <-sent; err == nil && !cn.broken.Load() {
+			err = werr
+		}
+		return err
 	})
 	if err == nil {
 		err = c.dropFailed(ctx, res.Failed)

@@ -1029,3 +1029,69 @@ func TestGPUClientStopsCleanly(t *testing.T) {
 		t.Fatal("RetrieveLayers with the server gone succeeded")
 	}
 }
+
+// TestGPUClientPipelinesMoreRequestsThanSocketsHold: a retrieval whose
+// GET requests alone (long keys) are more than the sockets buffer, and
+// whose replies are more still. The server stops reading requests while
+// its replies wait for the client, so a client that finished writing all
+// its requests before reading any reply would wait forever; gpuclient
+// writes and reads at once.
+func TestGPUClientPipelinesMoreRequestsThanSocketsHold(t *testing.T) {
+	if diffAgainstRedis() {
+		t.Skip("gpuclient needs KVC.PROBE")
+	}
+	t.Parallel()
+	s := startKVServer(t)
+	cl := newGPUClient(t, s.Addr)
+	const chunks = 600
+	gc := gpuCase{"wide", gpuclient.PagedLayout{Kind: gpuclient.FlashAttn, NumBlocks: chunks * 4, BlockSize: 4, Heads: 4, HeadSize: 64, DType: gpuclient.BF16}, 2, 16}
+	model := string(bytes.Repeat([]byte("m"), 16<<10)) // 16 KiB keys: 19 MiB of GETs
+	r := rand.New(rand.NewPCG(9, 17))
+	tokens := randomTokens(r, chunks*gc.chunk)
+	slots := randomSlots(r, gc.paged, len(tokens), 0)
+	src := newKVCache(gc.paged, gc.layers, 3)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if res, err := newConnector(t, cl, model, gc, src, nil).Store(ctx, tokens, slots); err != nil || res.Stored != chunks {
+		t.Fatalf("Store: %+v, %v", res, err)
+	}
+	dst := newKVCache(gc.paged, gc.layers, 0)
+	res, err := newConnector(t, cl, model, gc, dst, nil).Retrieve(ctx, tokens, slots)
+	if err != nil || res.Tokens != len(tokens) {
+		t.Fatalf("Retrieve: %+v, %v", res, err)
+	}
+	for l := range dst {
+		if !bytes.Equal(dst[l], src[l]) {
+			t.Fatalf("layer %d differs after the round trip", l)
+		}
+	}
+	// The same layer by layer: all layers' GETs at once (pipelined) or one
+	// layer's (sequential).
+	c := newConnector(t, cl, model, gc, src, nil)
+	st, err := c.StoreLayers(ctx, tokens, slots, gpuclient.LayerOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for l := range gc.layers {
+		st.LayerDone(ctx, l)
+	}
+	if res, err := st.Wait(ctx); err != nil || res.Stored != chunks {
+		t.Fatalf("StoreLayers: %+v, %v", res, err)
+	}
+	for _, sequential := range []bool{false, true} {
+		dst := newKVCache(gc.paged, gc.layers, 0)
+		lr, err := newConnector(t, cl, model, gc, dst, nil).RetrieveLayers(ctx, tokens, slots, gpuclient.LayerOptions{Sequential: sequential})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := lr.Result(ctx)
+		if err != nil || res.Tokens != len(tokens) {
+			t.Fatalf("RetrieveLayers (sequential %v): %+v, %v", sequential, res, err)
+		}
+		for l := range dst {
+			if !bytes.Equal(dst[l], src[l]) {
+				t.Fatalf("sequential %v: layer %d differs after the round trip", sequential, l)
+			}
+		}
+	}
+}
