@@ -19,7 +19,9 @@ type ClientOptions struct {
 	// connection, so more can be open at once.
 	MaxIdle int
 	// Dial opens a connection; default net.Dialer.DialContext. Tests use
-	// it to wrap the connection (to inject latency or count writes).
+	// it to wrap the connection (to inject latency or count writes). A
+	// wrapper that is not a *net.TCPConn loses the vectored write: each
+	// piece of a batch then goes out with its own Write.
 	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
 }
 
