@@ -341,3 +341,63 @@ func TestCopyStopsOnCancelledContext(t *testing.T) {
 		t.Fatalf("got %v, want context.Canceled", err)
 	}
 }
+
+// TestLayerChunksCarryTheWholeChunksRows: the layer-wise format (KV_T2D per
+// layer, KV_MLA_FMT with one layer for MLA) holds exactly the rows of the
+// whole-chunk format, so a prefix stored one way and loaded the other
+// fills the paged cache identically. Every layout and dtype, random slots
+// with absent tokens, full and partial chunks.
+func TestLayerChunksCarryTheWholeChunksRows(t *testing.T) {
+	ctx := context.Background()
+	var dev Device = CPUDevice{}
+	for i, tc := range copyCases() {
+		if tc.c.Layers == 1 {
+			continue // the whole-chunk cases only
+		}
+		t.Run(tc.name, func(t *testing.T) {
+			r := rand.New(rand.NewPCG(uint64(i), 4))
+			whole := tc.c
+			layerFmt := kvmeta.FormatKVT2D
+			if whole.Paged.Kind == MLA {
+				layerFmt = kvmeta.FormatKVMLA
+			}
+			one := Chunk{Format: layerFmt, Layers: 1, Tokens: whole.Tokens, Paged: whole.Paged}
+			src := randLayers(r, whole)
+			slots := randSlots(r, whole.Paged, whole.Tokens, tc.neg)
+			wbuf := make([]byte, whole.Size())
+			if err := dev.Gather(ctx, whole, src, slots, wbuf); err != nil {
+				t.Fatal(err)
+			}
+			viaLayers := cloneLayers(src)
+			viaWhole := cloneLayers(src)
+			for _, l := range append(viaLayers, viaWhole...) {
+				clear(l)
+			}
+			row := whole.Paged.RowBytes()
+			for l := range whole.Layers {
+				lbuf := make([]byte, one.Size())
+				if err := dev.Gather(ctx, one, src[l:l+1], slots, lbuf); err != nil {
+					t.Fatal(err)
+				}
+				for kv := range whole.Paged.KVPlanes() {
+					for tok := range whole.Tokens {
+						if !bytes.Equal(lbuf[one.Offset(kv, 0, tok):][:row], wbuf[whole.Offset(kv, l, tok):][:row]) {
+							t.Fatalf("layer %d plane %d token %d differs between formats", l, kv, tok)
+						}
+					}
+				}
+				if err := dev.Scatter(ctx, one, viaLayers[l:l+1], slots, lbuf); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := dev.Scatter(ctx, whole, viaWhole, slots, wbuf); err != nil {
+				t.Fatal(err)
+			}
+			for l := range viaWhole {
+				if !bytes.Equal(viaLayers[l], viaWhole[l]) {
+					t.Fatalf("layer %d: layer-wise scatter differs from whole-chunk scatter", l)
+				}
+			}
+		})
+	}
+}

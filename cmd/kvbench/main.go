@@ -12,6 +12,7 @@
 //	kvbench disk [--sizes 1mb,32mb] [--total 1gb] [--json]
 //	kvbench memory [--sizes 1mb,32mb] [--total 1gb] [--json]
 //	kvbench gpuinfo [--json]
+//	kvbench layerwise [--addr HOST:PORT] [--layers 32] [--chunks 4] [--json]
 //
 // compare, lmcache and report start both servers themselves (building
 // ./cmd/kvserver unless --kvserver names a binary), alternate which one goes
@@ -39,15 +40,16 @@ type commandFunc func(ctx context.Context, args []string, out io.Writer) error
 // commandTable maps each subcommand to its entry point.
 func commandTable() map[string]commandFunc {
 	return map[string]commandFunc{
-		"compare": runCompare,
-		"lmcache": runLMCache,
-		"limit":   runLimit,
-		"report":  runReport,
-		"trace":   runTrace,
-		"probe":   runProbe,
-		"disk":    runDisk,
-		"memory":  runMemory,
-		"gpuinfo": runGPUInfo,
+		"compare":   runCompare,
+		"lmcache":   runLMCache,
+		"limit":     runLimit,
+		"report":    runReport,
+		"trace":     runTrace,
+		"probe":     runProbe,
+		"disk":      runDisk,
+		"memory":    runMemory,
+		"gpuinfo":   runGPUInfo,
+		"layerwise": runLayerwise,
 	}
 }
 
@@ -98,6 +100,8 @@ commands:
   disk      the disk tier's Put/Get vs plain file write+fdatasync and cold reads, same disk, same run
   memory    memory growth per stored byte (RSS and used_memory) of both, fresh servers per size
   gpuinfo   NVIDIA GPUs, memory and PCIe link (NVML); "no NVIDIA driver" and exit 0 without one
+  layerwise gpuclient's layer-wise store and load of a 32-layer chunk set through one
+            server (CPU device): sequential vs pipelined with compute = load time
 
 Every command takes --json and --help (kvbench <command> --help).`)
 }
