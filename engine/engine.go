@@ -113,6 +113,11 @@ type Engine struct {
 	// dirty holds the groups with resident values the disk does not have
 	// yet; the write-behind pass persists them without freeing memory.
 	dirty map[*group]struct{}
+	// coldDeleted is set when records were deleted from the disk tier
+	// since the demoter's last flush. The tier has no write-ahead log: a
+	// delete left in memtables is undone by a crash, so it is flushed
+	// like a write.
+	coldDeleted bool
 	// protect holds the groups that carry a lease or a pin (lease.go).
 	protect map[*group]struct{}
 	// chunks counts the stored LMCache chunks by class (chunks.go).
@@ -414,6 +419,7 @@ func (e *Engine) flushLocked(ctx context.Context, db int) error {
 	}
 	e.dbs[db] = newKeyspace(ks.phys)
 	if e.cold != nil {
+		e.coldDeleted = true
 		if err := e.cold.FlushDB(ctx, ks.phys); err != nil {
 			return fmt.Errorf("flush database %d on disk: %w", db, err)
 		}
@@ -557,6 +563,7 @@ func (e *Engine) removeLocked(ctx context.Context, it *item) {
 }
 
 func (e *Engine) deleteColdLocked(ctx context.Context, phys int, key string) {
+	e.coldDeleted = true
 	_, err := e.cold.Delete(ctx, phys, []byte(key))
 	if err == nil || errors.Is(err, lsm.ErrNotFound) {
 		return

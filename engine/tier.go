@@ -52,8 +52,9 @@ func (e *Engine) demotableLocked() bool {
 
 // runDemoter moves the coldest groups to disk while memory is above the
 // high watermark, until it is below the low one, and flushes the cold tier
-// once a cycle has written something so a crash loses nothing demoted
-// before it.
+// once a second when something was written or deleted, so that what a
+// crash loses (writes) or undoes (deletes) is about a second old at most,
+// plus write-behind's delay for values held only in memory.
 func (e *Engine) runDemoter(ctx context.Context) {
 	flushTick := time.NewTicker(time.Second)
 	defer flushTick.Stop()
@@ -70,11 +71,20 @@ func (e *Engine) runDemoter(ctx context.Context) {
 			if e.writeBehind(ctx, writeBehindBytes) {
 				dirty = true
 			}
+			e.mu.Lock()
+			dirty = dirty || e.coldDeleted
+			e.coldDeleted = false
+			e.mu.Unlock()
 			if dirty {
-				if err := e.cold.Flush(ctx); err != nil && ctx.Err() == nil && !errors.Is(err, lsm.ErrUnavailable) {
-					e.opts.Logger.Error("flush disk tier", "err", err)
+				// A failed flush is tried again at the next tick: what it
+				// should have made durable is still only in memtables.
+				if err := e.cold.Flush(ctx); err != nil {
+					if ctx.Err() == nil && !errors.Is(err, lsm.ErrUnavailable) {
+						e.opts.Logger.Error("flush disk tier", "err", err)
+					}
+				} else {
+					dirty = false
 				}
-				dirty = false
 			}
 			continue
 		}
@@ -476,6 +486,7 @@ func (e *Engine) rebuild(ctx context.Context) error {
 		if _, err := e.cold.Delete(ctx, metaDB, cleanKey); err != nil {
 			return fmt.Errorf("clear clean-shutdown marker: %w", err)
 		}
+		e.coldDeleted = true
 	}
 	dropped := 0
 	if !clean {

@@ -106,7 +106,10 @@
 // WAL). A process crash then loses the writes still in memtables (at most
 // 4 x 64 MiB); for a cache tier those are misses after restart, and a group
 // is never split because a batch is never split across flushes. Close and
-// Flush write the memtables out, so a clean shutdown loses nothing.
+// Flush write the memtables out, so a clean shutdown loses nothing. Deletes
+// are in memtables too until a flush: the engine flushes them like writes,
+// and the value log's collector flushes before it deletes a segment, so that
+// no record a crash leaves points into a deleted segment.
 // Options.WAL keeps the log; Options.Sync also fsyncs it on every write.
 //
 // # Space

@@ -2,6 +2,7 @@ package lsm
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -79,7 +80,8 @@ func (s *Store) kickReclaim() {
 // more. A segment is deleted only when two scans in a row (a reclaim
 // interval apart) found no pointer to it, so an append whose Pebble batch
 // had not committed during the first scan is not lost; the current segment
-// is sealed first. A scan reads only the value keys whose values are
+// is sealed first; the memtables are flushed before a deletion, so that no
+// record on disk still points to it. A scan reads only the value keys whose values are
 // pointers (16 bytes; a payload kept in Pebble is longer than inlineMax).
 func (s *Store) collectSegments(ctx context.Context) error {
 	ids, cur := s.vlog.segments()
@@ -108,6 +110,7 @@ func (s *Store) collectSegments(ctx context.Context) error {
 	}
 	deadBefore := s.deadSegs
 	s.deadSegs = make(map[uint32]bool)
+	flushed := false
 	for _, id := range ids {
 		if live[id] {
 			continue
@@ -122,6 +125,17 @@ func (s *Store) collectSegments(ctx context.Context) error {
 				return err
 			}
 			continue
+		}
+		if !flushed {
+			// Without a write-ahead log, what a crash leaves is the state
+			// of the last memtable flush, whose records may still point
+			// into this segment (their deletes only in memtables): the
+			// restart would find them with their values gone, half
+			// chunks. Flush first, so that no surviving record can.
+			if err := s.flushMemtables(ctx); err != nil {
+				return fmt.Errorf("lsm: flush before removing segments: %w", err)
+			}
+			flushed = true
 		}
 		if err := s.vlog.remove(id); err != nil {
 			return err

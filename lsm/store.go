@@ -396,13 +396,22 @@ func (s *Store) Flush(ctx context.Context) error {
 		}
 		return err
 	}
+	return s.flushMemtables(ctx)
+}
+
+// flushMemtables writes Pebble's memtables out and waits for it. Pebble's
+// own Flush would wait for ever on a disk that refuses the flush (it
+// retries in the background): this gives up with ErrUnavailable once the
+// health check sees the disk fail, and leaves the flush to finish on its
+// own.
+func (s *Store) flushMemtables(ctx context.Context) error {
+	if s.health.unavailable() {
+		return fmt.Errorf("lsm: flush: %w", ErrUnavailable)
+	}
 	done, err := s.db.AsyncFlush()
 	if err != nil {
 		return fmt.Errorf("lsm: flush: %w", err)
 	}
-	// Pebble's own Flush would wait for ever on a disk that refuses the
-	// flush (it retries in the background): give up once the health
-	// check sees the disk fail, and leave the flush to finish on its own.
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
 	for {

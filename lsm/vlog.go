@@ -2,6 +2,7 @@ package lsm
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -234,7 +235,10 @@ func (v *valueLog) sync() error {
 	}
 	v.mu.Unlock()
 	for _, f := range files {
-		if err := f.Sync(); err != nil {
+		// A segment removed since the list was taken (the reclaimer's
+		// collectSegments) is closed: nothing of it needs to be durable,
+		// and failing here would make Store.Flush skip the memtables.
+		if err := f.Sync(); err != nil && !errors.Is(err, os.ErrClosed) {
 			return fmt.Errorf("lsm: value log sync: %w", err)
 		}
 	}

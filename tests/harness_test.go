@@ -280,6 +280,23 @@ func (s *server) Restart(t testing.TB) {
 		t.Fatalf("%s was not started by startServer and cannot be restarted", s.Name)
 	}
 	s.Terminate(t)
+	s.Relaunch(t)
+}
+
+// Crash kills the process with SIGKILL, as a crash would (nothing is
+// flushed or cleaned up), and waits for it. Relaunch starts it again.
+func (s *server) Crash() {
+	s.stopped = true
+	s.kill()
+}
+
+// Relaunch starts a stopped (terminated or crashed) server again on the
+// same port with the same data directory and arguments.
+func (s *server) Relaunch(t testing.TB) {
+	t.Helper()
+	if s.mkCmd == nil {
+		t.Fatalf("%s was not started by startServer and cannot be restarted", s.Name)
+	}
 	if _, err := s.launch(s.Port); err != nil {
 		t.Fatalf("%s did not restart on port %d: %v\noutput:\n%s", s.Name, s.Port, err, s.Output())
 	}

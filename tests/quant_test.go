@@ -46,6 +46,8 @@ func relRMSE(got []byte, want []float32) float64 {
 	return math.Sqrt(num / den)
 }
 
+// kvMetadata is LMCache's 28-byte metadata for a bf16 KV_2LTD chunk of
+// length bytes and shape [2, layers, tokens, hidden].
 func kvMetadata(length, layers, tokens, hidden int) string {
 	var b [28]byte
 	for i, v := range []int32{int32(length), 1, 3, 2, int32(layers), int32(tokens), int32(hidden)} {

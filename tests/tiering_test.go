@@ -2,7 +2,6 @@ package tests
 
 import (
 	"bytes"
-	"encoding/binary"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -19,13 +18,9 @@ func chunkKey(i int) string {
 }
 
 // chunkMetadata is LMCache's 28-byte metadata for a bf16 KV_2LTD chunk of
-// n bytes.
+// n bytes (32 layers, hidden size 1024).
 func chunkMetadata(n int) string {
-	var b [28]byte
-	for i, v := range []int32{int32(n), 1, 3, 2, 32, int32(n / (2 * 32 * 1024 * 2)), 1024} {
-		binary.LittleEndian.PutUint32(b[i*4:], uint32(v))
-	}
-	return string(b[:])
+	return kvMetadata(n, 32, n/(2*32*1024*2), 1024)
 }
 
 // putChunk stores one chunk the way LMCache does: data, then metadata.
@@ -176,15 +171,11 @@ func TestKillNineLeavesEveryChunkWholeOrAbsent(t *testing.T) {
 		}()
 		time.Sleep(settle + 2*time.Second + time.Duration(round)*700*time.Millisecond)
 		killedAt := time.Now()
-		s.stopped = true
-		s.kill()
+		s.Crash()
 		close(stop)
 		<-done
 		c.Close()
-		if _, err := s.launch(s.Port); err != nil {
-			t.Fatalf("round %d: restart after SIGKILL: %v\n%s", round, err, s.Output())
-		}
-		s.stopped = false
+		s.Relaunch(t)
 		c = dialRaw(t, s.Addr)
 		whole, absent := 0, 0
 		mu.Lock()
@@ -214,6 +205,80 @@ func TestKillNineLeavesEveryChunkWholeOrAbsent(t *testing.T) {
 		mu.Unlock()
 		t.Logf("round %d: %d chunks written, %d whole, %d absent (written within %v of the kill)", round, next, whole, absent, settle)
 		c.Close()
+	}
+}
+
+// TestKillNineKeepsDeletedChunksDeleted deletes chunks that are on disk
+// and kills the server with SIGKILL a few seconds later: after the restart
+// every chunk is absent. The disk tier has no write-ahead log, so a delete
+// must be flushed like a write. Before it was, deleted chunks came back
+// after a crash, and chunks in the value log came back as metadata without
+// kv_bytes once the value log had collected their segments; the value-log
+// case waits for that collection.
+func TestKillNineKeepsDeletedChunksDeleted(t *testing.T) {
+	if diffAgainstRedis() {
+		t.Skip("kvserver's disk tier has no Redis counterpart")
+	}
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		size int
+	}{
+		{"value log", 512 << 10},
+		{"inline", 64 << 10},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			const chunks = 24
+			// --maxdisk 64mb: 2 MiB value-log segments, collected soon
+			// after their values are deleted.
+			s := startKVServer(t, "--maxmemory", "4mb", "--maxdisk", "64mb")
+			c := dialRaw(t, s.Addr)
+			for i := range chunks {
+				if err := putChunk(c, i, tc.size); err != nil {
+					t.Fatalf("chunk %d: %v", i, err)
+				}
+			}
+			// A clean stop writes everything to disk: the chunks are durable.
+			c.Close()
+			s.Restart(t)
+			c = dialRaw(t, s.Addr)
+			segments := func() int {
+				entries, err := os.ReadDir(filepath.Join(s.Dir, "pebble", "vlog"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				return len(entries)
+			}
+			before := segments()
+			if tc.size >= 256<<10 && before <= 2 {
+				t.Fatalf("%d value-log segments for %d chunks of %d bytes", before, chunks, tc.size)
+			}
+			for i := range chunks {
+				k := chunkKey(i)
+				expectReply(t, c, ":2\r\n", "DEL", k+"kv_bytes", k+"metadata")
+			}
+			deleted := time.Now()
+			for time.Since(deleted) < 3*time.Second || segments() > 2 {
+				if time.Since(deleted) > 15*time.Second {
+					t.Fatalf("%d value-log segments before the deletes, %d 15 s after: want them collected", before, segments())
+				}
+				time.Sleep(100 * time.Millisecond)
+			}
+			c.Close()
+			s.Crash()
+			s.Relaunch(t)
+			c = dialRaw(t, s.Addr)
+			for i := range chunks {
+				if st := chunkState(c, i, tc.size); st != "absent" {
+					t.Errorf("chunk %d deleted %v before the kill is %s after it", i, time.Since(deleted).Round(time.Second), st)
+				}
+			}
+			checkReply(t, c, ":0\r\n", "DBSIZE")
+			if n := infoInt(t, c, "tiers", "tier_disk_corrupt_records"); n != 0 {
+				t.Errorf("tier_disk_corrupt_records = %d", n)
+			}
+		})
 	}
 }
 
