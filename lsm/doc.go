@@ -86,15 +86,19 @@
 //	Pebble blob files      87-133%             1 MiB 27-77%, 32 MiB 27-31%
 //	value log, piecewise   70-239%             1 MiB 84-194%, 32 MiB 55-150%
 //	checksums
-//	  same, 2026-11-22     202% (both sizes)   1 MiB 80-121%, 32 MiB 78-100%
-//	  (4 runs)
+//	  same, 2026-11-22     78-202%             1 MiB 80-149%, 32 MiB 47-157%
+//	  (6-9 runs)                               (32 MiB median 78%; 3 of 9 under 70%)
 //
 // The disk of this VM swings by 3x between runs (raw cold reads 0.6-2.7
 // GB/s), so these are ranges over 4-8 runs. A cold 32 MiB Get reads at
 // 1.1-1.5 GB/s whatever the raw figure: the whole value is read, then
 // verified, before the next Get starts, while a plain sequential reader
 // gets kernel readahead across calls, so the ratio falls in the runs where
-// the raw read is fastest. Warm (page cache) Gets run at 2.3
+// the raw read is fastest (all three runs under 70% had raw reads of 2.0-2.6
+// GB/s). Neither smaller concurrent reads (1 MiB) nor a WILLNEED hint for the
+// bytes after the value raised the plateau (measured, not kept). The raw
+// read refills one buffer, while every Get returns a new one whose pages
+// the kernel must fault in and zero: about 8,000 faults per 32 MiB value. Warm (page cache) Gets run at 2.3
 // GB/s for 1 MiB and 4.8 GB/s for 32 MiB (BenchmarkGet1MiB/32MiB). A
 // value-log record's checksum covers the value as 4 MiB pieces, each
 // hashed by the goroutine that read it.
