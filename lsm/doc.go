@@ -98,7 +98,14 @@
 // GB/s). Neither smaller concurrent reads (1 MiB) nor a WILLNEED hint for the
 // bytes after the value raised the plateau (measured, not kept). The raw
 // read refills one buffer, while every Get returns a new one whose pages
-// the kernel must fault in and zero: about 8,000 faults per 32 MiB value. Warm (page cache) Gets run at 2.3
+// the kernel must fault in and zero: about 8,000 faults per 32 MiB value,
+// and this VM faults fresh memory in at only about 2 GB/s (a Go program
+// touching new 32 MiB buffers: 2.01 GB/s; with MADV_HUGEPAGE 1.46 GB/s, so
+// huge pages do not help). Changed to read into a fresh buffer per value,
+// the plain-file read itself fell to 1.2-1.6 GB/s and the tier's Get was
+// 79-93% of it in three runs. Closing that gap needs Gets into reused,
+// already-faulted memory, which the memory tier (which keeps what it
+// promotes) would have to recycle; not done. Warm (page cache) Gets run at 2.3
 // GB/s for 1 MiB and 4.8 GB/s for 32 MiB (BenchmarkGet1MiB/32MiB). A
 // value-log record's checksum covers the value as 4 MiB pieces, each
 // hashed by the goroutine that read it.
