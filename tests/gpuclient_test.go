@@ -430,18 +430,7 @@ func TestGPUClientChunksAreLMCacheBytes(t *testing.T) {
 			if _, err := c.Store(ctx, tokens, slots); err != nil {
 				t.Fatal(err)
 			}
-			st, err := c.StoreLayers(ctx, tokens, slots, gpuclient.LayerOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			for l := range gc.layers {
-				if err := st.LayerDone(ctx, l); err != nil {
-					t.Fatal(err)
-				}
-			}
-			if _, err := st.Wait(ctx); err != nil {
-				t.Fatal(err)
-			}
+			storeAllLayers(t, c, tokens, slots, gc.layers)
 			total += chunks * 2 * (1 + gc.layers)
 
 			dir := t.TempDir()
@@ -497,7 +486,6 @@ func TestGPUClientLayerwiseRoundTrip(t *testing.T) {
 	s := startKVServer(t)
 	raw := dialRaw(t, s.Addr)
 	cl := newGPUClient(t, s.Addr)
-	ctx := context.Background()
 	for i, gc := range []gpuCase{gpuCases()[0], gpuCases()[2]} {
 		t.Run(gc.name, func(t *testing.T) {
 			r := rand.New(rand.NewPCG(uint64(i), 14))
@@ -506,22 +494,7 @@ func TestGPUClientLayerwiseRoundTrip(t *testing.T) {
 			src := newKVCache(gc.paged, gc.layers, uint64(i+70))
 			srcSlots, dstSlots := randomSlots(r, gc.paged, len(tokens), 8), randomSlots(r, gc.paged, len(tokens), 8)
 			store := newConnector(t, cl, "layers/"+gc.name, gc, src, nil)
-			storeAll := func() gpuclient.StoreResult {
-				st, err := store.StoreLayers(ctx, tokens, srcSlots, gpuclient.LayerOptions{})
-				if err != nil {
-					t.Fatal(err)
-				}
-				for l := range gc.layers {
-					if err := st.LayerDone(ctx, l); err != nil {
-						t.Fatal(err)
-					}
-				}
-				res, err := st.Wait(ctx)
-				if err != nil {
-					t.Fatal(err)
-				}
-				return res
-			}
+			storeAll := func() gpuclient.StoreResult { return storeAllLayers(t, store, tokens, srcSlots, gc.layers) }
 			if res := storeAll(); res.Stored != chunks || res.Present != 0 || res.Bytes != int64(chunks*gc.layers*store.LayerShape().Size()) {
 				t.Fatalf("StoreLayers = %+v", res)
 			}
@@ -529,20 +502,7 @@ func TestGPUClientLayerwiseRoundTrip(t *testing.T) {
 				t.Fatalf("second StoreLayers = %+v, want every chunk present", res)
 			}
 			load := func(dst [][]byte) gpuclient.RetrieveResult {
-				lr, err := newConnector(t, cl, "layers/"+gc.name, gc, dst, nil).RetrieveLayers(ctx, tokens, dstSlots, gpuclient.LayerOptions{})
-				if err != nil {
-					t.Fatal(err)
-				}
-				for l := range gc.layers {
-					if err := lr.WaitLayer(ctx, l); err != nil {
-						t.Fatal(err)
-					}
-				}
-				res, err := lr.Result(ctx)
-				if err != nil {
-					t.Fatal(err)
-				}
-				return res
+				return retrieveAllLayers(t, newConnector(t, cl, "layers/"+gc.name, gc, dst, nil), tokens, dstSlots, gc.layers)
 			}
 			dst := newKVCache(gc.paged, gc.layers, 0)
 			if res := load(dst); res.Tokens != chunks*gc.chunk || len(res.Failed) != 0 {
@@ -1094,4 +1054,46 @@ func TestGPUClientPipelinesMoreRequestsThanSocketsHold(t *testing.T) {
 			}
 		}
 	}
+}
+
+// storeAllLayers stores tokens layer by layer, signalling every layer done
+// at once, and returns the result.
+func storeAllLayers(t *testing.T, c *gpuclient.Connector, tokens []uint32, slots []int64, layers int) gpuclient.StoreResult {
+	t.Helper()
+	ctx := context.Background()
+	st, err := c.StoreLayers(ctx, tokens, slots, gpuclient.LayerOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for l := range layers {
+		if err := st.LayerDone(ctx, l); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res, err := st.Wait(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// retrieveAllLayers loads tokens layer by layer, waiting for each layer in
+// turn, and returns the result.
+func retrieveAllLayers(t *testing.T, c *gpuclient.Connector, tokens []uint32, slots []int64, layers int) gpuclient.RetrieveResult {
+	t.Helper()
+	ctx := context.Background()
+	lr, err := c.RetrieveLayers(ctx, tokens, slots, gpuclient.LayerOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for l := range layers {
+		if err := lr.WaitLayer(ctx, l); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res, err := lr.Result(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
 }
