@@ -78,13 +78,9 @@ func (c *benchConn) readOK() error {
 // Do sends a command and discards a simple reply (status, integer, error
 // or small bulk), returning its first line.
 func (c *benchConn) Do(args ...string) (string, error) {
-	c.hdr = appendArgs(c.hdr[:0], len(args), args...)
-	if _, err := c.conn.Write(c.hdr); err != nil {
-		return "", fmt.Errorf("write %s: %w", args[0], err)
-	}
-	line, err := c.rd.ReadString('\n')
+	line, err := c.request(args)
 	if err != nil {
-		return "", fmt.Errorf("read %s reply: %w", args[0], err)
+		return "", err
 	}
 	if len(line) > 0 && line[0] == '$' {
 		n, _ := strconv.Atoi(line[1 : len(line)-2])
@@ -222,13 +218,9 @@ func waitReady(ctx context.Context, addr string, timeout time.Duration) error {
 
 // DoBulk sends a command whose reply is a bulk string and returns its body.
 func (c *benchConn) DoBulk(args ...string) (string, error) {
-	c.hdr = appendArgs(c.hdr[:0], len(args), args...)
-	if _, err := c.conn.Write(c.hdr); err != nil {
-		return "", fmt.Errorf("write %s: %w", args[0], err)
-	}
-	line, err := c.rd.ReadString('\n')
+	line, err := c.request(args)
 	if err != nil {
-		return "", fmt.Errorf("read %s reply: %w", args[0], err)
+		return "", err
 	}
 	if len(line) < 3 || line[0] != '$' {
 		return "", fmt.Errorf("%s: want a bulk reply, got %q", args[0], line)
@@ -242,4 +234,17 @@ func (c *benchConn) DoBulk(args ...string) (string, error) {
 		return "", fmt.Errorf("read %s reply: %w", args[0], err)
 	}
 	return string(body[:n]), nil
+}
+
+// request sends a command and returns the first line of its reply.
+func (c *benchConn) request(args []string) (string, error) {
+	c.hdr = appendArgs(c.hdr[:0], len(args), args...)
+	if _, err := c.conn.Write(c.hdr); err != nil {
+		return "", fmt.Errorf("write %s: %w", args[0], err)
+	}
+	line, err := c.rd.ReadString('\n')
+	if err != nil {
+		return "", fmt.Errorf("read %s reply: %w", args[0], err)
+	}
+	return line, nil
 }
