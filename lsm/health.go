@@ -59,6 +59,14 @@ func isDiskError(err error) bool {
 	return errors.As(err, &errno) || errors.As(err, &perr)
 }
 
+// noteDiskError records err in the store's health when it is an error of
+// the disk (see isDiskError); other errors and nil are ignored.
+func (s *Store) noteDiskError(err error) {
+	if isDiskError(err) {
+		s.health.fail(err, s.now())
+	}
+}
+
 // admitWrite returns ErrUnavailable while the disk is failing and its next
 // retry is not due; a due retry is admitted (one at a time: the next one is
 // pushed a backoff further).

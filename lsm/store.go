@@ -354,17 +354,14 @@ func (s *Store) Close() error {
 	s.inflight.Wait()
 	s.stopReclaim()
 	<-s.reclaimDone
-	var err error
-	if s.health.unavailable() {
-		// Pebble's flush would retry for ever; what the memtables hold
-		// is lost, as after a crash.
-		err = ErrUnavailable
+	// Pebble's own flush would retry for ever on a failing disk; then what
+	// the memtables hold is lost, as after a crash.
+	err := s.flushMemtables(context.Background())
+	if errors.Is(err, ErrUnavailable) {
 		s.log.Error("lsm: closing without flushing: the disk tier is unavailable")
-	} else {
-		err = s.db.Flush()
-		if serr := s.vlog.sync(); err == nil {
-			err = serr
-		}
+	}
+	if serr := s.vlog.sync(); err == nil {
+		err = serr
 	}
 	if cerr := s.db.Close(); err == nil {
 		err = cerr
@@ -391,9 +388,7 @@ func (s *Store) Flush(ctx context.Context) error {
 		return err
 	}
 	if err := s.vlog.sync(); err != nil {
-		if isDiskError(err) {
-			s.health.fail(err, s.now())
-		}
+		s.noteDiskError(err)
 		return err
 	}
 	return s.flushMemtables(ctx)
@@ -589,14 +584,12 @@ func (s *Store) PutGroup(ctx context.Context, db int, entries []Entry) error {
 		return err
 	}
 	wroteFile, err := s.putGroup(d, group, entries)
-	switch {
-	case err == nil && wroteFile:
+	if err == nil && wroteFile {
 		// Only a value-log write shows the disk takes data: a Pebble
 		// commit without a WAL lands in the memtable whatever the disk.
 		s.health.ok(s.now())
-	case isDiskError(err):
-		s.health.fail(err, s.now())
 	}
+	s.noteDiskError(err)
 	return err
 }
 
@@ -1100,9 +1093,7 @@ func (s *Store) Delete(ctx context.Context, db int, key []byte) (bool, error) {
 	mu.Lock()
 	defer mu.Unlock()
 	found, err := s.deleteKeyLocked(d, key)
-	if isDiskError(err) {
-		s.health.fail(err, s.now())
-	}
+	s.noteDiskError(err)
 	return found, err
 }
 
@@ -1171,9 +1162,7 @@ func (s *Store) DeleteGroup(ctx context.Context, db int, group []byte) (int, err
 		return 0, nil
 	}
 	if err := b.Commit(s.wo); err != nil {
-		if isDiskError(err) {
-			s.health.fail(err, s.now())
-		}
+		s.noteDiskError(err)
 		return 0, fmt.Errorf("lsm: delete group: %w", err)
 	}
 	s.account(d, delta)
