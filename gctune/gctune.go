@@ -23,10 +23,15 @@ import (
 	"time"
 )
 
+// DefaultSlack is the Slack of a Tuner whose Options leave it zero: what
+// kvserver runs with, and what kvbench runs the disk tier under to measure
+// it as it runs in the server.
+const DefaultSlack = 256 << 20
+
 // Options configure a Tuner. Zero fields take the defaults.
 type Options struct {
 	// Slack is the garbage the heap may hold above its live bytes before
-	// a collection starts (default 256 MiB).
+	// a collection starts (default DefaultSlack, 256 MiB).
 	Slack int64
 	// MinPercent is the lowest GC percentage the Tuner sets, used once
 	// the live heap is large (default 100, Go's default).
@@ -51,7 +56,7 @@ type Tuner struct {
 // New returns a Tuner with opts, defaults filled in.
 func New(opts Options) *Tuner {
 	if opts.Slack <= 0 {
-		opts.Slack = 256 << 20
+		opts.Slack = DefaultSlack
 	}
 	if opts.MinPercent <= 0 {
 		opts.MinPercent = 100

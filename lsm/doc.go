@@ -78,37 +78,51 @@
 // happens in segment order.
 //
 // Same-run comparison with plain file I/O on the same disk (1 GiB of
-// values, writes ended by fdatasync, reads after dropping the page cache):
+// values, writes ended by fdatasync, reads after dropping the page cache),
+// in 4 rounds that alternate which side goes first; each side's figure is
+// its throughput over all rounds:
 //
 //	go run ./cmd/kvbench disk
 //
 //	                       Put vs raw write    Get vs raw cold read
 //	Pebble blob files      87-133%             1 MiB 27-77%, 32 MiB 27-31%
-//	value log, piecewise   70-239%             1 MiB 84-194%, 32 MiB 55-150%
-//	checksums
-//	  same, 2026-11-22     78-202%             1 MiB 80-149%, 32 MiB 47-157%
-//	  (6-9 runs)                               (32 MiB median 78%; 3 of 9 under 70%)
+//	value log, concurrent  78-202%             1 MiB 80-149%, 32 MiB 47-157%
+//	  pieces (single runs)                     (32 MiB median 78%; 3 of 9 under 70%)
+//	value log, in-order    75-110%             1 MiB 74-95%, 32 MiB 73-80%
+//	  pieces, 4 rounds                         (3 runs, 2026-11-22; raw reads
+//	  each (current)                           1.8-2.5 GB/s)
 //
-// The disk of this VM swings by 3x between runs (raw cold reads 0.6-2.7
-// GB/s), so these are ranges over 4-8 runs. A cold 32 MiB Get reads at
-// 1.1-1.5 GB/s whatever the raw figure: the whole value is read, then
-// verified, before the next Get starts, while a plain sequential reader
-// gets kernel readahead across calls, so the ratio falls in the runs where
-// the raw read is fastest (all three runs under 70% had raw reads of 2.0-2.6
-// GB/s). Neither smaller concurrent reads (1 MiB) nor a WILLNEED hint for the
-// bytes after the value raised the plateau (measured, not kept). The raw
-// read refills one buffer, while every Get returns a new one whose pages
-// the kernel must fault in and zero: about 8,000 faults per 32 MiB value,
-// and this VM faults fresh memory in at only about 2 GB/s (a Go program
-// touching new 32 MiB buffers: 2.01 GB/s; with MADV_HUGEPAGE 1.46 GB/s, so
-// huge pages do not help). Changed to read into a fresh buffer per value,
-// the plain-file read itself fell to 1.2-1.6 GB/s and the tier's Get was
-// 79-93% of it in three runs. Closing that gap needs Gets into reused,
-// already-faulted memory, which the memory tier (which keeps what it
-// promotes) would have to recycle; not done. Warm (page cache) Gets run at 2.3
-// GB/s for 1 MiB and 4.8 GB/s for 32 MiB (BenchmarkGet1MiB/32MiB). A
-// value-log record's checksum covers the value as 4 MiB pieces, each
-// hashed by the goroutine that read it.
+// Single runs misled twice on this VM. Its disk gives a burst to whichever
+// side writes first (about 1.4 GB/s, then 350 MB/s for the other side), so
+// a write ratio from one round said 20-30% or 300-470% depending only on
+// the order; and raw cold reads swing from 0.6 to 2.7 GB/s between runs.
+// Hence the alternating rounds. What raised cold 32 MiB Gets from a
+// plateau of 1.1-1.5 GB/s (47-70% when the disk ran at 2.0-2.6 GB/s):
+//
+//   - Reading a value's 4 MiB pieces in order from one goroutine instead of
+//     all at once from eight (readHashed). Concurrent readers of one file
+//     defeat the kernel's readahead: 10 alternating rounds of cold 32 MiB
+//     reads gave a median 1351 MB/s for eight concurrent pieces (with a
+//     WILLNEED hint for the value), 1736 MB/s for in-order pieces and
+//     1806 MB/s for one plain read.
+//   - Running the benchmark under kvserver's collector pacing (gctune).
+//     At Go's default GOGC=100 the benchmark process, whose live heap is a
+//     few MiB, collected every few values, and allocating the buffer of
+//     each value read took 250 ms of the 1.1 s a cold GiB of 1 MiB Gets
+//     took (60 ms with gctune's slack).
+//
+// What did not help (measured, not kept): 1 MiB concurrent pieces, a
+// WILLNEED hint for the 8 MiB after each value (median 1327 against 1993
+// MB/s without, 8 alternating rounds of 1 MiB Gets), FADV_SEQUENTIAL on the
+// segment, and MADV_HUGEPAGE buffers (touching fresh huge pages ran at
+// 1.46 against 2.01 GB/s). What is left between the tier and a raw read is
+// work a raw read does not do: a fresh buffer per value (the raw read
+// refills one; reading into a reused buffer measured 1760 against 1230
+// MB/s for fresh ones at GOGC=100), the checksum, and the header lookup in
+// Pebble. Warm (page cache) Gets run at 2.3 GB/s for 1 MiB and 4.8 GB/s for
+// 32 MiB (BenchmarkGet1MiB/32MiB). A value-log record's checksum covers
+// the value as 4 MiB pieces, each hashed by its own goroutine while the
+// next piece is read.
 //
 // # Durability
 //

@@ -12,7 +12,6 @@ import (
 	"sync"
 
 	"github.com/cespare/xxhash/v2"
-	"golang.org/x/sys/unix"
 )
 
 // The value log. Pebble copies a large value several times on its way to
@@ -175,11 +174,6 @@ func (v *valueLog) read(p vlogPointer) ([]byte, []uint64, error) {
 	if f == nil {
 		return nil, nil, badRecord("value log segment %d is gone", p.seg)
 	}
-	if p.n >= 2*vlogHashPiece {
-		// Start the disk reading the whole value before the buffer is
-		// allocated (and zeroed), so the two overlap.
-		_ = unix.Fadvise(int(f.Fd()), p.off, int64(p.n), unix.FADV_WILLNEED)
-	}
 	buf := make([]byte, p.n)
 	sums, err := readHashed(f, buf, p.off)
 	if err != nil {
@@ -189,10 +183,14 @@ func (v *valueLog) read(p vlogPointer) ([]byte, []uint64, error) {
 }
 
 // readHashed fills buf from f at off and hashes it in vlogHashPiece-byte
-// pieces. A large value is read in concurrent pieces, each hashed by its
-// reader as soon as it arrives: one sequential read waits for each piece in
-// turn, while several keep the device's queue full (measured: a cold
-// 32 MiB value read at about half the disk's sequential speed in one piece).
+// pieces. The pieces are read in order by one goroutine, so the kernel sees
+// one sequential reader and keeps its readahead running ahead of it, and
+// each piece is hashed by its own goroutine while the next one is read.
+// Measured on a cold 32 MiB value, 10 alternating rounds: concurrent reads
+// of the eight pieces (with a WILLNEED hint for the whole value, the
+// previous design) ran at a median 1351 MB/s, in-order pieces at 1736 MB/s
+// and one plain read at 1806 MB/s: concurrent readers of one file defeat
+// its readahead.
 func readHashed(f *os.File, buf []byte, off int64) ([]uint64, error) {
 	if len(buf) < 2*vlogHashPiece {
 		if _, err := f.ReadAt(buf, off); err != nil {
@@ -202,27 +200,21 @@ func readHashed(f *os.File, buf []byte, off int64) ([]uint64, error) {
 	}
 	n := (len(buf) + vlogHashPiece - 1) / vlogHashPiece
 	sums := make([]uint64, n)
-	errs := make([]error, n)
 	var wg sync.WaitGroup
+	defer wg.Wait()
 	for i := range n {
 		start := i * vlogHashPiece
 		end := min(start+vlogHashPiece, len(buf))
+		if _, err := f.ReadAt(buf[start:end], off+int64(start)); err != nil {
+			return nil, err
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if _, err := f.ReadAt(buf[start:end], off+int64(start)); err != nil {
-				errs[i] = err
-				return
-			}
 			sums[i] = xxhash.Sum64(buf[start:end])
 		}()
 	}
 	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return nil, err
-		}
-	}
 	return sums, nil
 }
 

@@ -69,7 +69,7 @@ func goMemoryLimit(maxMemory int64) int64 {
 // a small live heap it collected about 150 times a second under pipelined
 // 4 KiB SETs. The slack is within the memory limit's margin above
 // --maxmemory (goMemoryLimit), which still caps the heap.
-const gcSlack = 256 << 20
+const gcSlack = gctune.DefaultSlack
 
 // engineStats adapts the engine's counters to what the metrics read.
 type engineStats struct{ eng *engine.Engine }
