@@ -89,7 +89,7 @@
 //	value log, concurrent  78-202%             1 MiB 80-149%, 32 MiB 47-157%
 //	  pieces (single runs)                     (32 MiB median 78%; 3 of 9 under 70%)
 //	value log, in-order    75-110%             1 MiB 74-95%, 32 MiB 73-80%
-//	  pieces, 4 rounds                         (3 runs, 2026-11-22; raw reads
+//	  pieces, 4 rounds                         (4 runs, 2026-11-22; raw reads
 //	  each (current)                           1.8-2.5 GB/s)
 //
 // Single runs misled twice on this VM. Its disk gives a burst to whichever
