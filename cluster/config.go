@@ -150,16 +150,8 @@ func Parse(data []byte) (*Map, error) {
 		}
 	}
 	// Each node's ranges, ascending and merged, from the owner table.
-	for s := 0; s < Slots; {
-		o := m.owner[s]
-		e := s
-		for e+1 < Slots && m.owner[e+1] == o {
-			e++
-		}
-		if o >= 0 {
-			m.nodes[o].Slots = append(m.nodes[o].Slots, Range{s, e})
-		}
-		s = e + 1
+	for _, run := range m.Runs() {
+		run.Node.Slots = append(run.Node.Slots, run.Range)
 	}
 	return m, nil
 }
