@@ -1,26 +1,27 @@
-package gpuclient
+package gpuclient_test
 
 import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"math/rand/v2"
 	"testing"
 
+	"github.com/kvserver/kvserver/gpuclient"
+	"github.com/kvserver/kvserver/gpuclient/internal/kvtest"
 	"github.com/kvserver/kvserver/kvmeta"
 )
 
 // refPagedIndex is the element index of (kv, block, pos, e) in one layer,
 // written straight from each layout's shape; e indexes heads x head_size.
-func refPagedIndex(p PagedLayout, kv, block, pos, e int) int {
+func refPagedIndex(p gpuclient.PagedLayout, kv, block, pos, e int) int {
 	d := p.Heads * p.HeadSize
 	switch p.Kind {
-	case FlashAttn: // [2, num_blocks, block_size, heads, head_size]
+	case gpuclient.FlashAttn: // [2, num_blocks, block_size, heads, head_size]
 		return ((kv*p.NumBlocks+block)*p.BlockSize+pos)*d + e
-	case FlashInfer: // [num_blocks, 2, block_size, heads, head_size]
+	case gpuclient.FlashInfer: // [num_blocks, 2, block_size, heads, head_size]
 		return ((block*2+kv)*p.BlockSize+pos)*d + e
-	case MLA: // [num_blocks, block_size, head_dim]
+	case gpuclient.MLA: // [num_blocks, block_size, head_dim]
 		return (block*p.BlockSize+pos)*d + e
 	}
 	panic("unknown kind")
@@ -28,7 +29,7 @@ func refPagedIndex(p PagedLayout, kv, block, pos, e int) int {
 
 // refChunkIndex is the element index of (kv, layer, token, e) in a chunk,
 // written straight from each format's shape.
-func refChunkIndex(c Chunk, kv, layer, token, e int) int {
+func refChunkIndex(c gpuclient.Chunk, kv, layer, token, e int) int {
 	d, l, t := c.Paged.Heads*c.Paged.HeadSize, c.Layers, c.Tokens
 	switch c.Format {
 	case kvmeta.FormatKV2LTD: // [2, L, T, D]
@@ -44,7 +45,7 @@ func refChunkIndex(c Chunk, kv, layer, token, e int) int {
 }
 
 // refGather is the naive gather: one element at a time.
-func refGather(c Chunk, layers [][]byte, slots []int64, dst []byte) {
+func refGather(c gpuclient.Chunk, layers [][]byte, slots []int64, dst []byte) {
 	p, es := c.Paged, c.Paged.DType.Size()
 	for l := range c.Layers {
 		for t, s := range slots {
@@ -64,7 +65,7 @@ func refGather(c Chunk, layers [][]byte, slots []int64, dst []byte) {
 }
 
 // refScatter is the naive scatter: one element at a time.
-func refScatter(c Chunk, layers [][]byte, slots []int64, src []byte) {
+func refScatter(c gpuclient.Chunk, layers [][]byte, slots []int64, src []byte) {
 	p, es := c.Paged, c.Paged.DType.Size()
 	for l := range c.Layers {
 		for t, s := range slots {
@@ -82,105 +83,22 @@ func refScatter(c Chunk, layers [][]byte, slots []int64, src []byte) {
 	}
 }
 
-func randBytes(r *rand.Rand, n int) []byte {
-	b := make([]byte, n)
-	for i := range b {
-		b[i] = byte(r.Uint32())
-	}
-	return b
-}
-
-func randLayers(r *rand.Rand, c Chunk) [][]byte {
-	ls := make([][]byte, c.Layers)
-	for i := range ls {
-		ls[i] = randBytes(r, c.Paged.LayerBytes())
-	}
-	return ls
-}
-
-func cloneLayers(ls [][]byte) [][]byte {
-	out := make([][]byte, len(ls))
-	for i, l := range ls {
-		out[i] = bytes.Clone(l)
-	}
-	return out
-}
-
-// randSlots picks distinct slots (a scatter with repeated slots is not
-// defined) and marks about one token in negEvery as absent (-1); negEvery 0
-// means none.
-func randSlots(r *rand.Rand, p PagedLayout, tokens, negEvery int) []int64 {
-	perm := r.Perm(p.Slots())
-	s := make([]int64, tokens)
-	for i := range s {
-		s[i] = int64(perm[i])
-		if negEvery > 0 && r.IntN(negEvery) == 0 {
-			s[i] = -1 - int64(r.IntN(3)) // any negative value means absent
-		}
-	}
-	return s
-}
-
-type copyCase struct {
-	name string
-	c    Chunk
-	neg  int
-}
-
-// copyCases covers every paged kind, dtype and chunk format, full and partial
-// chunks, with and without absent tokens, and row sizes that exercise the
-// kernels' 16-byte, 2-byte and 1-byte paths.
-func copyCases() []copyCase {
-	var cases []copyCase
-	for _, kind := range []PagedKind{FlashAttn, FlashInfer, MLA} {
-		for _, dt := range []DType{FP16, BF16, FP8E4M3, FP8E5M2} {
-			for _, hs := range []struct{ heads, size int }{{2, 8}, {1, 3}, {3, 5}} {
-				heads := hs.heads
-				if kind == MLA {
-					heads = 1
-				}
-				p := PagedLayout{Kind: kind, NumBlocks: 7, BlockSize: 4, Heads: heads, HeadSize: hs.size, DType: dt}
-				formats := []kvmeta.Format{kvmeta.FormatKV2LTD, kvmeta.FormatKVT2D, kvmeta.FormatKV2TD}
-				if kind == MLA {
-					formats = []kvmeta.Format{kvmeta.FormatKVMLA}
-				}
-				for _, f := range formats {
-					layers := 3
-					if f == kvmeta.FormatKVT2D || f == kvmeta.FormatKV2TD {
-						layers = 1
-					}
-					for _, tokens := range []int{p.Slots(), 16, 5, 1} { // full cache, partial chunks
-						for _, neg := range []int{0, 3} {
-							c := Chunk{Format: f, Layers: layers, Tokens: tokens, Paged: p}
-							cases = append(cases, copyCase{
-								name: fmt.Sprintf("%v/%s/T=%d/neg=%d", p, f, tokens, neg),
-								c:    c, neg: neg,
-							})
-						}
-					}
-				}
-			}
-		}
-	}
-	return cases
-}
-
 func TestCPUDeviceGatherMatchesReference(t *testing.T) {
 	ctx := context.Background()
-	for i, tc := range copyCases() {
-		t.Run(tc.name, func(t *testing.T) {
+	for i, tc := range kvtest.CopyCases() {
+		t.Run(tc.Name, func(t *testing.T) {
 			r := rand.New(rand.NewPCG(uint64(i), 1))
-			layers := randLayers(r, tc.c)
-			slots := randSlots(r, tc.c.Paged, tc.c.Tokens, tc.neg)
+			layers := kvtest.Layers(r, tc.Chunk)
+			slots := kvtest.Slots(r, tc.Chunk.Paged, tc.Chunk.Tokens, tc.NegEvery)
 			// Start both buffers with garbage: gather must overwrite every
 			// byte, absent tokens included.
-			got := randBytes(r, tc.c.Size())
+			got := kvtest.Bytes(r, tc.Chunk.Size())
 			want := bytes.Clone(got)
-			before := cloneLayers(layers)
-			if err := (CPUDevice{}).Gather(ctx, tc.c, layers, slots, got); err != nil {
+			before := kvtest.Clone(layers)
+			if err := (gpuclient.CPUDevice{}).Gather(ctx, tc.Chunk, layers, slots, got); err != nil {
 				t.Fatal(err)
 			}
-			refGather(tc.c, layers, slots, want)
+			refGather(tc.Chunk, layers, slots, want)
 			if !bytes.Equal(got, want) {
 				t.Fatalf("gather differs from reference (slots %v)", slots)
 			}
@@ -195,18 +113,18 @@ func TestCPUDeviceGatherMatchesReference(t *testing.T) {
 
 func TestCPUDeviceScatterMatchesReference(t *testing.T) {
 	ctx := context.Background()
-	for i, tc := range copyCases() {
-		t.Run(tc.name, func(t *testing.T) {
+	for i, tc := range kvtest.CopyCases() {
+		t.Run(tc.Name, func(t *testing.T) {
 			r := rand.New(rand.NewPCG(uint64(i), 2))
-			got := randLayers(r, tc.c)
-			want := cloneLayers(got)
-			slots := randSlots(r, tc.c.Paged, tc.c.Tokens, tc.neg)
-			src := randBytes(r, tc.c.Size())
+			got := kvtest.Layers(r, tc.Chunk)
+			want := kvtest.Clone(got)
+			slots := kvtest.Slots(r, tc.Chunk.Paged, tc.Chunk.Tokens, tc.NegEvery)
+			src := kvtest.Bytes(r, tc.Chunk.Size())
 			srcBefore := bytes.Clone(src)
-			if err := (CPUDevice{}).Scatter(ctx, tc.c, got, slots, src); err != nil {
+			if err := (gpuclient.CPUDevice{}).Scatter(ctx, tc.Chunk, got, slots, src); err != nil {
 				t.Fatal(err)
 			}
-			refScatter(tc.c, want, slots, src)
+			refScatter(tc.Chunk, want, slots, src)
 			for l := range got {
 				if !bytes.Equal(got[l], want[l]) {
 					t.Fatalf("scatter into layer %d differs from reference (slots %v)", l, slots)
@@ -225,30 +143,30 @@ func TestCPUDeviceScatterMatchesReference(t *testing.T) {
 // it was.
 func TestGatherThenScatterRestoresPagedCache(t *testing.T) {
 	ctx := context.Background()
-	var dev Device = CPUDevice{}
-	for i, tc := range copyCases() {
-		t.Run(tc.name, func(t *testing.T) {
+	var dev gpuclient.Device = gpuclient.CPUDevice{}
+	for i, tc := range kvtest.CopyCases() {
+		t.Run(tc.Name, func(t *testing.T) {
 			r := rand.New(rand.NewPCG(uint64(i), 3))
-			orig := randLayers(r, tc.c)
-			slots := randSlots(r, tc.c.Paged, tc.c.Tokens, tc.neg)
-			chunk := make([]byte, tc.c.Size())
-			if err := dev.Gather(ctx, tc.c, orig, slots, chunk); err != nil {
+			orig := kvtest.Layers(r, tc.Chunk)
+			slots := kvtest.Slots(r, tc.Chunk.Paged, tc.Chunk.Tokens, tc.NegEvery)
+			chunk := make([]byte, tc.Chunk.Size())
+			if err := dev.Gather(ctx, tc.Chunk, orig, slots, chunk); err != nil {
 				t.Fatal(err)
 			}
 			// Wipe the present tokens' rows in a copy, then scatter back.
-			restored := cloneLayers(orig)
+			restored := kvtest.Clone(orig)
 			for l := range restored {
 				for _, s := range slots {
 					if s < 0 {
 						continue
 					}
-					for kv := range tc.c.Paged.KVPlanes() {
-						off := tc.c.Paged.SlotOffset(kv, s)
-						clear(restored[l][off : off+tc.c.Paged.RowBytes()])
+					for kv := range tc.Chunk.Paged.KVPlanes() {
+						off := tc.Chunk.Paged.SlotOffset(kv, s)
+						clear(restored[l][off : off+tc.Chunk.Paged.RowBytes()])
 					}
 				}
 			}
-			if err := dev.Scatter(ctx, tc.c, restored, slots, chunk); err != nil {
+			if err := dev.Scatter(ctx, tc.Chunk, restored, slots, chunk); err != nil {
 				t.Fatal(err)
 			}
 			for l := range orig {
@@ -261,11 +179,11 @@ func TestGatherThenScatterRestoresPagedCache(t *testing.T) {
 }
 
 func TestGatherZeroesAbsentTokens(t *testing.T) {
-	p := PagedLayout{Kind: FlashAttn, NumBlocks: 2, BlockSize: 2, Heads: 1, HeadSize: 8, DType: BF16}
-	c := Chunk{Format: kvmeta.FormatKV2LTD, Layers: 1, Tokens: 2, Paged: p}
+	p := gpuclient.PagedLayout{Kind: gpuclient.FlashAttn, NumBlocks: 2, BlockSize: 2, Heads: 1, HeadSize: 8, DType: gpuclient.BF16}
+	c := gpuclient.Chunk{Format: kvmeta.FormatKV2LTD, Layers: 1, Tokens: 2, Paged: p}
 	layer := bytes.Repeat([]byte{0xAB}, p.LayerBytes())
 	dst := bytes.Repeat([]byte{0xFF}, c.Size())
-	if err := (CPUDevice{}).Gather(context.Background(), c, [][]byte{layer}, []int64{-1, 3}, dst); err != nil {
+	if err := (gpuclient.CPUDevice{}).Gather(context.Background(), c, [][]byte{layer}, []int64{-1, 3}, dst); err != nil {
 		t.Fatal(err)
 	}
 	row := p.RowBytes()
@@ -282,8 +200,8 @@ func TestGatherZeroesAbsentTokens(t *testing.T) {
 }
 
 func TestCopyRejectsBadArgumentsWithoutWriting(t *testing.T) {
-	p := PagedLayout{Kind: FlashAttn, NumBlocks: 4, BlockSize: 4, Heads: 2, HeadSize: 8, DType: FP16}
-	good := Chunk{Format: kvmeta.FormatKV2LTD, Layers: 2, Tokens: 3, Paged: p}
+	p := gpuclient.PagedLayout{Kind: gpuclient.FlashAttn, NumBlocks: 4, BlockSize: 4, Heads: 2, HeadSize: 8, DType: gpuclient.FP16}
+	good := gpuclient.Chunk{Format: kvmeta.FormatKV2LTD, Layers: 2, Tokens: 3, Paged: p}
 	layers := func(n int) [][]byte {
 		ls := make([][]byte, n)
 		for i := range ls {
@@ -291,10 +209,10 @@ func TestCopyRejectsBadArgumentsWithoutWriting(t *testing.T) {
 		}
 		return ls
 	}
-	mla := PagedLayout{Kind: MLA, NumBlocks: 4, BlockSize: 4, Heads: 1, HeadSize: 8, DType: FP16}
+	mla := gpuclient.PagedLayout{Kind: gpuclient.MLA, NumBlocks: 4, BlockSize: 4, Heads: 1, HeadSize: 8, DType: gpuclient.FP16}
 	tests := []struct {
 		name   string
-		c      Chunk
+		c      gpuclient.Chunk
 		layers [][]byte
 		slots  []int64
 		chunk  int
@@ -304,22 +222,22 @@ func TestCopyRejectsBadArgumentsWithoutWriting(t *testing.T) {
 		{"too few layers", good, layers(1), []int64{0, 1, 2}, good.Size()},
 		{"short layer buffer", good, [][]byte{make([]byte, p.LayerBytes()), make([]byte, 10)}, []int64{0, 1, 2}, good.Size()},
 		{"short chunk buffer", good, layers(2), []int64{0, 1, 2}, good.Size() - 1},
-		{"T2D with two layers", Chunk{Format: kvmeta.FormatKVT2D, Layers: 2, Tokens: 3, Paged: p}, layers(2), []int64{0, 1, 2}, good.Size()},
-		{"MLA format on flash-attn", Chunk{Format: kvmeta.FormatKVMLA, Layers: 2, Tokens: 3, Paged: p}, layers(2), []int64{0, 1, 2}, good.Size() / 2},
-		{"2LTD on MLA cache", Chunk{Format: kvmeta.FormatKV2LTD, Layers: 1, Tokens: 3, Paged: mla}, [][]byte{make([]byte, mla.LayerBytes())}, []int64{0, 1, 2}, 2 * 3 * mla.RowBytes()},
-		{"binary format", Chunk{Format: kvmeta.FormatBinary, Layers: 2, Tokens: 3, Paged: p}, layers(2), []int64{0, 1, 2}, good.Size()},
-		{"zero tokens", Chunk{Format: kvmeta.FormatKV2LTD, Layers: 2, Tokens: 0, Paged: p}, layers(2), nil, 0},
+		{"T2D with two layers", gpuclient.Chunk{Format: kvmeta.FormatKVT2D, Layers: 2, Tokens: 3, Paged: p}, layers(2), []int64{0, 1, 2}, good.Size()},
+		{"MLA format on flash-attn", gpuclient.Chunk{Format: kvmeta.FormatKVMLA, Layers: 2, Tokens: 3, Paged: p}, layers(2), []int64{0, 1, 2}, good.Size() / 2},
+		{"2LTD on MLA cache", gpuclient.Chunk{Format: kvmeta.FormatKV2LTD, Layers: 1, Tokens: 3, Paged: mla}, [][]byte{make([]byte, mla.LayerBytes())}, []int64{0, 1, 2}, 2 * 3 * mla.RowBytes()},
+		{"binary format", gpuclient.Chunk{Format: kvmeta.FormatBinary, Layers: 2, Tokens: 3, Paged: p}, layers(2), []int64{0, 1, 2}, good.Size()},
+		{"zero tokens", gpuclient.Chunk{Format: kvmeta.FormatKV2LTD, Layers: 2, Tokens: 0, Paged: p}, layers(2), nil, 0},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			chunk := make([]byte, tc.chunk)
-			if err := (CPUDevice{}).Gather(context.Background(), tc.c, tc.layers, tc.slots, chunk); !errors.Is(err, ErrLayout) {
+			if err := (gpuclient.CPUDevice{}).Gather(context.Background(), tc.c, tc.layers, tc.slots, chunk); !errors.Is(err, gpuclient.ErrLayout) {
 				t.Errorf("Gather: got %v, want ErrLayout", err)
 			}
 			for i := range chunk {
 				chunk[i] = 1
 			}
-			if err := (CPUDevice{}).Scatter(context.Background(), tc.c, tc.layers, tc.slots, chunk); !errors.Is(err, ErrLayout) {
+			if err := (gpuclient.CPUDevice{}).Scatter(context.Background(), tc.c, tc.layers, tc.slots, chunk); !errors.Is(err, gpuclient.ErrLayout) {
 				t.Errorf("Scatter: got %v, want ErrLayout", err)
 			}
 			for l, b := range tc.layers {
@@ -332,12 +250,12 @@ func TestCopyRejectsBadArgumentsWithoutWriting(t *testing.T) {
 }
 
 func TestCopyStopsOnCancelledContext(t *testing.T) {
-	p := PagedLayout{Kind: FlashAttn, NumBlocks: 2, BlockSize: 2, Heads: 1, HeadSize: 8, DType: FP16}
-	c := Chunk{Format: kvmeta.FormatKV2LTD, Layers: 2, Tokens: 1, Paged: p}
+	p := gpuclient.PagedLayout{Kind: gpuclient.FlashAttn, NumBlocks: 2, BlockSize: 2, Heads: 1, HeadSize: 8, DType: gpuclient.FP16}
+	c := gpuclient.Chunk{Format: kvmeta.FormatKV2LTD, Layers: 2, Tokens: 1, Paged: p}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	ls := [][]byte{make([]byte, p.LayerBytes()), make([]byte, p.LayerBytes())}
-	if err := (CPUDevice{}).Gather(ctx, c, ls, []int64{0}, make([]byte, c.Size())); !errors.Is(err, context.Canceled) {
+	if err := (gpuclient.CPUDevice{}).Gather(ctx, c, ls, []int64{0}, make([]byte, c.Size())); !errors.Is(err, context.Canceled) {
 		t.Fatalf("got %v, want context.Canceled", err)
 	}
 }
@@ -349,27 +267,27 @@ func TestCopyStopsOnCancelledContext(t *testing.T) {
 // with absent tokens, full and partial chunks.
 func TestLayerChunksCarryTheWholeChunksRows(t *testing.T) {
 	ctx := context.Background()
-	var dev Device = CPUDevice{}
-	for i, tc := range copyCases() {
-		if tc.c.Layers == 1 {
+	var dev gpuclient.Device = gpuclient.CPUDevice{}
+	for i, tc := range kvtest.CopyCases() {
+		if tc.Chunk.Layers == 1 {
 			continue // the whole-chunk cases only
 		}
-		t.Run(tc.name, func(t *testing.T) {
+		t.Run(tc.Name, func(t *testing.T) {
 			r := rand.New(rand.NewPCG(uint64(i), 4))
-			whole := tc.c
+			whole := tc.Chunk
 			layerFmt := kvmeta.FormatKVT2D
-			if whole.Paged.Kind == MLA {
+			if whole.Paged.Kind == gpuclient.MLA {
 				layerFmt = kvmeta.FormatKVMLA
 			}
-			one := Chunk{Format: layerFmt, Layers: 1, Tokens: whole.Tokens, Paged: whole.Paged}
-			src := randLayers(r, whole)
-			slots := randSlots(r, whole.Paged, whole.Tokens, tc.neg)
+			one := gpuclient.Chunk{Format: layerFmt, Layers: 1, Tokens: whole.Tokens, Paged: whole.Paged}
+			src := kvtest.Layers(r, whole)
+			slots := kvtest.Slots(r, whole.Paged, whole.Tokens, tc.NegEvery)
 			wbuf := make([]byte, whole.Size())
 			if err := dev.Gather(ctx, whole, src, slots, wbuf); err != nil {
 				t.Fatal(err)
 			}
-			viaLayers := cloneLayers(src)
-			viaWhole := cloneLayers(src)
+			viaLayers := kvtest.Clone(src)
+			viaWhole := kvtest.Clone(src)
 			for _, l := range append(viaLayers, viaWhole...) {
 				clear(l)
 			}
