@@ -29,14 +29,7 @@ func TestLargeValuesGoToTheValueLogAndDeadSegmentsAreDeleted(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	segments := func() int {
-		entries, err := os.ReadDir(filepath.Join(dir, "vlog"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return len(entries)
-	}
-	if got := segments(); got < n {
+	if got := countSegments(t, dir); got < n {
 		t.Fatalf("%d segments for %d values of the segment size", got, n)
 	}
 	if err := s.Close(); err != nil {
@@ -58,11 +51,11 @@ func TestLargeValuesGoToTheValueLogAndDeadSegmentsAreDeleted(t *testing.T) {
 		}
 	}
 	deadline := time.Now().Add(20 * time.Second)
-	for segments() > 1 && time.Now().Before(deadline) {
+	for countSegments(t, dir) > 1 && time.Now().Before(deadline) {
 		s.kickReclaim()
 		time.Sleep(200 * time.Millisecond)
 	}
-	if got := segments(); got > 1 {
+	if got := countSegments(t, dir); got > 1 {
 		t.Fatalf("%d segments left after every value was deleted", got)
 	}
 }
@@ -180,20 +173,13 @@ func TestCrashAfterSegmentCollectionLeavesNoRecordWithoutItsValue(t *testing.T) 
 			t.Fatal(err)
 		}
 	}
-	segments := func() int {
-		entries, err := os.ReadDir(filepath.Join(dir, "vlog"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return len(entries)
-	}
 	// The reclaimer's own ticks, not kickReclaim: a forced reclaim
 	// compacts, which flushes the memtables and would hide the crash.
 	deadline := time.Now().Add(20 * time.Second)
-	for segments() > 2 && time.Now().Before(deadline) {
+	for countSegments(t, dir) > 2 && time.Now().Before(deadline) {
 		time.Sleep(100 * time.Millisecond)
 	}
-	if got := segments(); got > 2 {
+	if got := countSegments(t, dir); got > 2 {
 		t.Fatalf("%d segments left after every value was deleted", got)
 	}
 	crashed := filepath.Join(t.TempDir(), "crashed")
@@ -212,4 +198,14 @@ func TestCrashAfterSegmentCollectionLeavesNoRecordWithoutItsValue(t *testing.T) 
 			t.Errorf("%s after the crash: wrong bytes", key(i))
 		}
 	}
+}
+
+// countSegments is the number of value-log segment files under dir.
+func countSegments(t *testing.T, dir string) int {
+	t.Helper()
+	entries, err := os.ReadDir(filepath.Join(dir, "vlog"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(entries)
 }
