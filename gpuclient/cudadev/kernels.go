@@ -360,22 +360,24 @@ func (pc *Paged) layersFor(c gpuclient.Chunk, first int, slots []int64) ([]Ptr, 
 	return pc.Layers[first : first+c.Layers], nil
 }
 
-func checkChunkBuf(c gpuclient.Chunk, b []byte) error {
+// layersForBuf is layersFor, with b checked to be the size of chunk c.
+func (pc *Paged) layersForBuf(c gpuclient.Chunk, first int, slots []int64, b []byte) ([]Ptr, error) {
+	layers, err := pc.layersFor(c, first, slots)
+	if err != nil {
+		return nil, err
+	}
 	if len(b) != c.Size() {
-		return fmt.Errorf("%w: chunk buffer is %d bytes, %s of %d layers and %d tokens needs %d",
+		return nil, fmt.Errorf("%w: chunk buffer is %d bytes, %s of %d layers and %d tokens needs %d",
 			gpuclient.ErrLayout, len(b), c.Format, c.Layers, c.Tokens, c.Size())
 	}
-	return nil
+	return layers, nil
 }
 
 // GatherPaged gathers chunk c, whose layer 0 is the cache's layer first,
 // into host memory dst (c.Size() bytes): the store path.
 func (d *Device) GatherPaged(ctx context.Context, c gpuclient.Chunk, pc *Paged, first int, slots []int64, dst []byte) error {
-	layers, err := pc.layersFor(c, first, slots)
+	layers, err := pc.layersForBuf(c, first, slots, dst)
 	if err != nil {
-		return err
-	}
-	if err := checkChunkBuf(c, dst); err != nil {
 		return err
 	}
 	return d.do(func() error { return d.gatherToHost(ctx, c, layers, slots, dst) })
@@ -384,11 +386,8 @@ func (d *Device) GatherPaged(ctx context.Context, c gpuclient.Chunk, pc *Paged, 
 // ScatterPaged scatters chunk c from host memory src into the cache from
 // layer first on: the load path.
 func (d *Device) ScatterPaged(ctx context.Context, c gpuclient.Chunk, pc *Paged, first int, slots []int64, src []byte) error {
-	layers, err := pc.layersFor(c, first, slots)
+	layers, err := pc.layersForBuf(c, first, slots, src)
 	if err != nil {
-		return err
-	}
-	if err := checkChunkBuf(c, src); err != nil {
 		return err
 	}
 	return d.do(func() error { return d.scatterFromHost(ctx, c, layers, slots, src) })
