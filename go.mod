@@ -3,8 +3,10 @@ module github.com/kvserver/kvserver
 go 1.26.8
 
 require (
+	github.com/NVIDIA/go-nvml v0.12.4-1
 	github.com/cespare/xxhash/v2 v2.3.0
 	github.com/cockroachdb/pebble/v2 v2.1.3
+	github.com/ebitengine/purego v0.8.4
 	github.com/klauspost/compress v1.17.11
 	github.com/prometheus/client_golang v1.20.5
 	github.com/redis/go-redis/v9 v9.7.0
@@ -12,11 +14,6 @@ require (
 	github.com/spf13/viper v1.19.0
 	github.com/tidwall/btree v1.7.0
 	github.com/tidwall/redcon v1.6.2
-)
-
-require (
-	github.com/NVIDIA/go-nvml v0.12.4-1 // indirect
-	github.com/ebitengine/purego v0.8.4 // indirect
 )
 
 require (
@@ -72,5 +69,5 @@ require (
 	gonum.org/v1/plot v0.14.0
 	google.golang.org/protobuf v1.34.2 // indirect
 	gopkg.in/ini.v1 v1.67.0 // indirect
-	gopkg.in/yaml.v3 v3.0.1 // indirect
+	gopkg.in/yaml.v3 v3.0.1
 )
