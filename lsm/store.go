@@ -899,7 +899,12 @@ func (s *Store) Get(ctx context.Context, db int, key []byte) ([]byte, RecordMeta
 		// to this group excluded before calling the record corrupt.
 		mu := s.stripe(d, GroupOf(key))
 		mu.Lock()
-		value, meta, err = s.read(ctx, d, key, hkey)
+		if !pebble.IsCorruptionError(err) {
+			// A checksum failure in Pebble's own blocks is no race, and
+			// reading it again costs much: Pebble looks for a flipped bit
+			// in the block on every failure (seconds for a 256 KiB value).
+			value, meta, err = s.read(ctx, d, key, hkey)
+		}
 		if errors.Is(err, errBadRecord) {
 			err = s.dropCorruptLocked(d, key, err)
 		}
@@ -950,6 +955,11 @@ func (s *Store) read(ctx context.Context, db uint32, key, hkey []byte) ([]byte, 
 			return nil, RecordMeta{}, readError(err)
 		}
 		defer vcloser.Close()
+		// Get drops the error of fetching a value from a blob file (it
+		// returns an empty value); the iterator it returns keeps it.
+		if it, ok := vcloser.(*pebble.Iterator); ok && it.Error() != nil {
+			return nil, RecordMeta{}, readError(it.Error())
+		}
 		payload = v
 	}
 	if err := ctx.Err(); err != nil {
@@ -989,7 +999,7 @@ func readError(err error) error {
 	case errors.Is(err, pebble.ErrNotFound):
 		return ErrNotFound
 	case pebble.IsCorruptionError(err):
-		return badRecord("pebble: %v", err)
+		return fmt.Errorf("%w: pebble: %w", errBadRecord, err)
 	}
 	return fmt.Errorf("lsm: read: %w", err)
 }

@@ -16,9 +16,12 @@ import (
 // an LMCache chunk, and must never stop the server from starting.
 
 const (
-	damageChunks    = 60
-	damageChunkSize = 300 << 10 // above the value log's 256 KiB threshold
-	damageOrdinary  = 20
+	// damageChunks chunks in value-log segments, then damageBlobChunks
+	// smaller ones whose data Pebble keeps in its blob files.
+	damageChunks     = 60
+	damageBlobChunks = 10
+	damageChunkSize  = 300 << 10 // above the value log's 256 KiB threshold
+	damageOrdinary   = 20
 )
 
 // damageFiles lists the files of the disk tier (dir/pebble) whose name
@@ -127,6 +130,7 @@ func onMiddle(match func(rel string) bool, op func(*testing.T, string)) func(*te
 	}
 }
 
+func isBlob(rel string) bool     { return strings.HasSuffix(rel, ".blob") }
 func isManifest(rel string) bool { return strings.HasPrefix(rel, "MANIFEST-") }
 
 // isWAL matches Pebble's write-ahead logs. Without --sync the store runs
@@ -139,6 +143,7 @@ var damageCases = []damageCase{
 	{name: "truncate a value-log segment", keepsOrdinary: true, damage: onMiddle(isSegment, truncateHalf)},
 	{name: "delete a value-log segment", keepsOrdinary: true, damage: onMiddle(isSegment, removeFile)},
 	{name: "delete every value-log segment", keepsOrdinary: true, damage: onEvery(isSegment, removeFile)},
+	{name: "flip every blob file", keepsOrdinary: true, damage: onEvery(isBlob, flipBytes)},
 	{name: "flip every sstable", movedAside: true, damage: onEvery(isSST, flipBytes)},
 	{name: "truncate every sstable", movedAside: true, damage: onEvery(isSST, truncateHalf)},
 	{name: "delete every sstable", movedAside: true, damage: onEvery(isSST, removeFile)},
@@ -162,8 +167,8 @@ func TestDamagedDiskTierNeverServesHalfChunks(t *testing.T) {
 			// 8 MiB value-log segments: the data spans several.
 			s := startKVServer(t, "--maxdisk", "256mb")
 			c := dialRaw(t, s.Addr)
-			for i := range damageChunks {
-				if err := putChunk(c, i, damageChunkSize); err != nil {
+			for i := range damageChunks + damageBlobChunks {
+				if err := putChunk(c, i, damageSize(i)); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -185,10 +190,10 @@ func TestDamagedDiskTierNeverServesHalfChunks(t *testing.T) {
 			}
 			c = dialRaw(t, s.Addr)
 			half, whole, absent := 0, 0, 0
-			for i := range damageChunks {
+			for i := range damageChunks + damageBlobChunks {
 				k := chunkKey(i)
 				keys := []string{k + "metadata", k + "kv_bytes"}
-				want := []string{chunkMetadata(damageChunkSize), string(randomBytes(uint64(i), damageChunkSize))}
+				want := []string{chunkMetadata(damageSize(i)), string(randomBytes(uint64(i), damageSize(i)))}
 				if i%2 == 1 {
 					keys[0], keys[1] = keys[1], keys[0]
 					want[0], want[1] = want[1], want[0]
@@ -236,7 +241,7 @@ func TestDamagedDiskTierNeverServesHalfChunks(t *testing.T) {
 			t.Logf("FIGURE %s: started, chunks whole %d, absent %d, half %d; ordinary keys lost %d of %d; recovered_from %q",
 				tc.name, whole, absent, half, lostOrdinary, 3*damageOrdinary, info["tier_disk_recovered_from"])
 			if half > 0 {
-				t.Errorf("%d of %d chunks are half (whole %d, absent %d)", half, damageChunks, whole, absent)
+				t.Errorf("%d of %d chunks are half (whole %d, absent %d)", half, damageChunks+damageBlobChunks, whole, absent)
 			}
 			if tc.keepsOrdinary && lostOrdinary > 0 {
 				t.Errorf("%d ordinary keys outside the damaged files were lost", lostOrdinary)
@@ -257,6 +262,17 @@ func TestDamagedDiskTierNeverServesHalfChunks(t *testing.T) {
 			expectReply(t, c, bulk("damage"), "GET", "after")
 		})
 	}
+}
+
+// damageSize is the data size of chunk i: the last damageBlobChunks are
+// small enough for Pebble's blob files.
+func damageSize(i int) int {
+	if i < damageChunks {
+		return damageChunkSize
+	}
+	// Small: Pebble looks for a single flipped bit in a block that fails
+	// its checksum, which costs seconds for a 64 KiB block.
+	return 8 << 10
 }
 
 func ordinaryValue(i int) string { return fmt.Sprintf("ordinary value %d", i) }
