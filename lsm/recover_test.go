@@ -40,7 +40,7 @@ func fillForDamage(t *testing.T, dir string, n int) Options {
 	return opts
 }
 
-// segmentsBySize lists dir's non-empty value-log segments.
+// nonEmptySegments lists dir's non-empty value-log segments.
 func nonEmptySegments(t *testing.T, dir string) []string {
 	t.Helper()
 	entries, err := os.ReadDir(filepath.Join(dir, "vlog"))
@@ -129,20 +129,12 @@ func TestDamagedStoreIsMovedAsideAndAnEmptyOneOpened(t *testing.T) {
 		}},
 		{"MANIFEST flipped", func(t *testing.T, dir string) {
 			for _, p := range pebbleFiles(t, dir, "MANIFEST-*") {
-				b, _ := os.ReadFile(p)
-				for i := 32; i < len(b); i += 64 {
-					b[i] ^= 0xff
-				}
-				os.WriteFile(p, b, 0o644)
+				flipEvery(t, p, 32, 64)
 			}
 		}},
 		{"sstables flipped", func(t *testing.T, dir string) {
 			for _, p := range pebbleFiles(t, dir, "*.sst") {
-				b, _ := os.ReadFile(p)
-				for i := 64; i < len(b); i += 512 {
-					b[i] ^= 0xff
-				}
-				os.WriteFile(p, b, 0o644)
+				flipEvery(t, p, 64, 512)
 			}
 		}},
 		{"sstables truncated", func(t *testing.T, dir string) {
@@ -194,6 +186,22 @@ func TestDamagedStoreIsMovedAsideAndAnEmptyOneOpened(t *testing.T) {
 				t.Fatalf("new store: %q, %v", got, err)
 			}
 		})
+	}
+}
+
+// flipEvery inverts the byte at every step bytes of the file at p, from
+// start on.
+func flipEvery(t *testing.T, p string, start, step int) {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := start; i < len(b); i += step {
+		b[i] ^= 0xff
+	}
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
 	}
 }
 
