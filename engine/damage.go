@@ -3,8 +3,6 @@ package engine
 import (
 	"context"
 	"errors"
-	"strconv"
-	"strings"
 
 	"github.com/kvserver/kvserver/lsm"
 )
@@ -16,35 +14,14 @@ import (
 // rules apply to chunk keys only; an ordinary key whose name happens to end
 // in "metadata" or "kv_bytes" is never dropped for its neighbours' sake.
 
-// isChunkKey reports whether key has the shape of an LMCache chunk key:
-// model@world_size@worker_id@hash@dtype, optionally followed by @layer,
-// then an optional ':' and "kv_bytes" or "metadata".
-func isChunkKey(key string) bool {
-	base := groupName(key)
-	if base == key {
-		return false // neither suffix
-	}
-	base = strings.TrimSuffix(base, ":")
-	f := strings.Split(base, "@")
-	if len(f) == 6 && isUint(f[5]) {
-		f = f[:5] // @layer
-	}
-	if len(f) != 5 {
-		return false
-	}
-	return f[0] != "" && isUint(f[1]) && isUint(f[2]) && f[3] != "" && f[4] != "" && !isUint(f[4])
-}
-
-func isUint(s string) bool {
-	_, err := strconv.ParseUint(s, 10, 32)
-	return err == nil
-}
-
 // isChunk reports whether g holds an LMCache chunk: a key of the chunk
 // shape, or metadata that parses as LMCache's.
 func (g *group) isChunk() bool {
+	if isChunkKeyName(g.name) {
+		return true
+	}
 	for _, it := range g.items {
-		if it.chunk != nil || isChunkKey(it.key) {
+		if it.chunk != nil {
 			return true
 		}
 	}
