@@ -39,7 +39,9 @@ func lostOnDisk(err error) bool {
 // when it is a chunk, the item alone otherwise.
 func (e *Engine) dropLostLocked(ctx context.Context, it *item) {
 	if g := it.grp; g != nil && g.isChunk() {
-		e.opts.Logger.Warn("dropping a chunk whose disk copy is damaged", "group", g.name, "key", it.key)
+		// The disk tier has logged the record (rate-limited); this is
+		// one line per chunk, hence debug.
+		e.opts.Logger.Debug("dropping a chunk whose disk copy is damaged", "group", g.name, "key", it.key)
 		e.dropGroupLocked(ctx, g)
 		return
 	}
