@@ -74,6 +74,9 @@ type TierStats struct {
 	// DeferredDeletes counts disk records waiting for the disk to take
 	// writes again to be deleted.
 	DeferredDeletes int64
+	// RecoveredFrom is where a damaged disk tier was moved at start before
+	// an empty one was opened (lsm.Stats.RecoveredFrom); "" if it was not.
+	RecoveredFrom string
 }
 
 // Stats is a point-in-time copy of the engine's counters.
@@ -275,6 +278,7 @@ func (e *Engine) Stats() Stats {
 			UnavailableSince: cs.UnavailableSince,
 			LastError:        cs.LastDiskError,
 			DeferredDeletes:  e.deferredPub.Load(),
+			RecoveredFrom:    cs.RecoveredFrom,
 		}
 	}
 	return st

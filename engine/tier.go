@@ -363,11 +363,14 @@ func (e *Engine) loadLocked(ctx context.Context, it *item, promote bool) ([]byte
 		it.quantized = meta.Quantized
 	}
 	if err != nil {
-		if !errors.Is(err, lsm.ErrNotFound) && !errors.Is(err, lsm.ErrCorrupt) {
+		if !lostOnDisk(err) {
 			e.opts.Logger.Error("read from disk tier", "key", it.key, "err", err)
 		}
-		it.onDisk = false // nothing to delete
-		e.removeLocked(ctx, it)
+		// A damaged key of a chunk takes the chunk with it (damage.go).
+		e.dropLostLocked(ctx, it)
+		return nil, false
+	}
+	if !e.verifyPartnersLocked(ctx, it, promote) {
 		return nil, false
 	}
 	e.diskHits.Add(1)
@@ -386,7 +389,11 @@ func (e *Engine) Preload(ctx context.Context, db int, keys [][]byte) {
 	if e.cold == nil || e.opts.NoPromote || e.diskOnlyPub.Load() == 0 {
 		return
 	}
-	for _, key := range keys {
+	// keys grows by the partners of the given keys (never of partners); the
+	// three-index slice keeps appends out of the caller's array.
+	keys, given := keys[:len(keys):len(keys)], len(keys)
+	for i := 0; i < len(keys); i++ {
+		key := keys[i]
 		e.mu.Lock()
 		ks := e.dbs[db]
 		it := ks.items[string(key)]
@@ -394,10 +401,21 @@ func (e *Engine) Preload(ctx context.Context, db int, keys [][]byte) {
 			e.mu.Unlock()
 			continue
 		}
+		// The other keys of a chunk are read too: a damaged one drops the
+		// chunk before the command sees any of it (damage.go).
+		if i < given {
+			for _, k := range chunkPartners(it) {
+				keys = append(keys, []byte(k))
+			}
+		}
 		version, phys := it.version, ks.phys
 		e.mu.Unlock()
 		value, meta, err := e.cold.Get(ctx, phys, key)
 		e.mu.Lock()
+		if lostOnDisk(err) && ks.items[string(key)] == it && it.version == version && !it.resident {
+			e.dropLostLocked(ctx, it)
+			e.publishLocked()
+		}
 		if err == nil && ks.items[string(key)] == it && it.version == version && !it.resident {
 			it.quantized = meta.Quantized
 			e.setResidentLocked(it, value)
@@ -468,8 +486,16 @@ func (e *Engine) rebuild(ctx context.Context) error {
 		}
 	}
 	for _, it := range metas {
+		if it.ks.items[it.key] != it {
+			continue // dropped with a damaged partner
+		}
 		// Small: the disk tier keeps such values inline with the header.
-		if v, _, err := e.cold.Get(ctx, it.ks.phys, []byte(it.key)); err == nil {
+		v, _, err := e.cold.Get(ctx, it.ks.phys, []byte(it.key))
+		if lostOnDisk(err) {
+			e.dropLostLocked(ctx, it)
+			continue
+		}
+		if err == nil {
 			e.noteChunkLocked(it, v)
 			// A quantized data value is stored shorter than the client's
 			// value: its length is the one the metadata states.
@@ -500,6 +526,12 @@ func (e *Engine) rebuild(ctx context.Context) error {
 				}
 			}
 		}
+	}
+	if e.cold.Stats().Corrupt > 0 {
+		// Records found damaged at open (a value-log segment missing or
+		// truncated) or just now were dropped: their chunks go whole,
+		// whether the last stop was clean or not.
+		dropped += e.dropHalfChunksLocked(ctx)
 	}
 	e.publishLocked()
 	e.opts.Logger.Info("index rebuilt from disk tier", "keys", n, "clean_shutdown", clean,

@@ -81,6 +81,13 @@ type Options struct {
 	MemTableSize int64
 	// Now is the clock used for expiry; nil means time.Now.
 	Now func() time.Time
+	// MoveAsideDamaged: when Dir holds a store that cannot be opened because
+	// its files are damaged (Pebble reports corruption, a file the manifest
+	// names is missing, the scan at Open cannot read it), Open renames Dir
+	// to Dir+".damaged-<UTC time>", keeps it there for inspection and opens
+	// an empty store instead of failing. Errors of the system (permission,
+	// I/O, no space, the lock held by another process) never move anything.
+	MoveAsideDamaged bool
 }
 
 // RecordMeta describes a record. On Put only ExpireAt and Shuffle are read;
@@ -161,6 +168,10 @@ type Stats struct {
 	// LastDiskError is the message of the last disk error ("" if none).
 	LastDiskError string
 
+	// RecoveredFrom is where Open moved a damaged store before starting
+	// empty (Options.MoveAsideDamaged); "" when it did not.
+	RecoveredFrom string
+
 	// WriteAmp is the bytes Pebble wrote to disk (WAL, flushes, compactions,
 	// blob files) divided by WriteStoredBytes, since Open.
 	WriteAmp float64
@@ -229,12 +240,15 @@ type Store struct {
 
 	// health tracks whether the disk takes writes (health.go).
 	health health
+
+	// recoveredFrom is Stats.RecoveredFrom; corruptLog rate-limits the
+	// corrupt-record lines (recover.go).
+	recoveredFrom string
+	corruptLog    logLimiter
 }
 
-// Open opens (or creates) the store in opts.Dir. It scans the record headers
-// to rebuild the accounting, which is bounded by ctx; see doc.go for how long
-// that takes.
-func Open(ctx context.Context, opts Options) (*Store, error) {
+// open is Open without the move of a damaged store.
+func open(ctx context.Context, opts Options) (*Store, error) {
 	if opts.Dir == "" {
 		return nil, errors.New("lsm: Options.Dir is empty")
 	}
@@ -265,12 +279,13 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	if s.now == nil {
 		s.now = time.Now
 	}
-	db, err := pebble.Open(opts.Dir, pebbleOptions(opts, log, &s.health))
+	db, err := openPebble(opts.Dir, pebbleOptions(opts, log, &s.health))
 	if err != nil {
 		return nil, fmt.Errorf("lsm: open %s: %w", opts.Dir, err)
 	}
 	s.db = db
-	if err := s.checkFormat(); err != nil {
+	created, err := s.checkFormat()
+	if err != nil {
 		_ = db.Close()
 		return nil, err
 	}
@@ -278,7 +293,21 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		_ = db.Close()
 		return nil, err
 	}
+	if created && s.vlog.size() > 0 {
+		// The format key is made durable before anything else is written:
+		// value-log data in a store without one means Pebble lost its
+		// state (a damaged MANIFEST reads as a shorter one).
+		s.vlog.close()
+		_ = db.Close()
+		return nil, fmt.Errorf("%w: %s holds value-log data but no records", errDamaged, opts.Dir)
+	}
+	if _, err := s.dropDanglingPointers(ctx); err != nil {
+		s.vlog.close()
+		_ = db.Close()
+		return nil, err
+	}
 	if err := s.scanUsage(ctx); err != nil {
+		s.vlog.close()
 		_ = db.Close()
 		return nil, err
 	}
@@ -301,19 +330,27 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	return s, nil
 }
 
-func (s *Store) checkFormat() error {
+// checkFormat checks the store's format key, writing it (durably, before
+// any record) into a new store, which it reports.
+func (s *Store) checkFormat() (created bool, err error) {
 	v, closer, err := s.db.Get(formatKey)
 	switch {
 	case errors.Is(err, pebble.ErrNotFound):
-		return s.db.Set(formatKey, []byte{storeFormat}, s.wo)
+		if err := s.db.Set(formatKey, []byte{storeFormat}, s.wo); err != nil {
+			return false, fmt.Errorf("lsm: write format: %w", err)
+		}
+		if err := s.db.Flush(); err != nil {
+			return false, fmt.Errorf("lsm: write format: %w", err)
+		}
+		return true, nil
 	case err != nil:
-		return fmt.Errorf("lsm: read format: %w", err)
+		return false, fmt.Errorf("lsm: read format: %w", err)
 	}
 	defer closer.Close()
 	if len(v) != 1 || v[0] != storeFormat {
-		return fmt.Errorf("lsm: store format %x not supported (want %d)", v, storeFormat)
+		return false, fmt.Errorf("lsm: store format %x not supported (want %d)", v, storeFormat)
 	}
-	return nil
+	return false, nil
 }
 
 // scanUsage rebuilds the accounting from the headers.
@@ -862,7 +899,12 @@ func (s *Store) Get(ctx context.Context, db int, key []byte) ([]byte, RecordMeta
 		// to this group excluded before calling the record corrupt.
 		mu := s.stripe(d, GroupOf(key))
 		mu.Lock()
-		value, meta, err = s.read(ctx, d, key, hkey)
+		if !pebble.IsCorruptionError(err) {
+			// A checksum failure in Pebble's own blocks is no race, and
+			// reading it again costs much: Pebble looks for a flipped bit
+			// in the block on every failure (seconds for a 256 KiB value).
+			value, meta, err = s.read(ctx, d, key, hkey)
+		}
 		if errors.Is(err, errBadRecord) {
 			err = s.dropCorruptLocked(d, key, err)
 		}
@@ -913,6 +955,11 @@ func (s *Store) read(ctx context.Context, db uint32, key, hkey []byte) ([]byte, 
 			return nil, RecordMeta{}, readError(err)
 		}
 		defer vcloser.Close()
+		// Get drops the error of fetching a value from a blob file (it
+		// returns an empty value); the iterator it returns keeps it.
+		if it, ok := vcloser.(*pebble.Iterator); ok && it.Error() != nil {
+			return nil, RecordMeta{}, readError(it.Error())
+		}
 		payload = v
 	}
 	if err := ctx.Err(); err != nil {
@@ -952,7 +999,7 @@ func readError(err error) error {
 	case errors.Is(err, pebble.ErrNotFound):
 		return ErrNotFound
 	case pebble.IsCorruptionError(err):
-		return badRecord("pebble: %v", err)
+		return fmt.Errorf("%w: pebble: %w", errBadRecord, err)
 	}
 	return fmt.Errorf("lsm: read: %w", err)
 }
@@ -1001,7 +1048,10 @@ func decodeRecordPayload(c *codecs, h *header, hdr, key, payload []byte,
 // to replace or delete it anyway.
 func (s *Store) noteCorrupt(db uint32, key []byte, cause error) {
 	s.corrupt.Add(1)
-	s.log.Error("lsm: corrupt record", "db", db, "key", printableKey(key), "err", cause)
+	if ok, suppressed := s.corruptLog.allow(s.now()); ok {
+		s.log.Error("lsm: corrupt record", "db", db, "key", printableKey(key), "err", cause,
+			"suppressed_since_last", suppressed)
+	}
 }
 
 // dropCorrupt deletes a record that failed verification.
@@ -1338,6 +1388,7 @@ func (s *Store) Stats() Stats {
 		Corrupt:          s.corrupt.Load(),
 		DiskFull:         s.refuse.Load(),
 		Reclaims:         s.reclaims.Load(),
+		RecoveredFrom:    s.recoveredFrom,
 		KeysByDB:         make(map[int]int64),
 	}
 	s.health.report(&st)

@@ -362,6 +362,7 @@ func (s *Server) infoTiers(w *infoWriter) {
 		w.int("tier_disk_io_errors", st.Disk.Errors)
 		w.str("tier_disk_last_io_error", sanitize(st.Disk.LastError))
 		w.int("tier_disk_deferred_deletes", st.Disk.DeferredDeletes)
+		w.str("tier_disk_recovered_from", sanitize(st.Disk.RecoveredFrom))
 	}
 	w.int("tier_misses", st.Misses)
 	w.int("keys_total", st.Keys)

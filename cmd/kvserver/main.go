@@ -189,6 +189,9 @@ func run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 		MaxDisk:     cfg.MaxDisk,
 		Compression: compression,
 		Logger:      log,
+		// A cache serves empty rather than refusing to start on damaged
+		// files; the damaged store is kept next to the new one.
+		MoveAsideDamaged: true,
 	})
 	if err != nil {
 		return fmt.Errorf("open disk tier in %s: %w", storeDir, err)
