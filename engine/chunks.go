@@ -38,6 +38,50 @@ func isMetadataKey(key string) bool {
 	return strings.HasSuffix(key, "metadata") && len(key) > len("metadata")
 }
 
+// isChunkKeyName reports whether a group name (a key without its kv_bytes
+// or metadata suffix, see lsm.GroupOf) has the shape of LMCache's chunk
+// keys: model@world_size@worker_id@hash@dtype, optionally followed by
+// @layer (layer-wise mode). The model may itself contain '@'.
+func isChunkKeyName(name string) bool {
+	f := strings.Split(name, "@")
+	if n := len(f); n >= 6 && isDecimal(f[n-1]) {
+		f = f[:n-1] // @layer
+	}
+	n := len(f)
+	if n < 5 {
+		return false
+	}
+	model := strings.Join(f[:n-4], "@")
+	return model != "" && isDecimal(f[n-4]) && isDecimal(strings.TrimPrefix(f[n-3], "-")) &&
+		f[n-2] != "" && isWord(f[n-1])
+}
+
+func isDecimal(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// isWord reports whether s is a non-empty run of letters, digits and '_'
+// (a dtype name such as bfloat16 or fp8_e4m3).
+func isWord(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, c := range s {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
+
 // parseChunkInfo reads a metadata value; nil when it is not LMCache's.
 func parseChunkInfo(key string, value []byte) *chunkInfo {
 	if !isMetadataKey(key) || len(value) == 0 || len(value)%28 != 0 {

@@ -100,16 +100,19 @@ func (e *Engine) runQuantizer(ctx context.Context) {
 }
 
 // setQuantizedLocked replaces a resident raw value by its encoding. A disk
-// copy of the raw value is dropped so the disk holds the same form.
+// copy of the raw value is replaced by the next write-back so the disk holds
+// the same form.
 func (e *Engine) setQuantizedLocked(it *item, blob []byte) {
 	e.uncharge(it)
 	e.residentBytes += int64(len(blob)) - int64(len(it.value))
 	it.value = blob
 	it.quantized = true
 	e.charge(it)
+	it.version = e.bumpVersion()
 	if it.onDisk {
-		e.deleteColdLocked(context.Background(), it.ks.phys, it.key)
+		// The raw record stays until the write-back replaces it.
 		it.onDisk = false
+		it.diskOld = true
 	}
 	e.markDirtyLocked(it.grp)
 }
