@@ -207,7 +207,7 @@ func New(opts Options) *Engine {
 		dirty: make(map[*group]struct{}), protect: make(map[*group]struct{}),
 		chunks: make(map[ChunkClass]ChunkCount), quantQueue: make(map[*group]struct{}),
 		deferredDeletes: make(map[coldKey]struct{}), flushing: make(map[int]int),
-		quantCh:         make(chan struct{}, 1)}
+		quantCh: make(chan struct{}, 1)}
 	e.memCond = sync.NewCond(&e.mu)
 	e.idle = sync.NewCond(&e.mu)
 	e.dbs = make([]*keyspace, opts.Databases)
@@ -321,30 +321,27 @@ func (e *Engine) DBStats() []DBStats {
 
 // Update runs fn as one atomic step against database db, then makes room
 // if the memory bound is exceeded.
-func (e *Engine) Update(db int, fn func(tx *Tx)) {
-	var post postWork
-	func() {
-		e.mu.Lock()
-		defer e.mu.Unlock()
-		tx := Tx{e: e, db: db, ks: e.dbs[db], now: e.opts.Now().UnixMilli(), post: &post}
-		fn(&tx)
-		e.makeRoomLocked(tx.protect)
-		e.publishLocked()
-	}()
-	e.runPost(context.Background(), &post)
-}
+func (e *Engine) Update(db int, fn func(tx *Tx)) { e.step(db, fn, true) }
 
 // View runs fn as one atomic read step against database db. Reads still
 // update LRU order, may lazily delete expired keys and may load values from
 // disk.
-func (e *Engine) View(db int, fn func(tx *Tx)) {
+func (e *Engine) View(db int, fn func(tx *Tx)) { e.step(db, fn, false) }
+
+// step runs fn as one atomic step under the lock, then the disk work it
+// left for after the lock (postWork).
+func (e *Engine) step(db int, fn func(tx *Tx), write bool) {
 	var post postWork
 	func() {
 		e.mu.Lock()
 		defer e.mu.Unlock()
 		tx := Tx{e: e, db: db, ks: e.dbs[db], now: e.opts.Now().UnixMilli(), post: &post}
 		fn(&tx)
-		e.makeRoomLocked(nil)
+		var protect *item
+		if write {
+			protect = tx.protect
+		}
+		e.makeRoomLocked(protect)
 		e.publishLocked()
 	}()
 	e.runPost(context.Background(), &post)
