@@ -126,6 +126,9 @@ type Engine struct {
 	quantQueue map[*group]struct{}
 	quantCh    chan struct{}
 	quantized  atomic.Int64
+	// decoded holds quantized values predecode decoded for the commands
+	// about to read them (quant.go).
+	decoded map[*item]*decodedValue
 
 	// deferredDeletes are disk records that must go but could not be
 	// deleted while the disk was unavailable (faults.go).
@@ -207,6 +210,7 @@ func New(opts Options) *Engine {
 		dirty: make(map[*group]struct{}), protect: make(map[*group]struct{}),
 		chunks: make(map[ChunkClass]ChunkCount), quantQueue: make(map[*group]struct{}),
 		deferredDeletes: make(map[coldKey]struct{}), flushing: make(map[int]int),
+		decoded: make(map[*item]*decodedValue),
 		quantCh: make(chan struct{}, 1)}
 	e.memCond = sync.NewCond(&e.mu)
 	e.idle = sync.NewCond(&e.mu)
@@ -476,6 +480,7 @@ func (e *Engine) flushLocked(db int) int {
 			e.residentBytes -= int64(len(it.value))
 		}
 	}
+	clear(e.decoded)
 	e.dbs[db] = newKeyspace(ks.phys)
 	if e.cold != nil {
 		e.flushing[ks.phys]++
@@ -592,6 +597,7 @@ func (e *Engine) removeLocked(ctx context.Context, it *item) {
 	e.forgetChunkLocked(it)
 	delete(ks.items, it.key)
 	delete(ks.expires, it)
+	delete(e.decoded, it)
 	ks.order.Delete(it)
 	e.uncharge(it)
 	g := it.grp

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kvserver/kvserver/codec"
 	"github.com/kvserver/kvserver/lsm"
 )
 
@@ -500,6 +501,9 @@ func (e *Engine) loadLocked(ctx context.Context, it *item, promote bool) ([]byte
 // follows finds them in memory. It is an optimisation: a command still
 // loads under the lock what is missing.
 func (e *Engine) Preload(ctx context.Context, db int, keys [][]byte) {
+	if e.opts.KVQuant != codec.Off || e.quantized.Load() > 0 {
+		defer e.predecode(db, keys)
+	}
 	if e.cold == nil || e.opts.NoPromote || e.diskOnlyPub.Load() == 0 {
 		return
 	}
