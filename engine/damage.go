@@ -45,7 +45,7 @@ func (e *Engine) dropLostLocked(ctx context.Context, it *item) {
 		e.dropGroupLocked(ctx, g)
 		return
 	}
-	it.onDisk = false // nothing to delete
+	it.onDisk, it.diskOld = false, false // nothing to delete
 	e.removeLocked(ctx, it)
 }
 

@@ -129,6 +129,9 @@ type Engine struct {
 	quantQueue map[*group]struct{}
 	quantCh    chan struct{}
 	quantized  atomic.Int64
+	// decoded holds quantized values predecode decoded for the commands
+	// about to read them (quant.go).
+	decoded map[*item]*decodedValue
 
 	// deferredDeletes are disk records that must go but could not be
 	// deleted while the disk was unavailable (faults.go).
@@ -136,6 +139,20 @@ type Engine struct {
 
 	demoteCh chan struct{}
 	closing  bool
+	// writing counts the group writes and expiry rewrites in flight
+	// without the lock (their groups have demoting set); idle is
+	// signalled when it drops to zero, for Close.
+	writing int
+	idle    *sync.Cond
+	// flushing counts, per physical database, the disk flushes (FLUSHDB,
+	// FLUSHALL) in flight without the lock: nothing is written to such a
+	// database until its range deletion has committed, or the deletion
+	// would take the new keys with it.
+	flushing map[int]int
+	// runStop cancels Run and runDone is closed when it has returned,
+	// so that Close can stop it before writing the memory tier out.
+	runStop context.CancelFunc
+	runDone chan struct{}
 	// bulkLoading defers the SCAN order index during rebuild, which then
 	// loads it sorted in one pass.
 	bulkLoading bool
@@ -195,9 +212,11 @@ func New(opts Options) *Engine {
 	e := &Engine{opts: opts, seed: maphash.MakeSeed(), cold: opts.Cold, demoteCh: make(chan struct{}, 1),
 		dirty: make(map[*group]struct{}), protect: make(map[*group]struct{}),
 		chunks: make(map[ChunkClass]ChunkCount), quantQueue: make(map[*group]struct{}),
-		deferredDeletes: make(map[coldKey]struct{}),
-		quantCh:         make(chan struct{}, 1)}
+		deferredDeletes: make(map[coldKey]struct{}), flushing: make(map[int]int),
+		decoded: make(map[*item]*decodedValue),
+		quantCh: make(chan struct{}, 1)}
 	e.memCond = sync.NewCond(&e.mu)
+	e.idle = sync.NewCond(&e.mu)
 	e.dbs = make([]*keyspace, opts.Databases)
 	for i := range e.dbs {
 		e.dbs[i] = newKeyspace(i)
@@ -310,25 +329,30 @@ func (e *Engine) DBStats() []DBStats {
 
 // Update runs fn as one atomic step against database db, then makes room
 // if the memory bound is exceeded.
-func (e *Engine) Update(db int, fn func(tx *Tx)) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	tx := Tx{e: e, db: db, ks: e.dbs[db], now: e.opts.Now().UnixMilli()}
-	fn(&tx)
-	e.makeRoomLocked(tx.protect)
-	e.publishLocked()
-}
+func (e *Engine) Update(db int, fn func(tx *Tx)) { e.step(db, fn, true) }
 
 // View runs fn as one atomic read step against database db. Reads still
 // update LRU order, may lazily delete expired keys and may load values from
 // disk.
-func (e *Engine) View(db int, fn func(tx *Tx)) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	tx := Tx{e: e, db: db, ks: e.dbs[db], now: e.opts.Now().UnixMilli()}
-	fn(&tx)
-	e.makeRoomLocked(nil)
-	e.publishLocked()
+func (e *Engine) View(db int, fn func(tx *Tx)) { e.step(db, fn, false) }
+
+// step runs fn as one atomic step under the lock, then the disk work it
+// left for after the lock (postWork).
+func (e *Engine) step(db int, fn func(tx *Tx), write bool) {
+	var post postWork
+	func() {
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		tx := Tx{e: e, db: db, ks: e.dbs[db], now: e.opts.Now().UnixMilli(), post: &post}
+		fn(&tx)
+		var protect *item
+		if write {
+			protect = tx.protect
+		}
+		e.makeRoomLocked(protect)
+		e.publishLocked()
+	}()
+	e.runPost(context.Background(), &post)
 }
 
 // Reserve makes room before a command that may grow memory. Without a cold
@@ -391,19 +415,58 @@ func (e *Engine) SwapDB(ctx context.Context, a, b int) error {
 	return e.saveDBMapLocked(ctx)
 }
 
-// FlushAll deletes every key of every database, on every tier.
+// FlushAll deletes every key of every database, on every tier. The disk
+// tier's range deletions run without the engine lock.
 func (e *Engine) FlushAll(ctx context.Context) error {
 	e.mu.Lock()
-	defer e.mu.Unlock()
-	var errs []error
+	var phys []int
 	for i := range e.dbs {
-		errs = append(errs, e.flushLocked(ctx, i))
+		phys = append(phys, e.flushLocked(i))
 	}
 	e.publishLocked()
+	e.mu.Unlock()
+	return e.flushCold(ctx, phys)
+}
+
+// FlushDB deletes every key of database db, on every tier. The disk tier's
+// range deletion runs without the engine lock (it waits for the disk
+// writes in flight).
+func (e *Engine) FlushDB(ctx context.Context, db int) error {
+	e.mu.Lock()
+	phys := e.flushLocked(db)
+	e.publishLocked()
+	e.mu.Unlock()
+	return e.flushCold(ctx, []int{phys})
+}
+
+// flushCold deletes the disk records of the physical databases that
+// flushLocked emptied in memory, without the lock, and then lets writes to
+// them go on.
+func (e *Engine) flushCold(ctx context.Context, phys []int) error {
+	if e.cold == nil {
+		return nil
+	}
+	var errs []error
+	for _, p := range phys {
+		if err := e.cold.FlushDB(ctx, p); err != nil {
+			errs = append(errs, fmt.Errorf("flush database %d on disk: %w", p, err))
+		}
+	}
+	e.mu.Lock()
+	for _, p := range phys {
+		if e.flushing[p]--; e.flushing[p] <= 0 {
+			delete(e.flushing, p)
+		}
+	}
+	e.coldDeleted = true
+	e.mu.Unlock()
 	return errors.Join(errs...)
 }
 
-func (e *Engine) flushLocked(ctx context.Context, db int) error {
+// flushLocked empties database db in memory and returns its physical
+// number. With a cold tier, the caller must then call flushCold with it:
+// until then nothing is written to that database on disk.
+func (e *Engine) flushLocked(db int) int {
 	ks := e.dbs[db]
 	for _, g := range ks.groups {
 		if g.list != nil {
@@ -421,14 +484,12 @@ func (e *Engine) flushLocked(ctx context.Context, db int) error {
 			e.residentBytes -= int64(len(it.value))
 		}
 	}
+	clear(e.decoded)
 	e.dbs[db] = newKeyspace(ks.phys)
 	if e.cold != nil {
-		e.coldDeleted = true
-		if err := e.cold.FlushDB(ctx, ks.phys); err != nil {
-			return fmt.Errorf("flush database %d on disk: %w", db, err)
-		}
+		e.flushing[ks.phys]++
 	}
-	return nil
+	return ks.phys
 }
 
 // publishLocked copies the counters read without the lock.
@@ -540,6 +601,7 @@ func (e *Engine) removeLocked(ctx context.Context, it *item) {
 	e.forgetChunkLocked(it)
 	delete(ks.items, it.key)
 	delete(ks.expires, it)
+	delete(e.decoded, it)
 	ks.order.Delete(it)
 	e.uncharge(it)
 	g := it.grp
@@ -560,7 +622,7 @@ func (e *Engine) removeLocked(ctx context.Context, it *item) {
 	} else if g.resident == 0 && g.list == &e.memLRU {
 		e.diskLRU.moveToFront(g)
 	}
-	if it.onDisk {
+	if it.hasRecord() {
 		e.deleteColdLocked(ctx, ks.phys, it.key)
 	}
 	it.version = e.bumpVersion()
@@ -648,6 +710,17 @@ func (e *Engine) dropResidentLocked(it *item) {
 // cycle: every 100 ms, 20 keys with a TTL per database, repeated while more
 // than a quarter of a sample had expired.
 func (e *Engine) Run(ctx context.Context) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	done := make(chan struct{})
+	defer close(done)
+	e.mu.Lock()
+	if e.closing {
+		e.mu.Unlock()
+		return
+	}
+	e.runStop, e.runDone = cancel, done
+	e.mu.Unlock()
 	if e.cold != nil {
 		e.wg.Add(1)
 		go func() {

@@ -58,7 +58,7 @@ func (e *Engine) applyDeferredDeletesLocked(ctx context.Context) {
 			return
 		}
 		if ks := e.keyspaceByPhysLocked(ck.phys); ks != nil {
-			if it := ks.items[ck.key]; it != nil && (it.onDisk || it.grp.demoting) {
+			if it := ks.items[ck.key]; it != nil && (it.hasRecord() || it.grp.demoting) {
 				delete(e.deferredDeletes, ck)
 				continue
 			}

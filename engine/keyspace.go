@@ -26,14 +26,25 @@ type item struct {
 	// onDisk: the cold tier holds the current value (written by a
 	// demotion, or loaded from it and unchanged since).
 	onDisk bool
-	ks     *keyspace
-	grp    *group
+	// diskOld: the cold tier holds an older record of the key (its value
+	// or expiry changed since it was written). The record stays until the
+	// write-back replaces it, so that a crash finds the older value
+	// rather than nothing. Never set together with onDisk. A non-resident
+	// item has onDisk or diskOld set; with diskOld only its expiry is
+	// stale on disk.
+	diskOld bool
+	ks      *keyspace
+	grp     *group
 	// chunk is set on a metadata key whose value is LMCache metadata.
 	chunk *chunkInfo
 	// quantized: the stored value (in memory and on disk) is a codec
 	// encoding of the client's value, whose length is still length.
 	quantized bool
 }
+
+// hasRecord reports whether the cold tier holds a record of the key,
+// current or older.
+func (it *item) hasRecord() bool { return it.onDisk || it.diskOld }
 
 // memSize is the memory the item costs: its index entry, plus its value
 // when resident (see Engine.charge for where it is counted).

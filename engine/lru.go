@@ -23,6 +23,10 @@ type group struct {
 	// write-behind pass leaves a group alone for a moment after a write so
 	// that a chunk's data and metadata reach the disk together.
 	lastWrite int64
+	// dirtySince is when the group last became dirty (unix ms): the
+	// write-back persists it at most maxDirtyAge later even while it is
+	// still being written (see writeBehind).
+	dirtySince int64
 	// leaseUntil and pinUntil (unix ms) protect the group from being
 	// dropped from the server until then; it may still move between
 	// tiers. A lease is short (a probe or EXISTS hit promising a GET), a
@@ -97,9 +101,15 @@ func (l *lruList) moveToFront(g *group) {
 	l.pushFront(g)
 }
 
-// incompletePair reports whether g is an LMCache-style chunk with only one
-// of its two keys: a kv_bytes key without its metadata key, or the reverse.
+// incompletePair reports whether g is an LMCache chunk with only one of its
+// two keys: a kv_bytes key without its metadata key, or the reverse. Only
+// chunks count (a group named like LMCache's chunk keys, or whose metadata
+// value parses as LMCache metadata): an ordinary key such as
+// "user:1:metadata" or "blobkv_bytes" is whole by itself.
 func (g *group) incompletePair() bool {
+	if !isChunkKeyName(g.name) && !g.hasChunkMetadata() {
+		return false
+	}
 	var data, meta bool
 	for _, it := range g.items {
 		switch {
@@ -110,6 +120,17 @@ func (g *group) incompletePair() bool {
 		}
 	}
 	return data != meta
+}
+
+// hasChunkMetadata reports whether one of g's keys holds a value that
+// parses as LMCache metadata.
+func (g *group) hasChunkMetadata() bool {
+	for _, it := range g.items {
+		if it.chunk != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // halfPrecisionChunk reports whether g's metadata key (when in memory)

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"strings"
+	"time"
 
 	"github.com/kvserver/kvserver/codec"
 )
@@ -100,24 +101,92 @@ func (e *Engine) runQuantizer(ctx context.Context) {
 }
 
 // setQuantizedLocked replaces a resident raw value by its encoding. A disk
-// copy of the raw value is dropped so the disk holds the same form.
+// copy of the raw value is replaced by the next write-back so the disk holds
+// the same form.
 func (e *Engine) setQuantizedLocked(it *item, blob []byte) {
 	e.uncharge(it)
 	e.residentBytes += int64(len(blob)) - int64(len(it.value))
 	it.value = blob
 	it.quantized = true
 	e.charge(it)
+	it.version = e.bumpVersion()
 	if it.onDisk {
-		e.deleteColdLocked(context.Background(), it.ks.phys, it.key)
+		// The raw record stays until the write-back replaces it.
 		it.onDisk = false
+		it.diskOld = true
 	}
 	e.markDirtyLocked(it.grp)
 }
 
-// decodeValue returns the client's view of an item's stored value.
+// decodedValue is a quantized item's value decoded by predecode without the
+// lock, for the commands that asked for it.
+type decodedValue struct {
+	version uint64
+	raw     []byte
+	// refs counts the commands yet to read it; at is when it was made, so
+	// that one no command read (an aborted command) goes after
+	// decodedMaxAge.
+	refs int
+	at   time.Time
+}
+
+// decodedMaxAge bounds how long an unread decodedValue is kept.
+const decodedMaxAge = 10 * time.Second
+
+// predecode decodes, without the engine lock, the resident quantized values
+// of keys, so that the command that follows reads them without decoding
+// under it (tens of milliseconds for a large chunk).
+func (e *Engine) predecode(db int, keys [][]byte) {
+	for _, key := range keys {
+		e.mu.Lock()
+		it := e.dbs[db].items[string(key)]
+		if it == nil || !it.quantized || !it.resident {
+			e.mu.Unlock()
+			continue
+		}
+		if d := e.decoded[it]; d != nil && d.version == it.version {
+			d.refs++
+			e.mu.Unlock()
+			continue
+		}
+		stored, version := it.value, it.version
+		e.mu.Unlock()
+		raw, _, err := codec.Decode(stored)
+		if err != nil {
+			continue // reported by the command's own decode
+		}
+		now := time.Now()
+		e.mu.Lock()
+		for old, d := range e.decoded {
+			if now.Sub(d.at) > decodedMaxAge {
+				delete(e.decoded, old)
+			}
+		}
+		if e.dbs[db].items[string(key)] == it && it.version == version {
+			if d := e.decoded[it]; d != nil && d.version == version {
+				d.refs++
+			} else {
+				e.decoded[it] = &decodedValue{version: version, raw: raw, refs: 1, at: now}
+			}
+		}
+		e.mu.Unlock()
+	}
+}
+
+// decodeValue returns the client's view of an item's stored value: as
+// predecode left it when it did, else decoded here, under the lock.
 func (e *Engine) decodeValue(it *item, stored []byte) ([]byte, bool) {
 	if !it.quantized {
 		return stored, true
+	}
+	if d := e.decoded[it]; d != nil {
+		if d.version == it.version {
+			if d.refs--; d.refs <= 0 {
+				delete(e.decoded, it)
+			}
+			return d.raw, true
+		}
+		delete(e.decoded, it)
 	}
 	raw, _, err := codec.Decode(stored)
 	if err != nil {

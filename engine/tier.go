@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -10,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kvserver/kvserver/codec"
 	"github.com/kvserver/kvserver/lsm"
 )
 
@@ -31,6 +33,14 @@ var (
 // in a burst are not copied to disk on every rewrite, short enough that a
 // crash loses only the last few seconds.
 const writeBehindDelay = 2000
+
+// maxDirtyAge is how long (ms) a group may hold values the disk lacks
+// while it keeps being written: past it the write-behind pass persists it
+// anyway, so a key rewritten without pause still reaches the disk. With
+// the pass and the flush that follows it running every second, a value
+// acknowledged more than maxDirtyAge plus about two seconds before a crash
+// (or a newer one) survives it; README's Durability section promises 5 s.
+const maxDirtyAge = 1500
 
 // kickDemoter wakes the demoter without blocking.
 func (e *Engine) kickDemoter() {
@@ -97,7 +107,7 @@ func (e *Engine) runDemoter(ctx context.Context) {
 				break
 			}
 			g := e.memLRU.tail
-			for g != nil && g.demoting {
+			for g != nil && (g.demoting || e.flushing[g.ks.phys] > 0) {
 				g = g.prev
 			}
 			if g == nil {
@@ -135,11 +145,89 @@ func (e *Engine) runDemoter(ctx context.Context) {
 // under memory pressure is not starved.
 const writeBehindBytes = 256 << 20
 
-// markDirtyLocked notes that g has values the disk does not hold.
+// markDirtyLocked notes that g has values (or expiries) the disk does not
+// hold.
 func (e *Engine) markDirtyLocked(g *group) {
-	if e.cold != nil {
-		e.dirty[g] = struct{}{}
+	if e.cold == nil {
+		return
 	}
+	if _, ok := e.dirty[g]; !ok {
+		e.dirty[g] = struct{}{}
+		g.dirtySince = e.opts.Now().UnixMilli()
+	}
+}
+
+// beginWriteLocked marks g as being written without the lock: the demoter,
+// the write-behind pass and expiry rewrites leave it alone meanwhile.
+func (e *Engine) beginWriteLocked(g *group) {
+	g.demoting = true
+	e.writing++
+}
+
+// endWriteLocked ends what beginWriteLocked started.
+func (e *Engine) endWriteLocked(g *group) {
+	g.demoting = false
+	if e.writing--; e.writing == 0 {
+		e.idle.Broadcast()
+	}
+}
+
+// runPost does the disk work a step left for after the lock (postWork).
+func (e *Engine) runPost(ctx context.Context, p *postWork) {
+	for _, it := range p.expiry {
+		e.mu.Lock()
+		if !it.grp.demoting && !e.closing {
+			if err := e.syncExpiryLocked(ctx, it); err != nil && !errors.Is(err, lsm.ErrUnavailable) {
+				e.opts.Logger.Error("rewrite expiry on disk", "key", it.key, "err", err)
+			}
+		}
+		e.publishLocked()
+		e.mu.Unlock()
+	}
+	if len(p.flush) > 0 {
+		if err := e.flushCold(ctx, p.flush); err != nil {
+			e.opts.Logger.Error("flush database on disk", "err", err)
+		}
+	}
+}
+
+// syncExpiryLocked gives the disk record of a disk-only item whose expiry
+// changed (diskOld, not resident) its new expiry. The record is rewritten
+// without the lock and the item re-validated by version afterwards, like
+// Preload; if it changed meanwhile, the write-back tries again. The group
+// must not be demoting.
+func (e *Engine) syncExpiryLocked(ctx context.Context, it *item) error {
+	if it.ks.items[it.key] != it || it.resident || !it.diskOld || e.flushing[it.ks.phys] > 0 {
+		return nil
+	}
+	g := it.grp
+	version, expireAt, phys := it.version, it.expireAt, it.ks.phys
+	e.beginWriteLocked(g)
+	e.mu.Unlock()
+	err := e.cold.SetExpire(ctx, phys, []byte(it.key), expireAt)
+	e.mu.Lock()
+	e.endWriteLocked(g)
+	current := it.ks.items[it.key] == it && e.dbIndexLocked(it.ks) >= 0
+	switch {
+	case err == nil && current && it.version == version:
+		it.diskOld = false
+		it.onDisk = true
+	case errors.Is(err, lsm.ErrNotFound) || errors.Is(err, lsm.ErrCorrupt):
+		// The record is gone (expired on disk in the moment before the
+		// rewrite, or damaged): so is the value of a disk-only key.
+		if current && !it.resident {
+			it.diskOld = false
+			e.removeLocked(ctx, it)
+		}
+		return nil
+	case err != nil:
+		e.markDirtyLocked(g)
+		return err
+	default:
+		e.markDirtyLocked(g)
+	}
+	e.coldDeleted = true // a header rewrite is made durable by the next flush
+	return nil
 }
 
 // writeBehind persists dirty groups without freeing their memory, so that
@@ -151,22 +239,31 @@ func (e *Engine) writeBehind(ctx context.Context, budget int64) bool {
 	now := e.opts.Now().UnixMilli()
 	var ready []*group
 	for g := range e.dirty {
-		if now-g.lastWrite >= writeBehindDelay {
+		if now-g.lastWrite >= writeBehindDelay || now-g.dirtySince >= maxDirtyAge {
 			ready = append(ready, g)
 		}
 	}
+	// Oldest first, so that a budget-cut pass leaves the youngest.
+	slices.SortFunc(ready, func(a, b *group) int { return cmp.Compare(a.dirtySince, b.dirtySince) })
 	e.mu.Unlock()
 	for _, g := range ready {
 		if budget <= 0 || ctx.Err() != nil {
 			return wrote
 		}
 		e.mu.Lock()
-		if _, still := e.dirty[g]; !still || e.closing || g.demoting {
+		if _, still := e.dirty[g]; !still || e.closing || g.demoting || e.flushing[g.ks.phys] > 0 {
 			e.mu.Unlock()
 			continue
 		}
+		since := g.dirtySince
 		delete(e.dirty, g)
 		n, err := e.persistLocked(ctx, g, false)
+		if err == nil {
+			err = e.syncGroupExpiriesLocked(ctx, g)
+		}
+		if _, again := e.dirty[g]; again && err != nil {
+			g.dirtySince = min(g.dirtySince, since)
+		}
 		e.publishLocked()
 		e.mu.Unlock()
 		if err != nil {
@@ -179,6 +276,19 @@ func (e *Engine) writeBehind(ctx context.Context, budget int64) bool {
 		wrote = wrote || n > 0
 	}
 	return wrote
+}
+
+// syncGroupExpiriesLocked rewrites the expiries of g's disk-only items
+// whose expiry changed (syncExpiryLocked).
+func (e *Engine) syncGroupExpiriesLocked(ctx context.Context, g *group) error {
+	for _, it := range slices.Clone(g.items) {
+		if !it.resident && it.diskOld {
+			if err := e.syncExpiryLocked(ctx, it); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // demoteLocked writes g's resident values that the disk does not hold yet
@@ -201,6 +311,7 @@ func (e *Engine) persistLocked(ctx context.Context, g *group, free bool) (int64,
 	type pending struct {
 		it      *item
 		version uint64
+		written bool // a record is being written for it
 	}
 	var entries []lsm.Entry
 	var todo []pending
@@ -209,12 +320,13 @@ func (e *Engine) persistLocked(ctx context.Context, g *group, free bool) (int64,
 		if !it.resident {
 			continue
 		}
-		todo = append(todo, pending{it, it.version})
+		todo = append(todo, pending{it, it.version, !it.onDisk})
 		if !it.onDisk {
-			// Not on disk: the engine deleted any earlier record when the
-			// value changed, so the store need not look for one.
+			// An older record (diskOld) is replaced in the same batch, so
+			// the disk holds one version or the other at every moment;
+			// without one the store need not look for it.
 			entries = append(entries, lsm.Entry{Key: []byte(it.key), Value: it.value,
-				Meta: lsm.RecordMeta{ExpireAt: it.expireAt, Quantized: it.quantized}, Fresh: true})
+				Meta: lsm.RecordMeta{ExpireAt: it.expireAt, Quantized: it.quantized}, Fresh: !it.diskOld})
 			size += int64(len(it.value))
 		}
 	}
@@ -227,11 +339,11 @@ func (e *Engine) persistLocked(ctx context.Context, g *group, free bool) (int64,
 	}
 	phys := g.ks.phys
 	if len(entries) > 0 {
-		g.demoting = true
+		e.beginWriteLocked(g)
 		e.mu.Unlock()
 		err := e.putGroupEvicting(ctx, phys, entries)
 		e.mu.Lock()
-		g.demoting = false
+		e.endWriteLocked(g)
 		if err != nil {
 			e.markDirtyLocked(g)
 			return 0, err
@@ -247,19 +359,25 @@ func (e *Engine) persistLocked(ctx context.Context, g *group, free bool) (int64,
 	}
 	for _, p := range todo {
 		it := p.it
-		current := it.ks.items[it.key] == it && it.version == p.version
-		switch {
-		case current:
+		switch cur := g.ks.items[it.key]; {
+		case cur == it && it.version == p.version:
 			it.onDisk = true
+			it.diskOld = false
 			if free {
 				e.dropResidentLocked(it)
 			}
-		case it.ks.items[it.key] != it || !it.onDisk:
-			// Deleted or overwritten while being written: the disk copy
-			// just made is stale.
-			if cur := g.ks.items[it.key]; cur == nil || !cur.onDisk {
-				e.deleteColdLocked(ctx, phys, it.key)
-			}
+		case !p.written:
+		case cur == it:
+			// Changed while being written: the record just made is an
+			// older version, kept until the next write-back replaces it.
+			it.diskOld = it.diskOld || !it.onDisk
+		case cur == nil:
+			// Deleted while being written: the record must go.
+			e.deleteColdLocked(ctx, phys, it.key)
+		case !cur.onDisk:
+			// Deleted and set again: the record is an older version of
+			// the new key's value.
+			cur.diskOld = true
 		}
 	}
 	return size, nil
@@ -335,9 +453,9 @@ func (e *Engine) dropColdCopyLocked(ctx context.Context, now int64, phys int, wr
 		}
 		found := false
 		for _, it := range g.items {
-			if it.onDisk && it.resident {
+			if it.hasRecord() && it.resident {
 				e.deleteColdLocked(ctx, g.ks.phys, it.key)
-				it.onDisk = false
+				it.onDisk, it.diskOld = false, false
 				found = true
 			}
 		}
@@ -386,6 +504,9 @@ func (e *Engine) loadLocked(ctx context.Context, it *item, promote bool) ([]byte
 // follows finds them in memory. It is an optimisation: a command still
 // loads under the lock what is missing.
 func (e *Engine) Preload(ctx context.Context, db int, keys [][]byte) {
+	if e.opts.KVQuant != codec.Off || e.quantized.Load() > 0 {
+		defer e.predecode(db, keys)
+	}
 	if e.cold == nil || e.opts.NoPromote || e.diskOnlyPub.Load() == 0 {
 		return
 	}
@@ -397,7 +518,7 @@ func (e *Engine) Preload(ctx context.Context, db int, keys [][]byte) {
 		e.mu.Lock()
 		ks := e.dbs[db]
 		it := ks.items[string(key)]
-		if it == nil || it.resident || !it.onDisk {
+		if it == nil || it.resident || !it.hasRecord() {
 			e.mu.Unlock()
 			continue
 		}
@@ -568,24 +689,53 @@ func (e *Engine) saveDBMapLocked(ctx context.Context) error {
 	return nil
 }
 
-// Close stops background work and, with a cold tier, writes every resident
-// value the disk does not hold yet and flushes it, so that a restart has
-// everything. The caller closes the cold tier afterwards.
+// Close stops background work (Run too, if it is still running) and, with a
+// cold tier, writes every resident value and expiry the disk does not hold
+// yet and flushes it, so that a restart has everything. Only when all of it
+// is on disk does it write the clean-shutdown marker that spares the next
+// start the crash checks. The caller closes the cold tier afterwards.
 func (e *Engine) Close(ctx context.Context) error {
 	e.mu.Lock()
 	e.closing = true
 	e.memCond.Broadcast()
+	stop, done := e.runStop, e.runDone
+	e.mu.Unlock()
+	if stop != nil {
+		stop()
+		<-done
+	}
 	if e.cold == nil {
-		e.mu.Unlock()
 		return nil
 	}
+	e.mu.Lock()
+	// Writes started before closing (expiry rewrites from clients, a
+	// demotion) finish first: a group being written would otherwise be
+	// written twice at once, or skipped.
+	for e.writing > 0 {
+		e.idle.Wait()
+	}
 	var errs []error
-	for g := e.memLRU.head; g != nil; {
-		next := g.next
+	var groups []*group
+	for g := e.memLRU.head; g != nil; g = g.next {
+		groups = append(groups, g)
+	}
+	for _, g := range groups {
 		if _, err := e.demoteLocked(ctx, g); err != nil {
-			errs = append(errs, err)
+			errs = append(errs, fmt.Errorf("write group %q: %w", g.name, err))
 		}
-		g = next
+		if err := e.syncGroupExpiriesLocked(ctx, g); err != nil {
+			errs = append(errs, fmt.Errorf("rewrite expiries of group %q: %w", g.name, err))
+		}
+	}
+	for g := range e.dirty {
+		if err := e.syncGroupExpiriesLocked(ctx, g); err != nil {
+			errs = append(errs, fmt.Errorf("rewrite expiries of group %q: %w", g.name, err))
+		}
+	}
+	if len(errs) == 0 {
+		if key := e.unwrittenLocked(); key != "" {
+			errs = append(errs, fmt.Errorf("key %q is not on disk", key))
+		}
 	}
 	e.mu.Unlock()
 	if len(errs) == 0 {
@@ -593,4 +743,17 @@ func (e *Engine) Close(ctx context.Context) error {
 	}
 	errs = append(errs, e.cold.Flush(ctx))
 	return errors.Join(errs...)
+}
+
+// unwrittenLocked returns a key whose current value or expiry the disk
+// lacks, or "" when the disk holds them all.
+func (e *Engine) unwrittenLocked() string {
+	for _, ks := range e.dbs {
+		for _, it := range ks.items {
+			if !it.onDisk {
+				return it.key
+			}
+		}
+	}
+	return ""
 }

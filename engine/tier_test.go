@@ -137,32 +137,34 @@ func TestRestartAfterCrashDropsHalfChunks(t *testing.T) {
 	e, store := openTiered(t, dir, 0)
 	ctx := context.Background()
 	// What a crash can leave: one chunk whole on disk, one with only its
-	// data, one with only its metadata.
+	// data, one with only its metadata (LMCache's key shape, plain and
+	// layer-wise); and ordinary keys that merely end like a chunk's.
+	const c1, c2, c3 = "llama@1@0@a3f@bfloat16", "llama@1@0@b4e@bfloat16", "llama@2@1@c5d@half@7:"
 	if err := store.PutGroup(ctx, 0, []lsm.Entry{
-		{Key: []byte("c1kv_bytes"), Value: []byte("d1")}, {Key: []byte("c1metadata"), Value: []byte("m1")},
+		{Key: []byte(c1 + "kv_bytes"), Value: []byte("d1")}, {Key: []byte(c1 + "metadata"), Value: []byte("m1")},
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if err := store.Put(ctx, 0, []byte("c2kv_bytes"), []byte("d2"), lsm.RecordMeta{}); err != nil {
-		t.Fatal(err)
-	}
-	if err := store.Put(ctx, 0, []byte("c3:metadata"), []byte("m3"), lsm.RecordMeta{}); err != nil {
-		t.Fatal(err)
-	}
-	if err := store.Put(ctx, 0, []byte("plain"), []byte("p"), lsm.RecordMeta{}); err != nil {
-		t.Fatal(err)
+	lone := map[string]string{c2 + "kv_bytes": "d2", c3 + "metadata": "m3", "plain": "p",
+		"user:1:metadata": "u1", "blobkv_bytes": "b", "a@b@c@d@e:kv_bytes": "not a chunk: c is no number"}
+	for k, v := range lone {
+		if err := store.Put(ctx, 0, []byte(k), []byte(v), lsm.RecordMeta{}); err != nil {
+			t.Fatal(err)
+		}
 	}
 	_ = e
 	store.Close() // no engine Close: no clean-shutdown marker
 
 	e, store = openTiered(t, dir, 0)
 	defer store.Close()
-	for key, want := range map[string]bool{"c1kv_bytes": true, "c1metadata": true, "c2kv_bytes": false, "c3:metadata": false, "plain": true} {
+	for key, want := range map[string]bool{c1 + "kv_bytes": true, c1 + "metadata": true,
+		c2 + "kv_bytes": false, c3 + "metadata": false, "plain": true,
+		"user:1:metadata": true, "blobkv_bytes": true, "a@b@c@d@e:kv_bytes": true} {
 		if _, ok := get(e, 0, key); ok != want {
 			t.Errorf("%s present = %v, want %v", key, ok, want)
 		}
 	}
-	if _, _, err := store.Get(ctx, 0, []byte("c2kv_bytes")); err == nil {
+	if _, _, err := store.Get(ctx, 0, []byte(c2+"kv_bytes")); err == nil {
 		t.Error("half chunk still on disk")
 	}
 }

@@ -15,6 +15,20 @@ type Tx struct {
 	now     int64
 	protect *item
 	noTouch bool
+	// post is the disk work the step leaves for after the engine lock is
+	// released (shared with the transactions On returns).
+	post *postWork
+}
+
+// postWork is disk work a step queues under the engine lock and Update or
+// View do once it is released.
+type postWork struct {
+	// expiry lists disk-only items whose expiry changed: their records
+	// get the new expiry (Engine.syncExpiry).
+	expiry []*item
+	// flush lists physical databases emptied in memory whose disk records
+	// must go (Engine.flushCold).
+	flush []int
 }
 
 // Entry is what a key holds.
@@ -40,7 +54,7 @@ func (tx *Tx) SetNoTouch(on bool) { tx.noTouch = on }
 
 // On returns a transaction on another database within the same atomic step.
 func (tx *Tx) On(db int) *Tx {
-	return &Tx{e: tx.e, db: db, ks: tx.e.dbs[db], now: tx.now, noTouch: tx.noTouch}
+	return &Tx{e: tx.e, db: db, ks: tx.e.dbs[db], now: tx.now, noTouch: tx.noTouch, post: tx.post}
 }
 
 func (tx *Tx) ctx() context.Context { return context.Background() }
@@ -156,8 +170,10 @@ func (tx *Tx) Set(key []byte, value []byte, expireAt int64) {
 	e := tx.e
 	if it := tx.ks.items[k]; it != nil {
 		if it.onDisk {
-			e.deleteColdLocked(tx.ctx(), tx.ks.phys, k)
+			// The disk copy stays until the write-back writes the new
+			// value over it: a crash meanwhile finds the older value.
 			it.onDisk = false
+			it.diskOld = true
 		}
 		it.version = e.bumpVersion()
 		it.quantized = false
@@ -182,21 +198,21 @@ func (tx *Tx) Set(key []byte, value []byte, expireAt int64) {
 }
 
 func (tx *Tx) setExpireItem(it *item, expireAt int64) {
-	if it.expireAt != expireAt && it.onDisk {
-		// The disk record carries the expiry, so it becomes stale: keep
-		// the value in memory only until the next demotion rewrites it.
-		if !it.resident {
-			v, _, err := tx.e.cold.Get(tx.ctx(), tx.ks.phys, []byte(it.key))
-			if err != nil {
-				it.onDisk = false
-				tx.e.removeLocked(tx.ctx(), it)
-				return
+	if it.expireAt != expireAt {
+		it.version = tx.e.bumpVersion()
+		if it.hasRecord() {
+			// The disk record carries the expiry, so it becomes stale but
+			// stays (its value is still right). A resident value is
+			// written over it by the write-back; the record of a
+			// disk-only key has its expiry rewritten once the lock is
+			// released (Engine.syncExpiry), never read under it.
+			it.onDisk = false
+			it.diskOld = true
+			if !it.resident && tx.post != nil {
+				tx.post.expiry = append(tx.post.expiry, it)
 			}
-			tx.e.setResidentLocked(it, v)
+			tx.e.markDirtyLocked(it.grp)
 		}
-		tx.e.deleteColdLocked(tx.ctx(), tx.ks.phys, it.key)
-		it.onDisk = false
-		tx.e.markDirtyLocked(it.grp)
 	}
 	it.expireAt = expireAt
 	if expireAt != 0 {
@@ -245,11 +261,16 @@ func (tx *Tx) Touch(key []byte) bool {
 // reclaimed included (like Redis's DBSIZE).
 func (tx *Tx) Len() int { return len(tx.ks.items) }
 
-// Flush deletes every key of the database.
+// Flush deletes every key of the database. The disk records are deleted
+// after the step, without the engine lock; Engine.FlushDB reports that
+// deletion's error too.
 func (tx *Tx) Flush() error {
-	err := tx.e.flushLocked(tx.ctx(), tx.db)
+	phys := tx.e.flushLocked(tx.db)
 	tx.ks = tx.e.dbs[tx.db]
-	return err
+	if tx.e.cold != nil {
+		tx.post.flush = append(tx.post.flush, phys)
+	}
+	return nil
 }
 
 // Keys calls fn for every live key until fn returns false.

@@ -1113,6 +1113,65 @@ func (s *Store) deleteLocked(db uint32, key []byte, h *header, size usage) error
 	return nil
 }
 
+// SetExpire changes the expiry of the record under key in database db and
+// keeps its value where it is: only the header is rewritten. The header's
+// checksum covers the expiry and the value, so the value is read (and
+// verified) to compute it; a value-log payload is not copied. Errors:
+// ErrNotFound (expired records included), ErrCorrupt, ErrUnavailable.
+func (s *Store) SetExpire(ctx context.Context, db int, key []byte, expireAt int64) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if expireAt < 0 {
+		return fmt.Errorf("lsm: negative expiry %d", expireAt)
+	}
+	d, err := checkDB(db)
+	if err != nil {
+		return err
+	}
+	if err := s.acquire(); err != nil {
+		return err
+	}
+	defer s.release()
+	if err := s.health.admitWrite(s.now()); err != nil {
+		return err
+	}
+	mu := s.stripe(d, GroupOf(key))
+	mu.Lock()
+	defer mu.Unlock()
+	hkey := encodeKey(nil, prefixHeader, d, key)
+	value, meta, err := s.read(ctx, d, key, hkey)
+	switch {
+	case errors.Is(err, errBadRecord):
+		return s.dropCorruptLocked(d, key, err)
+	case err != nil:
+		return err
+	case value == nil && s.expiredAt(meta.ExpireAt):
+		return ErrNotFound
+	}
+	hv, closer, err := s.db.Get(hkey)
+	if err != nil {
+		return readError(err)
+	}
+	h, err := decodeHeader(hv, MaxValueLen)
+	if err != nil {
+		closer.Close()
+		return s.dropCorruptLocked(d, key, err)
+	}
+	h.expireAt = expireAt
+	hval := appendHeader(make([]byte, 0, len(hv)), &h)
+	h.checksum = valueChecksum(&h, hval, key, value)
+	hval = appendHeader(hval[:0], &h)
+	hval = append(hval, hv[headerLen:]...) // the inline payload, if any
+	closer.Close()
+	if err := s.db.Set(hkey, hval, s.wo); err != nil {
+		err = fmt.Errorf("lsm: set expiry: %w", err)
+		s.noteDiskError(err)
+		return err
+	}
+	return nil
+}
+
 // printableKey bounds what a log line shows of a key.
 func printableKey(key []byte) string {
 	const max = 200

@@ -334,9 +334,7 @@ func (s *Server) cmdFlushdb(c *Client, args [][]byte) {
 		c.w.Error(errSyntax)
 		return
 	}
-	var err error
-	s.update(c, func(tx *engine.Tx) { err = tx.Flush() })
-	s.replyOKOrError(c, err)
+	s.replyOKOrError(c, s.eng.FlushDB(c.ctx, c.DB()))
 }
 
 func (s *Server) cmdFlushall(c *Client, args [][]byte) {
