@@ -274,7 +274,7 @@ func (e *Engine) Stats() Stats {
 			Unavailable:      cs.Unavailable,
 			UnavailableSince: cs.UnavailableSince,
 			LastError:        cs.LastDiskError,
-			DeferredDeletes:  e.deferredPub.Load(),
+			DeferredDeletes:  e.deferredPub.Load() + cs.PendingDeletes,
 		}
 	}
 	return st

@@ -212,9 +212,11 @@ func (e *Engine) persistLocked(ctx context.Context, g *group, free bool) (int64,
 		todo = append(todo, pending{it, it.version})
 		if !it.onDisk {
 			// Not on disk: the engine deleted any earlier record when the
-			// value changed, so the store need not look for one.
+			// value changed, so the store need not look for one, unless
+			// that delete is still deferred (faults.go).
+			_, deferred := e.deferredDeletes[coldKey{g.ks.phys, it.key}]
 			entries = append(entries, lsm.Entry{Key: []byte(it.key), Value: it.value,
-				Meta: lsm.RecordMeta{ExpireAt: it.expireAt, Quantized: it.quantized}, Fresh: true})
+				Meta: lsm.RecordMeta{ExpireAt: it.expireAt, Quantized: it.quantized}, Fresh: !deferred})
 			size += int64(len(it.value))
 		}
 	}
