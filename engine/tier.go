@@ -280,6 +280,18 @@ func (e *Engine) putGroupEvicting(ctx context.Context, phys int, entries []lsm.E
 		if !errors.Is(err, lsm.ErrDiskFull) {
 			return err
 		}
+		if errors.Is(err, lsm.ErrReclaiming) && waited < diskReclaimWait {
+			// The space of deleted records (dead value-log segments
+			// among them) is coming back: evicting more would only add
+			// to it.
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(100 * time.Millisecond):
+			}
+			waited += 100 * time.Millisecond
+			continue
+		}
 		e.mu.Lock()
 		now := e.opts.Now().UnixMilli()
 		victim := e.diskLRU.tail

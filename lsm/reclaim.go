@@ -118,11 +118,11 @@ func (s *Store) collectSegments(ctx context.Context) error {
 			continue
 		}
 		if id == cur {
-			// All garbage: seal it; the next scan deletes it.
-			if err := s.vlog.sealIfIdle(cur); err != nil {
+			// All garbage: seal it, and delete it with the others.
+			sealed, err := s.vlog.sealIfIdle(cur)
+			if err != nil || !sealed {
 				return err
 			}
-			continue
 		}
 		if !flushed {
 			// Without a write-ahead log, what a crash leaves is the state

@@ -30,6 +30,12 @@ var (
 	// ErrDiskFull: the write would take the live bytes (DiskUsage) past
 	// Options.MaxDisk. Nothing was written; the caller evicts and retries.
 	ErrDiskFull = errors.New("lsm: disk tier full")
+	// ErrReclaiming: the live bytes would fit within MaxDisk, but the space
+	// of deleted records (Pebble's files, dead value-log segments) has not
+	// come back yet and would take the store past it; the reclaimer has been
+	// asked to return it. It wraps ErrDiskFull: waiting helps, evicting more
+	// does not.
+	ErrReclaiming = fmt.Errorf("%w: reclaiming the space of deleted records", ErrDiskFull)
 	// ErrTooLarge: the value is longer than MaxValueLen.
 	ErrTooLarge = errors.New("lsm: value too large")
 	// ErrClosed: the Store has been closed.
@@ -514,7 +520,7 @@ func (s *Store) reserve(db uint32, u usage) error {
 			// Deleted records still hold the space: reclaim it now.
 			s.kickReclaim()
 			s.refuse.Add(1)
-			return ErrDiskFull
+			return ErrReclaiming
 		}
 	}
 	s.accountLocked(db, u)

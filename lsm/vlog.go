@@ -336,14 +336,14 @@ func (v *valueLog) segments() (ids []uint32, cur uint32) {
 
 // sealIfIdle starts a new segment if the current one is still cur, holds
 // data and is idle since the scan began, so that a current segment left all
-// garbage can be collected.
-func (v *valueLog) sealIfIdle(cur uint32) error {
+// garbage can be collected; it reports whether it did.
+func (v *valueLog) sealIfIdle(cur uint32) (bool, error) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	if v.cur != cur || v.curOff == 0 || !v.idleLocked(cur) {
-		return nil
+		return false, nil
 	}
-	return v.rotateLocked()
+	return true, v.rotateLocked()
 }
 
 // removeIfIdle deletes a segment that is not the current one and is idle

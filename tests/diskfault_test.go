@@ -234,6 +234,33 @@ func TestDiskFullRecoversAndDeletesStayDeleted(t *testing.T) {
 	if len(deleted) < 10 {
 		t.Fatalf("only %d pairs were held to delete: %v", len(deleted), tiersNow())
 	}
+	// Ordinary small keys keep coming from another client from now on:
+	// their write-behind keeps the disk tier busy with small writes.
+	smallCtx, stopSmall := context.WithCancel(ctx)
+	smallDone := make(chan error, 1)
+	go func() {
+		for i := 0; ; i++ {
+			err := rdb.Set(smallCtx, fmt.Sprintf("user:%d", i), "small value", 0).Err()
+			if smallCtx.Err() != nil {
+				smallDone <- nil
+				return
+			}
+			if err != nil {
+				smallDone <- err
+				return
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}()
+	stopSmallWriter := func() {
+		if smallCtx.Err() == nil {
+			stopSmall()
+			if err := <-smallDone; err != nil {
+				t.Errorf("SET of a small key: %v", err)
+			}
+		}
+	}
+	defer stopSmallWriter()
 	full := tiersNow()
 	if full["tier_disk_status"] != "unavailable" {
 		t.Fatalf("the disk recovered before space was freed: %v", full)
@@ -286,6 +313,7 @@ func TestDiskFullRecoversAndDeletesStayDeleted(t *testing.T) {
 	t.Logf("disk back to ok %v after space returned; %d pairs deleted while full; INFO tiers: %v",
 		recovered.Round(time.Millisecond), len(deleted), tiersNow())
 
+	stopSmallWriter()
 	s.Crash()
 	s.Relaunch(t)
 	rdb2 := redis.NewClient(&redis.Options{Addr: s.Addr, ReadTimeout: time.Minute, WriteTimeout: time.Minute})
