@@ -284,10 +284,8 @@ func (e *Engine) putGroupEvicting(ctx context.Context, phys int, entries []lsm.E
 			// The space of deleted records (dead value-log segments
 			// among them) is coming back: evicting more would only add
 			// to it.
-			select {
-			case <-ctx.Done():
-				return ctx.Err()
-			case <-time.After(100 * time.Millisecond):
+			if err := pause(ctx, 100*time.Millisecond); err != nil {
+				return err
 			}
 			waited += 100 * time.Millisecond
 			continue
@@ -317,10 +315,8 @@ func (e *Engine) putGroupEvicting(ctx context.Context, phys int, entries []lsm.E
 		if e.cold.DiskUsage()+need <= e.cold.MaxDisk() && waited < diskReclaimWait {
 			// The live data fits: the store is still reclaiming the space
 			// of deleted records. Wait for it rather than fail writes.
-			select {
-			case <-ctx.Done():
-				return ctx.Err()
-			case <-time.After(100 * time.Millisecond):
+			if err := pause(ctx, 100*time.Millisecond); err != nil {
+				return err
 			}
 			waited += 100 * time.Millisecond
 			continue
@@ -332,6 +328,16 @@ func (e *Engine) putGroupEvicting(ctx context.Context, phys int, entries []lsm.E
 		e.memCond.Broadcast()
 		e.mu.Unlock()
 		return err
+	}
+}
+
+// pause waits d unless ctx ends first.
+func pause(ctx context.Context, d time.Duration) error {
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(d):
+		return nil
 	}
 }
 

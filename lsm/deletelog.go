@@ -20,8 +20,10 @@ import (
 // flushed, and a kill -9 would bring the record back (30 pairs deleted on a
 // full disk all came back after a restart). So a delete made while the disk
 // is unavailable is written to a small file preallocated when the disk had
-// room, which a full file system still lets us overwrite, and made durable
-// there. The record stays in Pebble, counted against MaxDisk (it still holds
+// room, which a full file system still lets us overwrite. Once written it
+// survives a kill -9 (it is in the page cache); probeLoop syncs it within
+// probeTick for a machine crash, so that the caller, often under the
+// engine's lock, never waits for an fsync. The record stays in Pebble, counted against MaxDisk (it still holds
 // its space), but reads treat it as gone. Once the disk takes writes again
 // (or at the next Open) the logged deletes are applied to Pebble, the
 // memtables flushed, and the log emptied.
@@ -63,6 +65,7 @@ type deleteLog struct {
 	mu      sync.Mutex
 	gen     uint64
 	off     int64
+	dirty   bool // records written since the last sync
 	pend    map[pendingKey]uint64 // record -> its header checksum
 	pendLen atomic.Int64
 }
@@ -155,9 +158,9 @@ func appendDeleteRecord(b []byte, gen uint64, k pendingKey, sum uint64) []byte {
 	return append(b, body...)
 }
 
-// record makes the deletes of recs durable in the log and marks them
-// pending. It writes only inside the preallocated file, so a full file
-// system does not refuse it.
+// record writes the deletes of recs to the log and marks them pending. It
+// writes only inside the preallocated file, so a full file system does not
+// refuse it; sync makes it durable against a machine crash.
 func (l *deleteLog) record(recs map[pendingKey]uint64) error {
 	if l == nil {
 		return errDeleteLogFull
@@ -172,18 +175,32 @@ func (l *deleteLog) record(recs map[pendingKey]uint64) error {
 		return errDeleteLogFull
 	}
 	if _, err := l.f.WriteAt(b, l.off); err != nil {
+		// The next record overwrites what part of it was written.
 		return fmt.Errorf("lsm: write delete log: %w", err)
 	}
-	if err := l.f.Sync(); err != nil {
-		// The bytes may or may not be durable; the next record overwrites
-		// them and the caller reports the delete as not done.
-		return fmt.Errorf("lsm: sync delete log: %w", err)
-	}
+	l.dirty = true
 	l.off += int64(len(b))
 	for k, sum := range recs {
 		l.pend[k] = sum
 	}
 	l.pendLen.Store(int64(len(l.pend)))
+	return nil
+}
+
+// sync makes the records written so far durable.
+func (l *deleteLog) sync() error {
+	if l == nil {
+		return nil
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.dirty {
+		return nil
+	}
+	if err := l.f.Sync(); err != nil {
+		return fmt.Errorf("lsm: sync delete log: %w", err)
+	}
+	l.dirty = false
 	return nil
 }
 
@@ -268,11 +285,13 @@ func (l *deleteLog) empty() error {
 	}
 	l.gen++
 	l.off = int64(len(b))
+	l.dirty = false
 	return nil
 }
 
 func (l *deleteLog) close() {
 	if l != nil {
+		_ = l.sync() // best effort: the next Open reads what reached the file
 		l.f.Close()
 	}
 }

@@ -253,3 +253,48 @@ func TestDeletesWhileUnavailableAreLoggedAndReplayed(t *testing.T) {
 		t.Fatalf("after the replay: %d pending deletes, %d keys (want 0, 2)", st.PendingDeletes, st.Keys)
 	}
 }
+
+func TestDeleteLogKeepsOnlyItsGenerationAndRefusesWhenFull(t *testing.T) {
+	dir := t.TempDir()
+	l, err := openDeleteLog(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	long := string(bytes.Repeat([]byte("k"), 100))
+	for i := range 5 {
+		if err := l.record(map[pendingKey]uint64{{0, fmt.Sprintf("%s%d", long, i)}: uint64(i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Two applied, three still pending: emptying keeps the three, and the
+	// records of the older generation behind them are never read again.
+	l.forget(0, []byte(long+"0"))
+	l.forget(0, []byte(long+"1"))
+	if err := l.empty(); err != nil {
+		t.Fatal(err)
+	}
+	l.forget(0, []byte(long+"2"))
+	if err := l.empty(); err != nil {
+		t.Fatal(err)
+	}
+	l.close()
+	l, err = openDeleteLog(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.close()
+	if got := l.snapshot(); len(got) != 2 || got[pendingKey{0, long + "3"}] != 3 || got[pendingKey{0, long + "4"}] != 4 {
+		t.Fatalf("reopened log holds %v, want keys 3 and 4", got)
+	}
+	// Filling the preallocated space refuses further records.
+	var full error
+	for i := 0; full == nil && i < deleteLogSize; i++ {
+		full = l.record(map[pendingKey]uint64{{1, fmt.Sprintf("%s-%d", long, i)}: 1})
+	}
+	if !errors.Is(full, errDeleteLogFull) {
+		t.Fatalf("recording past the log's size: %v, want errDeleteLogFull", full)
+	}
+	if st, err := os.Stat(filepath.Join(dir, deleteLogName)); err != nil || st.Size() != deleteLogSize {
+		t.Fatalf("the log grew past its preallocated size: %v %v", st.Size(), err)
+	}
+}

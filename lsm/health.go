@@ -174,9 +174,10 @@ func backoffBackgroundError(consecutive int) time.Duration {
 
 // probeLoop runs while the store is open: when the disk is failing and a
 // probe is due it writes probeSize bytes to a file of its own and syncs
-// them; success makes the disk available again. It also applies the
-// deletes logged while the disk was unavailable (deletelog.go) once it is
-// back, retrying every tick until they are durable.
+// them; success makes the disk available again. It also syncs the delete
+// log and applies the deletes logged while the disk was unavailable
+// (deletelog.go) once it is back, retrying every tick until they are
+// durable in Pebble.
 func (s *Store) probeLoop(ctx context.Context) {
 	defer close(s.probeDone)
 	t := time.NewTicker(probeTick)
@@ -186,6 +187,9 @@ func (s *Store) probeLoop(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+		}
+		if err := s.dlog.sync(); err != nil {
+			s.log.Error("lsm: delete log", "err", err)
 		}
 		now := s.now()
 		if s.health.claimProbe(now) {
