@@ -65,7 +65,7 @@ type deleteLog struct {
 	mu      sync.Mutex
 	gen     uint64
 	off     int64
-	dirty   bool // records written since the last sync
+	dirty   bool                  // records written since the last sync
 	pend    map[pendingKey]uint64 // record -> its header checksum
 	pendLen atomic.Int64
 }
