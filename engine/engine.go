@@ -296,7 +296,7 @@ func (e *Engine) Stats() Stats {
 			Unavailable:      cs.Unavailable,
 			UnavailableSince: cs.UnavailableSince,
 			LastError:        cs.LastDiskError,
-			DeferredDeletes:  e.deferredPub.Load(),
+			DeferredDeletes:  e.deferredPub.Load() + cs.PendingDeletes,
 			RecoveredFrom:    cs.RecoveredFrom,
 		}
 	}

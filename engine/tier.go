@@ -324,9 +324,11 @@ func (e *Engine) persistLocked(ctx context.Context, g *group, free bool) (int64,
 		if !it.onDisk {
 			// An older record (diskOld) is replaced in the same batch, so
 			// the disk holds one version or the other at every moment;
-			// without one the store need not look for it.
+			// without one, and with no delete of an earlier record still
+			// deferred (faults.go), the store need not look for it.
+			_, deferred := e.deferredDeletes[coldKey{g.ks.phys, it.key}]
 			entries = append(entries, lsm.Entry{Key: []byte(it.key), Value: it.value,
-				Meta: lsm.RecordMeta{ExpireAt: it.expireAt, Quantized: it.quantized}, Fresh: !it.diskOld})
+				Meta: lsm.RecordMeta{ExpireAt: it.expireAt, Quantized: it.quantized}, Fresh: !it.diskOld && !deferred})
 			size += int64(len(it.value))
 		}
 	}
@@ -396,6 +398,16 @@ func (e *Engine) putGroupEvicting(ctx context.Context, phys int, entries []lsm.E
 		if !errors.Is(err, lsm.ErrDiskFull) {
 			return err
 		}
+		if errors.Is(err, lsm.ErrReclaiming) && waited < diskReclaimWait {
+			// The space of deleted records (dead value-log segments
+			// among them) is coming back: evicting more would only add
+			// to it.
+			if err := pause(ctx, 100*time.Millisecond); err != nil {
+				return err
+			}
+			waited += 100 * time.Millisecond
+			continue
+		}
 		e.mu.Lock()
 		now := e.opts.Now().UnixMilli()
 		victim := e.diskLRU.tail
@@ -421,10 +433,8 @@ func (e *Engine) putGroupEvicting(ctx context.Context, phys int, entries []lsm.E
 		if e.cold.DiskUsage()+need <= e.cold.MaxDisk() && waited < diskReclaimWait {
 			// The live data fits: the store is still reclaiming the space
 			// of deleted records. Wait for it rather than fail writes.
-			select {
-			case <-ctx.Done():
-				return ctx.Err()
-			case <-time.After(100 * time.Millisecond):
+			if err := pause(ctx, 100*time.Millisecond); err != nil {
+				return err
 			}
 			waited += 100 * time.Millisecond
 			continue
@@ -436,6 +446,16 @@ func (e *Engine) putGroupEvicting(ctx context.Context, phys int, entries []lsm.E
 		e.memCond.Broadcast()
 		e.mu.Unlock()
 		return err
+	}
+}
+
+// pause waits d unless ctx ends first.
+func pause(ctx context.Context, d time.Duration) error {
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(d):
+		return nil
 	}
 }
 

@@ -69,13 +69,22 @@
 // (in concurrent 4 MiB pieces for large values), where Pebble copied a value
 // into its batch, memtable and blob file and read it back block by block.
 // The header checksum still covers the value, so a damaged or missing
-// segment is a corrupt record. Segments are append-only; the reclaimer
-// deletes a segment once two scans in a row find no pointer to it (a scan
-// reads only the 16-byte pointer values). Segment size is 256 MiB, or
-// MaxDisk/32 (at least 1 MiB) for a small MaxDisk. The MaxDisk checks count
-// live bytes; value-log garbage in a segment that still holds live values
-// stays until those go, which for a cache evicting its coldest chunks first
-// happens in segment order.
+// segment is a corrupt record. Segments are append-only; an append is
+// made only once the write is admitted against MaxDisk, is registered until
+// its record commits (or is truncated away when it fails), and the
+// reclaimer deletes a segment once a scan finds no pointer to it and no
+// append to it was in flight or made during the scan (a scan reads only the
+// 16-byte pointer values). Segment size is 256 MiB, or MaxDisk/32 (at least
+// 1 MiB) for a small MaxDisk. The MaxDisk checks count live bytes, and the
+// physical size (Pebble's files plus every segment, dead ones not yet
+// collected included) may pass MaxDisk by an eighth at most (ErrReclaiming);
+// value-log garbage in a segment that still holds live values stays until
+// those go, which for a cache evicting its coldest chunks first happens in
+// segment order.
+//
+// Deletes made while the disk is unavailable go to Dir/DELETES, a 1 MiB
+// file preallocated at Open (deletelog.go), and are applied to Pebble once
+// the disk is back or at the next Open.
 //
 // Same-run comparison with plain file I/O on the same disk (1 GiB of
 // values, writes ended by fdatasync, reads after dropping the page cache),

@@ -1,10 +1,13 @@
 package lsm
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -13,16 +16,23 @@ import (
 
 // ErrUnavailable: the disk refused a recent write (full file system,
 // read-only mount, I/O error), so writes fail fast with it, without
-// touching Pebble, until a retry succeeds. Reads go on. The caller keeps
-// serving from memory.
+// touching Pebble, until the store's own probe finds the disk taking
+// writes again. Reads go on. The caller keeps serving from memory.
 var ErrUnavailable = errors.New("lsm: disk tier unavailable")
 
-// Retry pacing while the disk is unavailable: one write is let through as
-// a probe after the backoff, which doubles up to the maximum while probes
-// keep failing.
+// Probe pacing while the disk is unavailable. Writes do not retry: a write
+// without a WAL lands in a memtable whatever the disk, so its success
+// proves nothing, and writes taking every retry slot kept a freed disk
+// "unavailable" for 40 s and more. Instead probeLoop writes and syncs a
+// small file of its own, 1, 2, 4 and then every 5 s after the failure.
 const (
 	healthFirstBackoff = time.Second
-	healthMaxBackoff   = 10 * time.Second
+	healthMaxBackoff   = 5 * time.Second
+	// probeTick is how often probeLoop looks whether a probe is due.
+	probeTick = 250 * time.Millisecond
+	// probeSize is what a probe writes: a disk with less room than that
+	// would refuse the next value anyway.
+	probeSize = 1 << 20
 	// healthLogEvery bounds the error lines logged while the disk stays
 	// unavailable: a full disk made Pebble retry its flush in a loop and
 	// log a stack trace on each try (1.8 GB of log in a minute).
@@ -67,23 +77,31 @@ func (s *Store) noteDiskError(err error) {
 	}
 }
 
-// admitWrite returns ErrUnavailable while the disk is failing and its next
-// retry is not due; a due retry is admitted (one at a time: the next one is
-// pushed a backoff further).
+// admitWrite returns ErrUnavailable while the disk is failing.
 func (h *health) admitWrite(now time.Time) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if !h.failing {
 		return nil
 	}
-	if now.Before(h.retryAt) {
-		return fmt.Errorf("%w: %s", ErrUnavailable, h.lastErr)
-	}
-	h.retryAt = now.Add(h.backoff)
-	return nil
+	return fmt.Errorf("%w: %s", ErrUnavailable, h.lastErr)
 }
 
-// fail records a disk error.
+// claimProbe reports whether the disk is failing and a probe is due; a
+// claimed probe pushes the next one a backoff further (1, 2, 4, then 5 s).
+func (h *health) claimProbe(now time.Time) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if !h.failing || now.Before(h.retryAt) {
+		return false
+	}
+	h.backoff = min(h.backoff*2, healthMaxBackoff)
+	h.retryAt = now.Add(h.backoff)
+	return true
+}
+
+// fail records a disk error. Errors while failing (Pebble's own retries,
+// failed probes) are counted but do not delay the next probe.
 func (h *health) fail(err error, now time.Time) {
 	msg := firstLine(err.Error())
 	h.mu.Lock()
@@ -92,19 +110,17 @@ func (h *health) fail(err error, now time.Time) {
 	h.lastErr = msg
 	if !h.failing {
 		h.failing, h.since, h.backoff = true, now, healthFirstBackoff
-		h.retryAt = now.Add(h.backoff)
+		h.retryAt = now.Add(healthFirstBackoff)
 		h.lastLog, h.suppressed = now, 0
 		h.log.Error("lsm: disk tier unavailable: writes to disk fail fast and the memory tier keeps serving", "err", msg)
 		return
 	}
-	h.backoff = min(h.backoff*2, healthMaxBackoff)
-	h.retryAt = now.Add(h.backoff)
 	if now.Sub(h.lastLog) < healthLogEvery {
 		h.suppressed++
 		return
 	}
 	h.log.Error("lsm: disk tier still unavailable", "err", msg, "since", h.since.UTC().Format(time.RFC3339),
-		"errors_since_last_line", h.suppressed+1, "next_retry_in", h.backoff)
+		"errors_since_last_line", h.suppressed+1, "next_retry_at", h.retryAt.UTC().Format(time.RFC3339))
 	h.lastLog, h.suppressed = now, 0
 }
 
@@ -154,4 +170,60 @@ func firstLine(s string) string {
 func backoffBackgroundError(consecutive int) time.Duration {
 	d := 10 * time.Millisecond << min(consecutive, 7)
 	return min(d, time.Second)
+}
+
+// probeLoop runs while the store is open: when the disk is failing and a
+// probe is due it writes probeSize bytes to a file of its own and syncs
+// them; success makes the disk available again. It also syncs the delete
+// log and applies the deletes logged while the disk was unavailable
+// (deletelog.go) once it is back, retrying every tick until they are
+// durable in Pebble.
+func (s *Store) probeLoop(ctx context.Context) {
+	defer close(s.probeDone)
+	t := time.NewTicker(probeTick)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if err := s.dlog.sync(); err != nil {
+			s.log.Error("lsm: delete log", "err", err)
+		}
+		now := s.now()
+		if s.health.claimProbe(now) {
+			if err := s.probeDisk(); err != nil {
+				s.health.fail(err, s.now())
+				continue
+			}
+			s.health.ok(s.now())
+		}
+		if s.dlog.count() > 0 && !s.health.unavailable() {
+			if err := s.applyDeletes(ctx); err != nil && ctx.Err() == nil && !errors.Is(err, ErrUnavailable) {
+				s.log.Error("lsm: applying deletes logged while the disk was unavailable", "err", err)
+			}
+		}
+	}
+}
+
+// probeDisk writes, syncs and removes a file next to the value log.
+func (s *Store) probeDisk() error {
+	path := filepath.Join(s.vlog.dir, "probe.tmp")
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return fmt.Errorf("lsm: disk probe: %w", err)
+	}
+	_, err = f.Write(make([]byte, probeSize))
+	if err == nil {
+		err = f.Sync()
+	}
+	f.Close()
+	if rerr := os.Remove(path); err == nil && rerr != nil {
+		err = rerr
+	}
+	if err != nil {
+		return fmt.Errorf("lsm: disk probe: %w", err)
+	}
+	return nil
 }

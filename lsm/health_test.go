@@ -28,39 +28,51 @@ func TestIsDiskErrorTellsTheFileSystemFromTheStore(t *testing.T) {
 	}
 }
 
-func TestHealthFailsFastThenLetsOneRetryThrough(t *testing.T) {
+func TestHealthFailsFastAndPacesProbes(t *testing.T) {
 	h := health{log: slog.New(slog.DiscardHandler)}
 	now := time.Unix(1000, 0)
 	if err := h.admitWrite(now); err != nil {
 		t.Fatalf("healthy disk refused a write: %v", err)
 	}
+	if h.claimProbe(now) {
+		t.Fatal("a probe was due on a healthy disk")
+	}
 	h.fail(&fs.PathError{Op: "write", Path: "seg", Err: syscall.EROFS}, now)
-	if err := h.admitWrite(now.Add(time.Millisecond)); !errors.Is(err, ErrUnavailable) {
-		t.Fatalf("write right after a failure: %v, want ErrUnavailable", err)
+	// Writes fail fast for as long as the disk is failing: only the probe
+	// retries (a write's success without a WAL proves nothing).
+	for _, d := range []time.Duration{time.Millisecond, time.Minute} {
+		if err := h.admitWrite(now.Add(d)); !errors.Is(err, ErrUnavailable) {
+			t.Fatalf("write %v after a failure: %v, want ErrUnavailable", d, err)
+		}
 	}
-	due := now.Add(healthFirstBackoff)
-	if err := h.admitWrite(due); err != nil {
-		t.Fatalf("retry due after the backoff was refused: %v", err)
-	}
-	if err := h.admitWrite(due); !errors.Is(err, ErrUnavailable) {
-		t.Fatal("a second write got through while the first retry was in flight")
-	}
-	h.fail(syscall.EROFS, due)
-	if err := h.admitWrite(due.Add(healthFirstBackoff)); err == nil {
-		t.Fatal("backoff did not grow after a failed retry")
+	// Probes 1, 2, 4 and then every 5 s after the failure, whatever else
+	// fails meanwhile (Pebble's retries must not delay them).
+	at := now
+	for i, gap := range []time.Duration{time.Second, 2 * time.Second, 4 * time.Second, 5 * time.Second, 5 * time.Second} {
+		h.fail(syscall.ENOSPC, at.Add(gap/2))
+		if h.claimProbe(at.Add(gap - time.Millisecond)) {
+			t.Fatalf("probe %d claimed before its %v backoff", i, gap)
+		}
+		at = at.Add(gap)
+		if !h.claimProbe(at) {
+			t.Fatalf("probe %d not due %v after the previous one", i, gap)
+		}
+		if h.claimProbe(at) {
+			t.Fatalf("probe %d claimed twice", i)
+		}
 	}
 	var st Stats
 	h.report(&st)
-	if !st.Unavailable || st.DiskErrors != 2 || st.LastDiskError == "" {
+	if !st.Unavailable || st.DiskErrors != 6 || st.LastDiskError == "" {
 		t.Fatalf("report while failing: %+v", st)
 	}
-	h.ok(due.Add(time.Minute))
-	if err := h.admitWrite(due.Add(time.Minute)); err != nil {
+	h.ok(at)
+	if err := h.admitWrite(at); err != nil {
 		t.Fatalf("write after recovery: %v", err)
 	}
 	st = Stats{}
 	h.report(&st)
-	if st.Unavailable || st.DiskErrors != 2 {
+	if st.Unavailable || st.DiskErrors != 6 {
 		t.Fatalf("report after recovery: %+v", st)
 	}
 }

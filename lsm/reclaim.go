@@ -77,13 +77,17 @@ func (s *Store) kickReclaim() {
 }
 
 // collectSegments deletes the value-log segments no record points to any
-// more. A segment is deleted only when two scans in a row (a reclaim
-// interval apart) found no pointer to it, so an append whose Pebble batch
-// had not committed during the first scan is not lost; the current segment
-// is sealed first; the memtables are flushed before a deletion, so that no
-// record on disk still points to it. A scan reads only the value keys whose values are
-// pointers (16 bytes; a payload kept in Pebble is longer than inlineMax).
+// more. Which segments may be written to is known, not guessed: an append
+// is registered from the moment it takes its place until its record has
+// committed or failed, and a segment appended to while the scan ran is left
+// for the next one (valueLog.beginScan), so a slow commit can never point
+// into a deleted segment. The current segment is sealed first when it is
+// all garbage; the memtables are flushed before a deletion, so that no
+// record on disk still points to it. A scan reads only the value keys whose
+// values are pointers (16 bytes; a payload kept in Pebble is longer than
+// inlineMax).
 func (s *Store) collectSegments(ctx context.Context) error {
+	s.vlog.beginScan()
 	ids, cur := s.vlog.segments()
 	live := make(map[uint32]bool)
 	it, err := s.db.NewIterWithContext(ctx, &pebble.IterOptions{
@@ -108,23 +112,17 @@ func (s *Store) collectSegments(ctx context.Context) error {
 	if err := it.Close(); err != nil {
 		return err
 	}
-	deadBefore := s.deadSegs
-	s.deadSegs = make(map[uint32]bool)
 	flushed := false
 	for _, id := range ids {
-		if live[id] {
-			continue
-		}
-		if !deadBefore[id] {
-			s.deadSegs[id] = true
+		if live[id] || !s.vlog.idle(id) {
 			continue
 		}
 		if id == cur {
-			// All garbage for two scans: seal it; the next scans delete it.
-			if err := s.vlog.sealIfUnchanged(cur); err != nil {
+			// All garbage: seal it, and delete it with the others.
+			sealed, err := s.vlog.sealIfIdle(cur)
+			if err != nil || !sealed {
 				return err
 			}
-			continue
 		}
 		if !flushed {
 			// Without a write-ahead log, what a crash leaves is the state
@@ -137,7 +135,7 @@ func (s *Store) collectSegments(ctx context.Context) error {
 			}
 			flushed = true
 		}
-		if err := s.vlog.remove(id); err != nil {
+		if _, err := s.vlog.removeIfIdle(id); err != nil {
 			return err
 		}
 	}

@@ -30,6 +30,12 @@ var (
 	// ErrDiskFull: the write would take the live bytes (DiskUsage) past
 	// Options.MaxDisk. Nothing was written; the caller evicts and retries.
 	ErrDiskFull = errors.New("lsm: disk tier full")
+	// ErrReclaiming: the live bytes would fit within MaxDisk, but the space
+	// of deleted records (Pebble's files, dead value-log segments) has not
+	// come back yet and would take the store past it; the reclaimer has been
+	// asked to return it. It wraps ErrDiskFull: waiting helps, evicting more
+	// does not.
+	ErrReclaiming = fmt.Errorf("%w: reclaiming the space of deleted records", ErrDiskFull)
 	// ErrTooLarge: the value is longer than MaxValueLen.
 	ErrTooLarge = errors.New("lsm: value too large")
 	// ErrClosed: the Store has been closed.
@@ -167,6 +173,10 @@ type Stats struct {
 	UnavailableSince time.Time
 	// LastDiskError is the message of the last disk error ("" if none).
 	LastDiskError string
+	// PendingDeletes counts records deleted while the disk was unavailable
+	// whose deletes are durable in the delete log but not yet applied to
+	// Pebble (deletelog.go). Reads already treat them as gone.
+	PendingDeletes int64
 
 	// RecoveredFrom is where Open moved a damaged store before starting
 	// empty (Options.MoveAsideDamaged); "" when it did not.
@@ -201,16 +211,16 @@ const numStripes = 256
 type Store struct {
 	db   *pebble.DB
 	vlog *valueLog // large payloads (vlog.go)
-	// deadSegs are the segments the last collection found unreferenced
-	// (owned by the reclaim goroutine).
-	deadSegs map[uint32]bool
-	log      *slog.Logger
-	codecs   *codecs
-	wo       *pebble.WriteOptions
-	codec    Compression
-	wal      bool
-	maxDisk  int64
-	now      func() time.Time
+	// dlog records the deletes made while the disk is unavailable
+	// (deletelog.go).
+	dlog    *deleteLog
+	log     *slog.Logger
+	codecs  *codecs
+	wo      *pebble.WriteOptions
+	codec   Compression
+	wal     bool
+	maxDisk int64
+	now     func() time.Time
 
 	// mu guards closed; inflight counts operations that started while the
 	// store was open, so Close can wait for them.
@@ -224,6 +234,7 @@ type Store struct {
 	// started by Open, stopped by Close.
 	stopReclaim context.CancelFunc
 	reclaimDone chan struct{}
+	probeDone   chan struct{} // probeLoop (health.go), stopped with the reclaimer
 	reclaimNow  chan struct{}
 	physical    atomic.Int64 // Pebble's DiskSpaceUsage as last sampled
 	reclaims    atomic.Int64
@@ -306,10 +317,18 @@ func open(ctx context.Context, opts Options) (*Store, error) {
 		_ = db.Close()
 		return nil, err
 	}
+	if s.dlog, err = openDeleteLog(opts.Dir); err != nil {
+		// Deletes on a full disk then fail as before (the caller keeps
+		// them in memory); nothing else needs the log.
+		log.Error("lsm: no delete log: deletes made while the disk is unavailable may come back after a crash", "err", err)
+	}
 	if err := s.scanUsage(ctx); err != nil {
 		s.vlog.close()
 		_ = db.Close()
 		return nil, err
+	}
+	if err := s.applyDeletes(ctx); err != nil {
+		log.Error("lsm: deletes logged while the disk was unavailable are not applied yet; they are retried", "err", err)
 	}
 	s.physical.Store(int64(db.Metrics().DiskSpaceUsage()))
 	s.maxDisk = opts.MaxDisk
@@ -326,7 +345,9 @@ func open(ctx context.Context, opts Options) (*Store, error) {
 	s.vlog.mu.Unlock()
 	rctx, cancel := context.WithCancel(context.Background())
 	s.stopReclaim, s.reclaimDone, s.reclaimNow = cancel, make(chan struct{}), make(chan struct{}, 1)
+	s.probeDone = make(chan struct{})
 	go s.reclaimLoop(rctx)
+	go s.probeLoop(rctx)
 	return s, nil
 }
 
@@ -391,6 +412,7 @@ func (s *Store) Close() error {
 	s.inflight.Wait()
 	s.stopReclaim()
 	<-s.reclaimDone
+	<-s.probeDone
 	// Pebble's own flush would retry for ever on a failing disk; then what
 	// the memtables hold is lost, as after a crash.
 	err := s.flushMemtables(context.Background())
@@ -404,6 +426,7 @@ func (s *Store) Close() error {
 		err = cerr
 	}
 	s.vlog.close()
+	s.dlog.close()
 	s.codecs.close()
 	if err != nil {
 		return fmt.Errorf("lsm: close: %w", err)
@@ -461,8 +484,8 @@ func (s *Store) flushMemtables(ctx context.Context) error {
 }
 
 // physicalSize is what the store occupies on disk: Pebble's files and the
-// value log's segments (Stats). The MaxDisk checks use Pebble's part and
-// the live bytes: value-log garbage goes when its segment dies.
+// value log's segments (Stats). reserve counts both against MaxDisk, with
+// Pebble's part as last sampled (physical).
 func (s *Store) physicalSize(m *pebble.Metrics) int64 {
 	return int64(m.DiskSpaceUsage()) + s.vlog.size()
 }
@@ -521,17 +544,20 @@ func (s *Store) reserve(db uint32, u usage) error {
 	defer s.acctMu.Unlock()
 	if u.bytes > 0 && s.maxDisk > 0 {
 		// Live bytes are what the engine can reduce by evicting; the
-		// physical size, which trails it by garbage not yet reclaimed, only
-		// stops writes when it overshoots by an eighth.
+		// physical size (Pebble's files and the value log's segments),
+		// which trails it by garbage not yet reclaimed, only stops writes
+		// when it would overshoot by an eighth.
 		if s.total.bytes+u.bytes > s.maxDisk {
 			s.refuse.Add(1)
 			return ErrDiskFull
 		}
-		if s.physical.Load() > s.maxDisk+s.maxDisk/8 {
+		// The value log counts whole: segments not yet collected hold
+		// their space as much as Pebble's files do.
+		if s.physical.Load()+s.vlog.size()+u.bytes > s.maxDisk+s.maxDisk/8 {
 			// Deleted records still hold the space: reclaim it now.
 			s.kickReclaim()
 			s.refuse.Add(1)
-			return ErrDiskFull
+			return ErrReclaiming
 		}
 	}
 	s.accountLocked(db, u)
@@ -651,15 +677,18 @@ func (s *Store) putGroup(d uint32, group []byte, entries []Entry) (wroteFile boo
 	mu.Lock()
 	defer mu.Unlock()
 
-	batch := s.db.NewBatchWithSize(size)
-	defer batch.Close()
+	// Accounting first: a write refused for MaxDisk must not have touched
+	// the value log (50 refused 1 MiB puts once grew it by 50 MiB).
 	var delta usage
+	dropVkey := make([]bool, len(encoded))
 	for i := range encoded {
 		r := &encoded[i]
 		var old header
 		var oldSize usage
 		err := ErrNotFound
-		if !entries[i].Fresh {
+		// A record awaiting a deferred delete is still there: the caller's
+		// promise that none exists does not hold for it.
+		if !entries[i].Fresh || s.dlog.pending(d, entries[i].Key) {
 			old, oldSize, err = s.readHeader(r.hkey)
 		}
 		switch {
@@ -668,19 +697,52 @@ func (s *Store) putGroup(d uint32, group []byte, entries []Entry) (wroteFile boo
 			// Replaced below. Its size is unknown, so the accounting keeps
 			// whatever it counted for it; a payload key it may have had goes.
 			s.noteCorrupt(d, entries[i].Key, err)
-			if r.payload == nil {
-				if err := batch.Delete(r.vkey, nil); err != nil {
-					return false, err
-				}
-			}
+			dropVkey[i] = r.payload == nil
 		case err != nil:
 			return false, err
 		default:
 			delta.add(oldSize.neg())
-			if !old.inline() && r.payload == nil {
-				if err := batch.Delete(r.vkey, nil); err != nil {
-					return false, err
-				}
+			dropVkey[i] = !old.inline() && r.payload == nil
+		}
+		delta.add(r.size)
+	}
+	if err := s.reserve(d, delta); err != nil {
+		return false, err
+	}
+	committed := false
+	var appended []vlogPointer
+	defer func() {
+		for _, p := range appended {
+			if committed {
+				s.vlog.settle(p)
+			} else {
+				s.vlog.unappend(p)
+			}
+		}
+		if !committed {
+			s.account(d, delta.neg())
+		}
+	}()
+	for i := range encoded {
+		r := &encoded[i]
+		if r.vlogPayload == nil {
+			continue
+		}
+		ptr, err := s.vlog.append(r.vlogPayload)
+		if err != nil {
+			return false, err
+		}
+		appended = append(appended, ptr)
+		r.payload = ptr.encode()
+	}
+
+	batch := s.db.NewBatchWithSize(size)
+	defer batch.Close()
+	for i := range encoded {
+		r := &encoded[i]
+		if dropVkey[i] {
+			if err := batch.Delete(r.vkey, nil); err != nil {
+				return false, err
 			}
 		}
 		if err := batch.Set(r.hkey, r.hval, nil); err != nil {
@@ -691,20 +753,17 @@ func (s *Store) putGroup(d uint32, group []byte, entries []Entry) (wroteFile boo
 				return false, err
 			}
 		}
-		delta.add(r.size)
-	}
-	if err := s.reserve(d, delta); err != nil {
-		return false, err
 	}
 	if err := batch.Commit(s.wo); err != nil {
-		s.account(d, delta.neg())
 		return false, fmt.Errorf("lsm: write: %w", err)
 	}
+	committed = true
 	for i := range encoded {
 		s.writes.Add(1)
 		s.writeBytes.Add(int64(len(entries[i].Value)))
 		s.writeStored.Add(encoded[i].size.bytes)
-		wroteFile = wroteFile || encoded[i].inVlog
+		wroteFile = wroteFile || encoded[i].vlogPayload != nil
+		s.dlog.forget(d, entries[i].Key)
 	}
 	return wroteFile, nil
 }
@@ -716,7 +775,9 @@ type encodedRecord struct {
 	payload    []byte // nil when inline
 	size       usage
 	bufs       [2]*[]byte
-	inVlog     bool // the payload was appended to the value log
+	// vlogPayload is the payload that goes to the value log, appended only
+	// once the write is admitted; payload then becomes its pointer.
+	vlogPayload []byte
 }
 
 func (r *encodedRecord) batchSize() int {
@@ -780,13 +841,9 @@ func (s *Store) encode(r *encodedRecord, db uint32, e Entry) error {
 		h.flags |= flagInline
 	}
 	if !inline && len(payload) >= vlogMinPayload {
-		ptr, err := s.vlog.append(payload)
-		if err != nil {
-			return err
-		}
-		r.inVlog = true
+		r.vlogPayload = payload
 		h.flags |= flagVlog
-		payload = ptr.encode()
+		payload = make([]byte, vlogPointerLen) // the pointer, once appended
 	}
 	r.hkey = encodeKey(nil, prefixHeader, db, e.Key)
 	r.vkey = encodeKey(nil, prefixValue, db, e.Key)
@@ -856,6 +913,9 @@ func (s *Store) Stat(ctx context.Context, db int, key []byte) (RecordMeta, error
 		return RecordMeta{}, err
 	}
 	defer s.release()
+	if s.dlog.pending(d, key) {
+		return RecordMeta{}, ErrNotFound
+	}
 	hkey := encodeKey(nil, prefixHeader, d, key)
 	h, size, err := s.readHeader(hkey)
 	switch {
@@ -890,6 +950,10 @@ func (s *Store) Get(ctx context.Context, db int, key []byte) ([]byte, RecordMeta
 		return nil, RecordMeta{}, err
 	}
 	defer s.release()
+	if s.dlog.pending(d, key) {
+		s.misses.Add(1)
+		return nil, RecordMeta{}, ErrNotFound
+	}
 
 	hkey := encodeKey(nil, prefixHeader, d, key)
 	value, meta, err := s.read(ctx, d, key, hkey)
@@ -1110,6 +1174,7 @@ func (s *Store) deleteLocked(db uint32, key []byte, h *header, size usage) error
 		return fmt.Errorf("lsm: delete: %w", err)
 	}
 	s.account(db, size.neg())
+	s.dlog.forget(db, key)
 	return nil
 }
 
@@ -1195,8 +1260,9 @@ func (s *Store) Delete(ctx context.Context, db int, key []byte) (bool, error) {
 		return false, err
 	}
 	defer s.release()
-	if err := s.health.admitWrite(s.now()); err != nil {
-		return false, err
+	if s.health.unavailable() {
+		n, err := s.deleteLogged(d, GroupOf(key), [][]byte{key})
+		return n > 0, err
 	}
 	mu := s.stripe(d, GroupOf(key))
 	mu.Lock()
@@ -1218,8 +1284,12 @@ func (s *Store) deleteKeyLocked(db uint32, key []byte) (bool, error) {
 	case err != nil:
 		return false, err
 	}
+	wasPending := s.dlog.pending(db, key)
 	if err := s.deleteLocked(db, key, &h, size); err != nil {
 		return false, err
+	}
+	if wasPending {
+		return false, nil
 	}
 	s.deletes.Add(1)
 	return true, nil
@@ -1239,8 +1309,8 @@ func (s *Store) DeleteGroup(ctx context.Context, db int, group []byte) (int, err
 		return 0, err
 	}
 	defer s.release()
-	if err := s.health.admitWrite(s.now()); err != nil {
-		return 0, err
+	if s.health.unavailable() {
+		return s.deleteLogged(d, group, groupMembers(group))
 	}
 	mu := s.stripe(d, group)
 	mu.Lock()
@@ -1262,7 +1332,9 @@ func (s *Store) DeleteGroup(ctx context.Context, db int, group []byte) (int, err
 			return 0, err
 		default:
 			delta.add(size.neg())
-			n++
+			if !s.dlog.pending(d, key) {
+				n++
+			}
 		}
 		_ = b.Delete(hkey, nil)
 		_ = b.Delete(encodeKey(nil, prefixValue, d, key), nil)
@@ -1275,6 +1347,9 @@ func (s *Store) DeleteGroup(ctx context.Context, db int, group []byte) (int, err
 		return 0, fmt.Errorf("lsm: delete group: %w", err)
 	}
 	s.account(d, delta)
+	for _, key := range groupMembers(group) {
+		s.dlog.forget(d, key)
+	}
 	s.deletes.Add(int64(n))
 	return n, nil
 }
@@ -1288,13 +1363,17 @@ func (s *Store) FlushDB(ctx context.Context, db int) error {
 	}
 	hlo, hhi := dbBounds(prefixHeader, d)
 	vlo, vhi := dbBounds(prefixValue, d)
-	return s.flushRanges(ctx, func() { s.total.add(s.usageOf(d).neg()); delete(s.perDB, d) },
+	return s.flushRanges(ctx, func() {
+		s.total.add(s.usageOf(d).neg())
+		delete(s.perDB, d)
+		s.dlog.forgetDB(d, false)
+	},
 		[2][]byte{hlo, hhi}, [2][]byte{vlo, vhi})
 }
 
 // FlushAll removes every record of every database.
 func (s *Store) FlushAll(ctx context.Context) error {
-	return s.flushRanges(ctx, func() { s.total = usage{}; clear(s.perDB) },
+	return s.flushRanges(ctx, func() { s.total = usage{}; clear(s.perDB); s.dlog.forgetDB(0, true) },
 		[2][]byte{{prefixHeader}, {prefixHeader + 1}},
 		[2][]byte{{prefixValue}, {prefixValue + 1}})
 }
@@ -1350,6 +1429,9 @@ func (s *Store) Iterate(ctx context.Context, fn func(db int, key []byte, meta Re
 	}
 	var drop []dead
 	err := s.scanHeaders(ctx, func(db uint32, key []byte, h header, size usage, err error) error {
+		if s.dlog.pending(db, key) {
+			return nil // deleted while the disk was unavailable
+		}
 		if err != nil {
 			drop = append(drop, dead{db, bytes.Clone(key), 0, err})
 			return nil
@@ -1448,6 +1530,7 @@ func (s *Store) Stats() Stats {
 		DiskFull:         s.refuse.Load(),
 		Reclaims:         s.reclaims.Load(),
 		RecoveredFrom:    s.recoveredFrom,
+		PendingDeletes:   s.dlog.count(),
 		KeysByDB:         make(map[int]int64),
 	}
 	s.health.report(&st)

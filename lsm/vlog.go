@@ -24,8 +24,10 @@ import (
 // length); the header's checksum still covers the value, so a damaged or
 // missing segment is a corrupt record (a miss), never wrong bytes.
 //
-// Segments are never modified in place. The reclaimer deletes a segment
-// once no pointer refers to it (see Store.collectSegments); a segment that
+// Segments are never modified in place (an append whose record is refused
+// or fails is truncated away when it is still the tail). The reclaimer
+// deletes a segment once no pointer refers to it and no append to it is in
+// flight (see Store.collectSegments); a segment that
 // keeps some live values keeps its space until they go, which for a cache
 // whose coldest chunks are evicted first happens in segment order.
 
@@ -78,6 +80,14 @@ type valueLog struct {
 	cur    uint32 // the segment appended to
 	curOff int64
 	segMax int64 // size at which the current segment is closed
+	// busy counts, per segment, the appends whose records have not yet
+	// committed or failed (see settle); touched marks the segments
+	// appended to since the reclaimer's current scan began (see
+	// beginScan). Together they replace judging a segment dead by time:
+	// a segment with an append in flight, or one the scan may have missed,
+	// is never removed.
+	busy    map[uint32]int
+	touched map[uint32]bool
 }
 
 // segmentSizeFor keeps segments small next to the disk bound, so that
@@ -97,7 +107,8 @@ func openValueLog(dir string) (*valueLog, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("lsm: value log dir: %w", err)
 	}
-	v := &valueLog{dir: dir, files: map[uint32]*os.File{}, sizes: map[uint32]int64{}, segMax: vlogSegmentSize}
+	v := &valueLog{dir: dir, files: map[uint32]*os.File{}, sizes: map[uint32]int64{}, segMax: vlogSegmentSize,
+		busy: map[uint32]int{}, touched: map[uint32]bool{}}
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, fmt.Errorf("lsm: value log dir: %w", err)
@@ -146,7 +157,9 @@ func (v *valueLog) rotateLocked() error {
 }
 
 // append writes p at the end of the current segment and returns where.
-// Concurrent appends write disjoint ranges.
+// Concurrent appends write disjoint ranges. The append is registered as in
+// flight until the caller calls settle (its record committed) or unappend
+// (it did not); a failed write is undone here.
 func (v *valueLog) append(p []byte) (vlogPointer, error) {
 	v.mu.Lock()
 	if v.curOff > 0 && v.curOff+int64(len(p)) > v.segMax {
@@ -158,11 +171,73 @@ func (v *valueLog) append(p []byte) (vlogPointer, error) {
 	f, ptr := v.files[v.cur], vlogPointer{seg: v.cur, off: v.curOff, n: uint32(len(p))}
 	v.curOff += int64(len(p))
 	v.sizes[v.cur] = v.curOff
+	v.busy[v.cur]++
+	v.touched[v.cur] = true
 	v.mu.Unlock()
 	if _, err := f.WriteAt(p, ptr.off); err != nil {
+		v.unappend(ptr)
 		return vlogPointer{}, fmt.Errorf("lsm: value log write: %w", err)
 	}
 	return ptr, nil
+}
+
+// settle ends the registration of an append whose record has committed.
+func (v *valueLog) settle(p vlogPointer) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.settleLocked(p)
+}
+
+func (v *valueLog) settleLocked(p vlogPointer) {
+	if v.busy[p.seg]--; v.busy[p.seg] <= 0 {
+		delete(v.busy, p.seg)
+	}
+}
+
+// unappend undoes an append whose record was refused or failed: when it is
+// still the tail of the current segment the segment is truncated back (a
+// refused write must not grow the log, and a partial write on a full disk
+// gives its blocks back); otherwise its bytes stay as garbage. Either way
+// its registration ends.
+func (v *valueLog) unappend(p vlogPointer) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.settleLocked(p)
+	if v.cur != p.seg || v.curOff != p.off+int64(p.n) {
+		return
+	}
+	v.curOff = p.off
+	v.sizes[p.seg] = p.off
+	if f := v.files[p.seg]; f != nil {
+		// A failed truncate leaves bytes past curOff that the next append
+		// overwrites; size() already counts them out.
+		_ = f.Truncate(p.off)
+	}
+}
+
+// beginScan starts a reclaimer scan: from now on, a segment is touched when
+// it is appended to, and the segments with appends in flight count as
+// touched already (their records may commit after the scan's snapshot).
+func (v *valueLog) beginScan() {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	clear(v.touched)
+	for id := range v.busy {
+		v.touched[id] = true
+	}
+}
+
+// idleLocked reports whether segment id has had no append since the scan
+// began and has none in flight.
+func (v *valueLog) idleLocked(id uint32) bool {
+	return !v.touched[id] && v.busy[id] == 0
+}
+
+// idle is idleLocked for callers without the lock.
+func (v *valueLog) idle(id uint32) bool {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return v.idleLocked(id)
 }
 
 // read returns the payload p points to, in a new buffer, with the hashes of
@@ -259,32 +334,38 @@ func (v *valueLog) segments() (ids []uint32, cur uint32) {
 	return ids, v.cur
 }
 
-// sealIfUnchanged starts a new segment if the current one is still cur and
-// holds data, so that a current segment left all garbage can be collected.
-func (v *valueLog) sealIfUnchanged(cur uint32) error {
+// sealIfIdle starts a new segment if the current one is still cur, holds
+// data and is idle since the scan began, so that a current segment left all
+// garbage can be collected; it reports whether it did.
+func (v *valueLog) sealIfIdle(cur uint32) (bool, error) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	if v.cur != cur || v.curOff == 0 {
-		return nil
+	if v.cur != cur || v.curOff == 0 || !v.idleLocked(cur) {
+		return false, nil
 	}
-	return v.rotateLocked()
+	return true, v.rotateLocked()
 }
 
-// remove deletes a segment.
-func (v *valueLog) remove(id uint32) error {
+// removeIfIdle deletes a segment that is not the current one and is idle
+// since the scan began; it reports whether it did.
+func (v *valueLog) removeIfIdle(id uint32) (bool, error) {
 	v.mu.Lock()
+	if id == v.cur || !v.idleLocked(id) {
+		v.mu.Unlock()
+		return false, nil
+	}
 	f := v.files[id]
 	delete(v.files, id)
 	delete(v.sizes, id)
 	v.mu.Unlock()
 	if f == nil {
-		return nil
+		return false, nil
 	}
 	f.Close()
 	if err := os.Remove(filepath.Join(v.dir, segmentName(id))); err != nil {
-		return fmt.Errorf("lsm: remove segment: %w", err)
+		return true, fmt.Errorf("lsm: remove segment: %w", err)
 	}
-	return nil
+	return true, nil
 }
 
 func (v *valueLog) close() {

@@ -120,7 +120,7 @@ func TestValueLogSyncSkipsSegmentsRemovedMeanwhile(t *testing.T) {
 	done := make(chan error, 1)
 	go func() {
 		for id := uint32(1); id < segments; id++ {
-			if err := v.remove(id); err != nil {
+			if _, err := v.removeIfIdle(id); err != nil {
 				done <- err
 				return
 			}

@@ -32,6 +32,21 @@ func mountTmpfs(t *testing.T, size string) string {
 	return dir
 }
 
+// startOnSmallDisk starts kvserver on a 64 MiB tmpfs holding 24 MiB of
+// ballast (the path returned; the test deletes it to give the disk tier
+// room again), with a 16 MiB memory tier and --maxdisk far above the file
+// system, so that only the file system says no.
+func startOnSmallDisk(t *testing.T, extraArgs ...string) (*server, string) {
+	t.Helper()
+	mnt := mountTmpfs(t, "64m")
+	ballast := filepath.Join(mnt, "ballast")
+	if err := os.WriteFile(ballast, make([]byte, 24<<20), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args := append([]string{"--dir", mnt, "--maxmemory", "16mb", "--maxdisk", "1gb"}, extraArgs...)
+	return startKVServer(t, args...), ballast
+}
+
 // TestDiskFullKeepsTheMemoryTierServing fills the real file system under
 // the disk tier (a 64 MiB tmpfs, with --maxdisk far above it so that only
 // the file system says no) with 1 MiB chunk pairs through a 16 MiB memory
@@ -43,15 +58,8 @@ func TestDiskFullKeepsTheMemoryTierServing(t *testing.T) {
 	if diffAgainstRedis() {
 		t.Skip("kvserver's disk tier")
 	}
-	mnt := mountTmpfs(t, "64m")
-	// Ballast the test deletes later to give the disk tier room again.
-	ballast := filepath.Join(mnt, "ballast")
-	if err := os.WriteFile(ballast, make([]byte, 24<<20), 0o644); err != nil {
-		t.Fatal(err)
-	}
 	metricsPort := freePort(t)
-	s := startKVServer(t, "--dir", mnt, "--maxmemory", "16mb", "--maxdisk", "1gb",
-		"--metrics-port", strconv.Itoa(metricsPort))
+	s, ballast := startOnSmallDisk(t, "--metrics-port", strconv.Itoa(metricsPort))
 	ctx := context.Background()
 	rdb := redis.NewClient(&redis.Options{Addr: s.Addr, ReadTimeout: time.Minute, WriteTimeout: time.Minute})
 	defer rdb.Close()
@@ -164,4 +172,163 @@ func tail(s string, n int) string {
 		return s[len(s)-n:]
 	}
 	return s
+}
+
+// TestDiskFullRecoversAndDeletesStayDeleted fills the real file system
+// under the disk tier (a tmpfs with ballast), deletes pairs that are on
+// disk while it is full, then frees the space with writes still coming. The
+// disk tier must keep retrying while full (io_errors grows), be back to ok
+// within 15 s of the space returning, apply the deletes it had to defer,
+// and after a kill -9 and a restart the deleted pairs must stay deleted
+// while the others are whole or absent, never half.
+func TestDiskFullRecoversAndDeletesStayDeleted(t *testing.T) {
+	if diffAgainstRedis() {
+		t.Skip("kvserver's disk tier")
+	}
+	s, ballast := startOnSmallDisk(t)
+	ctx := context.Background()
+	rdb := redis.NewClient(&redis.Options{Addr: s.Addr, ReadTimeout: time.Minute, WriteTimeout: time.Minute})
+	defer rdb.Close()
+	c := dialRaw(t, s.Addr)
+	tiersNow := func() map[string]string {
+		t.Helper()
+		tiers, err := infoFields(c, "tiers")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tiers
+	}
+	value := func(i int) []byte { return randomBytes(uint64(5000+i), 1<<20) }
+	meta := func(i int) []byte { return []byte(fmt.Sprintf("meta-%04d-%s", i, strings.Repeat("m", 18))) }
+	key := func(i int) string { return fmt.Sprintf("model@1@0@%08x@bfloat16", i) }
+	setPair := func(i int) {
+		t.Helper()
+		if err := rdb.Set(ctx, key(i)+"kv_bytes", value(i), 0).Err(); err != nil {
+			t.Fatalf("SET kv_bytes %d: %v", i, err)
+		}
+		if err := rdb.Set(ctx, key(i)+"metadata", meta(i), 0).Err(); err != nil {
+			t.Fatalf("SET metadata %d: %v", i, err)
+		}
+	}
+
+	// Fill: 1 MiB pairs through a 16 MiB memory tier until the disk says no.
+	next := 0
+	for ; tiersNow()["tier_disk_status"] != "unavailable"; next++ {
+		if next == 200 {
+			t.Fatalf("the disk tier never became unavailable: %v", tiersNow())
+		}
+		setPair(next)
+	}
+	// Delete, while the disk is full, the first pairs still held (they
+	// were demoted to disk before it filled).
+	var deleted []int
+	for i := 0; i < next && len(deleted) < 30; i++ {
+		n, err := rdb.Del(ctx, key(i)+"kv_bytes", key(i)+"metadata").Result()
+		if err != nil {
+			t.Fatalf("DEL pair %d with the disk full: %v", i, err)
+		}
+		if n == 2 {
+			deleted = append(deleted, i)
+		}
+	}
+	if len(deleted) < 10 {
+		t.Fatalf("only %d pairs were held to delete: %v", len(deleted), tiersNow())
+	}
+	// Ordinary small keys keep coming from another client from now on:
+	// their write-behind keeps the disk tier busy with small writes.
+	smallCtx, stopSmall := context.WithCancel(ctx)
+	smallDone := make(chan error, 1)
+	go func() {
+		for i := 0; ; i++ {
+			err := rdb.Set(smallCtx, fmt.Sprintf("user:%d", i), "small value", 0).Err()
+			if smallCtx.Err() != nil {
+				smallDone <- nil
+				return
+			}
+			if err != nil {
+				smallDone <- err
+				return
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}()
+	stopSmallWriter := func() {
+		if smallCtx.Err() == nil {
+			stopSmall()
+			if err := <-smallDone; err != nil {
+				t.Errorf("SET of a small key: %v", err)
+			}
+		}
+	}
+	defer stopSmallWriter()
+	full := tiersNow()
+	if full["tier_disk_status"] != "unavailable" {
+		t.Fatalf("the disk recovered before space was freed: %v", full)
+	}
+	// While full, the disk tier retries by itself: io_errors grows.
+	errsFull, _ := strconv.Atoi(full["tier_disk_io_errors"])
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		n, _ := strconv.Atoi(tiersNow()["tier_disk_io_errors"])
+		if n > errsFull {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("tier_disk_io_errors stayed at %d for 20 s of a full disk: no retries", n)
+		}
+		setPair(next)
+		next++
+		time.Sleep(100 * time.Millisecond)
+	}
+
+	// Free space with writes still coming.
+	if err := os.Remove(ballast); err != nil {
+		t.Fatal(err)
+	}
+	freed := time.Now()
+	var recovered time.Duration
+	for recovered == 0 {
+		setPair(next)
+		next++
+		tiers := tiersNow()
+		if tiers["tier_disk_status"] == "ok" {
+			recovered = time.Since(freed)
+			break
+		}
+		if time.Since(freed) > 15*time.Second {
+			t.Fatalf("the disk tier was not back to ok within 15 s of space returning: %v", tiers)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	for {
+		tiers := tiersNow()
+		if tiers["tier_disk_deferred_deletes"] == "0" {
+			break
+		}
+		if time.Since(freed) > 30*time.Second {
+			t.Fatalf("deferred deletes not applied 30 s after space returned: %v", tiers)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Logf("disk back to ok %v after space returned; %d pairs deleted while full; INFO tiers: %v",
+		recovered.Round(time.Millisecond), len(deleted), tiersNow())
+
+	stopSmallWriter()
+	s.Crash()
+	s.Relaunch(t)
+	rdb2 := redis.NewClient(&redis.Options{Addr: s.Addr, ReadTimeout: time.Minute, WriteTimeout: time.Minute})
+	defer rdb2.Close()
+	back := 0
+	for _, i := range deleted {
+		if n, err := rdb2.Exists(ctx, key(i)+"kv_bytes", key(i)+"metadata").Result(); err != nil {
+			t.Fatal(err)
+		} else if n > 0 {
+			back++
+		}
+	}
+	if back > 0 {
+		t.Fatalf("%d of %d pairs deleted while the disk was full came back after kill -9", back, len(deleted))
+	}
+	present := verifyPairs(t, rdb2, next, key, value, meta)
+	t.Logf("after kill -9: 0 of %d deleted pairs back, %d of %d pairs held, all whole", len(deleted), present, next)
 }
