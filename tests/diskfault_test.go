@@ -217,18 +217,24 @@ func diskFullDeletes(t *testing.T, crashWhileFull bool) {
 		}
 	}
 
-	// Fill: 1 MiB pairs through a 16 MiB memory tier until the disk says no.
+	// 20 pairs first, left long enough to be written back and flushed:
+	// they are durable on disk before it fills.
+	const durable = 20
 	next := 0
+	for ; next < durable; next++ {
+		setPair(next)
+	}
+	time.Sleep(5 * time.Second)
+	// Fill: 1 MiB pairs through a 16 MiB memory tier until the disk says no.
 	for ; tiersNow()["tier_disk_status"] != "unavailable"; next++ {
 		if next == 200 {
 			t.Fatalf("the disk tier never became unavailable: %v", tiersNow())
 		}
 		setPair(next)
 	}
-	// Delete, while the disk is full, the first pairs still held (they
-	// were demoted to disk before it filled).
+	// Delete, while the disk is full, the durable pairs still held.
 	var deleted []int
-	for i := 0; i < next && len(deleted) < 30; i++ {
+	for i := 0; i < durable; i++ {
 		n, err := rdb.Del(ctx, key(i)+"kv_bytes", key(i)+"metadata").Result()
 		if err != nil {
 			t.Fatalf("DEL pair %d with the disk full: %v", i, err)
