@@ -338,7 +338,9 @@ func open(ctx context.Context, opts Options) (*Store, error) {
 			_ = db.Close()
 			return nil, fmt.Errorf("lsm: free space of %s: %w", opts.Dir, err)
 		}
-		s.maxDisk = int64(DefaultMaxDiskFraction * float64(du.AvailBytes+uint64(s.physical.Load())))
+		// What the store holds counts as free: Pebble's files and the value
+		// log's segments.
+		s.maxDisk = int64(DefaultMaxDiskFraction * float64(du.AvailBytes+uint64(s.physical.Load()+s.vlog.size())))
 	}
 	s.vlog.mu.Lock()
 	s.vlog.segMax = segmentSizeFor(s.maxDisk)

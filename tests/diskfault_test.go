@@ -180,11 +180,17 @@ func tail(s string, n int) string {
 // disk tier must keep retrying while full (io_errors grows), be back to ok
 // within 15 s of the space returning, apply the deletes it had to defer,
 // and after a kill -9 and a restart the deleted pairs must stay deleted
-// while the others are whole or absent, never half.
+// while the others are whole or absent, never half. The kill -9 comes once
+// the disk is back, or while it is still full.
 func TestDiskFullRecoversAndDeletesStayDeleted(t *testing.T) {
 	if diffAgainstRedis() {
 		t.Skip("kvserver's disk tier")
 	}
+	t.Run("kill -9 after recovery", func(t *testing.T) { diskFullDeletes(t, false) })
+	t.Run("kill -9 while full", func(t *testing.T) { diskFullDeletes(t, true) })
+}
+
+func diskFullDeletes(t *testing.T, crashWhileFull bool) {
 	s, ballast := startOnSmallDisk(t)
 	ctx := context.Background()
 	rdb := redis.NewClient(&redis.Options{Addr: s.Addr, ReadTimeout: time.Minute, WriteTimeout: time.Minute})
@@ -211,18 +217,24 @@ func TestDiskFullRecoversAndDeletesStayDeleted(t *testing.T) {
 		}
 	}
 
-	// Fill: 1 MiB pairs through a 16 MiB memory tier until the disk says no.
+	// 20 pairs first, left long enough to be written back and flushed:
+	// they are durable on disk before it fills.
+	const durable = 20
 	next := 0
+	for ; next < durable; next++ {
+		setPair(next)
+	}
+	time.Sleep(5 * time.Second)
+	// Fill: 1 MiB pairs through a 16 MiB memory tier until the disk says no.
 	for ; tiersNow()["tier_disk_status"] != "unavailable"; next++ {
 		if next == 200 {
 			t.Fatalf("the disk tier never became unavailable: %v", tiersNow())
 		}
 		setPair(next)
 	}
-	// Delete, while the disk is full, the first pairs still held (they
-	// were demoted to disk before it filled).
+	// Delete, while the disk is full, the durable pairs still held.
 	var deleted []int
-	for i := 0; i < next && len(deleted) < 30; i++ {
+	for i := 0; i < durable; i++ {
 		n, err := rdb.Del(ctx, key(i)+"kv_bytes", key(i)+"metadata").Result()
 		if err != nil {
 			t.Fatalf("DEL pair %d with the disk full: %v", i, err)
@@ -265,57 +277,68 @@ func TestDiskFullRecoversAndDeletesStayDeleted(t *testing.T) {
 	if full["tier_disk_status"] != "unavailable" {
 		t.Fatalf("the disk recovered before space was freed: %v", full)
 	}
-	// While full, the disk tier retries by itself: io_errors grows.
-	errsFull, _ := strconv.Atoi(full["tier_disk_io_errors"])
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		n, _ := strconv.Atoi(tiersNow()["tier_disk_io_errors"])
-		if n > errsFull {
-			break
+	if crashWhileFull {
+		// kill -9 before any space returns: only the delete log has the
+		// deletes. Space returns before the restart.
+		stopSmallWriter()
+		s.Crash()
+		if err := os.Remove(ballast); err != nil {
+			t.Fatal(err)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("tier_disk_io_errors stayed at %d for 20 s of a full disk: no retries", n)
+		s.Relaunch(t)
+	} else {
+		// While full, the disk tier retries by itself: io_errors grows.
+		errsFull, _ := strconv.Atoi(full["tier_disk_io_errors"])
+		deadline := time.Now().Add(20 * time.Second)
+		for {
+			n, _ := strconv.Atoi(tiersNow()["tier_disk_io_errors"])
+			if n > errsFull {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("tier_disk_io_errors stayed at %d for 20 s of a full disk: no retries", n)
+			}
+			setPair(next)
+			next++
+			time.Sleep(100 * time.Millisecond)
 		}
-		setPair(next)
-		next++
-		time.Sleep(100 * time.Millisecond)
-	}
 
-	// Free space with writes still coming.
-	if err := os.Remove(ballast); err != nil {
-		t.Fatal(err)
-	}
-	freed := time.Now()
-	var recovered time.Duration
-	for recovered == 0 {
-		setPair(next)
-		next++
-		tiers := tiersNow()
-		if tiers["tier_disk_status"] == "ok" {
-			recovered = time.Since(freed)
-			break
+		// Free space with writes still coming.
+		if err := os.Remove(ballast); err != nil {
+			t.Fatal(err)
 		}
-		if time.Since(freed) > 15*time.Second {
-			t.Fatalf("the disk tier was not back to ok within 15 s of space returning: %v", tiers)
+		freed := time.Now()
+		var recovered time.Duration
+		for recovered == 0 {
+			setPair(next)
+			next++
+			tiers := tiersNow()
+			if tiers["tier_disk_status"] == "ok" {
+				recovered = time.Since(freed)
+				break
+			}
+			if time.Since(freed) > 15*time.Second {
+				t.Fatalf("the disk tier was not back to ok within 15 s of space returning: %v", tiers)
+			}
+			time.Sleep(100 * time.Millisecond)
 		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	for {
-		tiers := tiersNow()
-		if tiers["tier_disk_deferred_deletes"] == "0" {
-			break
+		for {
+			tiers := tiersNow()
+			if tiers["tier_disk_deferred_deletes"] == "0" {
+				break
+			}
+			if time.Since(freed) > 30*time.Second {
+				t.Fatalf("deferred deletes not applied 30 s after space returned: %v", tiers)
+			}
+			time.Sleep(100 * time.Millisecond)
 		}
-		if time.Since(freed) > 30*time.Second {
-			t.Fatalf("deferred deletes not applied 30 s after space returned: %v", tiers)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	t.Logf("disk back to ok %v after space returned; %d pairs deleted while full; INFO tiers: %v",
-		recovered.Round(time.Millisecond), len(deleted), tiersNow())
+		t.Logf("disk back to ok %v after space returned; %d pairs deleted while full; INFO tiers: %v",
+			recovered.Round(time.Millisecond), len(deleted), tiersNow())
 
-	stopSmallWriter()
-	s.Crash()
-	s.Relaunch(t)
+		stopSmallWriter()
+		s.Crash()
+		s.Relaunch(t)
+	}
 	rdb2 := redis.NewClient(&redis.Options{Addr: s.Addr, ReadTimeout: time.Minute, WriteTimeout: time.Minute})
 	defer rdb2.Close()
 	back := 0
