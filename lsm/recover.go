@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
 )
 
 // Recovery from damaged files. What is promised (README "Integrity"):
@@ -78,6 +79,16 @@ func isDamage(err error) bool {
 // files are damaged and opts.MoveAsideDamaged is set, Dir is moved aside
 // and an empty store is opened in its place (Stats.RecoveredFrom).
 func Open(ctx context.Context, opts Options) (*Store, error) {
+	if opts.MoveAsideDamaged && opts.Dir != "" {
+		// Held from the first attempt to the end of the move, so that two
+		// processes starting at once cannot both judge the store damaged
+		// and the second move the empty store the first just created.
+		unlock, err := lockBeside(opts.Dir)
+		if err != nil {
+			return nil, err
+		}
+		defer unlock()
+	}
 	s, err := open(ctx, opts)
 	if err == nil || !opts.MoveAsideDamaged || !isDamage(err) {
 		return s, err
@@ -99,6 +110,21 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	}
 	s.recoveredFrom = aside
 	return s, nil
+}
+
+// lockBeside takes an exclusive lock on the file dir+".lock", next to the
+// store's directory; another process holding it is a system condition, not
+// damage.
+func lockBeside(dir string) (unlock func(), err error) {
+	dir = filepath.Clean(dir)
+	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+		return nil, fmt.Errorf("lsm: create parent of %s: %w", dir, err)
+	}
+	l, err := vfs.Default.Lock(dir + ".lock")
+	if err != nil {
+		return nil, fmt.Errorf("lsm: lock %s.lock (is another server opening this store?): %w", dir, err)
+	}
+	return func() { _ = l.Close() }, nil
 }
 
 // openPebble is pebble.Open with its invariant panics (pebbleLogger.Fatalf

@@ -282,3 +282,27 @@ func TestCorruptRecordLogIsRateLimited(t *testing.T) {
 		t.Fatalf("next window: allowed %v, suppressed %d; want true, %d", ok, suppressed, 100-corruptLogBurst)
 	}
 }
+
+// TestDamagedStoreBeingOpenedElsewhereIsNotMoved: while another opener
+// holds the lock beside the store (deciding whether to move it), a damaged
+// store is not moved by a second one, which fails instead.
+func TestDamagedStoreBeingOpenedElsewhereIsNotMoved(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "pebble")
+	opts := fillForDamage(t, dir, 1)
+	manifests, _ := filepath.Glob(filepath.Join(dir, "MANIFEST-*"))
+	for _, p := range manifests {
+		os.Remove(p)
+	}
+	unlock, err := lockBeside(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unlock()
+	if s, err := Open(context.Background(), opts); err == nil {
+		s.Close()
+		t.Fatal("Open succeeded while another opener held the lock")
+	}
+	if m, _ := filepath.Glob(dir + ".damaged-*"); len(m) != 0 {
+		t.Fatalf("moved while another opener held the lock: %v", m)
+	}
+}
