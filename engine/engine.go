@@ -94,9 +94,9 @@ type Stats struct {
 	// LockMaxHold is the longest the engine lock was held at once since
 	// start or ResetStats.
 	LockMaxHold time.Duration
-	Memory     TierStats
-	Disk       TierStats
-	HasDisk    bool
+	Memory      TierStats
+	Disk        TierStats
+	HasDisk     bool
 }
 
 // Engine is the keyspace over a memory tier and an optional disk tier. It is
