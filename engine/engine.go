@@ -94,15 +94,18 @@ type Stats struct {
 	// IndexBytes is the memory held by the index entries of keys whose
 	// value is only on disk; it is not part of UsedMemory.
 	IndexBytes int64
-	Memory     TierStats
-	Disk       TierStats
-	HasDisk    bool
+	// LockMaxHold is the longest the engine lock was held at once since
+	// start or ResetStats.
+	LockMaxHold time.Duration
+	Memory      TierStats
+	Disk        TierStats
+	HasDisk     bool
 }
 
 // Engine is the keyspace over a memory tier and an optional disk tier. It is
 // safe for concurrent use.
 type Engine struct {
-	mu      sync.Mutex
+	mu      holdMutex
 	memCond *sync.Cond // signalled when memory use drops
 	dbs     []*keyspace
 	memLRU  lruList // groups with at least one resident value
@@ -264,6 +267,7 @@ func (e *Engine) Stats() Stats {
 		UsedMemory:      e.usedPub.Load(),
 		IndexBytes:      e.indexPub.Load(),
 		QuantizedChunks: e.quantized.Load(),
+		LockMaxHold:     e.mu.maxHold(),
 		MaxMemory:       e.maxMem.Load(),
 		Hits:            e.hits.Load() + e.diskHits.Load(),
 		Misses:          e.misses.Load(),
@@ -309,6 +313,7 @@ func (e *Engine) ResetStats() {
 	for _, c := range []*atomic.Int64{&e.hits, &e.diskHits, &e.misses, &e.expired, &e.evicted, &e.diskEvict, &e.demotions, &e.promotions} {
 		c.Store(0)
 	}
+	e.mu.maxDur.Store(0)
 }
 
 // DBStats is the key and expiry count of one database.

@@ -747,7 +747,12 @@ func (e *Engine) Close(ctx context.Context) error {
 			errs = append(errs, fmt.Errorf("rewrite expiries of group %q: %w", g.name, err))
 		}
 	}
+	// Disk-only groups whose expiries changed are on no memory list.
+	groups = groups[:0]
 	for g := range e.dirty {
+		groups = append(groups, g)
+	}
+	for _, g := range groups {
 		if err := e.syncGroupExpiriesLocked(ctx, g); err != nil {
 			errs = append(errs, fmt.Errorf("rewrite expiries of group %q: %w", g.name, err))
 		}

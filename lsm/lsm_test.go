@@ -567,3 +567,39 @@ func TestDeletedSpaceIsReturnedToTheFileSystem(t *testing.T) {
 	}
 	waitPhysicalBelow(reclaimMinSlack)
 }
+
+func TestSetExpireRewritesOnlyTheExpiry(t *testing.T) {
+	values := map[string][]byte{
+		"inline": randomBytes(1, 28),
+		"pebble": bf16KV(2, 5000),
+		"vlog":   bf16KV(3, 4<<20+1),
+	}
+	ctx := context.Background()
+	for _, codec := range []Compression{CompressionNone, CompressionZstd} {
+		t.Run(codec.String(), func(t *testing.T) {
+			s := openTest(t, Options{Compression: codec})
+			for name, v := range values {
+				mustPut(t, s, 0, name, v, RecordMeta{Shuffle: true})
+				before := s.DiskUsage()
+				later := time.Now().Add(time.Hour).UnixMilli()
+				if err := s.SetExpire(ctx, 0, []byte(name), later); err != nil {
+					t.Fatalf("%s: SetExpire: %v", name, err)
+				}
+				got, meta := mustGet(t, s, 0, name)
+				if !bytes.Equal(got, v) || meta.ExpireAt != later || s.DiskUsage() != before {
+					t.Fatalf("%s: after SetExpire: equal %v, expiry %d want %d, usage %d want %d",
+						name, bytes.Equal(got, v), meta.ExpireAt, later, s.DiskUsage(), before)
+				}
+				if err := s.SetExpire(ctx, 0, []byte(name), 0); err != nil {
+					t.Fatal(err)
+				}
+				if _, meta := mustGet(t, s, 0, name); meta.ExpireAt != 0 {
+					t.Fatalf("%s: expiry %d after removing it", name, meta.ExpireAt)
+				}
+			}
+			if err := s.SetExpire(ctx, 0, []byte("missing"), 1); !errors.Is(err, ErrNotFound) {
+				t.Fatalf("SetExpire of a missing key: %v, want ErrNotFound", err)
+			}
+		})
+	}
+}

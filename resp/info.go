@@ -346,6 +346,7 @@ func (s *Server) infoTiers(w *infoWriter) {
 	w.int("tier_memory_evictions", st.Memory.Evictions)
 	w.int("tier_memory_demotions", st.Memory.Demotions)
 	w.int("tier_memory_promotions", st.Memory.Promotions)
+	w.int("engine_lock_max_hold_us", st.LockMaxHold.Microseconds())
 	if st.HasDisk {
 		w.int("tier_disk_keys", st.Disk.Keys)
 		w.int("tier_disk_index_bytes", st.IndexBytes)
