@@ -17,15 +17,7 @@ import (
 // isChunk reports whether g holds an LMCache chunk: a key of the chunk
 // shape, or metadata that parses as LMCache's.
 func (g *group) isChunk() bool {
-	if isChunkKeyName(g.name) {
-		return true
-	}
-	for _, it := range g.items {
-		if it.chunk != nil {
-			return true
-		}
-	}
-	return false
+	return isChunkKeyName(g.name) || g.hasChunkMetadata()
 }
 
 // lostOnDisk reports whether err from the disk tier means the record is
@@ -60,7 +52,7 @@ func (e *Engine) verifyPartnersLocked(ctx context.Context, it *item, promote boo
 		return true
 	}
 	for _, m := range append([]*item(nil), g.items...) {
-		if m == it || m.resident || !m.onDisk {
+		if m == it || m.resident || !m.hasRecord() {
 			continue
 		}
 		value, meta, err := e.cold.Get(ctx, m.ks.phys, []byte(m.key))
@@ -89,7 +81,7 @@ func chunkPartners(it *item) []string {
 	}
 	var out []string
 	for _, m := range g.items {
-		if m != it && !m.resident && m.onDisk {
+		if m != it && !m.resident && m.hasRecord() {
 			out = append(out, m.key)
 		}
 	}

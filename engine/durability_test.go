@@ -292,6 +292,7 @@ func TestEngineLockIsFreeDuringDiskWork(t *testing.T) {
 			}
 			e.mu.Lock()
 			_, err := e.persistLocked(ctx, g, true)
+			e.publishLocked() // as the write-behind does: Preload reads disk-only keys
 			e.mu.Unlock()
 			if err != nil {
 				t.Fatal(err)

@@ -107,7 +107,7 @@ func (l *lruList) moveToFront(g *group) {
 // value parses as LMCache metadata): an ordinary key such as
 // "user:1:metadata" or "blobkv_bytes" is whole by itself.
 func (g *group) incompletePair() bool {
-	if !isChunkKeyName(g.name) && !g.hasChunkMetadata() {
+	if !g.isChunk() {
 		return false
 	}
 	var data, meta bool
