@@ -216,10 +216,9 @@ func (s *Server) cmdConfigGet(c *Client, args [][]byte) {
 			}
 			continue
 		}
-		lower := []byte(strings.ToLower(pattern))
 		for i := range configParams {
 			p := &configParams[i]
-			if !seen[p.name] && globMatch(lower, []byte(p.name)) {
+			if !seen[p.name] && globMatchFold(a, []byte(p.name)) {
 				seen[p.name] = true
 				out = append(out, pair{p.name, p.get(s)})
 			}
