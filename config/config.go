@@ -35,10 +35,12 @@ const (
 	keyDiskCompression = "disk-compression"
 	keyExistsLeaseMs   = "exists-lease-ms"
 	keyMaxPinSeconds   = "max-pin-seconds"
+	keyMaxLeaseMs      = "max-lease-ms"
 	keyKVQuant         = "kv-quant"
 	keyClusterConfig   = "cluster-config"
 	keyTimeout         = "timeout"
 	keyProtectedMode   = "protected-mode"
+	keyEnableDebug     = "enable-debug-command"
 	keyTLSPort         = "tls-port"
 	keyTLSCertFile     = "tls-cert-file"
 	keyTLSKeyFile      = "tls-key-file"
@@ -63,9 +65,9 @@ func fileKeys() []string {
 	return []string{
 		keyPort, keyBind, keyDir, keyMaxMemory, keyMetricsPort, keyRequirePass,
 		keyProtoMaxBulkLen, keyMaxClients, keyDatabases, keyLogLevel,
-		keyMaxDisk, keyDiskCompression, keyExistsLeaseMs, keyMaxPinSeconds, keyKVQuant,
-		keyClusterConfig,
-		keyTimeout, keyProtectedMode, keyTLSPort, keyTLSCertFile, keyTLSKeyFile, keyTLSCACertFile,
+		keyMaxDisk, keyDiskCompression, keyExistsLeaseMs, keyMaxPinSeconds, keyMaxLeaseMs,
+		keyKVQuant, keyClusterConfig,
+		keyTimeout, keyProtectedMode, keyEnableDebug, keyTLSPort, keyTLSCertFile, keyTLSKeyFile, keyTLSCACertFile,
 		keyTLSAuthClients, keyObufLimit, keyRenameCommand, keyUser,
 	}
 }
@@ -102,6 +104,7 @@ type Config struct {
 	DiskCompression string // --disk-compression none|s2|zstd, default none
 	ExistsLeaseMs   int    // --exists-lease-ms, lease an EXISTS hit grants, default 2000, 0 disables
 	MaxPinSeconds   int    // --max-pin-seconds, longest KVC.PIN, default 86400
+	MaxLeaseMs      int    // --max-lease-ms, longest lease KVC.PROBE LEASE grants (longer ones are clamped), default 60000
 	KVQuant         string // --kv-quant off|int8|fp8|int4, default off
 	ClusterConfig   string // --cluster-config, YAML slot map (package cluster); "" runs without cluster mode
 
@@ -122,6 +125,10 @@ type Config struct {
 	// Users are ACL user lines in Redis's syntax, "alice on #<sha256>
 	// ~cache:* +@read" (--user, repeatable).
 	Users []string
+	// EnableDebugCommand is --enable-debug-command no|yes|local, default
+	// no: who may run DEBUG (Redis 7's setting; local means loopback
+	// clients only).
+	EnableDebugCommand string
 }
 
 // Load builds the Config from, in rising priority: the embedded defaults
@@ -300,6 +307,9 @@ func (c Config) Validate() error {
 	if c.MaxPinSeconds < 1 {
 		bad(keyMaxPinSeconds, "%d is below 1", c.MaxPinSeconds)
 	}
+	if c.MaxLeaseMs < 1 || c.MaxLeaseMs > math.MaxInt32 {
+		bad(keyMaxLeaseMs, "%d is not between 1 and %d", c.MaxLeaseMs, math.MaxInt32)
+	}
 	switch c.KVQuant {
 	case "off", "int8", "fp8", "int4":
 	default:
@@ -339,10 +349,12 @@ func newFlagSet(defaults *viper.Viper, d Config) *pflag.FlagSet {
 	fs.String(keyDiskCompression, d.DiskCompression, "lossless compression of the disk tier: none, s2, zstd")
 	fs.Int(keyExistsLeaseMs, d.ExistsLeaseMs, "milliseconds an EXISTS hit protects the key's chunk from eviction; 0 disables")
 	fs.Int(keyMaxPinSeconds, d.MaxPinSeconds, "longest lifetime KVC.PIN accepts, in seconds")
+	fs.Int(keyMaxLeaseMs, d.MaxLeaseMs, "longest lease KVC.PROBE LEASE grants, in milliseconds; longer ones are clamped to it")
 	fs.String(keyKVQuant, d.KVQuant, "quantized storage of fp16/bf16 KV chunks: off, int8, fp8, int4 (lossy unless off)")
 	fs.String(keyClusterConfig, d.ClusterConfig, "YAML slot map that turns on Redis Cluster mode; empty means standalone")
 	fs.Int(keyTimeout, d.Timeout, "close a client idle for this many seconds; 0 never")
 	fs.String(keyProtectedMode, raw(keyProtectedMode), "yes: refuse non-loopback clients while the default user has no password")
+	fs.String(keyEnableDebug, d.EnableDebugCommand, "who may run DEBUG: no, yes, or local (loopback clients only)")
 	fs.Int(keyTLSPort, d.TLSPort, "TCP port for TLS clients; 0 disables TLS")
 	fs.String(keyTLSCertFile, d.TLSCertFile, "server certificate for TLS (PEM)")
 	fs.String(keyTLSKeyFile, d.TLSKeyFile, "private key of the server certificate (PEM)")
@@ -457,6 +469,7 @@ func decode(v *viper.Viper, source func(key string) string) (Config, error) {
 	c.DiskCompression = strings.ToLower(c.DiskCompression)
 	intKey(keyExistsLeaseMs, &c.ExistsLeaseMs)
 	intKey(keyMaxPinSeconds, &c.MaxPinSeconds)
+	intKey(keyMaxLeaseMs, &c.MaxLeaseMs)
 	stringKey(keyKVQuant, &c.KVQuant)
 	c.KVQuant = strings.ToLower(c.KVQuant)
 	stringKey(keyClusterConfig, &c.ClusterConfig)
@@ -470,6 +483,8 @@ func decode(v *viper.Viper, source func(key string) string) (Config, error) {
 	default:
 		fail(keyProtectedMode, fmt.Errorf("%q is not yes or no", protected))
 	}
+	stringKey(keyEnableDebug, &c.EnableDebugCommand)
+	c.EnableDebugCommand = strings.ToLower(c.EnableDebugCommand)
 	intKey(keyTLSPort, &c.TLSPort)
 	stringKey(keyTLSCertFile, &c.TLSCertFile)
 	stringKey(keyTLSKeyFile, &c.TLSKeyFile)

@@ -14,6 +14,11 @@ import (
 // and key, client authentication without a CA (Redis's rule), and
 // rename-command entries Redis would reject.
 func (c Config) validateSecurity(bad func(key, format string, args ...any)) {
+	switch c.EnableDebugCommand {
+	case "", "no", "yes", "local": // "" is the zero Config's no
+	default:
+		bad(keyEnableDebug, "%q is not one of no, yes, local", c.EnableDebugCommand)
+	}
 	if c.Timeout < 0 || c.Timeout > math.MaxInt32 {
 		bad(keyTimeout, "%d is outside 0..2147483647", c.Timeout)
 	}

@@ -19,10 +19,11 @@ const (
 	errNoPermKey = "NOPERM this user has no permissions to access one of the keys used as arguments"
 )
 
-// newUsers builds the ACL catalog from the command table (original names:
-// ACL rules are not affected by rename-command, as in Redis) and the users
-// from opts.
-func newUsers(opts Options) (*acl.Users, map[*CommandSpec]int, error) {
+// newUsers builds the ACL catalog from specs, a command table's commands
+// under their original names (ACL rules are not affected by
+// rename-command, as in Redis), and the users from opts. The IDs are keyed
+// by those specs, so specs must be the ones the server dispatches.
+func newUsers(opts Options, specs []*CommandSpec) (*acl.Users, map[*CommandSpec]int, error) {
 	var conv func(spec *CommandSpec) acl.Command
 	conv = func(spec *CommandSpec) acl.Command {
 		cmd := acl.Command{Name: spec.Name, Categories: aclCategories(spec)}
@@ -31,8 +32,8 @@ func newUsers(opts Options) (*acl.Users, map[*CommandSpec]int, error) {
 		}
 		return cmd
 	}
-	cmds := make([]acl.Command, len(commandTable))
-	for i, spec := range commandTable {
+	cmds := make([]acl.Command, len(specs))
+	for i, spec := range specs {
 		cmds[i] = conv(spec)
 	}
 	cat := acl.NewCatalog(cmds, globMatch)
@@ -44,7 +45,7 @@ func newUsers(opts Options) (*acl.Users, map[*CommandSpec]int, error) {
 			index(sub)
 		}
 	}
-	for _, spec := range commandTable {
+	for _, spec := range specs {
 		index(spec)
 	}
 	users, err := acl.NewUsers(cat, opts.RequirePass, opts.Users)

@@ -335,8 +335,8 @@ func (s *Server) cmdCommandList(c *Client, args [][]byte) {
 				return false
 			}
 		case equalFold(typ, "pattern"):
-			pattern := []byte(strings.ToLower(string(arg)))
-			keep = func(spec *CommandSpec) bool { return globMatch(pattern, []byte(spec.Name)) }
+			pattern := arg
+			keep = func(spec *CommandSpec) bool { return globMatchFold(pattern, []byte(spec.Name)) }
 		default:
 			c.w.Error(errSyntax)
 			return

@@ -71,6 +71,9 @@ type CommandSpec struct {
 	Handler HandlerFunc
 	// Subcommands of a container command such as CLIENT.
 	Subcommands []*CommandSpec
+	// Protected is Redis's CMD_PROTECTED: the command runs only where
+	// enable-debug-command allows it (DEBUG).
+	Protected bool
 
 	subs map[string]*CommandSpec
 }
@@ -182,7 +185,7 @@ var commandTable = []*CommandSpec{
 	{Name: "lastsave", Arity: 1, Flags: FlagLoading | FlagStale | FlagFast, Handler: (*Server).cmdLastsave},
 	{Name: "save", Arity: 1, Flags: FlagAdmin | FlagNoscript | FlagNoAsyncLoading | FlagNoMulti, Handler: (*Server).cmdSave},
 	{Name: "bgsave", Arity: -1, Flags: FlagAdmin | FlagNoscript | FlagNoAsyncLoading, Handler: (*Server).cmdBgsave},
-	{Name: "debug", Arity: -2, Flags: FlagAdmin | FlagNoscript | FlagLoading | FlagStale, Handler: (*Server).cmdDebug},
+	{Name: "debug", Arity: -2, Flags: FlagAdmin | FlagNoscript | FlagLoading | FlagStale, Protected: true, Handler: (*Server).cmdDebug},
 	{Name: "shutdown", Arity: -1, Flags: FlagAdmin | FlagNoscript | FlagLoading | FlagStale | FlagNoMulti | FlagAllowBusy, Handler: (*Server).cmdShutdown},
 	// Cluster mode (cluster.go): answered like a Redis without cluster
 	// support unless Options.Cluster is set.
@@ -231,10 +234,13 @@ type CommandTable struct {
 	all    []*CommandSpec
 }
 
-// NewCommandTable builds the lookup table from specs.
+// NewCommandTable builds the lookup table from copies of specs: the table
+// owns its specs (their subcommand index, renames), so tables built from
+// the same specs, one per Server in a process, share no mutable state.
 func NewCommandTable(specs []*CommandSpec) *CommandTable {
 	t := &CommandTable{byName: make(map[string]*CommandSpec, len(specs))}
-	for _, spec := range specs {
+	for _, orig := range specs {
+		spec := orig.clone()
 		if len(spec.Subcommands) > 0 {
 			spec.subs = make(map[string]*CommandSpec, len(spec.Subcommands))
 			for _, sub := range spec.Subcommands {
@@ -246,6 +252,20 @@ func NewCommandTable(specs []*CommandSpec) *CommandTable {
 		t.all = append(t.all, spec)
 	}
 	return t
+}
+
+// clone copies spec and its subcommands, deeply enough that nothing a
+// CommandTable sets is shared with spec.
+func (spec *CommandSpec) clone() *CommandSpec {
+	c := *spec
+	c.subs = nil
+	if spec.Subcommands != nil {
+		c.Subcommands = make([]*CommandSpec, len(spec.Subcommands))
+		for i, sub := range spec.Subcommands {
+			c.Subcommands[i] = sub.clone()
+		}
+	}
+	return &c
 }
 
 // Lookup finds a command by name, case-insensitively.

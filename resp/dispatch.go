@@ -47,6 +47,12 @@ func (s *Server) dispatch(c *Client) {
 		c.w.Error("ERR wrong number of arguments for '" + spec.Name + "' command")
 		return
 	}
+	// Before authentication, as in Redis 7.0's processCommand.
+	if spec.Protected && !s.debugAllowed(c) {
+		c.w.Error(errDebugNotAllowed)
+		s.observe(spec.Name, 0, true)
+		return
+	}
 	if s.authRequired(c) && spec.Flags&FlagNoAuth == 0 {
 		c.w.Error("NOAUTH Authentication required.")
 		s.observe(spec.Name, 0, true)
@@ -85,6 +91,23 @@ func (s *Server) dispatch(c *Client) {
 	}
 	spec.Handler(s, c, args)
 	s.observe(spec.Name, time.Since(start), false)
+}
+
+// errDebugNotAllowed is Redis 7's refusal of DEBUG where
+// enable-debug-command does not allow it.
+const errDebugNotAllowed = `ERR DEBUG command not allowed. If the enable-debug-command option is set to "local", ` +
+	"you can run it from a local connection, otherwise you need to set this option in the configuration file, " +
+	"and then restart the server."
+
+// debugAllowed is Redis's allowProtectedAction for enable-debug-command.
+func (s *Server) debugAllowed(c *Client) bool {
+	switch s.options().EnableDebugCommand {
+	case "yes":
+		return true
+	case "local":
+		return isLocal(c.conn.RemoteAddr())
+	}
+	return false
 }
 
 func (s *Server) observe(name string, d time.Duration, failed bool) {

@@ -399,6 +399,7 @@ func (s *Server) infoKVCache(w *infoWriter) {
 	w.int("pinned_groups", prot.PinnedGroups)
 	w.int("exists_lease_ms", opts.ExistsLeaseMs)
 	w.int("max_pin_seconds", opts.MaxPinSeconds)
+	w.int("max_lease_ms", opts.MaxLeaseMs)
 	w.str("kv_quant", opts.KVQuant)
 	w.int("quantized_chunks", s.eng.Stats().QuantizedChunks)
 	for i, c := range classes {

@@ -14,6 +14,10 @@ import (
 // them saves round trips (KVC.PROBE) and keeps hot prefixes resident
 // (KVC.PIN).
 
+// DefaultMaxLeaseMs is the default --max-lease-ms: the longest lease
+// KVC.PROBE LEASE grants.
+const DefaultMaxLeaseMs = 60_000
+
 // parsePositive parses a strictly positive integer argument, returning the
 // error reply on failure: Redis's integer error, or "invalid <what> in
 // '<cmd>' command" for zero and negatives.
@@ -31,7 +35,10 @@ func parsePositive(arg []byte, what, cmd string) (int64, string) {
 // cmdKvcProbe implements KVC.PROBE [LEASE ms] key [key ...]: the number of
 // leading keys that exist, in any tier, stopping at the first missing one.
 // With LEASE each found key's chunk group is protected from eviction for ms
-// milliseconds, so the GETs that follow cannot miss.
+// milliseconds, so the GETs that follow cannot miss. ms is clamped to
+// --max-lease-ms: the command needs only @read, so a lease must not outlast
+// what KVC.PIN (a write, bounded by --max-pin-seconds) may grant, and
+// now+ms must not overflow.
 //
 // In cluster mode the probe is routed by its first key alone (MOVED when
 // another node serves it) and also stops at the first key of a slot this
@@ -53,6 +60,7 @@ func (s *Server) cmdKvcProbe(c *Client, args [][]byte) {
 			c.w.Error(msg)
 			return
 		}
+		leaseMs = min(leaseMs, s.options().MaxLeaseMs)
 		keys = keys[2:]
 	}
 	m := s.slotMap.Load()

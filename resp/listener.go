@@ -45,6 +45,9 @@ type Options struct {
 	ExistsLeaseMs int64
 	// MaxPinSeconds bounds KVC.PIN's lifetime (0 = no bound).
 	MaxPinSeconds int64
+	// MaxLeaseMs is the longest lease KVC.PROBE LEASE grants; longer
+	// requests are clamped to it (default 60000, CONFIG SET max-lease-ms).
+	MaxLeaseMs int64
 	// KVQuant is the quantization mode reported by INFO ("off" if empty).
 	KVQuant string
 	// OnMaxMemory, if set, is told the new bound after CONFIG SET
@@ -70,6 +73,9 @@ type Options struct {
 	// clients from non-loopback addresses are refused while the default
 	// user has no password.
 	ProtectedModeOff bool
+	// EnableDebugCommand is Redis 7's enable-debug-command: "no" (the
+	// default, also for ""), "yes", or "local" (loopback clients only).
+	EnableDebugCommand string
 	// Timeout is the initial CONFIG timeout: seconds a client may stay
 	// idle before it is closed (0 = never).
 	Timeout int64
@@ -167,6 +173,12 @@ func New(eng *engine.Engine, opts Options) *Server {
 	if opts.OutputBufferLimits == (config.OutputBufferLimits{}) {
 		opts.OutputBufferLimits = config.DefaultOutputBufferLimits
 	}
+	if opts.EnableDebugCommand == "" {
+		opts.EnableDebugCommand = "no"
+	}
+	if opts.MaxLeaseMs <= 0 {
+		opts.MaxLeaseMs = DefaultMaxLeaseMs
+	}
 	if opts.TLS.AuthClients == "" {
 		opts.TLS.AuthClients = "yes"
 	}
@@ -192,7 +204,7 @@ func New(eng *engine.Engine, opts Options) *Server {
 	limits := opts.OutputBufferLimits
 	s.obufLimits.Store(&limits)
 	s.origCommands = s.table.All()
-	s.users, s.aclIDs, s.initErr = newUsers(opts)
+	s.users, s.aclIDs, s.initErr = newUsers(opts, s.origCommands)
 	if s.initErr == nil {
 		s.initErr = s.table.rename(opts.RenameCommands)
 	}
@@ -202,7 +214,7 @@ func New(eng *engine.Engine, opts Options) *Server {
 // Validate reports the first problem New would find in opts: an ACL user
 // line with a bad rule, or a rename-command entry Redis would reject.
 func (o Options) Validate() error {
-	if _, _, err := newUsers(o); err != nil {
+	if _, _, err := newUsers(o, commandTable); err != nil {
 		return err
 	}
 	return NewCommandTable(commandTable).rename(o.RenameCommands)
@@ -338,11 +350,11 @@ func (s *Server) newClient(conn net.Conn, wg *sync.WaitGroup) *Client {
 	c := &Client{
 		ID:       s.nextID.Add(1),
 		conn:     conn,
-		r:        NewReader(conn, &s.maxBulk),
 		w:        NewWriter(conn),
 		created:  now,
 		lastUsed: now,
 	}
+	c.r = NewReader(flushBeforeRead{s, c}, &s.maxBulk)
 	c.proto.Store(2)
 	s.setDefaultAuth(c)
 	s.clients[c.ID] = c
@@ -460,6 +472,28 @@ func (s *Server) serveClient(c *Client) {
 			return
 		}
 	}
+}
+
+// flushBeforeRead is the connection as a client's Reader sees it: before a
+// read that may block, it sends the replies serveClient held back because
+// more input was buffered. Buffered input is not always a whole command
+// (a pipeline cut mid-command, the "\r\n" left after a bulk whose CRLF
+// Redis skips unread, as in *1\r\n$4\r\nPINGXX\r\n), and a reply must
+// never wait for bytes the client will only send after reading it.
+type flushBeforeRead struct {
+	s *Server
+	c *Client
+}
+
+func (f flushBeforeRead) Read(p []byte) (int, error) {
+	if f.c.w.Pending() > 0 {
+		err := f.s.flush(f.c)
+		f.s.countIO(f.c)
+		if err != nil {
+			return 0, fmt.Errorf("flush replies before reading: %w", err)
+		}
+	}
+	return f.c.conn.Read(p)
 }
 
 func (s *Server) countIO(c *Client) {

@@ -112,6 +112,15 @@ var configParams = []configParam{
 			}
 			return func() { s.obufLimits.Store(&lim) }, ""
 		}},
+	{name: "max-lease-ms", get: func(s *Server) string { return strconv.FormatInt(s.options().MaxLeaseMs, 10) },
+		set: func(s *Server, v string) (func(), string) {
+			n, reason := parseIntValue(v, 1, math.MaxInt32)
+			if reason != "" {
+				return nil, reason
+			}
+			return func() { s.updateOptions(func(o *Options) { o.MaxLeaseMs = n }) }, ""
+		}},
+	{name: "enable-debug-command", get: func(s *Server) string { return s.options().EnableDebugCommand }},
 	{name: "tls-port", get: func(s *Server) string { return strconv.Itoa(s.options().TLS.Port) }},
 	{name: "tls-cert-file", get: func(s *Server) string { return s.options().TLS.CertFile }},
 	{name: "tls-key-file", get: func(s *Server) string { return s.options().TLS.KeyFile }},
@@ -216,10 +225,9 @@ func (s *Server) cmdConfigGet(c *Client, args [][]byte) {
 			}
 			continue
 		}
-		lower := []byte(strings.ToLower(pattern))
 		for i := range configParams {
 			p := &configParams[i]
-			if !seen[p.name] && globMatch(lower, []byte(p.name)) {
+			if !seen[p.name] && globMatchFold(a, []byte(p.name)) {
 				seen[p.name] = true
 				out = append(out, pair{p.name, p.get(s)})
 			}
@@ -360,6 +368,7 @@ func (s *Server) rewriteSettings() []rewriteSetting {
 		{"databases", strconv.Itoa(s.eng.Databases()), ""},
 		{"timeout", strconv.FormatInt(s.idleTimeout.Load(), 10), "0"},
 		{"protected-mode", yesNo(s.protectedMode.Load()), "yes"},
+		{"max-lease-ms", strconv.FormatInt(opts.MaxLeaseMs, 10), strconv.Itoa(DefaultMaxLeaseMs)},
 		{"client-output-buffer-limit", strconv.Quote(s.outputLimits().String()),
 			strconv.Quote(config.DefaultOutputBufferLimits.String())},
 	}

@@ -254,7 +254,7 @@ func TestInfoPrintsRedisSectionsWithCRLF(t *testing.T) {
 }
 
 func TestInfoErrorstatsCountsErrorCodes(t *testing.T) {
-	as := startAdminServer(t, Options{RequirePass: "pw"})
+	as := startAdminServer(t, Options{RequirePass: "pw", EnableDebugCommand: "local"})
 	c := as.dial(t)
 	c.do("GET", "k")               // NOAUTH
 	c.do("AUTH", "default", "bad") // WRONGPASS
@@ -311,7 +311,7 @@ func TestConfigGetAndSetFollowRedis(t *testing.T) {
 		{[]string{"CONFIG", "GET", "MAXMEMORY"}, pairs("MAXMEMORY", "0")},
 		{[]string{"CONFIG", "GET", "MAXMEMORY", "maxmemory"}, pairs("MAXMEMORY", "0")},
 		{[]string{"CONFIG", "GET", "nosuch"}, "*0\r\n"},
-		{[]string{"CONFIG", "GET", "MAX*"}, pairs("maxmemory", "0", "maxmemory-policy", "allkeys-lru", "maxmemory-samples", "5", "maxclients", "100")},
+		{[]string{"CONFIG", "GET", "MAX*"}, pairs("maxmemory", "0", "maxmemory-policy", "allkeys-lru", "maxmemory-samples", "5", "maxclients", "100", "max-lease-ms", "60000")},
 		{[]string{"CONFIG", "GET", "port", "bind", "dir", "databases"}, pairs("port", "7000", "bind", "127.0.0.1", "dir", dir, "databases", "16")},
 		{[]string{"CONFIG", "GET", "save", "appendonly", "timeout", "requirepass", "proto-max-bulk-len", "lazyfree-lazy-user-flush"},
 			pairs("save", "", "appendonly", "no", "timeout", "0", "requirepass", "", "proto-max-bulk-len", "536870912", "lazyfree-lazy-user-flush", "no")},
@@ -674,7 +674,7 @@ func TestTimeLastsaveSaveBgsave(t *testing.T) {
 }
 
 func TestDebug(t *testing.T) {
-	as := startAdminServer(t, Options{})
+	as := startAdminServer(t, Options{EnableDebugCommand: "local"})
 	c := as.dial(t)
 	cases := []struct {
 		args []string

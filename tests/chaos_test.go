@@ -172,21 +172,47 @@ func firstDiff(a, b []byte) int {
 type keyModel struct {
 	// seq is the write the key holds, 0 when it does not exist.
 	seq int64
-	// deadline is the key's expiry, zero for none.
+	// deadline is the earliest the key may expire, zero for none.
 	deadline time.Time
+	// latest is the latest it may expire (zero: deadline). The server
+	// fixes an expiry at some moment between sending the command and
+	// reading its reply, which under -race on a loaded machine can be
+	// seconds apart, so the test knows the deadline only to that span.
+	latest time.Time
+}
+
+// expiring returns k with the expiry a server set at some moment between
+// sent and answered: now+ttl for a now in that span.
+func (k keyModel) expiring(sent, answered time.Time, ttl time.Duration) keyModel {
+	k.deadline, k.latest = sent.Add(ttl), answered.Add(ttl)
+	return k
 }
 
 // at is what a read at time t must find: the write held (0: no key), and
-// whether that is certain; it is not within chaosTTLSlack of the deadline,
-// where the key may or may not have expired yet.
+// whether that is certain; it is not from chaosTTLSlack before the
+// earliest deadline to chaosTTLSlack after the latest, where the key may
+// or may not have expired yet.
 func (k keyModel) at(t time.Time) (seq int64, certain bool) {
 	if k.seq == 0 || k.deadline.IsZero() || t.Before(k.deadline.Add(-chaosTTLSlack)) {
 		return k.seq, true
 	}
-	if t.After(k.deadline.Add(chaosTTLSlack)) {
+	latest := k.latest
+	if latest.Before(k.deadline) {
+		latest = k.deadline
+	}
+	if t.After(latest.Add(chaosTTLSlack)) {
 		return 0, true
 	}
 	return k.seq, false
+}
+
+// during is what a command sent at t0 and answered at t1 must find: the
+// server ran it at some moment in between, so the answer is certain only
+// where the key is certainly in the same state over the whole span.
+func (k keyModel) during(t0, t1 time.Time) (seq int64, certain bool) {
+	s0, c0 := k.at(t0)
+	s1, c1 := k.at(t1)
+	return s0, c0 && c1 && s0 == s1
 }
 
 // chunkModel is what the test knows about one chunk (kv_bytes and
@@ -427,10 +453,8 @@ func (w *chaosWorker) checkRead(what string, k keyModel, t0, t1 time.Time, raw [
 			return
 		}
 	}
-	s0, c0 := k.at(t0)
-	s1, c1 := k.at(t1)
-	if c0 && c1 && s0 == s1 && got != s0 {
-		w.m.fail("worker %d: GET %s found write %d, want %d (0: no key)", w.w, what, got, s0)
+	if s, certain := k.during(t0, t1); certain && got != s {
+		w.m.fail("worker %d: GET %s found write %d, want %d (0: no key)", w.w, what, got, s)
 	} else if got != 0 && got != k.seq {
 		w.m.fail("worker %d: GET %s found write %d, want %d or none", w.w, what, got, k.seq)
 	}
@@ -443,14 +467,15 @@ func isNull(raw []byte) bool { return string(raw) == "$-1\r\n" || string(raw) ==
 func (w *chaosWorker) delChunk() error {
 	id, p := w.pick()
 	k := chaosChunkKey(id)
-	now := time.Now()
-	ds, dc := p.data.at(now)
-	ms, mc := p.meta.at(now)
 	p.inFlight = true
+	sent := time.Now()
 	raw, err := w.c.Call("DEL", k+"kv_bytes", k+"metadata")
 	if err != nil {
 		return err
 	}
+	answered := time.Now()
+	ds, dc := p.data.during(sent, answered)
+	ms, mc := p.meta.during(sent, answered)
 	want := 0
 	for _, s := range []int64{ds, ms} {
 		if s != 0 {
@@ -491,10 +516,11 @@ func (w *chaosWorker) expireChunk() error {
 		if err != nil {
 			return err
 		}
-		seq, certain := key.at(sent)
+		answered := time.Now()
+		seq, certain := key.during(sent, answered)
 		switch {
 		case string(raw) == ":1\r\n" && seq != 0:
-			key.deadline = sent.Add(ttl)
+			*key = key.expiring(sent, answered, ttl)
 		case string(raw) == ":0\r\n" && (seq == 0 || !certain):
 			*key = keyModel{}
 		default:
@@ -529,13 +555,12 @@ func (w *chaosWorker) probe() error {
 	t1 := time.Now()
 	want, certain := 0, true
 	for _, k := range models {
-		s0, c0 := k.at(t0)
-		s1, c1 := k.at(t1)
-		if !c0 || !c1 || s0 != s1 {
+		s, c := k.during(t0, t1)
+		if !c {
 			certain = false
 			break
 		}
-		if s0 == 0 {
+		if s == 0 {
 			break
 		}
 		want++
@@ -638,8 +663,11 @@ func (m *chaosModel) check(c *rawClient, when string, killedAt time.Time) chaosC
 			return keyModel{}
 		}
 		k := keyModel{seq: seq}
+		sent := time.Now()
 		if r, _ := parseReply(c.Do("PTTL", key)); r.Int > 0 {
-			k.deadline = time.Now().Add(time.Duration(r.Int) * time.Millisecond)
+			// PTTL counts whole milliseconds down from the moment the
+			// server answered.
+			k = k.expiring(sent, time.Now().Add(time.Millisecond), time.Duration(r.Int)*time.Millisecond)
 		}
 		return k
 	}
@@ -650,8 +678,10 @@ func (m *chaosModel) check(c *rawClient, when string, killedAt time.Time) chaosC
 	for id := range m.chunks {
 		p := &m.chunks[id]
 		k := chaosChunkKey(id)
+		t0 := time.Now()
 		meta := get(k+"metadata", p.mayExpire, func(v []byte) (int64, error) { return chaosMetaSeq(v, maxSeq) })
 		data := get(k+"kv_bytes", p.mayExpire, func(v []byte) (int64, error) { return chaosDataSeq(id, v, maxSeq) })
+		t1 := time.Now()
 		found := [2]int64{data.seq, meta.seq}
 		half := (found[0] == 0) != (found[1] == 0)
 		switch {
@@ -669,9 +699,10 @@ func (m *chaosModel) check(c *rawClient, when string, killedAt time.Time) chaosC
 			res.whole++
 		}
 		if durable(p.changedAt, p.inFlight) {
-			// What the chunk held at the kill, less what expired since.
-			ds, dc := p.data.at(now)
-			ms, mc := p.meta.at(now)
+			// What the chunk held at the kill, less what expired by the
+			// time its keys were read.
+			ds, dc := p.data.during(t0, t1)
+			ms, mc := p.meta.during(t0, t1)
 			if want := [2]int64{ds, ms}; dc && mc && found != want {
 				m.fail("%s: chunk %d holds writes %v (kv_bytes, metadata), want %v: unchanged for %v before the kill",
 					when, id, found, want, sinceOrForever(killedAt, p.changedAt))
@@ -863,4 +894,52 @@ func TestChaosKillNineUnderMixedLoad(t *testing.T) {
 	t.Logf("%d cycles in %v: %d writes and %d reads acknowledged; checks found %d whole chunks, %d torn by a kill between kv_bytes and metadata, %d absent, %d split by expiry, %d corrupt; %d half chunks dropped at start; clean restart: %d whole, %d torn, %d absent",
 		chaosCycles, time.Since(start).Round(time.Millisecond), ops.writes.Load(), ops.reads.Load(),
 		total.whole, total.torn, total.absent, total.expiredHalf, total.corrupt, dropped, res.whole, res.torn, res.absent)
+}
+
+// TestChaosKeyModelAllowsForCommandLatency pins down the expiry model of
+// TestChaosKillNineUnderMixedLoad, which once failed under -race on a
+// loaded machine: the model put a key's deadline at the moment PEXPIRE was
+// sent and judged DEL at the moment it was sent, but the server acts at
+// some moment before the reply, which there came seconds later. A key is
+// certain only where the whole span agrees.
+func TestChaosKeyModelAllowsForCommandLatency(t *testing.T) {
+	base := time.Unix(1_700_000_000, 0)
+	at := func(d time.Duration) time.Time { return base.Add(d) }
+	// PEXPIRE 1000 sent at 0, answered 2 s later: the server set the
+	// deadline somewhere in 1 s..3 s.
+	k := keyModel{seq: 7}.expiring(at(0), at(2*time.Second), time.Second)
+	cases := []struct {
+		name      string
+		t0, t1    time.Duration
+		seq       int64
+		certain   bool
+		aboutSlow string
+	}{
+		{"well before the earliest deadline", 0, 400 * time.Millisecond, 7, true, ""},
+		{"near the earliest deadline", 600 * time.Millisecond, 600 * time.Millisecond, 7, false, ""},
+		{"past the earliest deadline, before the latest", 1600 * time.Millisecond, 1600 * time.Millisecond, 7, false,
+			"the old model said certainly expired here, yet a server that ran PEXPIRE late still holds the key"},
+		{"past the latest deadline", 3600 * time.Millisecond, 4 * time.Second, 0, true, ""},
+		{"a slow command spanning the deadlines", 100 * time.Millisecond, 4 * time.Second, 7, false,
+			"a DEL sent while the key certainly existed but run seconds later may find it expired"},
+	}
+	for _, tc := range cases {
+		seq, certain := k.during(at(tc.t0), at(tc.t1))
+		if certain != tc.certain || (certain && seq != tc.seq) {
+			t.Errorf("%s: during(%v, %v) = %d, certain %v; want %d, certain %v %s",
+				tc.name, tc.t0, tc.t1, seq, certain, tc.seq, tc.certain, tc.aboutSlow)
+		}
+	}
+	// A key without expiry, and no key, are certain at any time.
+	for _, k := range []keyModel{{seq: 3}, {}} {
+		if seq, certain := k.during(at(0), at(time.Hour)); !certain || seq != k.seq {
+			t.Errorf("%+v: during = %d, %v", k, seq, certain)
+		}
+	}
+	// PTTL answered between sent and answered: the deadline is known to
+	// that span, plus the millisecond PTTL truncates.
+	p := keyModel{seq: 1}.expiring(at(0), at(time.Second+time.Millisecond), 500*time.Millisecond)
+	if _, certain := p.at(at(1200 * time.Millisecond)); certain {
+		t.Errorf("a key whose PTTL read took a second is certain 1.2 s later")
+	}
 }

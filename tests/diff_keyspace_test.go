@@ -1,6 +1,8 @@
 package tests
 
 import (
+	"math/rand/v2"
+	"strings"
 	"testing"
 	"time"
 )
@@ -41,6 +43,41 @@ func globPatterns() []string {
 		"[abc]", "[^abc]", "[a-c]", "[a-c]*", "[", "[a", "[]", "]", "^",
 		"foo:*", "foo:?", "foo:[0-9]", "foo:[0-9][0-9]", "foo:1*", "nomatch*", "",
 	}
+}
+
+// randomGlobSteps creates keys over a small alphabet of glob
+// metacharacters and runs n random patterns over them with KEYS, and a few
+// with SCAN MATCH (seeded: both servers get the same ones), plus the
+// pathological patterns of CVE-2022-36021 on a 40-byte key.
+func randomGlobSteps(n int) []step {
+	rng := rand.New(rand.NewPCG(36021, 12))
+	const keyBytes, patternBytes = "ab*?[]-\\", "ab*?[]^-\\"
+	draw := func(alphabet string, max int) string {
+		b := make([]byte, rng.IntN(max+1))
+		for i := range b {
+			b[i] = alphabet[rng.IntN(len(alphabet))]
+		}
+		return string(b)
+	}
+	mset := []string{"MSET", strings.Repeat("a", 40), "1", strings.Repeat("a", 39) + "b", "1"}
+	for range 60 {
+		mset = append(mset, draw(keyBytes, 6), "1")
+	}
+	steps := []step{do(mset...)}
+	for i := range n {
+		p := draw(patternBytes, 8)
+		steps = append(steps, unordered("KEYS", p))
+		if i%10 == 0 {
+			steps = append(steps, scanAll("MATCH", p))
+		}
+	}
+	for _, p := range []string{
+		strings.Repeat("a*", 20) + "b", strings.Repeat("*a", 20) + "b", strings.Repeat("a*", 20) + "c",
+		strings.Repeat("?*", 20) + "b", strings.Repeat("[a]*", 15) + "b", strings.Repeat("a*", 1001) + "b",
+	} {
+		steps = append(steps, unordered("KEYS", p), scanAll("MATCH", p))
+	}
+	return steps
 }
 
 // keyspaceScripts are the scripts of TestDifferentialKeyspace.
@@ -84,6 +121,7 @@ func keyspaceScripts() []script {
 			globKeys(),
 			scanSteps,
 		)},
+		{"keys random glob patterns", randomGlobSteps(300)},
 		{"scan options", []step{
 			do("SCAN", "0"),
 			do("SCAN", "0", "COUNT", "10"),

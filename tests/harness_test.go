@@ -155,8 +155,9 @@ func (b *syncBuffer) String() string {
 
 // startKVServer starts the kvserver binary built by TestMain on a free port
 // with a fresh data directory, waits until it answers PING and stops it when
-// the test ends. In redis-vs-redis mode it starts redis-server with the same
-// extra arguments instead.
+// the test ends. DEBUG is enabled for local connections, as startRedis does
+// (both default to refusing it). In redis-vs-redis mode it starts
+// redis-server with the same extra arguments instead.
 func startKVServer(t testing.TB, extraArgs ...string) *server {
 	t.Helper()
 	if diffAgainstRedis() {
@@ -167,7 +168,8 @@ func startKVServer(t testing.TB, extraArgs ...string) *server {
 	}
 	dir := t.TempDir()
 	return startServer(t, "kvserver", dir, func(port int) *exec.Cmd {
-		base := []string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--dir", dir, "--metrics-port", "0"}
+		base := []string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--dir", dir, "--metrics-port", "0",
+			"--enable-debug-command", "local"}
 		return exec.Command(kvserverBin, append(base, extraArgs...)...)
 	})
 }

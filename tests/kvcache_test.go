@@ -425,3 +425,56 @@ func TestGroupSplitAcrossTiersStaysWhole(t *testing.T) {
 		}
 	}
 }
+
+// TestKVCLeaseIsBoundedByMaxLeaseMs checks that KVC.PROBE LEASE, which
+// needs only @read, cannot protect a group longer than --max-lease-ms:
+// longer leases are clamped (before, LEASE 999999999999 protected the
+// group until 2058 and LEASE 9223372036854775807 overflowed), the bound is
+// a CONFIG parameter, and values that are not integers are refused.
+func TestKVCLeaseIsBoundedByMaxLeaseMs(t *testing.T) {
+	if diffAgainstRedis() {
+		t.Skip("KVC.* are kvserver commands")
+	}
+	t.Parallel()
+	s := startKVServer(t, "--max-lease-ms", "30000")
+	c := dialRaw(t, s.Addr)
+	for i := range 4 {
+		if err := putChunk(c, i, 4096); err != nil {
+			t.Fatal(err)
+		}
+	}
+	checkReply(t, c, "*2\r\n"+bulk("max-lease-ms")+bulk("30000"), "CONFIG", "GET", "max-lease-ms")
+	leaseOf := func(i int) int64 {
+		t.Helper()
+		lease, err := strconv.ParseInt(kvcInfo(t, c, chunkKey(i)+"kv_bytes")["lease_until_ms"], 10, 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return lease
+	}
+	within := func(i int, max time.Duration) {
+		t.Helper()
+		now := time.Now().UnixMilli()
+		lease := leaseOf(i)
+		if lease > now+max.Milliseconds() || lease < now+max.Milliseconds()-20_000 {
+			t.Errorf("chunk %d lease_until_ms = %d, %d ms from now; want at most %v (clamped)", i, lease, lease-now, max)
+		}
+	}
+	for i, ms := range []string{"999999999999", "9223372036854775807"} {
+		checkReply(t, c, ":1\r\n", "KVC.PROBE", "LEASE", ms, chunkKey(i)+"metadata")
+		within(i, 30*time.Second)
+	}
+	checkReply(t, c, "-ERR value is not an integer or out of range\r\n", "KVC.PROBE", "LEASE", "9223372036854775808", chunkKey(2)+"metadata")
+	checkReply(t, c, "-ERR invalid lease time in 'kvc.probe' command\r\n", "KVC.PROBE", "LEASE", "-1", chunkKey(2)+"metadata")
+
+	checkReply(t, c, "+OK\r\n", "CONFIG", "SET", "max-lease-ms", "21000")
+	checkReply(t, c, ":1\r\n", "KVC.PROBE", "LEASE", "86400000", chunkKey(2)+"metadata")
+	within(2, 21*time.Second)
+	checkReply(t, c, "-ERR CONFIG SET failed (possibly related to argument 'max-lease-ms') - argument must be between 1 and 2147483647 inclusive\r\n",
+		"CONFIG", "SET", "max-lease-ms", "0")
+	// A shorter lease than the bound is kept as asked.
+	checkReply(t, c, ":1\r\n", "KVC.PROBE", "LEASE", "5000", chunkKey(3)+"metadata")
+	if now, lease := time.Now().UnixMilli(), leaseOf(3); lease > now+5000 {
+		t.Errorf("LEASE 5000 gave lease_until_ms %d ms from now", lease-now)
+	}
+}

@@ -259,6 +259,7 @@ func run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 		ConfigFile:      cfg.ConfigFile,
 		ExistsLeaseMs:   int64(cfg.ExistsLeaseMs),
 		MaxPinSeconds:   int64(cfg.MaxPinSeconds),
+		MaxLeaseMs:      int64(cfg.MaxLeaseMs),
 		KVQuant:         quant.String(),
 		OnMaxMemory: func(n int64) {
 			if os.Getenv("GOMEMLIMIT") == "" {
@@ -272,6 +273,7 @@ func run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 		Users:              cfg.Users,
 		RenameCommands:     cfg.RenameCommand,
 		ProtectedModeOff:   !cfg.ProtectedMode,
+		EnableDebugCommand: cfg.EnableDebugCommand,
 		Timeout:            int64(cfg.Timeout),
 		OutputBufferLimits: cfg.ClientOutputBufferLimit,
 		TLS: resp.TLSInfo{Port: cfg.TLSPort, CertFile: cfg.TLSCertFile, KeyFile: cfg.TLSKeyFile,
