@@ -15,8 +15,10 @@ import (
 // goroutines sits behind mu or in atomics.
 type Client struct {
 	ID int64
-	// ctx ends when the server stops; blocking engine calls take it.
+	// ctx ends when the server stops or the connection is closed or
+	// killed; blocking calls (the budget, the engine) take it.
 	ctx     context.Context
+	cancel  context.CancelFunc
 	conn    net.Conn
 	r       *Reader
 	w       *Writer
@@ -48,6 +50,49 @@ type Client struct {
 	lastUsed time.Time
 
 	killed atomic.Bool
+
+	// budget is the client's share of the server's bulkBudget: its big
+	// request values, the values loaded for its command and its queued
+	// replies.
+	budget *budgetAccount
+	// progress counts the bytes received from and sent to the client;
+	// busy is set while a command runs (no I/O is expected then). The
+	// budget watch reads both from its goroutine.
+	progress atomic.Int64
+	busy     atomic.Bool
+	// idle is the idle timeout armed for the current read (0 none).
+	idle time.Duration
+	// Owned by the budget watch: the progress it last saw and since when.
+	seenProgress int64
+	stallSince   time.Time
+}
+
+// kill closes the connection from another goroutine (CLIENT KILL, a
+// stalled budget holder, shutdown) and ends its waits.
+func (c *Client) kill() {
+	c.killed.Store(true)
+	if c.cancel != nil {
+		c.cancel()
+	}
+	c.conn.Close()
+}
+
+// clientConn is what a client's Reader reads from: it counts the bytes
+// received and, while an idle timeout is armed, moves the read deadline
+// forward on every read that brings bytes, so the timeout counts from the
+// last byte received and a client in the middle of sending a large value
+// is not idle.
+type clientConn struct{ c *Client }
+
+func (cc clientConn) Read(p []byte) (int, error) {
+	n, err := cc.c.conn.Read(p)
+	if n > 0 {
+		cc.c.progress.Add(int64(n))
+		if cc.c.idle > 0 {
+			cc.c.conn.SetReadDeadline(time.Now().Add(cc.c.idle))
+		}
+	}
+	return n, err
 }
 
 // DB is the selected database.

@@ -144,6 +144,9 @@ type serverStats struct {
 	netInput            atomic.Int64
 	netOutput           atomic.Int64
 	lastSave            atomic.Int64
+	// evictedClients counts clients closed for holding the budget
+	// without progress while others waited (budgetwatch.go).
+	evictedClients atomic.Int64
 	// memPeak is the highest used_memory INFO has observed.
 	memPeak atomic.Int64
 	// errors counts error replies by code (INFO errorstats).
@@ -248,6 +251,13 @@ func (s *Server) Serve(ctx context.Context, lns ...net.Listener) error {
 		}()
 		defer func() { stopPurge(); <-purged }()
 	}
+	watchCtx, stopWatch := context.WithCancel(ctx)
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		s.watchBudget(watchCtx)
+	}()
+	defer func() { stopWatch(); <-watched }()
 	go func() {
 		select {
 		case <-ctx.Done():
@@ -307,8 +317,9 @@ func (s *Server) accept(ctx context.Context, ln net.Listener, wg *sync.WaitGroup
 		if c == nil {
 			continue
 		}
-		c.ctx = ctx
-		c.r.budget, c.r.ctx = s.bulks, ctx
+		c.ctx, c.cancel = context.WithCancel(ctx)
+		c.budget = s.bulks.account()
+		c.r.budget, c.r.ctx = c.budget, c.ctx
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -338,11 +349,11 @@ func (s *Server) newClient(conn net.Conn, wg *sync.WaitGroup) *Client {
 	c := &Client{
 		ID:       s.nextID.Add(1),
 		conn:     conn,
-		r:        NewReader(conn, &s.maxBulk),
 		w:        NewWriter(conn),
 		created:  now,
 		lastUsed: now,
 	}
+	c.r = NewReader(clientConn{c}, &s.maxBulk)
 	c.proto.Store(2)
 	s.setDefaultAuth(c)
 	s.clients[c.ID] = c
@@ -391,8 +402,7 @@ func (s *Server) closeAllClients() {
 	s.clientsMu.Lock()
 	defer s.clientsMu.Unlock()
 	for _, c := range s.clients {
-		c.killed.Store(true)
-		c.conn.Close()
+		c.kill()
 	}
 }
 
@@ -420,7 +430,8 @@ func (s *Server) clientCount() int {
 // the replies once no pipelined command is waiting.
 func (s *Server) serveClient(c *Client) {
 	defer func() {
-		c.r.ReleaseHeld()
+		c.cancel()
+		c.budget.settle(0)
 		c.conn.Close()
 		s.removeClient(c)
 	}()
@@ -443,8 +454,12 @@ func (s *Server) serveClient(c *Client) {
 			return
 		}
 		mark := c.w.mark()
+		c.busy.Store(true)
 		s.dispatch(c)
-		c.r.ReleaseHeld()
+		c.busy.Store(false)
+		// The command's request values are the store's now (or dropped);
+		// what it holds from here on is its queued reply.
+		c.budget.settle(queuedReplyBytes(c))
 		s.countErrorReply(c, mark)
 		if c.killed.Load() || s.overHardLimit(c) {
 			return
