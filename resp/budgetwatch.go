@@ -11,9 +11,12 @@ import (
 const (
 	// budgetWatchTick is how often the watch looks at the clients.
 	budgetWatchTick = 250 * time.Millisecond
-	// stallGrace is how long a client may hold budget bytes without
-	// receiving or sending a byte while other clients wait for the
-	// budget, before it is disconnected (unless CLIENT NO-EVICT is on). A
+	// stallGrace is how long a client may hold budget bytes while the
+	// server waits on it (blocked reading from or writing to it) without
+	// receiving or sending a byte, when other clients wait for the
+	// budget, before it is disconnected (unless CLIENT NO-EVICT is on).
+	// Time the server spends on its own side (running the command,
+	// allocating the value's buffer) never counts. A
 	// client that keeps reading or sending, however slowly (flushPiece
 	// bytes per grace), is never cut off, and nobody is while nobody waits.
 	stallGrace = 2 * time.Second
@@ -51,7 +54,7 @@ func (s *Server) watchClient(c *Client, now time.Time, waiters int) {
 		return
 	}
 	p := c.progress.Load()
-	if held == 0 || c.busy.Load() || p != c.seenProgress || c.stallSince.IsZero() {
+	if held == 0 || !c.onClient.Load() || p != c.seenProgress || c.stallSince.IsZero() {
 		c.seenProgress, c.stallSince = p, now
 		return
 	}

@@ -17,13 +17,16 @@ type Client struct {
 	ID int64
 	// ctx ends when the server stops or the connection is closed or
 	// killed; blocking calls (the budget, the engine) take it.
-	ctx     context.Context
-	cancel  context.CancelFunc
-	conn    net.Conn
-	r       *Reader
-	w       *Writer
-	cmd     Command
-	created time.Time
+	ctx    context.Context
+	cancel context.CancelFunc
+	// serverCtx ends only when the server stops: for work that must not
+	// stop halfway because the client left (FLUSHALL, SWAPDB).
+	serverCtx context.Context
+	conn      net.Conn
+	r         *Reader
+	w         *Writer
+	cmd       Command
+	created   time.Time
 
 	// Set by handlers: close the connection once the reply is flushed.
 	closeAfterReply bool
@@ -56,10 +59,12 @@ type Client struct {
 	// replies.
 	budget *budgetAccount
 	// progress counts the bytes received from and sent to the client;
-	// busy is set while a command runs (no I/O is expected then). The
-	// budget watch reads both from its goroutine.
+	// onClient is set while the connection's goroutine is blocked on the
+	// client, in a read or a write: only then can the client, rather than
+	// the server (a command, the allocator, the scheduler), be what delays
+	// it. The budget watch reads both from its goroutine.
 	progress atomic.Int64
-	busy     atomic.Bool
+	onClient atomic.Bool
 	// idle is the idle timeout armed for the current read (0 none).
 	idle time.Duration
 	// Owned by the budget watch: the progress it last saw and since when.
@@ -85,7 +90,9 @@ func (c *Client) kill() {
 type clientConn struct{ c *Client }
 
 func (cc clientConn) Read(p []byte) (int, error) {
+	cc.c.onClient.Store(true)
 	n, err := cc.c.conn.Read(p)
+	cc.c.onClient.Store(false)
 	if n > 0 {
 		cc.c.progress.Add(int64(n))
 		if cc.c.idle > 0 {

@@ -317,6 +317,7 @@ func (s *Server) accept(ctx context.Context, ln net.Listener, wg *sync.WaitGroup
 		if c == nil {
 			continue
 		}
+		c.serverCtx = ctx
 		c.ctx, c.cancel = context.WithCancel(ctx)
 		c.budget = s.bulks.account()
 		c.r.budget, c.r.ctx = c.budget, c.ctx
@@ -454,11 +455,10 @@ func (s *Server) serveClient(c *Client) {
 			return
 		}
 		mark := c.w.mark()
-		c.busy.Store(true)
 		s.dispatch(c)
-		c.busy.Store(false)
 		// The command's request values are the store's now (or dropped);
 		// what it holds from here on is its queued reply.
+		c.r.DropArgs(&c.cmd)
 		c.budget.settle(queuedReplyBytes(c))
 		s.countErrorReply(c, mark)
 		if c.killed.Load() || s.overHardLimit(c) {

@@ -111,7 +111,10 @@ func (s *Server) flush(c *Client) error {
 		}
 		c.conn.SetWriteDeadline(deadline)
 		c.writeDeadline = !deadline.IsZero()
-		if err := c.w.FlushN(n); err != nil {
+		c.onClient.Store(true)
+		err := c.w.FlushN(n)
+		c.onClient.Store(false)
+		if err != nil {
 			if isTimeout(err) {
 				if soft {
 					s.logOutputLimit(c, "soft")

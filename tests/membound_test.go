@@ -241,8 +241,11 @@ func TestSetStormStaysWithinTheMemoryBound(t *testing.T) {
 	if raceEnabled {
 		t.Skip("memory-bound storm: 9.4 GiB through the race detector's client takes too long")
 	}
-	const conns, rounds = 150, 2
-	raiseNoFileLimit(t, 4*conns)
+	conns, rounds := 150, 2
+	if v, err := strconv.Atoi(os.Getenv("MEMBOUND_CONNS")); err == nil {
+		conns = v
+	}
+	raiseNoFileLimit(t, uint64(4*conns))
 	s := startKVServer(t, "--maxmemory", strconv.Itoa(stormMaxMemory))
 	shared := randomBytes(12, stormValue)
 	rss := watchRSS(s.Cmd.Process.Pid)
@@ -311,7 +314,7 @@ func TestUnreadGetStormStaysWithinTheMemoryBound(t *testing.T) {
 		t.Skip("kvserver's memory bound")
 	}
 	const conns, extra = 120, 12
-	raiseNoFileLimit(t, 4*conns)
+	raiseNoFileLimit(t, uint64(4*conns))
 	s := startKVServer(t, "--maxmemory", strconv.Itoa(stormMaxMemory))
 	shared := randomBytes(13, stormValue)
 	// Fill: the first keys written are the first demoted; the last extra
@@ -323,6 +326,7 @@ func TestUnreadGetStormStaysWithinTheMemoryBound(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			defer c.conn.Close()
 			for {
 				i := next.Add(1) - 1
 				if i >= conns+extra {
@@ -360,7 +364,9 @@ func TestUnreadGetStormStaysWithinTheMemoryBound(t *testing.T) {
 	}
 	// Without the bound every reply is loaded at once; with it, groups of
 	// budget-sized replies are loaded and their unread clients closed,
-	// about 2 s per group.
+	// about 2 s per group, while others wait. The last group stays: once
+	// nobody waits, holding the budget harms nobody.
+	const lastGroup = 256 << 20 / stormValue
 	deadline := time.Now().Add(2 * time.Minute)
 	var info map[string]string
 	for time.Now().Before(deadline) {
@@ -368,7 +374,7 @@ func TestUnreadGetStormStaysWithinTheMemoryBound(t *testing.T) {
 		if info, err = infoFields(ctl, "clients"); err != nil {
 			t.Fatal(err)
 		}
-		if n, _ := strconv.Atoi(info["connected_clients"]); n <= 2 {
+		if n, _ := strconv.Atoi(info["connected_clients"]); n <= 2+lastGroup {
 			break
 		}
 		if rss.max.Load() > 2*stormBound {
@@ -386,7 +392,7 @@ func TestUnreadGetStormStaysWithinTheMemoryBound(t *testing.T) {
 	if peak > stormBound {
 		t.Errorf("peak RSS %d MiB above maxmemory + 1 GiB = %d MiB", peak>>20, stormBound>>20)
 	}
-	if n, _ := strconv.Atoi(info["connected_clients"]); n > 2 {
+	if n, _ := strconv.Atoi(info["connected_clients"]); n > 2+lastGroup {
 		t.Errorf("%s clients still connected: clients holding the budget without reading were not closed", info["connected_clients"])
 	}
 	if p99 > stormPingP99 {
