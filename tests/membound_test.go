@@ -300,7 +300,6 @@ func TestSetStormStaysWithinTheMemoryBound(t *testing.T) {
 	if n, head, err := c.readBulkLen(time.Minute); err != nil || n != stormValue || !strings.HasPrefix(head, "<storm:0>") {
 		t.Errorf("GET storm:0 after the storm: %d bytes %q, %v", n, head, err)
 	}
-	dialRaw(t, s.Addr).Do("FLUSHALL")
 }
 
 // TestUnreadGetStormStaysWithinTheMemoryBound: 120 clients each GET a
@@ -405,7 +404,6 @@ func TestUnreadGetStormStaysWithinTheMemoryBound(t *testing.T) {
 	if n, head, err := c.readBulkLen(time.Minute); err != nil || n != stormValue || !strings.HasPrefix(head, "<cold:7>") {
 		t.Errorf("GET cold:7 after the storm: %d bytes %q, %v", n, head, err)
 	}
-	ctl.Do("FLUSHALL")
 }
 
 // overBudget is more than half of the default in-flight budget (256 MiB):
