@@ -313,14 +313,10 @@ func (s *Server) accept(ctx context.Context, ln net.Listener, wg *sync.WaitGroup
 			break
 		}
 		s.stats.connectionsReceived.Add(1)
-		c := s.newClient(conn, wg)
+		c := s.newClient(ctx, conn, wg)
 		if c == nil {
 			continue
 		}
-		c.serverCtx = ctx
-		c.ctx, c.cancel = context.WithCancel(ctx)
-		c.budget = s.bulks.account()
-		c.r.budget, c.r.ctx = c.budget, c.ctx
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -332,7 +328,7 @@ func (s *Server) accept(ctx context.Context, ln net.Listener, wg *sync.WaitGroup
 
 // newClient registers a connection, or refuses it with Redis's error when
 // maxclients is reached or protected mode denies its address.
-func (s *Server) newClient(conn net.Conn, wg *sync.WaitGroup) *Client {
+func (s *Server) newClient(ctx context.Context, conn net.Conn, wg *sync.WaitGroup) *Client {
 	opts := s.options()
 	s.clientsMu.Lock()
 	if len(s.clients) >= opts.MaxClients {
@@ -355,6 +351,10 @@ func (s *Server) newClient(conn net.Conn, wg *sync.WaitGroup) *Client {
 		lastUsed: now,
 	}
 	c.r = NewReader(clientConn{c}, &s.maxBulk)
+	c.serverCtx = ctx
+	c.ctx, c.cancel = context.WithCancel(ctx)
+	c.budget = s.bulks.account()
+	c.r.budget, c.r.ctx = c.budget, c.ctx
 	c.proto.Store(2)
 	s.setDefaultAuth(c)
 	s.clients[c.ID] = c
