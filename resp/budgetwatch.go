@@ -11,15 +11,20 @@ import (
 const (
 	// budgetWatchTick is how often the watch looks at the clients.
 	budgetWatchTick = 250 * time.Millisecond
-	// stallGrace is how long a client may hold budget bytes while the
-	// server waits on it (blocked reading from or writing to it) without
-	// receiving or sending a byte, when other clients wait for the
-	// budget, before it is disconnected (unless CLIENT NO-EVICT is on).
-	// Time the server spends on its own side (running the command,
-	// allocating the value's buffer) never counts. A
-	// client that keeps reading or sending, however slowly (flushPiece
-	// bytes per grace), is never cut off, and nobody is while nobody waits.
-	stallGrace = 2 * time.Second
+	// readerGrace is how long a client may leave its queued replies
+	// unread (no byte accepted while the server is blocked writing to
+	// it), holding budget bytes while other clients wait for the budget,
+	// before it is disconnected (unless CLIENT NO-EVICT is on). A client
+	// that keeps reading, however slowly (flushPiece bytes per grace), is
+	// never cut off, and nobody is while nobody waits.
+	readerGrace = 2 * time.Second
+	// senderGrace is the same for a client that announced a large value
+	// and sends none of its bytes. It is longer: a value's buffer costs
+	// memory only as its bytes arrive, and a client under load (one that
+	// builds its 32 MiB requests while the server waits) must not lose
+	// its write. Time the server spends on its own side (running the
+	// command, allocating a buffer) never counts toward either.
+	senderGrace = 30 * time.Second
 )
 
 // watchBudget runs until ctx ends: every budgetWatchTick it ends the wait
@@ -54,11 +59,16 @@ func (s *Server) watchClient(c *Client, now time.Time, waiters int) {
 		return
 	}
 	p := c.progress.Load()
-	if held == 0 || !c.onClient.Load() || p != c.seenProgress || c.stallSince.IsZero() {
+	on := c.onClient.Load()
+	if held == 0 || on == 0 || p != c.seenProgress || c.stallSince.IsZero() {
 		c.seenProgress, c.stallSince = p, now
 		return
 	}
-	if waiters == 0 || now.Sub(c.stallSince) < stallGrace {
+	grace := readerGrace
+	if on == onClientRead {
+		grace = senderGrace
+	}
+	if waiters == 0 || now.Sub(c.stallSince) < grace {
 		return
 	}
 	c.mu.Lock()

@@ -59,18 +59,25 @@ type Client struct {
 	// replies.
 	budget *budgetAccount
 	// progress counts the bytes received from and sent to the client;
-	// onClient is set while the connection's goroutine is blocked on the
-	// client, in a read or a write: only then can the client, rather than
-	// the server (a command, the allocator, the scheduler), be what delays
-	// it. The budget watch reads both from its goroutine.
+	// onClient is onClientRead or onClientWrite while the connection's
+	// goroutine is blocked on the client, reading its request or writing
+	// its replies: only then can the client, rather than the server (a
+	// command, the allocator, the scheduler), be what delays it. The
+	// budget watch reads both from its goroutine.
 	progress atomic.Int64
-	onClient atomic.Bool
+	onClient atomic.Int32
 	// idle is the idle timeout armed for the current read (0 none).
 	idle time.Duration
 	// Owned by the budget watch: the progress it last saw and since when.
 	seenProgress int64
 	stallSince   time.Time
 }
+
+// What a connection's goroutine is blocked on (Client.onClient).
+const (
+	onClientRead  = 1
+	onClientWrite = 2
+)
 
 // kill closes the connection from another goroutine (CLIENT KILL, a
 // stalled budget holder, shutdown) and ends its waits.
@@ -90,9 +97,9 @@ func (c *Client) kill() {
 type clientConn struct{ c *Client }
 
 func (cc clientConn) Read(p []byte) (int, error) {
-	cc.c.onClient.Store(true)
+	cc.c.onClient.Store(onClientRead)
 	n, err := cc.c.conn.Read(p)
-	cc.c.onClient.Store(false)
+	cc.c.onClient.Store(0)
 	if n > 0 {
 		cc.c.progress.Add(int64(n))
 		if cc.c.idle > 0 {

@@ -111,9 +111,9 @@ func (s *Server) flush(c *Client) error {
 		}
 		c.conn.SetWriteDeadline(deadline)
 		c.writeDeadline = !deadline.IsZero()
-		c.onClient.Store(true)
+		c.onClient.Store(onClientWrite)
 		err := c.w.FlushN(n)
-		c.onClient.Store(false)
+		c.onClient.Store(0)
 		if err != nil {
 			if isTimeout(err) {
 				if soft {
