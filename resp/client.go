@@ -96,9 +96,19 @@ func (c *Client) kill() {
 // is not idle.
 type clientConn struct{ c *Client }
 
+// idleRecheck is how long a read whose idle deadline passed looks once
+// more for bytes: the deadline may have passed while the connection's
+// goroutine was not running (a loaded machine, a collection, a large
+// buffer being allocated) with the client's bytes already waiting.
+const idleRecheck = 50 * time.Millisecond
+
 func (cc clientConn) Read(p []byte) (int, error) {
 	cc.c.onClient.Store(onClientRead)
 	n, err := cc.c.conn.Read(p)
+	if n == 0 && cc.c.idle > 0 && isTimeout(err) {
+		cc.c.conn.SetReadDeadline(time.Now().Add(idleRecheck))
+		n, err = cc.c.conn.Read(p)
+	}
 	cc.c.onClient.Store(0)
 	if n > 0 {
 		cc.c.progress.Add(int64(n))
