@@ -241,11 +241,8 @@ func TestSetStormStaysWithinTheMemoryBound(t *testing.T) {
 	if raceEnabled {
 		t.Skip("memory-bound storm: 9.4 GiB through the race detector's client takes too long")
 	}
-	conns, rounds := 150, 2
-	if v, err := strconv.Atoi(os.Getenv("MEMBOUND_CONNS")); err == nil {
-		conns = v
-	}
-	raiseNoFileLimit(t, uint64(4*conns))
+	const conns, rounds = 150, 2
+	raiseNoFileLimit(t, 4*conns)
 	s := startKVServer(t, "--maxmemory", strconv.Itoa(stormMaxMemory))
 	shared := randomBytes(12, stormValue)
 	rss := watchRSS(s.Cmd.Process.Pid)
@@ -313,7 +310,7 @@ func TestUnreadGetStormStaysWithinTheMemoryBound(t *testing.T) {
 		t.Skip("kvserver's memory bound")
 	}
 	const conns, extra = 120, 12
-	raiseNoFileLimit(t, uint64(4*conns))
+	raiseNoFileLimit(t, 4*conns)
 	s := startKVServer(t, "--maxmemory", strconv.Itoa(stormMaxMemory))
 	shared := randomBytes(13, stormValue)
 	// Fill: the first keys written are the first demoted; the last extra
