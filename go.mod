@@ -64,7 +64,7 @@ require (
 	go.uber.org/multierr v1.9.0 // indirect
 	golang.org/x/exp v0.0.0-20230905200255-921286631fa9 // indirect
 	golang.org/x/image v0.11.0 // indirect
-	golang.org/x/sys v0.22.0 // indirect
+	golang.org/x/sys v0.22.0
 	golang.org/x/text v0.16.0 // indirect
 	gonum.org/v1/plot v0.14.0
 	google.golang.org/protobuf v1.34.2 // indirect

@@ -363,8 +363,12 @@ func (e *Engine) step(db int, fn func(tx *Tx), write bool) {
 // Reserve makes room before a command that may grow memory. Without a cold
 // tier it evicts down to the bound and returns ErrOOM when that is
 // impossible. With one it waits (back-pressure) while the demoter moves
-// groups to disk, and returns ErrOOM only if that does not happen within
-// Options.BackpressureTimeout or ctx ends.
+// groups to disk, and returns ErrOOM only when nothing can be moved: no
+// group is left to demote, the disk refused room for one, or the demoter
+// completed no demotion or eviction for Options.BackpressureTimeout. A
+// storm of writers faster than the disk therefore waits at disk speed
+// however long it lasts, instead of failing once a fixed time has passed.
+// It also returns ErrOOM when ctx ends (the client is gone).
 func (e *Engine) Reserve(ctx context.Context) error {
 	max := e.maxMem.Load()
 	if max <= 0 || e.usedPub.Load() <= max {
@@ -392,6 +396,8 @@ func (e *Engine) Reserve(ctx context.Context) error {
 		e.mu.Unlock()
 	})
 	defer timer.Stop()
+	progress := func() int64 { return e.demotions.Load() + e.evicted.Load() }
+	seen := progress()
 	stopCtx := context.AfterFunc(ctx, func() {
 		e.mu.Lock()
 		e.memCond.Broadcast()
@@ -404,6 +410,11 @@ func (e *Engine) Reserve(ctx context.Context) error {
 			return ErrOOM
 		}
 		e.kickDemoter()
+		if p := progress(); p != seen {
+			seen = p
+			deadline = time.Now().Add(e.opts.BackpressureTimeout)
+			timer.Reset(e.opts.BackpressureTimeout)
+		}
 		if time.Now().After(deadline) || ctx.Err() != nil {
 			return ErrOOM
 		}

@@ -15,13 +15,18 @@ import (
 // goroutines sits behind mu or in atomics.
 type Client struct {
 	ID int64
-	// ctx ends when the server stops; blocking engine calls take it.
-	ctx     context.Context
-	conn    net.Conn
-	r       *Reader
-	w       *Writer
-	cmd     Command
-	created time.Time
+	// ctx ends when the server stops or the connection is closed or
+	// killed; blocking calls (the budget, the engine) take it.
+	ctx    context.Context
+	cancel context.CancelFunc
+	// serverCtx ends only when the server stops: for work that must not
+	// stop halfway because the client left (FLUSHALL, SWAPDB).
+	serverCtx context.Context
+	conn      net.Conn
+	r         *Reader
+	w         *Writer
+	cmd       Command
+	created   time.Time
 
 	// Set by handlers: close the connection once the reply is flushed.
 	closeAfterReply bool
@@ -48,6 +53,70 @@ type Client struct {
 	lastUsed time.Time
 
 	killed atomic.Bool
+
+	// budget is the client's share of the server's bulkBudget: its big
+	// request values, the values loaded for its command and its queued
+	// replies.
+	budget *budgetAccount
+	// progress counts the bytes received from and sent to the client;
+	// onClient is onClientRead or onClientWrite while the connection's
+	// goroutine is blocked on the client, reading its request or writing
+	// its replies: only then can the client, rather than the server (a
+	// command, the allocator, the scheduler), be what delays it. The
+	// budget watch reads both from its goroutine.
+	progress atomic.Int64
+	onClient atomic.Int32
+	// idle is the idle timeout armed for the current read (0 none).
+	idle time.Duration
+	// Owned by the budget watch: the progress it last saw and since when.
+	seenProgress int64
+	stallSince   time.Time
+}
+
+// What a connection's goroutine is blocked on (Client.onClient).
+const (
+	onClientRead  = 1
+	onClientWrite = 2
+)
+
+// kill closes the connection from another goroutine (CLIENT KILL, a
+// stalled budget holder, shutdown) and ends its waits.
+func (c *Client) kill() {
+	c.killed.Store(true)
+	if c.cancel != nil {
+		c.cancel()
+	}
+	c.conn.Close()
+}
+
+// clientConn is what a client's Reader reads from: it counts the bytes
+// received and, while an idle timeout is armed, moves the read deadline
+// forward on every read that brings bytes, so the timeout counts from the
+// last byte received and a client in the middle of sending a large value
+// is not idle.
+type clientConn struct{ c *Client }
+
+// idleRecheck is how long a read whose idle deadline passed looks once
+// more for bytes: the deadline may have passed while the connection's
+// goroutine was not running (a loaded machine, a collection, a large
+// buffer being allocated) with the client's bytes already waiting.
+const idleRecheck = 50 * time.Millisecond
+
+func (cc clientConn) Read(p []byte) (int, error) {
+	cc.c.onClient.Store(onClientRead)
+	n, err := cc.c.conn.Read(p)
+	if n == 0 && cc.c.idle > 0 && isTimeout(err) {
+		cc.c.conn.SetReadDeadline(time.Now().Add(idleRecheck))
+		n, err = cc.c.conn.Read(p)
+	}
+	cc.c.onClient.Store(0)
+	if n > 0 {
+		cc.c.progress.Add(int64(n))
+		if cc.c.idle > 0 {
+			cc.c.conn.SetReadDeadline(time.Now().Add(cc.c.idle))
+		}
+	}
+	return n, err
 }
 
 // DB is the selected database.

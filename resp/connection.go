@@ -636,8 +636,7 @@ func (s *Server) cmdClientKill(c *Client, args [][]byte) {
 			c.closeAfterReply = true
 			continue
 		}
-		other.killed.Store(true)
-		other.conn.Close()
+		other.kill()
 	}
 	if !oldForm {
 		c.w.Int(int64(killed))

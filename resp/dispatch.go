@@ -85,6 +85,14 @@ func (s *Server) dispatch(c *Client) {
 	c.lastUsed = start
 	c.mu.Unlock()
 	if keys := valueKeys(spec, args); keys != nil {
+		// Values only on disk are loaded into fresh memory for the reply:
+		// they wait for the budget that bounds what clients hold
+		// (budget.go), like request values.
+		if err := c.budget.acquire(c.ctx, s.eng.DiskOnlyBytes(c.DB(), keys)); err != nil {
+			c.w.Error("ERR client closed while waiting for memory: " + err.Error())
+			s.observe(spec.Name, 0, true)
+			return
+		}
 		// Bring values that are only on disk into memory before the
 		// handler runs under the engine lock.
 		s.eng.Preload(c.ctx, c.DB(), keys)

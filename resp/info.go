@@ -225,6 +225,9 @@ func (s *Server) infoMemory(w *infoWriter) {
 	}
 	w.str("mem_fragmentation_ratio", strconv.FormatFloat(ratio, 'f', 2, 64))
 	w.int("mem_fragmentation_bytes", rss-used)
+	// What clients hold of the budget (budget.go): large request values,
+	// values loaded for replies and queued replies.
+	w.int("mem_clients_normal", s.bulks.inUse())
 	w.str("mem_allocator", "go-"+runtime.Version())
 	w.int("lazyfree_pending_objects", 0)
 }
@@ -266,6 +269,7 @@ func (s *Server) infoStats(w *infoWriter) {
 	w.int("rejected_connections", s.stats.rejectedConnections.Load())
 	w.int("expired_keys", st.ExpiredKeys)
 	w.int("evicted_keys", st.EvictedKeys)
+	w.int("evicted_clients", s.stats.evictedClients.Load())
 	w.int("keyspace_hits", st.Hits)
 	w.int("keyspace_misses", st.Misses)
 	w.int("pubsub_channels", 0)

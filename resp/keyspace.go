@@ -342,7 +342,7 @@ func (s *Server) cmdFlushall(c *Client, args [][]byte) {
 		c.w.Error(errSyntax)
 		return
 	}
-	s.replyOKOrError(c, s.eng.FlushAll(c.ctx))
+	s.replyOKOrError(c, s.eng.FlushAll(c.serverCtx))
 }
 
 // expireFlags are EXPIRE's NX|XX|GT|LT options.
@@ -511,7 +511,7 @@ func (s *Server) cmdSwapdb(c *Client, args [][]byte) {
 		c.w.Error(errDBIndex)
 		return
 	}
-	s.replyOKOrError(c, s.eng.SwapDB(c.ctx, a, b))
+	s.replyOKOrError(c, s.eng.SwapDB(c.serverCtx, a, b))
 }
 
 // replyOKOrError answers +OK, or the error of a failed storage operation.

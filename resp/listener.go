@@ -150,6 +150,9 @@ type serverStats struct {
 	netInput            atomic.Int64
 	netOutput           atomic.Int64
 	lastSave            atomic.Int64
+	// evictedClients counts clients closed for holding the budget
+	// without progress while others waited (budgetwatch.go).
+	evictedClients atomic.Int64
 	// memPeak is the highest used_memory INFO has observed.
 	memPeak atomic.Int64
 	// errors counts error replies by code (INFO errorstats).
@@ -260,6 +263,13 @@ func (s *Server) Serve(ctx context.Context, lns ...net.Listener) error {
 		}()
 		defer func() { stopPurge(); <-purged }()
 	}
+	watchCtx, stopWatch := context.WithCancel(ctx)
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		s.watchBudget(watchCtx)
+	}()
+	defer func() { stopWatch(); <-watched }()
 	go func() {
 		select {
 		case <-ctx.Done():
@@ -315,12 +325,10 @@ func (s *Server) accept(ctx context.Context, ln net.Listener, wg *sync.WaitGroup
 			break
 		}
 		s.stats.connectionsReceived.Add(1)
-		c := s.newClient(conn, wg)
+		c := s.newClient(ctx, conn, wg)
 		if c == nil {
 			continue
 		}
-		c.ctx = ctx
-		c.r.budget, c.r.ctx = s.bulks, ctx
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -332,7 +340,7 @@ func (s *Server) accept(ctx context.Context, ln net.Listener, wg *sync.WaitGroup
 
 // newClient registers a connection, or refuses it with Redis's error when
 // maxclients is reached or protected mode denies its address.
-func (s *Server) newClient(conn net.Conn, wg *sync.WaitGroup) *Client {
+func (s *Server) newClient(ctx context.Context, conn net.Conn, wg *sync.WaitGroup) *Client {
 	opts := s.options()
 	s.clientsMu.Lock()
 	if len(s.clients) >= opts.MaxClients {
@@ -355,6 +363,10 @@ func (s *Server) newClient(conn net.Conn, wg *sync.WaitGroup) *Client {
 		lastUsed: now,
 	}
 	c.r = NewReader(flushBeforeRead{s, c}, &s.maxBulk)
+	c.serverCtx = ctx
+	c.ctx, c.cancel = context.WithCancel(ctx)
+	c.budget = s.bulks.account()
+	c.r.budget, c.r.ctx = c.budget, c.ctx
 	c.proto.Store(2)
 	s.setDefaultAuth(c)
 	s.clients[c.ID] = c
@@ -403,8 +415,7 @@ func (s *Server) closeAllClients() {
 	s.clientsMu.Lock()
 	defer s.clientsMu.Unlock()
 	for _, c := range s.clients {
-		c.killed.Store(true)
-		c.conn.Close()
+		c.kill()
 	}
 }
 
@@ -432,7 +443,8 @@ func (s *Server) clientCount() int {
 // the replies once no pipelined command is waiting.
 func (s *Server) serveClient(c *Client) {
 	defer func() {
-		c.r.ReleaseHeld()
+		c.cancel()
+		c.budget.settle(0)
 		c.conn.Close()
 		s.removeClient(c)
 	}()
@@ -456,7 +468,10 @@ func (s *Server) serveClient(c *Client) {
 		}
 		mark := c.w.mark()
 		s.dispatch(c)
-		c.r.ReleaseHeld()
+		// The command's request values are the store's now (or dropped);
+		// what it holds from here on is its queued reply.
+		c.r.DropArgs(&c.cmd)
+		c.budget.settle(queuedReplyBytes(c))
 		s.countErrorReply(c, mark)
 		if c.killed.Load() || s.overHardLimit(c) {
 			return
@@ -493,7 +508,7 @@ func (f flushBeforeRead) Read(p []byte) (int, error) {
 			return 0, fmt.Errorf("flush replies before reading: %w", err)
 		}
 	}
-	return f.c.conn.Read(p)
+	return clientConn{f.c}.Read(p)
 }
 
 func (s *Server) countIO(c *Client) {

@@ -29,11 +29,25 @@ import (
 //     written in pieces of flushPiece under that deadline, so a slow
 //     reader that keeps reading is not cut off.
 //
-// Without a soft limit or a timeout, replies go out in one vectored write.
+// Without a soft limit or a timeout, replies go out in one vectored write,
+// unless they are large enough to count toward the memory budget
+// (budget.go): those go out in pieces of flushPiece, and what each piece
+// sends is returned to the budget at once, so that a slow reader holds only
+// what it has not read and the budget watch sees its progress.
 
-// flushPiece is the most the deadline-bound path writes under one
-// deadline.
-const flushPiece = 4 << 20
+// flushPiece is the most one write sends: under one deadline, or before
+// the budget is told.
+const flushPiece = 1 << 20
+
+// queuedReplyBytes is what c's queued replies count toward the budget:
+// all of them once they reach bigBulkThreshold, nothing below (small
+// replies are bounded by maxPendingReply and the hard limit).
+func queuedReplyBytes(c *Client) int64 {
+	if n := c.w.Pending(); n >= bigBulkThreshold {
+		return int64(n)
+	}
+	return 0
+}
 
 // outputLimits returns the client-output-buffer-limit in effect.
 func (s *Server) outputLimits() config.OutputBufferLimits { return *s.obufLimits.Load() }
@@ -59,9 +73,12 @@ func (s *Server) logOutputLimit(c *Client, which string) {
 
 // flush writes c's pending replies; see the top of this file.
 func (s *Server) flush(c *Client) error {
+	// The replies are sent or the client is closed: either way they
+	// stop counting.
+	defer c.budget.settle(0)
 	lim := s.obufLimits.Load().Normal
 	idle := time.Duration(s.idleTimeout.Load()) * time.Second
-	if lim.Soft <= 0 && idle <= 0 {
+	if lim.Soft <= 0 && idle <= 0 && queuedReplyBytes(c) == 0 {
 		if c.writeDeadline {
 			c.conn.SetWriteDeadline(time.Time{})
 			c.writeDeadline = false
@@ -94,7 +111,10 @@ func (s *Server) flush(c *Client) error {
 		}
 		c.conn.SetWriteDeadline(deadline)
 		c.writeDeadline = !deadline.IsZero()
-		if err := c.w.FlushN(n); err != nil {
+		c.onClient.Store(onClientWrite)
+		err := c.w.FlushN(n)
+		c.onClient.Store(0)
+		if err != nil {
 			if isTimeout(err) {
 				if soft {
 					s.logOutputLimit(c, "soft")
@@ -104,6 +124,8 @@ func (s *Server) flush(c *Client) error {
 			}
 			return err
 		}
+		c.progress.Add(int64(n))
+		c.budget.settle(queuedReplyBytes(c))
 	}
 	return nil
 }

@@ -67,20 +67,23 @@ type Reader struct {
 	// authRequired applies Redis's tighter request limits to a client that
 	// has not authenticated yet.
 	authRequired bool
-	// budget, when set, bounds the big bulks in flight over all
-	// connections; held is what this reader has taken from it.
-	budget *bulkBudget
+	// budget, when set, is the connection's share of the budget that
+	// bounds the big bulks in flight over all connections (budget.go);
+	// ctx ends the wait for it (the client is closed or killed).
+	budget *budgetAccount
 	ctx    context.Context
-	held   int64
 }
 
-// ReleaseHeld returns the budget taken for the big bulks of the last
-// command, once the command has handed them to the store or dropped them.
-func (r *Reader) ReleaseHeld() {
-	if r.budget != nil {
-		r.budget.release(r.held)
-	}
-	r.held = 0
+// DropArgs forgets the last command's arguments once it has run, so that
+// an idle connection does not keep its last large value alive after the
+// store has dropped or demoted it (150 connections that each sent a
+// 32 MiB SET would otherwise hold 4.7 GiB).
+func (r *Reader) DropArgs(cmd *Command) {
+	clear(r.refs[:cap(r.refs)])
+	r.refs = r.refs[:0]
+	clear(r.args[:cap(r.args)])
+	r.args = r.args[:0]
+	cmd.Args, cmd.owned = nil, nil
 }
 
 // SetAuthRequired turns the limits for unauthenticated clients on or off.
@@ -284,7 +287,6 @@ func (r *Reader) readOne() (bool, error) {
 				if err := r.budget.acquire(r.ctx, n); err != nil {
 					return false, err
 				}
-				r.held += n
 			}
 			big, err := r.readBig(int(n), pos)
 			if err != nil {

@@ -490,14 +490,18 @@ func (s *Server) rewriteConfig(path string) error {
 }
 
 // armIdleTimeout applies CONFIG SET timeout to the next read: a client
-// that sends nothing for that long is disconnected, as in Redis.
+// that sends nothing for that long is disconnected, as in Redis. Each read
+// that brings bytes moves the deadline on (clientConn), so the time counts
+// from the last byte received.
 func (s *Server) armIdleTimeout(c *Client) {
 	t := s.idleTimeout.Load()
 	switch {
 	case t > 0:
-		c.conn.SetReadDeadline(time.Now().Add(time.Duration(t) * time.Second))
+		c.idle = time.Duration(t) * time.Second
+		c.conn.SetReadDeadline(time.Now().Add(c.idle))
 		c.readDeadline = true
 	case c.readDeadline:
+		c.idle = 0
 		c.conn.SetReadDeadline(time.Time{})
 		c.readDeadline = false
 	}
