@@ -3,11 +3,13 @@ package engine
 import (
 	"strings"
 
+	"github.com/kvserver/kvserver/grouping"
 	"github.com/kvserver/kvserver/kvmeta"
 )
 
-// The engine recognises LMCache chunks by their metadata key: a key ending
-// in "metadata" whose value parses as LMCache metadata. It counts chunks
+// The engine recognises LMCache chunks by their metadata key: a key named
+// as a chunk's metadata (grouping.IsMetadata) whose value parses as LMCache
+// metadata. It counts chunks
 // and their data bytes by model, dtype and format for INFO and metrics.
 
 // ChunkClass groups chunks for reporting.
@@ -35,51 +37,7 @@ type chunkInfo struct {
 
 // isMetadataKey reports whether key is a chunk's metadata key.
 func isMetadataKey(key string) bool {
-	return strings.HasSuffix(key, "metadata") && len(key) > len("metadata")
-}
-
-// isChunkKeyName reports whether a group name (a key without its kv_bytes
-// or metadata suffix, see lsm.GroupOf) has the shape of LMCache's chunk
-// keys: model@world_size@worker_id@hash@dtype, optionally followed by
-// @layer (layer-wise mode). The model may itself contain '@'.
-func isChunkKeyName(name string) bool {
-	f := strings.Split(name, "@")
-	if n := len(f); n >= 6 && isDecimal(f[n-1]) {
-		f = f[:n-1] // @layer
-	}
-	n := len(f)
-	if n < 5 {
-		return false
-	}
-	model := strings.Join(f[:n-4], "@")
-	return model != "" && isDecimal(f[n-4]) && isDecimal(strings.TrimPrefix(f[n-3], "-")) &&
-		f[n-2] != "" && isWord(f[n-1])
-}
-
-func isDecimal(s string) bool {
-	if s == "" {
-		return false
-	}
-	for _, c := range s {
-		if c < '0' || c > '9' {
-			return false
-		}
-	}
-	return true
-}
-
-// isWord reports whether s is a non-empty run of letters, digits and '_'
-// (a dtype name such as bfloat16 or fp8_e4m3).
-func isWord(s string) bool {
-	if s == "" {
-		return false
-	}
-	for _, c := range s {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_') {
-			return false
-		}
-	}
-	return true
+	return grouping.IsMetadata(key) && len(key) > len(grouping.MetadataSuffix)
 }
 
 // parseChunkInfo reads a metadata value; nil when it is not LMCache's.

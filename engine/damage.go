@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/kvserver/kvserver/grouping"
 	"github.com/kvserver/kvserver/lsm"
 )
 
@@ -11,13 +12,14 @@ import (
 // the disk no longer has) is a miss. When it belongs to an LMCache chunk,
 // the chunk's other keys go with it, so that no client sees half a chunk:
 // reading any key of a chunk held on disk verifies every key of it. Group
-// rules apply to chunk keys only; an ordinary key whose name happens to end
-// in "metadata" or "kv_bytes" is never dropped for its neighbours' sake.
+// rules apply to chunk keys only (grouping.IsChunk); an ordinary key whose
+// name happens to end in a chunk suffix is never dropped for its
+// neighbours' sake.
 
 // isChunk reports whether g holds an LMCache chunk: a key of the chunk
 // shape, or metadata that parses as LMCache's.
 func (g *group) isChunk() bool {
-	return isChunkKeyName(g.name) || g.hasChunkMetadata()
+	return grouping.IsChunk(g.name) || g.hasChunkMetadata()
 }
 
 // lostOnDisk reports whether err from the disk tier means the record is
@@ -63,7 +65,7 @@ func (e *Engine) verifyPartnersLocked(ctx context.Context, it *item, promote boo
 		if err != nil {
 			continue // says nothing about the record; its own read decides
 		}
-		if promote && !e.opts.NoPromote {
+		if promote {
 			m.quantized = meta.Quantized
 			e.setResidentLocked(m, value)
 			e.promotions.Add(1)

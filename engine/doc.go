@@ -11,6 +11,8 @@
 // copying them.
 //
 // The package knows nothing of RESP; the protocol front end (package resp)
-// turns requests into engine calls. The memory tier is the only tier here;
-// the boundary to a lower tier is the eviction hook (Options.OnEvict).
+// turns requests into engine calls. Under the memory tier sits the optional
+// disk tier (Options.Cold, package lsm): memory pressure demotes the least
+// recently used groups of keys (package grouping) to it instead of evicting
+// them, and reads promote them back.
 package engine

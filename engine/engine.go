@@ -34,9 +34,6 @@ type Options struct {
 	// demoter starts above the high one and stops below the low one.
 	// Defaults 0.90 and 0.75.
 	HighWatermark, LowWatermark float64
-	// NoPromote keeps values read from disk out of memory (by default a
-	// read from disk promotes the value).
-	NoPromote bool
 	// BackpressureTimeout bounds how long a write waits for the demoter to
 	// bring memory under MaxMemory before it gets ErrOOM (default 30 s).
 	BackpressureTimeout time.Duration
@@ -47,9 +44,6 @@ type Options struct {
 	// KVQuant, when not codec.Off, stores fp16/bf16 KV chunks quantized
 	// (lossy, opt-in); see quant.go.
 	KVQuant codec.Mode
-	// OnEvict, if set, is called (with the engine lock held) for each key
-	// dropped from the server to respect a bound.
-	OnEvict func(db int, key string)
 }
 
 // TierStats are the counters of one tier.
@@ -564,11 +558,7 @@ func (e *Engine) evictLocked(protect *item, limit int64) {
 // dropGroupLocked removes every key of g from the server.
 func (e *Engine) dropGroupLocked(ctx context.Context, g *group) {
 	for len(g.items) > 0 {
-		it := g.items[len(g.items)-1]
-		if e.opts.OnEvict != nil {
-			e.opts.OnEvict(e.dbIndexLocked(it.ks), it.key)
-		}
-		e.removeLocked(ctx, it)
+		e.removeLocked(ctx, g.items[len(g.items)-1])
 	}
 }
 

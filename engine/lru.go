@@ -4,12 +4,12 @@ import (
 	"encoding/binary"
 	"strings"
 
-	"github.com/kvserver/kvserver/lsm"
+	"github.com/kvserver/kvserver/grouping"
 )
 
 // group is the unit of eviction, demotion and promotion: the keys of one
 // database that differ only in a trailing kv_bytes/metadata suffix (see
-// lsm.GroupOf), so a chunk's data and metadata always share a fate.
+// grouping.Of), so a chunk's data and metadata always share a fate.
 type group struct {
 	name  string
 	ks    *keyspace
@@ -36,8 +36,10 @@ type group struct {
 	prev, next           *group
 }
 
+// groupName returns the name of key's group, a copy that does not keep the
+// key's memory alive.
 func groupName(key string) string {
-	return string(lsm.GroupOf([]byte(key)))
+	return strings.Clone(grouping.Name(key))
 }
 
 func (g *group) remove(it *item) {
@@ -113,9 +115,9 @@ func (g *group) incompletePair() bool {
 	var data, meta bool
 	for _, it := range g.items {
 		switch {
-		case strings.HasSuffix(it.key, "kv_bytes") && it.key != g.name:
+		case grouping.IsData(it.key) && it.key != g.name:
 			data = true
-		case strings.HasSuffix(it.key, "metadata") && it.key != g.name:
+		case grouping.IsMetadata(it.key) && it.key != g.name:
 			meta = true
 		}
 	}
@@ -139,7 +141,7 @@ func (g *group) hasChunkMetadata() bool {
 // far better as byte planes (lsm.RecordMeta.Shuffle).
 func (g *group) halfPrecisionChunk() bool {
 	for _, it := range g.items {
-		if strings.HasSuffix(it.key, "metadata") && it.resident && len(it.value) == 28 {
+		if grouping.IsMetadata(it.key) && it.resident && len(it.value) == 28 {
 			dtype := binary.LittleEndian.Uint32(it.value[8:12])
 			return dtype == 2 || dtype == 3
 		}

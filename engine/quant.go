@@ -2,10 +2,10 @@ package engine
 
 import (
 	"context"
-	"strings"
 	"time"
 
 	"github.com/kvserver/kvserver/codec"
+	"github.com/kvserver/kvserver/grouping"
 )
 
 // Opt-in quantized storage (Options.KVQuant). LMCache writes a chunk's data
@@ -26,7 +26,7 @@ func (g *group) dataItemForQuant() (*item, *chunkInfo) {
 		switch {
 		case it.chunk != nil:
 			meta = it.chunk
-		case strings.HasSuffix(it.key, "kv_bytes") && it.key != g.name:
+		case grouping.IsData(it.key) && it.key != g.name:
 			data = it
 		}
 	}

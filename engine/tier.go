@@ -8,10 +8,10 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/kvserver/kvserver/codec"
+	"github.com/kvserver/kvserver/grouping"
 	"github.com/kvserver/kvserver/lsm"
 )
 
@@ -334,7 +334,7 @@ func (e *Engine) persistLocked(ctx context.Context, g *group, free bool) (int64,
 	}
 	if shuffle := g.halfPrecisionChunk(); shuffle {
 		for i := range entries {
-			if strings.HasSuffix(string(entries[i].Key), "kv_bytes") && !entries[i].Meta.Quantized {
+			if grouping.IsData(string(entries[i].Key)) && !entries[i].Meta.Quantized {
 				entries[i].Meta.Shuffle = true
 			}
 		}
@@ -512,7 +512,7 @@ func (e *Engine) loadLocked(ctx context.Context, it *item, promote bool) ([]byte
 		return nil, false
 	}
 	e.diskHits.Add(1)
-	if promote && !e.opts.NoPromote {
+	if promote {
 		e.setResidentLocked(it, value)
 		e.promotions.Add(1)
 	}
@@ -527,7 +527,7 @@ func (e *Engine) Preload(ctx context.Context, db int, keys [][]byte) {
 	if e.opts.KVQuant != codec.Off || e.quantized.Load() > 0 {
 		defer e.predecode(db, keys)
 	}
-	if e.cold == nil || e.opts.NoPromote || e.diskOnlyPub.Load() == 0 {
+	if e.cold == nil || e.diskOnlyPub.Load() == 0 {
 		return
 	}
 	// keys grows by the partners of the given keys (never of partners); the

@@ -6,15 +6,18 @@ import (
 	"encoding/hex"
 	"strconv"
 	"strings"
+
+	"github.com/kvserver/kvserver/grouping"
 )
 
 // DefaultChunkTokens is LMCache's default chunk size in tokens.
 const DefaultChunkTokens = 256
 
-// Suffixes of the two keys of a chunk, appended with no separator.
+// Suffixes of the two keys of a chunk, appended with no separator; the
+// server groups keys by the same rule (package grouping).
 const (
-	DataSuffix     = "kv_bytes"
-	MetadataSuffix = "metadata"
+	DataSuffix     = grouping.DataSuffix
+	MetadataSuffix = grouping.MetadataSuffix
 )
 
 // Hash is the chained hash of a chunk: SHA-256 over the previous chunk's

@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 
 	"github.com/cespare/xxhash/v2"
+	"github.com/kvserver/kvserver/grouping"
 )
 
 // The delete log. While the disk refuses writes, a delete cannot reach
@@ -346,7 +347,7 @@ func (s *Store) applyDeletes(ctx context.Context) error {
 			return err
 		}
 		key := []byte(k.key)
-		mu := s.stripe(k.db, GroupOf(key))
+		mu := s.stripe(k.db, grouping.Of(key))
 		mu.Lock()
 		err := s.applyDeleteLocked(k.db, key, sum)
 		mu.Unlock()

@@ -15,7 +15,7 @@
 // A record is a header plus a value, stored under (database, key). A group is
 // the set of keys that differ only by a trailing "kv_bytes"/"metadata" (or
 // ":kv_bytes"/":metadata") suffix, which is how LMCache stores a chunk's data
-// and metadata; GroupOf names it. PutGroup writes a group's keys in one atomic
+// and metadata; package grouping names it. PutGroup writes a group's keys in one atomic
 // Pebble batch and DeleteGroup removes all of them in one, so a crash or a
 // concurrent reader never sees half a chunk. Writes to one group are
 // serialized, reads take no lock.
@@ -29,7 +29,15 @@
 //
 //	'h' db(uint32 BE) key -> 44-byte header [+ payload when it is <= 256 bytes]
 //	'v' db(uint32 BE) key -> payload (the value, compressed or not)
-//	'm' "format"          -> store format version (1)
+//	'm' "format"          -> store format version (1), grouping rule version (1)
+//
+// The group length in each header (below) depends on the rule that groups
+// keys (package grouping), so that rule's version is part of the format: a
+// store written under another grouping version fails to open with ErrFormat,
+// like a store of another format, rather than reading every record as
+// corrupt. Stores written before the grouping version was recorded hold the
+// store format byte only and open as grouping version 1; their format key
+// is left as it is.
 //
 // The database number is part of the key, so databases are separate ranges and
 // FlushDB is two range deletions. Headers have their own key range so a full

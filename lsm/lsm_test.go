@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/kvserver/kvserver/grouping"
 )
 
 var ctx = context.Background()
@@ -33,36 +35,6 @@ func wantNotFound(t *testing.T, s *Store, db int, key string) {
 	t.Helper()
 	if _, _, err := s.Get(ctx, db, []byte(key)); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("Get(%d, %q) = %v, want ErrNotFound", db, key, err)
-	}
-}
-
-func TestGroupOf(t *testing.T) {
-	tests := []struct{ key, group string }{
-		{"llama@1@0@abc123@bfloat16kv_bytes", "llama@1@0@abc123@bfloat16"},
-		{"llama@1@0@abc123@bfloat16metadata", "llama@1@0@abc123@bfloat16"},
-		{"llama@1@0@abc123@bfloat16@7kv_bytes", "llama@1@0@abc123@bfloat16@7"},
-		{"x:kv_bytes", "x"},
-		{"x:metadata", "x"},
-		{"{tag}x:kv_bytes", "{tag}x"},
-		{"plain-key", "plain-key"},
-		{"kv_bytes", ""},
-		{"metadata_not_suffix", "metadata_not_suffix"},
-		{"", ""},
-	}
-	for _, tt := range tests {
-		if got := string(GroupOf([]byte(tt.key))); got != tt.group {
-			t.Errorf("GroupOf(%q) = %q, want %q", tt.key, got, tt.group)
-		}
-	}
-}
-
-func TestGroupMembersAreExactlyTheKeysOfTheGroup(t *testing.T) {
-	for _, group := range []string{"x", "x:", "a@b@c", "", "kv_bytes"} {
-		for _, k := range groupMembers([]byte(group)) {
-			if g := string(GroupOf(k)); g != group {
-				t.Errorf("groupMembers(%q) lists %q whose group is %q", group, k, g)
-			}
-		}
 	}
 }
 
@@ -491,7 +463,7 @@ func TestConcurrentWritersAndReadersSeeNoCorruption(t *testing.T) {
 						t.Error("Get returned bytes never written")
 					}
 				case 3:
-					if _, err := s.DeleteGroup(ctx, 0, GroupOf(k)); err != nil {
+					if _, err := s.DeleteGroup(ctx, 0, grouping.Of(k)); err != nil {
 						t.Error(err)
 					}
 				}

@@ -1,13 +1,13 @@
 package lsm
 
 import (
-	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
 
 	"github.com/cespare/xxhash/v2"
+	"github.com/kvserver/kvserver/grouping"
 )
 
 // Pebble key layout. Every record has a header key; records whose stored
@@ -16,7 +16,7 @@ import (
 //
 //	'h' db(uint32 big-endian) userkey -> header [+ payload when inline]
 //	'v' db(uint32 big-endian) userkey -> payload
-//	'm' "format"                      -> store format version (one byte)
+//	'm' "format"                      -> store format version, grouping version (one byte each)
 //
 // Headers live in their own key range so that a full scan (Iterate, the
 // accounting scan in Open) reads only small sstable blocks and never touches
@@ -37,9 +37,32 @@ const (
 
 var formatKey = []byte{prefixMeta, 'f', 'o', 'r', 'm', 'a', 't'}
 
-// storeFormat is the value stored under formatKey; Open refuses a directory
-// written in a format it does not know.
+// storeFormat is the first byte stored under formatKey; Open refuses a
+// directory written in a format it does not know.
 const storeFormat = 1
+
+// legacyGroupingVersion is the grouping version of a store whose format key
+// holds storeFormat alone: it was written before the version was recorded,
+// by code that grouped keys by rule 1.
+const legacyGroupingVersion = 1
+
+// formatValue is what a new store writes under formatKey: the store format,
+// then the version of the rule that decides each record's group length
+// (grouping.Version), since a record read under another rule fails its
+// group check.
+func formatValue() []byte { return []byte{storeFormat, grouping.Version} }
+
+// parseFormat reads the value under formatKey: the store format and the
+// grouping version it was written under.
+func parseFormat(v []byte) (format, groupingVersion int, ok bool) {
+	switch len(v) {
+	case 1:
+		return int(v[0]), legacyGroupingVersion, true
+	case 2:
+		return int(v[0]), int(v[1]), true
+	}
+	return 0, 0, false
+}
 
 // Header layout, version 1, little-endian, headerLen bytes:
 //
@@ -50,7 +73,7 @@ const storeFormat = 1
 //	         bit 2: the value is quantized by the caller, RecordMeta.Quantized)
 //	  3    1 reserved, 0
 //	  4    4 logical database number
-//	  8    4 group length: the group is key[:groupLen] (see GroupOf)
+//	  8    4 group length: the group is key[:groupLen] (see grouping.Of)
 //	 12    8 expiry, unix milliseconds, 0 = none
 //	 20    8 raw (uncompressed) value length
 //	 28    8 stored payload length
@@ -233,47 +256,4 @@ func decodeKey(k []byte) (db uint32, key []byte, ok bool) {
 		return 0, nil, false
 	}
 	return binary.BigEndian.Uint32(k[1:keyPrefixLen]), k[keyPrefixLen:], true
-}
-
-// groupSuffixes are the trailing parts that GroupOf strips, longest first so
-// that ":kv_bytes" wins over "kv_bytes".
-var groupSuffixes = [][]byte{
-	[]byte(":kv_bytes"),
-	[]byte(":metadata"),
-	[]byte("kv_bytes"),
-	[]byte("metadata"),
-}
-
-// GroupOf returns the group a key belongs to: the key without a trailing
-// ":kv_bytes", ":metadata", "kv_bytes" or "metadata", or the whole key when it
-// has none of those suffixes. LMCache stores a chunk as "<prefix>kv_bytes" and
-// "<prefix>metadata" (Valkey-style clients put a ':' before the suffix); both
-// keys of a chunk share a group, and the tiers keep, demote and delete a group
-// as a unit so that no client sees half a chunk. The result aliases key.
-func GroupOf(key []byte) []byte {
-	for _, s := range groupSuffixes {
-		if bytes.HasSuffix(key, s) {
-			return key[:len(key)-len(s)]
-		}
-	}
-	return key
-}
-
-// groupMembers returns every key that GroupOf maps to group: the candidates
-// are the group itself and the group with each suffix appended, and a
-// candidate belongs only if GroupOf gives the group back (for example
-// "a:" + "kv_bytes" belongs to group "a", not "a:").
-func groupMembers(group []byte) [][]byte {
-	out := make([][]byte, 0, 1+len(groupSuffixes))
-	if bytes.Equal(GroupOf(group), group) {
-		out = append(out, group)
-	}
-	for _, s := range groupSuffixes {
-		k := make([]byte, 0, len(group)+len(s))
-		k = append(append(k, group...), s...)
-		if bytes.Equal(GroupOf(k), group) {
-			out = append(out, k)
-		}
-	}
-	return out
 }

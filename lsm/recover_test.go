@@ -240,7 +240,7 @@ func TestIsDamageNeverMatchesSystemErrors(t *testing.T) {
 		want bool
 	}{
 		{nil, false},
-		{errors.New("lsm: store format 02 not supported (want 1)"), false},
+		{fmt.Errorf("%w: format key holds 02, want 1", ErrFormat), false},
 		{fmt.Errorf("open: %w", pathErr(syscall.EACCES)), false},
 		{fmt.Errorf("open: %w", pathErr(syscall.EPERM)), false},
 		{fmt.Errorf("read: %w", pathErr(syscall.EIO)), false},

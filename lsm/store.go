@@ -16,6 +16,7 @@ import (
 	"github.com/cespare/xxhash/v2"
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/kvserver/kvserver/grouping"
 )
 
 // Errors returned by Store. Test with errors.Is.
@@ -40,6 +41,10 @@ var (
 	ErrTooLarge = errors.New("lsm: value too large")
 	// ErrClosed: the Store has been closed.
 	ErrClosed = errors.New("lsm: store closed")
+	// ErrFormat: Open found a store written in another format, the grouping
+	// rule's version included (see doc.go). Nothing was changed on disk;
+	// it is not damage, so Options.MoveAsideDamaged does not move it.
+	ErrFormat = errors.New("lsm: store format not supported")
 )
 
 // MaxValueLen is the longest value a record may hold (1 GiB, twice Redis's
@@ -205,7 +210,7 @@ const numStripes = 256
 // Store is the disk tier: a Pebble database holding records (header + value)
 // in numbered databases. All methods are safe for concurrent use.
 //
-// Writes to one group (see GroupOf) are serialized by a striped lock so that
+// Writes to one group (see grouping.Of) are serialized by a striped lock so that
 // the accounting of replaced records is exact and a group is always written or
 // deleted whole. Reads take no lock.
 type Store struct {
@@ -359,7 +364,7 @@ func (s *Store) checkFormat() (created bool, err error) {
 	v, closer, err := s.db.Get(formatKey)
 	switch {
 	case errors.Is(err, pebble.ErrNotFound):
-		if err := s.db.Set(formatKey, []byte{storeFormat}, s.wo); err != nil {
+		if err := s.db.Set(formatKey, formatValue(), s.wo); err != nil {
 			return false, fmt.Errorf("lsm: write format: %w", err)
 		}
 		if err := s.db.Flush(); err != nil {
@@ -370,8 +375,13 @@ func (s *Store) checkFormat() (created bool, err error) {
 		return false, fmt.Errorf("lsm: read format: %w", err)
 	}
 	defer closer.Close()
-	if len(v) != 1 || v[0] != storeFormat {
-		return false, fmt.Errorf("lsm: store format %x not supported (want %d)", v, storeFormat)
+	format, gv, ok := parseFormat(v)
+	if !ok || format != storeFormat {
+		return false, fmt.Errorf("%w: format key holds %x, want %d", ErrFormat, v, storeFormat)
+	}
+	if gv != grouping.Version {
+		return false, fmt.Errorf("%w: keys were grouped by rule version %d, this build groups them by version %d "+
+			"(each record's group length would not match; start with an empty directory)", ErrFormat, gv, grouping.Version)
 	}
 	return false, nil
 }
@@ -609,8 +619,8 @@ func (s *Store) Put(ctx context.Context, db int, key, value []byte, meta RecordM
 	return s.PutGroup(ctx, db, []Entry{{Key: key, Value: value, Meta: meta}})
 }
 
-// PutGroup stores all entries, which must belong to one group (GroupOf of
-// every key equal) and have distinct keys, in one atomic batch: after a crash
+// PutGroup stores all entries, which must belong to one group (grouping.Of
+// of every key equal) and have distinct keys, in one atomic batch: after a crash
 // either all of them are there or none. Other keys of the group are left as
 // they are.
 func (s *Store) PutGroup(ctx context.Context, db int, entries []Entry) error {
@@ -624,7 +634,7 @@ func (s *Store) PutGroup(ctx context.Context, db int, entries []Entry) error {
 	if len(entries) == 0 {
 		return nil
 	}
-	group := GroupOf(entries[0].Key)
+	group := grouping.Of(entries[0].Key)
 	for i, e := range entries {
 		if len(e.Value) > MaxValueLen {
 			return fmt.Errorf("%w: %d bytes", ErrTooLarge, len(e.Value))
@@ -632,7 +642,7 @@ func (s *Store) PutGroup(ctx context.Context, db int, entries []Entry) error {
 		if e.Meta.ExpireAt < 0 {
 			return fmt.Errorf("lsm: negative expiry %d", e.Meta.ExpireAt)
 		}
-		if !bytes.Equal(GroupOf(e.Key), group) {
+		if !bytes.Equal(grouping.Of(e.Key), group) {
 			return fmt.Errorf("lsm: PutGroup: key %q is not in group %q", e.Key, group)
 		}
 		for _, o := range entries[:i] {
@@ -805,7 +815,7 @@ func (s *Store) encode(r *encodedRecord, db uint32, e Entry) error {
 	h := header{
 		codec:    CompressionNone,
 		db:       db,
-		groupLen: uint32(len(GroupOf(e.Key))),
+		groupLen: uint32(len(grouping.Of(e.Key))),
 		expireAt: e.Meta.ExpireAt,
 		rawLen:   uint64(len(value)),
 	}
@@ -963,7 +973,7 @@ func (s *Store) Get(ctx context.Context, db int, key []byte) ([]byte, RecordMeta
 		// The header and payload are two Pebble reads; a concurrent Put or
 		// Delete between them looks like a mismatch. Read again with writers
 		// to this group excluded before calling the record corrupt.
-		mu := s.stripe(d, GroupOf(key))
+		mu := s.stripe(d, grouping.Of(key))
 		mu.Lock()
 		if !pebble.IsCorruptionError(err) {
 			// A checksum failure in Pebble's own blocks is no race, and
@@ -1004,7 +1014,7 @@ func (s *Store) read(ctx context.Context, db uint32, key, hkey []byte) ([]byte, 
 	if err != nil {
 		return nil, RecordMeta{}, err
 	}
-	if h.db != db || uint64(h.groupLen) != uint64(len(GroupOf(key))) {
+	if h.db != db || uint64(h.groupLen) != uint64(len(grouping.Of(key))) {
 		return nil, RecordMeta{}, badRecord("header names db %d group length %d", h.db, h.groupLen)
 	}
 	if s.expiredAt(h.expireAt) {
@@ -1122,7 +1132,7 @@ func (s *Store) noteCorrupt(db uint32, key []byte, cause error) {
 
 // dropCorrupt deletes a record that failed verification.
 func (s *Store) dropCorrupt(db uint32, key []byte, cause error) error {
-	mu := s.stripe(db, GroupOf(key))
+	mu := s.stripe(db, grouping.Of(key))
 	mu.Lock()
 	defer mu.Unlock()
 	return s.dropCorruptLocked(db, key, cause)
@@ -1150,7 +1160,7 @@ func (s *Store) dropCorruptLocked(db uint32, key []byte, cause error) error {
 // dropExpired deletes a record whose expiry has passed, if it is still the
 // record that was read.
 func (s *Store) dropExpired(db uint32, key []byte, expireAt int64) {
-	mu := s.stripe(db, GroupOf(key))
+	mu := s.stripe(db, grouping.Of(key))
 	mu.Lock()
 	defer mu.Unlock()
 	hkey := encodeKey(nil, prefixHeader, db, key)
@@ -1203,7 +1213,7 @@ func (s *Store) SetExpire(ctx context.Context, db int, key []byte, expireAt int6
 	if err := s.health.admitWrite(s.now()); err != nil {
 		return err
 	}
-	mu := s.stripe(d, GroupOf(key))
+	mu := s.stripe(d, grouping.Of(key))
 	mu.Lock()
 	defer mu.Unlock()
 	hkey := encodeKey(nil, prefixHeader, d, key)
@@ -1263,10 +1273,10 @@ func (s *Store) Delete(ctx context.Context, db int, key []byte) (bool, error) {
 	}
 	defer s.release()
 	if s.health.unavailable() {
-		n, err := s.deleteLogged(d, GroupOf(key), [][]byte{key})
+		n, err := s.deleteLogged(d, grouping.Of(key), [][]byte{key})
 		return n > 0, err
 	}
-	mu := s.stripe(d, GroupOf(key))
+	mu := s.stripe(d, grouping.Of(key))
 	mu.Lock()
 	defer mu.Unlock()
 	found, err := s.deleteKeyLocked(d, key)
@@ -1297,7 +1307,7 @@ func (s *Store) deleteKeyLocked(db uint32, key []byte) (bool, error) {
 	return true, nil
 }
 
-// DeleteGroup removes every record of group (every key k with GroupOf(k)
+// DeleteGroup removes every record of group (every key k with grouping.Of(k)
 // equal to group) in one atomic batch and returns how many there were.
 func (s *Store) DeleteGroup(ctx context.Context, db int, group []byte) (int, error) {
 	if err := ctx.Err(); err != nil {
@@ -1312,7 +1322,7 @@ func (s *Store) DeleteGroup(ctx context.Context, db int, group []byte) (int, err
 	}
 	defer s.release()
 	if s.health.unavailable() {
-		return s.deleteLogged(d, group, groupMembers(group))
+		return s.deleteLogged(d, group, grouping.Members(group))
 	}
 	mu := s.stripe(d, group)
 	mu.Lock()
@@ -1322,7 +1332,7 @@ func (s *Store) DeleteGroup(ctx context.Context, db int, group []byte) (int, err
 	defer b.Close()
 	var delta usage
 	n := 0
-	for _, key := range groupMembers(group) {
+	for _, key := range grouping.Members(group) {
 		hkey := encodeKey(nil, prefixHeader, d, key)
 		_, size, err := s.readHeader(hkey)
 		switch {
@@ -1349,7 +1359,7 @@ func (s *Store) DeleteGroup(ctx context.Context, db int, group []byte) (int, err
 		return 0, fmt.Errorf("lsm: delete group: %w", err)
 	}
 	s.account(d, delta)
-	for _, key := range groupMembers(group) {
+	for _, key := range grouping.Members(group) {
 		s.dlog.forget(d, key)
 	}
 	s.deletes.Add(int64(n))
@@ -1481,7 +1491,7 @@ func (s *Store) scanHeaders(ctx context.Context, fn func(db uint32, key []byte, 
 			return fmt.Errorf("lsm: iterate: %w", err)
 		}
 		h, herr := decodeHeader(v, MaxValueLen)
-		if herr == nil && (h.db != db || uint64(h.groupLen) != uint64(len(GroupOf(key)))) {
+		if herr == nil && (h.db != db || uint64(h.groupLen) != uint64(len(grouping.Of(key)))) {
 			herr = badRecord("header names db %d group length %d", h.db, h.groupLen)
 		}
 		var size usage

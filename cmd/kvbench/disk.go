@@ -12,6 +12,7 @@ import (
 
 	"github.com/kvserver/kvserver/config"
 	"github.com/kvserver/kvserver/gctune"
+	"github.com/kvserver/kvserver/grouping"
 	"github.com/kvserver/kvserver/lsm"
 )
 
@@ -224,7 +225,9 @@ func diskRoundOnce(ctx context.Context, parent string, value []byte, n int64, ti
 }
 
 // diskKey names the i-th value like an LMCache chunk.
-func diskKey(i int64) []byte { return []byte(fmt.Sprintf("kvbench@1@0@%08x@bfloat16kv_bytes", i)) }
+func diskKey(i int64) []byte {
+	return []byte(fmt.Sprintf("kvbench@1@0@%08x@bfloat16", i) + grouping.DataSuffix)
+}
 
 // writeRawFile writes n copies of value to path and fdatasyncs it.
 func writeRawFile(path string, value []byte, n int64) (float64, error) {

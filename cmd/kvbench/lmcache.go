@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/kvserver/kvserver/config"
+	"github.com/kvserver/kvserver/grouping"
 )
 
 // lmcacheOptions are the flags of `kvbench lmcache`.
@@ -208,10 +209,10 @@ func lmcacheRound(ctx context.Context, addr string, keys []string, chunk, meta [
 	total := float64(int64(chunks) * int64(len(chunk)))
 
 	elapsed, err := eachChunk(ctx, addr, chunks, conns, func(c *benchConn, i int) error {
-		if err := c.Set(keys[i]+"kv_bytes", chunk); err != nil {
+		if err := c.Set(keys[i]+grouping.DataSuffix, chunk); err != nil {
 			return err
 		}
-		return c.Set(keys[i]+"metadata", meta)
+		return c.Set(keys[i]+grouping.MetadataSuffix, meta)
 	})
 	if err != nil {
 		return s, fmt.Errorf("store: %w", err)
@@ -226,7 +227,7 @@ func lmcacheRound(ctx context.Context, addr string, keys []string, chunk, meta [
 	for w := 0; w < walks; w++ {
 		hits := 0
 		for _, k := range keys {
-			line, err := c.Do("EXISTS", k+"metadata")
+			line, err := c.Do("EXISTS", k+grouping.MetadataSuffix)
 			if err != nil {
 				c.Close()
 				return s, fmt.Errorf("lookup: %w", err)
@@ -245,18 +246,18 @@ func lmcacheRound(ctx context.Context, addr string, keys []string, chunk, meta [
 	c.Close()
 
 	elapsed, err = eachChunk(ctx, addr, chunks, conns, func(c *benchConn, i int) error {
-		n, err := c.Get(keys[i] + "metadata")
+		n, err := c.Get(keys[i] + grouping.MetadataSuffix)
 		if err != nil {
 			return err
 		}
 		if n != len(meta) {
 			return fmt.Errorf("GET %smetadata returned %d bytes, want %d", keys[i], n, len(meta))
 		}
-		if n, err = c.Get(keys[i] + "kv_bytes"); err != nil {
+		if n, err = c.Get(keys[i] + grouping.DataSuffix); err != nil {
 			return err
 		}
 		if n != len(chunk) {
-			return fmt.Errorf("GET %skv_bytes returned %d bytes, want %d", keys[i], n, len(chunk))
+			return fmt.Errorf("GET %s%s returned %d bytes, want %d", keys[i], grouping.DataSuffix, n, len(chunk))
 		}
 		return nil
 	})

@@ -8,6 +8,8 @@ import (
 	"os"
 	"strconv"
 	"time"
+
+	"github.com/kvserver/kvserver/grouping"
 )
 
 // probeResult compares one KVC.PROBE of N keys with the N sequential
@@ -52,7 +54,7 @@ prefix lookup; medians over --rounds and the speedup are reported.`)
 	defer c.Close()
 	names := make([]string, *keys)
 	for i := range names {
-		names[i] = fmt.Sprintf("llama@1@0@%064x@bfloat16metadata", i)
+		names[i] = fmt.Sprintf("llama@1@0@%064x@bfloat16", i) + grouping.MetadataSuffix
 		if err := c.Set(names[i], make([]byte, 28)); err != nil {
 			return err
 		}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/kvserver/kvserver/config"
+	"github.com/kvserver/kvserver/grouping"
 )
 
 // traceRequest is one line of a Mooncake trace: the prefix-block hashes of
@@ -107,7 +108,7 @@ func replayTrace(ctx context.Context, addr string, reqs []traceRequest, blockByt
 		for j, h := range r.HashIDs {
 			res.BlockRefs++
 			k := fmt.Sprintf("mooncake@1@0@%016x@bfloat16", h)
-			line, err := c.Do("EXISTS", k+"metadata")
+			line, err := c.Do("EXISTS", k+grouping.MetadataSuffix)
 			if err != nil {
 				return res, err
 			}
@@ -115,11 +116,11 @@ func replayTrace(ctx context.Context, addr string, reqs []traceRequest, blockByt
 				firstMiss = j
 				break
 			}
-			n1, err := c.Get(k + "metadata")
+			n1, err := c.Get(k + grouping.MetadataSuffix)
 			if err != nil {
 				return res, err
 			}
-			n2, err := c.Get(k + "kv_bytes")
+			n2, err := c.Get(k + grouping.DataSuffix)
 			if err != nil {
 				return res, err
 			}
@@ -137,10 +138,10 @@ func replayTrace(ctx context.Context, addr string, reqs []traceRequest, blockByt
 		}
 		for _, h := range r.HashIDs[firstMiss:] {
 			k := fmt.Sprintf("mooncake@1@0@%016x@bfloat16", h)
-			if err := c.Set(k+"kv_bytes", value); err != nil {
+			if err := c.Set(k+grouping.DataSuffix, value); err != nil {
 				return res, err
 			}
-			if err := c.Set(k+"metadata", meta); err != nil {
+			if err := c.Set(k+grouping.MetadataSuffix, meta); err != nil {
 				return res, err
 			}
 		}
