@@ -169,9 +169,6 @@ var settings = []Setting{
 	{Name: "protected-mode", Kind: KindBool, Default: "yes",
 		Doc: "refuse non-loopback clients while the default user has no password", InConfig: true, Mutable: true, Rewrite: RewriteIfChanged,
 		field: func(c *Config) any { return &c.ProtectedMode }},
-	{Name: "client-output-buffer-limit", Kind: KindOutputBufferLimits, Default: "normal 0 0 0 replica 256mb 64mb 60 pubsub 32mb 8mb 60", DefaultDoc: "`normal 0 0 0 …`",
-		Doc: "Redis syntax; hard/soft limits on a client's pending replies", InConfig: true, Mutable: true, Rewrite: RewriteIfChanged,
-		field: func(c *Config) any { return &c.ClientOutputBufferLimit }},
 	{Name: "enable-debug-command", Kind: KindEnum, Default: "no", Values: []string{"", "no", "yes", "local"},
 		Doc: "who may run `DEBUG`: no, yes, or local (loopback clients), as in Redis 7", InConfig: true,
 		field: func(c *Config) any { return &c.EnableDebugCommand }},
@@ -190,6 +187,9 @@ var settings = []Setting{
 	{Name: "tls-auth-clients", Kind: KindEnum, Default: "yes", Values: []string{"", "yes", "no", "optional"},
 		Doc: "client certificates: yes (required), optional, no", InConfig: true,
 		field: func(c *Config) any { return &c.TLSAuthClients }},
+	{Name: "client-output-buffer-limit", Kind: KindOutputBufferLimits, Default: "normal 0 0 0 replica 256mb 64mb 60 pubsub 32mb 8mb 60", DefaultDoc: "`normal 0 0 0 …`",
+		Doc: "Redis syntax; hard/soft limits on a client's pending replies", InConfig: true, Mutable: true, Rewrite: RewriteIfChanged,
+		field: func(c *Config) any { return &c.ClientOutputBufferLimit }},
 	{Name: "rename-command", Kind: KindRenames, DefaultDoc: "none",
 		Doc:   "`OLD=NEW` renames, `OLD=` disables a command (repeatable)",
 		field: func(c *Config) any { return &c.RenameCommand }, check: checkRenames},
@@ -237,16 +237,21 @@ func (s Setting) DefaultText() string {
 func (s Setting) EnvName() string { return envName(s.Name) }
 
 // FlagTable renders the README's flag table from the settings table: one
-// row per configurable setting, then --config.
+// row per configurable setting (flag, default, whether CONFIG SET changes
+// it at run time, meaning), then --config.
 func FlagTable() string {
 	var b strings.Builder
-	b.WriteString("| flag | default | meaning |\n|---|---|---|\n")
+	b.WriteString("| flag | default | `CONFIG SET` | meaning |\n|---|---|---|---|\n")
 	for _, s := range settings {
 		if s.Configurable() {
-			b.WriteString("| `--" + s.Name + "` | " + s.DefaultText() + " | " + s.Doc + " |\n")
+			set := "no"
+			if s.Mutable {
+				set = "yes"
+			}
+			b.WriteString("| `--" + s.Name + "` | " + s.DefaultText() + " | " + set + " | " + s.Doc + " |\n")
 		}
 	}
-	b.WriteString("| `--" + keyConfig + "` | none | " + configDoc + " |\n")
+	b.WriteString("| `--" + keyConfig + "` | none | no | " + configDoc + " |\n")
 	return b.String()
 }
 
