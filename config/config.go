@@ -238,11 +238,11 @@ func newFlagSet() *pflag.FlagSet {
 		switch s.Kind {
 		case KindInt:
 			n, _ := strconv.Atoi(s.Default) // TestEverySettingHasADocAndDefault
-			fs.Int(s.Name, n, s.Doc)
+			fs.Int(s.Name, n, s.Usage())
 		case KindRenames, KindUsers:
-			fs.StringArray(s.Name, nil, s.Doc)
+			fs.StringArray(s.Name, nil, s.Usage())
 		default:
-			fs.String(s.Name, s.Default, s.Doc)
+			fs.String(s.Name, s.Default, s.Usage())
 		}
 	}
 	fs.String(keyConfig, "", configDoc)

@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"math"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -207,16 +208,6 @@ func Settings() []Setting {
 	return out
 }
 
-// Lookup returns the setting named name (case-insensitively).
-func Lookup(name string) (Setting, bool) {
-	for _, s := range settings {
-		if strings.EqualFold(s.Name, name) {
-			return s, true
-		}
-	}
-	return Setting{}, false
-}
-
 // Configurable reports whether the setting is a flag, YAML key and
 // environment variable (every setting but Redis's ConfigOnly parameters).
 func (s Setting) Configurable() bool { return !s.ConfigOnly }
@@ -231,6 +222,21 @@ func (s Setting) DefaultText() string {
 		return s.Default
 	}
 	return "empty"
+}
+
+// markdownLink matches a Markdown link, "[text](target)".
+var markdownLink = regexp.MustCompile(`\[([^\]]*)\]\([^)]*\)`)
+
+// Usage is the doc line as plain text for --help: without Markdown code
+// quotes (pflag would take the first `word` for the value's name) and
+// with links reduced to their text; a size whose default is computed
+// says how.
+func (s Setting) Usage() string {
+	u := strings.ReplaceAll(markdownLink.ReplaceAllString(s.Doc, "$1"), "`", "")
+	if s.Kind == KindSize && s.DefaultDoc != "" {
+		u += "; " + s.Default + " means " + s.DefaultDoc
+	}
+	return u
 }
 
 // EnvName is the environment variable that sets the setting.
