@@ -14,42 +14,13 @@ import (
 
 	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
-
-	"github.com/kvserver/kvserver/configs"
 )
 
-// Setting names: YAML keys and flag names at once. The environment variable
-// of a key is envPrefix followed by the key upper-cased with '-' as '_'.
+// Names the code needs beyond the settings table (settings.go).
 const (
-	keyPort            = "port"
-	keyBind            = "bind"
-	keyDir             = "dir"
-	keyMaxMemory       = "maxmemory"
-	keyMetricsPort     = "metrics-port"
-	keyRequirePass     = "requirepass"
-	keyProtoMaxBulkLen = "proto-max-bulk-len"
-	keyMaxClients      = "maxclients"
-	keyDatabases       = "databases"
-	keyLogLevel        = "log-level"
-	keyMaxDisk         = "maxdisk"
-	keyDiskCompression = "disk-compression"
-	keyExistsLeaseMs   = "exists-lease-ms"
-	keyMaxPinSeconds   = "max-pin-seconds"
-	keyMaxLeaseMs      = "max-lease-ms"
-	keyKVQuant         = "kv-quant"
-	keyClusterConfig   = "cluster-config"
-	keyTimeout         = "timeout"
-	keyProtectedMode   = "protected-mode"
-	keyEnableDebug     = "enable-debug-command"
-	keyTLSPort         = "tls-port"
-	keyTLSCertFile     = "tls-cert-file"
-	keyTLSKeyFile      = "tls-key-file"
-	keyTLSCACertFile   = "tls-ca-cert-file"
-	keyTLSAuthClients  = "tls-auth-clients"
-	keyObufLimit       = "client-output-buffer-limit"
-	keyRenameCommand   = "rename-command"
-	keyUser            = "user"
-	keyConfig          = "config" // flag and environment only, not a YAML key
+	keyRenameCommand = "rename-command"
+	keyUser          = "user"
+	keyConfig        = "config" // flag and environment only, not a YAML key
 
 	envPrefix = "KVSERVER_"
 
@@ -59,18 +30,6 @@ const (
 	// minProtoMaxBulkLen is Redis's lower bound for proto-max-bulk-len.
 	minProtoMaxBulkLen = 1 << 20
 )
-
-// fileKeys returns the keys a YAML file may set, in documentation order.
-func fileKeys() []string {
-	return []string{
-		keyPort, keyBind, keyDir, keyMaxMemory, keyMetricsPort, keyRequirePass,
-		keyProtoMaxBulkLen, keyMaxClients, keyDatabases, keyLogLevel,
-		keyMaxDisk, keyDiskCompression, keyExistsLeaseMs, keyMaxPinSeconds, keyMaxLeaseMs,
-		keyKVQuant, keyClusterConfig,
-		keyTimeout, keyProtectedMode, keyEnableDebug, keyTLSPort, keyTLSCertFile, keyTLSKeyFile, keyTLSCACertFile,
-		keyTLSAuthClients, keyObufLimit, keyRenameCommand, keyUser,
-	}
-}
 
 // parseLevel maps an accepted log-level value to its slog level.
 func parseLevel(s string) (slog.Level, bool) {
@@ -131,8 +90,8 @@ type Config struct {
 	EnableDebugCommand string
 }
 
-// Load builds the Config from, in rising priority: the embedded defaults
-// (configs.DefaultYAML), the YAML file named by --config (or KVSERVER_CONFIG),
+// Load builds the Config from, in rising priority: the defaults of the
+// settings table (Settings), the YAML file named by --config (or KVSERVER_CONFIG),
 // environment variables KVSERVER_<KEY> (key upper-cased, '-' as '_', e.g.
 // KVSERVER_MAXMEMORY, KVSERVER_PROTO_MAX_BULK_LEN), and the command-line
 // flags in args (without the program name). environ is in os.Environ() form;
@@ -144,16 +103,11 @@ type Config struct {
 // pflag.ErrHelp, and Usage has the text to print.
 func Load(args []string, environ []string) (Config, error) {
 	v := viper.New()
-	v.SetConfigType("yaml")
-	if err := v.ReadConfig(bytes.NewReader(configs.DefaultYAML)); err != nil {
-		return Config{}, fmt.Errorf("config: read embedded defaults: %w", err)
-	}
-	defaults, err := decode(v, func(string) string { return "built-in defaults" })
-	if err != nil {
-		return Config{}, fmt.Errorf("config: embedded defaults: %w", err)
+	if err := v.MergeConfigMap(defaultSettings()); err != nil {
+		return Config{}, fmt.Errorf("config: built-in defaults: %w", err)
 	}
 
-	fs := newFlagSet(v, defaults)
+	fs := newFlagSet()
 	if err := fs.Parse(args); err != nil {
 		return Config{}, fmt.Errorf("config: command line: %w", err)
 	}
@@ -238,13 +192,7 @@ func Load(args []string, environ []string) (Config, error) {
 // Usage returns the command-line help: one line per flag with its meaning
 // and default, as printed for --help.
 func Usage() string {
-	v := viper.New()
-	v.SetConfigType("yaml")
-	defaults := Config{}
-	if err := v.ReadConfig(bytes.NewReader(configs.DefaultYAML)); err == nil {
-		defaults, _ = decode(v, func(string) string { return "" })
-	}
-	return "Usage of kvserver:\n" + newFlagSet(v, defaults).FlagUsages()
+	return "Usage of kvserver:\n" + newFlagSet().FlagUsages()
 }
 
 // SlogLevel returns the slog level named by LogLevel, or slog.LevelInfo
@@ -254,117 +202,63 @@ func (c Config) SlogLevel() slog.Level {
 	return l
 }
 
-// Validate returns an error for impossible values: ports outside 0..65535,
-// the metrics port equal to the client port, an empty bind address or data
-// directory, a maxmemory below 1 byte, a proto-max-bulk-len below 1mb (like
-// Redis), maxclients or databases below 1, and an unknown log level. The
-// error lists every problem, each naming its key.
+// Validate returns an error for impossible values: a value outside its
+// setting's bounds or list (the settings table), and what each setting's
+// check rejects: the metrics or TLS port equal to another port, an empty
+// bind address or data directory, a maxmemory below 1 byte, TLS without its
+// files, rename-command entries Redis would reject. The error lists every
+// problem, each naming its key.
 func (c Config) Validate() error {
 	var errs []error
 	bad := func(key, format string, args ...any) {
 		errs = append(errs, fmt.Errorf("%s: %s", key, fmt.Sprintf(format, args...)))
 	}
-	if c.Port < 0 || c.Port > math.MaxUint16 {
-		bad(keyPort, "%d is outside 0..65535", c.Port)
+	for _, s := range settings {
+		if s.field != nil {
+			s.validate(&c, bad)
+		}
 	}
-	if c.MetricsPort < 0 || c.MetricsPort > math.MaxUint16 {
-		bad(keyMetricsPort, "%d is outside 0..65535 (0 disables metrics)", c.MetricsPort)
-	} else if c.MetricsPort != 0 && c.MetricsPort == c.Port {
-		bad(keyMetricsPort, "%d is also the client port", c.MetricsPort)
-	}
-	if c.Bind == "" {
-		bad(keyBind, "must not be empty")
-	}
-	if c.Dir == "" {
-		bad(keyDir, "must not be empty")
-	}
-	if c.MaxMemory < 1 {
-		bad(keyMaxMemory, "%d bytes is below 1 (Load turns 0 into 25%% of RAM)", c.MaxMemory)
-	}
-	if c.ProtoMaxBulkLen < minProtoMaxBulkLen {
-		bad(keyProtoMaxBulkLen, "%d bytes is below 1mb (%d)", c.ProtoMaxBulkLen, minProtoMaxBulkLen)
-	}
-	if c.MaxClients < 1 {
-		bad(keyMaxClients, "%d is below 1", c.MaxClients)
-	}
-	if c.Databases < 1 {
-		bad(keyDatabases, "%d is below 1", c.Databases)
-	}
-	if _, ok := parseLevel(c.LogLevel); !ok {
-		bad(keyLogLevel, "%q is not one of debug, info, warn, error", c.LogLevel)
-	}
-	if c.MaxDisk < 0 {
-		bad(keyMaxDisk, "%d bytes is negative", c.MaxDisk)
-	}
-	switch c.DiskCompression {
-	case "none", "s2", "zstd":
-	default:
-		bad(keyDiskCompression, "%q is not one of none, s2, zstd", c.DiskCompression)
-	}
-	if c.ExistsLeaseMs < 0 {
-		bad(keyExistsLeaseMs, "%d is negative", c.ExistsLeaseMs)
-	}
-	if c.MaxPinSeconds < 1 {
-		bad(keyMaxPinSeconds, "%d is below 1", c.MaxPinSeconds)
-	}
-	if c.MaxLeaseMs < 1 || c.MaxLeaseMs > math.MaxInt32 {
-		bad(keyMaxLeaseMs, "%d is not between 1 and %d", c.MaxLeaseMs, math.MaxInt32)
-	}
-	switch c.KVQuant {
-	case "off", "int8", "fp8", "int4":
-	default:
-		bad(keyKVQuant, "%q is not one of off, int8, fp8, int4", c.KVQuant)
-	}
-	c.validateSecurity(bad)
 	if len(errs) > 0 {
 		return fmt.Errorf("config: invalid settings: %w", errors.Join(errs...))
 	}
 	return nil
 }
 
-// newFlagSet defines one flag per setting plus --config. Defaults shown in
-// the help come from the embedded YAML: raw text for sizes, decoded values
-// for the rest. Parse errors are returned, not printed.
-func newFlagSet(defaults *viper.Viper, d Config) *pflag.FlagSet {
-	raw := func(key string) string {
-		if x := defaults.Get(key); x != nil {
-			return fmt.Sprint(x)
-		}
-		return ""
-	}
+// newFlagSet defines one flag per configurable setting plus --config, with
+// the table's defaults and doc lines. Parse errors are returned, not
+// printed.
+func newFlagSet() *pflag.FlagSet {
 	fs := pflag.NewFlagSet("kvserver", pflag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fs.SortFlags = false
-	fs.Int(keyPort, d.Port, "TCP port for Redis-protocol clients (0..65535)")
-	fs.String(keyBind, d.Bind, "address the client port listens on")
-	fs.String(keyDir, d.Dir, "directory for data files")
-	fs.String(keyMaxMemory, raw(keyMaxMemory), "memory limit, bytes or Redis size (1gb, 512mb); 0 means 25% of physical RAM")
-	fs.Int(keyMetricsPort, d.MetricsPort, "HTTP port for /metrics and /debug/pprof/; 0 disables")
-	fs.String(keyRequirePass, d.RequirePass, "password clients must AUTH with; empty means none")
-	fs.String(keyProtoMaxBulkLen, raw(keyProtoMaxBulkLen), "largest bulk string a client may send, bytes or Redis size; at least 1mb")
-	fs.Int(keyMaxClients, d.MaxClients, "most clients connected at once")
-	fs.Int(keyDatabases, d.Databases, "number of logical databases")
-	fs.String(keyLogLevel, d.LogLevel, "least severe log level written: debug, info, warn, error")
-	fs.String(keyMaxDisk, raw(keyMaxDisk), "disk tier limit, bytes or Redis size; 0 means 80% of the free space of dir at start")
-	fs.String(keyDiskCompression, d.DiskCompression, "lossless compression of the disk tier: none, s2, zstd")
-	fs.Int(keyExistsLeaseMs, d.ExistsLeaseMs, "milliseconds an EXISTS hit protects the key's chunk from eviction; 0 disables")
-	fs.Int(keyMaxPinSeconds, d.MaxPinSeconds, "longest lifetime KVC.PIN accepts, in seconds")
-	fs.Int(keyMaxLeaseMs, d.MaxLeaseMs, "longest lease KVC.PROBE LEASE grants, in milliseconds; longer ones are clamped to it")
-	fs.String(keyKVQuant, d.KVQuant, "quantized storage of fp16/bf16 KV chunks: off, int8, fp8, int4 (lossy unless off)")
-	fs.String(keyClusterConfig, d.ClusterConfig, "YAML slot map that turns on Redis Cluster mode; empty means standalone")
-	fs.Int(keyTimeout, d.Timeout, "close a client idle for this many seconds; 0 never")
-	fs.String(keyProtectedMode, raw(keyProtectedMode), "yes: refuse non-loopback clients while the default user has no password")
-	fs.String(keyEnableDebug, d.EnableDebugCommand, "who may run DEBUG: no, yes, or local (loopback clients only)")
-	fs.Int(keyTLSPort, d.TLSPort, "TCP port for TLS clients; 0 disables TLS")
-	fs.String(keyTLSCertFile, d.TLSCertFile, "server certificate for TLS (PEM)")
-	fs.String(keyTLSKeyFile, d.TLSKeyFile, "private key of the server certificate (PEM)")
-	fs.String(keyTLSCACertFile, d.TLSCACertFile, "CA certificates that client certificates must chain to (PEM)")
-	fs.String(keyTLSAuthClients, d.TLSAuthClients, "client certificates: yes (required), optional or no")
-	fs.String(keyObufLimit, raw(keyObufLimit), "Redis's client-output-buffer-limit, e.g. \"normal 256mb 64mb 60\"")
-	fs.StringArray(keyRenameCommand, nil, "rename a command, OLD=NEW, or disable it, OLD= (repeatable)")
-	fs.StringArray(keyUser, nil, "an ACL user in Redis's syntax, \"alice on #<sha256> ~cache:* +@read\" (repeatable)")
-	fs.String(keyConfig, "", "YAML file of settings, keys named like these flags")
+	for _, s := range settings {
+		if !s.Configurable() {
+			continue
+		}
+		switch s.Kind {
+		case KindInt:
+			n, _ := strconv.Atoi(s.Default) // TestEverySettingHasADocAndDefault
+			fs.Int(s.Name, n, s.Usage())
+		case KindRenames, KindUsers:
+			fs.StringArray(s.Name, nil, s.Usage())
+		default:
+			fs.String(s.Name, s.Default, s.Usage())
+		}
+	}
+	fs.String(keyConfig, "", configDoc)
 	return fs
+}
+
+// defaultSettings is the lowest configuration layer: each setting's
+// Default, as a string for viper (lists and maps have none).
+func defaultSettings() map[string]any {
+	out := make(map[string]any, len(settings))
+	for _, s := range settings {
+		if s.Configurable() && s.Kind != KindRenames && s.Kind != KindUsers {
+			out[s.Name] = s.Default
+		}
+	}
+	return out
 }
 
 // envName returns the environment variable that sets key.
@@ -422,99 +316,14 @@ func decode(v *viper.Viper, source func(key string) string) (Config, error) {
 		c    Config
 		errs []error
 	)
-	fail := func(key string, err error) {
-		errs = append(errs, fmt.Errorf("%s (from %s): %w", key, source(key), err))
-	}
-	intKey := func(key string, dst *int) {
-		n, err := toInt(v.Get(key))
-		if err == nil && (n < math.MinInt || n > math.MaxInt) {
-			err = fmt.Errorf("%d is out of range", n)
+	for _, s := range settings {
+		if s.field == nil {
+			continue
 		}
-		if err != nil {
-			fail(key, err)
-			return
+		if err := s.decode(v.Get(s.Name), &c); err != nil {
+			errs = append(errs, fmt.Errorf("%s (from %s): %w", s.Name, source(s.Name), err))
 		}
-		*dst = int(n)
 	}
-	sizeKey := func(key string, dst *int64) {
-		n, err := toSize(v.Get(key))
-		if err != nil {
-			fail(key, err)
-			return
-		}
-		*dst = n
-	}
-	stringKey := func(key string, dst *string) {
-		s, err := toString(v.Get(key))
-		if err != nil {
-			fail(key, err)
-			return
-		}
-		*dst = s
-	}
-
-	intKey(keyPort, &c.Port)
-	stringKey(keyBind, &c.Bind)
-	stringKey(keyDir, &c.Dir)
-	sizeKey(keyMaxMemory, &c.MaxMemory)
-	intKey(keyMetricsPort, &c.MetricsPort)
-	stringKey(keyRequirePass, &c.RequirePass)
-	sizeKey(keyProtoMaxBulkLen, &c.ProtoMaxBulkLen)
-	intKey(keyMaxClients, &c.MaxClients)
-	intKey(keyDatabases, &c.Databases)
-	stringKey(keyLogLevel, &c.LogLevel)
-	c.LogLevel = strings.ToLower(c.LogLevel)
-	sizeKey(keyMaxDisk, &c.MaxDisk)
-	stringKey(keyDiskCompression, &c.DiskCompression)
-	c.DiskCompression = strings.ToLower(c.DiskCompression)
-	intKey(keyExistsLeaseMs, &c.ExistsLeaseMs)
-	intKey(keyMaxPinSeconds, &c.MaxPinSeconds)
-	intKey(keyMaxLeaseMs, &c.MaxLeaseMs)
-	stringKey(keyKVQuant, &c.KVQuant)
-	c.KVQuant = strings.ToLower(c.KVQuant)
-	stringKey(keyClusterConfig, &c.ClusterConfig)
-	intKey(keyTimeout, &c.Timeout)
-	var protected string
-	stringKey(keyProtectedMode, &protected)
-	switch strings.ToLower(protected) {
-	case "yes", "true":
-		c.ProtectedMode = true
-	case "no", "false":
-	default:
-		fail(keyProtectedMode, fmt.Errorf("%q is not yes or no", protected))
-	}
-	stringKey(keyEnableDebug, &c.EnableDebugCommand)
-	c.EnableDebugCommand = strings.ToLower(c.EnableDebugCommand)
-	intKey(keyTLSPort, &c.TLSPort)
-	stringKey(keyTLSCertFile, &c.TLSCertFile)
-	stringKey(keyTLSKeyFile, &c.TLSKeyFile)
-	stringKey(keyTLSCACertFile, &c.TLSCACertFile)
-	stringKey(keyTLSAuthClients, &c.TLSAuthClients)
-	c.TLSAuthClients = strings.ToLower(c.TLSAuthClients)
-	switch c.TLSAuthClients {
-	case "true":
-		c.TLSAuthClients = "yes"
-	case "false":
-		c.TLSAuthClients = "no"
-	}
-	var obuf string
-	stringKey(keyObufLimit, &obuf)
-	if lim, err := ParseOutputBufferLimits(obuf, DefaultOutputBufferLimits); err != nil {
-		fail(keyObufLimit, err)
-	} else {
-		c.ClientOutputBufferLimit = lim
-	}
-	if m, err := toRenames(v.Get(keyRenameCommand)); err != nil {
-		fail(keyRenameCommand, err)
-	} else {
-		c.RenameCommand = m
-	}
-	if users, err := toUserLines(v.Get(keyUser)); err != nil {
-		fail(keyUser, err)
-	} else {
-		c.Users = users
-	}
-
 	if err := errors.Join(errs...); err != nil {
 		return Config{}, err
 	}

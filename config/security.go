@@ -3,46 +3,32 @@ package config
 import (
 	"fmt"
 	"maps"
-	"math"
 	"slices"
 	"strings"
 )
 
-// validateSecurity checks the security and client-limit settings, reporting
-// each problem through bad: a timeout outside Redis's range, a TLS port
-// outside 0..65535 or equal to another port, TLS without its certificate
-// and key, client authentication without a CA (Redis's rule), and
-// rename-command entries Redis would reject.
-func (c Config) validateSecurity(bad func(key, format string, args ...any)) {
-	switch c.EnableDebugCommand {
-	case "", "no", "yes", "local": // "" is the zero Config's no
-	default:
-		bad(keyEnableDebug, "%q is not one of no, yes, local", c.EnableDebugCommand)
-	}
-	if c.Timeout < 0 || c.Timeout > math.MaxInt32 {
-		bad(keyTimeout, "%d is outside 0..2147483647", c.Timeout)
-	}
+// checkTLS is tls-port's check: the port differs from the others, and TLS
+// has its certificate and key, and a CA unless client certificates are off
+// (Redis's rule).
+func checkTLS(c Config, bad func(key, format string, args ...any)) {
 	switch {
-	case c.TLSPort < 0 || c.TLSPort > math.MaxUint16:
-		bad(keyTLSPort, "%d is outside 0..65535 (0 disables TLS)", c.TLSPort)
 	case c.TLSPort != 0 && c.TLSPort == c.Port:
-		bad(keyTLSPort, "%d is also the plain client port", c.TLSPort)
+		bad("tls-port", "%d is also the plain client port", c.TLSPort)
 	case c.TLSPort != 0 && c.TLSPort == c.MetricsPort:
-		bad(keyTLSPort, "%d is also the metrics port", c.TLSPort)
-	}
-	switch c.TLSAuthClients {
-	case "", "yes", "no", "optional": // "" is the zero Config's: yes
-	default:
-		bad(keyTLSAuthClients, "%q is not one of yes, no, optional", c.TLSAuthClients)
+		bad("tls-port", "%d is also the metrics port", c.TLSPort)
 	}
 	if c.TLSPort != 0 {
 		if c.TLSCertFile == "" || c.TLSKeyFile == "" {
-			bad(keyTLSPort, "TLS needs tls-cert-file and tls-key-file")
+			bad("tls-port", "TLS needs tls-cert-file and tls-key-file")
 		}
 		if c.TLSAuthClients != "no" && c.TLSCACertFile == "" {
-			bad(keyTLSCACertFile, "must be set when tls-auth-clients is %s (or set tls-auth-clients no)", c.TLSAuthClients)
+			bad("tls-ca-cert-file", "must be set when tls-auth-clients is %s (or set tls-auth-clients no)", c.TLSAuthClients)
 		}
 	}
+}
+
+// checkRenames is rename-command's check: entries Redis would reject.
+func checkRenames(c Config, bad func(key, format string, args ...any)) {
 	for _, old := range slices.Sorted(maps.Keys(c.RenameCommand)) {
 		if old == "" || strings.ContainsAny(old, " |") {
 			bad(keyRenameCommand, "%q is not a command name", old)

@@ -69,15 +69,17 @@ type Options struct {
 	// RenameCommands renames commands (original name to new name) or
 	// disables them (new name ""), like Redis's rename-command.
 	RenameCommands map[string]string
-	// ProtectedModeOff is protected-mode no. By default, like Redis,
-	// clients from non-loopback addresses are refused while the default
-	// user has no password.
+	// ProtectedModeOff is protected-mode no at start. By default, like
+	// Redis, clients from non-loopback addresses are refused while the
+	// default user has no password.
 	ProtectedModeOff bool
 	// EnableDebugCommand is Redis 7's enable-debug-command: "no" (the
 	// default, also for ""), "yes", or "local" (loopback clients only).
 	EnableDebugCommand string
 	// Timeout is the initial CONFIG timeout: seconds a client may stay
-	// idle before it is closed (0 = never).
+	// idle before it is closed (0 = never). New moves it, ProtectedModeOff,
+	// ProtoMaxBulkLen and OutputBufferLimits into the server's run-time
+	// state, which CONFIG SET changes; options() reads them as zero.
 	Timeout int64
 	// OutputBufferLimits is client-output-buffer-limit (the zero value
 	// means Redis's defaults: no limit for normal clients).
@@ -206,6 +208,10 @@ func New(eng *engine.Engine, opts Options) *Server {
 	s.protectedMode.Store(!opts.ProtectedModeOff)
 	limits := opts.OutputBufferLimits
 	s.obufLimits.Store(&limits)
+	// From here on the atomics own these settings (CONFIG SET changes
+	// them there): clear the start values so that no stale copy is read.
+	s.opts.Timeout, s.opts.ProtectedModeOff, s.opts.ProtoMaxBulkLen = 0, false, 0
+	s.opts.OutputBufferLimits = config.OutputBufferLimits{}
 	s.origCommands = s.table.All()
 	s.users, s.aclIDs, s.initErr = newUsers(opts, s.origCommands)
 	if s.initErr == nil {

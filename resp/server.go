@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -19,7 +20,8 @@ import (
 // and SHUTDOWN. INFO lives in info.go, COMMAND INFO and DOCS data in
 // commanddocs.go.
 
-// configParam is one parameter of CONFIG GET and CONFIG SET.
+// configParam is one parameter of CONFIG GET and CONFIG SET: a row of the
+// settings table that CONFIG reports (config.Setting.InConfig).
 type configParam struct {
 	name string
 	get  func(s *Server) string
@@ -27,105 +29,181 @@ type configParam struct {
 	// Redis would give after "CONFIG SET failed (...) - ". Nil for
 	// parameters fixed at start (Redis's immutable configs).
 	set func(s *Server, v string) (apply func(), reason string)
+	// yaml is the value CONFIG REWRITE writes; nil when it writes none.
+	yaml func(s *Server) string
+	// rewriteDefault, when set, is the YAML value REWRITE leaves out of a
+	// file that lacks the key.
+	rewriteDefault string
 }
 
-// configParams are the parameters kvserver knows, in the order CONFIG GET
-// lists them for a pattern. Parameters Redis has but kvserver does not
-// implement report the value that describes kvserver's behaviour and can
-// only be set to that value.
-var configParams = []configParam{
-	{name: "maxmemory", get: func(s *Server) string { return strconv.FormatInt(s.eng.MaxMemory(), 10) },
-		set: func(s *Server, v string) (func(), string) {
-			n, reason := parseMemoryValue(v, 0, math.MaxInt64)
-			if reason != "" {
-				return nil, reason
-			}
-			return func() {
-				s.eng.SetMaxMemory(n)
-				if hook := s.options().OnMaxMemory; hook != nil {
-					hook(n)
-				}
-			}, ""
-		}},
-	{name: "maxmemory-policy", get: fixedValue("allkeys-lru"), set: onlyValue("allkeys-lru", true)},
-	{name: "maxmemory-samples", get: fixedValue("5"), set: onlyValue("5", false)},
-	{name: "maxclients", get: func(s *Server) string { return strconv.Itoa(s.options().MaxClients) },
-		set: func(s *Server, v string) (func(), string) {
-			n, reason := parseIntValue(v, 1, math.MaxUint32)
-			if reason != "" {
-				return nil, reason
-			}
-			return func() { s.updateOptions(func(o *Options) { o.MaxClients = int(n) }) }, ""
-		}},
-	{name: "databases", get: func(s *Server) string { return strconv.Itoa(s.eng.Databases()) }},
-	{name: "port", get: func(s *Server) string { return strconv.Itoa(s.options().Port) }},
-	{name: "bind", get: func(s *Server) string { return s.options().Bind }},
-	{name: "dir", get: func(s *Server) string {
+// configAccessor reads, and for mutable settings changes, the server's
+// state of one setting CONFIG reports. apply receives the value parsed
+// by the setting's kind: int64 for KindInt and KindSize, bool for
+// KindBool, config.OutputBufferLimits, or the string.
+type configAccessor struct {
+	get   func(s *Server) string
+	apply func(s *Server, v any)
+	// yaml overrides the value REWRITE writes (default: get's, formatted
+	// by kind).
+	yaml func(s *Server) string
+}
+
+// configState is where each setting CONFIG reports lives in the server;
+// the rest of a parameter (name, order, kind, bounds, mutability, rewrite)
+// is its row in config.Settings. TestEveryConfigSettingHasAnAccessor keeps
+// the two in step. Redis parameters kvserver only reports (ConfigOnly rows)
+// need none.
+var configState = map[string]configAccessor{
+	"port": {get: func(s *Server) string { return strconv.Itoa(s.options().Port) }},
+	"bind": {get: func(s *Server) string { return s.options().Bind }},
+	"dir": {get: func(s *Server) string {
 		dir := s.options().Dir
 		if abs, err := filepath.Abs(dir); err == nil {
 			dir = abs
 		}
 		return dir
-	}},
-	{name: "requirepass", get: func(s *Server) string { return s.options().RequirePass },
-		set: func(s *Server, v string) (func(), string) {
-			return func() {
-				s.updateOptions(func(o *Options) { o.RequirePass = v })
-				s.users.SetDefaultPassword(v)
-			}, ""
-		}},
-	{name: "proto-max-bulk-len", get: func(s *Server) string { return strconv.FormatInt(s.maxBulk.Load(), 10) },
-		set: func(s *Server, v string) (func(), string) {
-			n, reason := parseMemoryValue(v, 1<<20, math.MaxInt64)
-			if reason != "" {
-				return nil, reason
+	}, yaml: func(s *Server) string { return yamlString(s.options().Dir, false) }},
+	"maxmemory": {get: func(s *Server) string { return strconv.FormatInt(s.eng.MaxMemory(), 10) },
+		apply: func(s *Server, v any) {
+			n := v.(int64)
+			s.eng.SetMaxMemory(n)
+			if hook := s.options().OnMaxMemory; hook != nil {
+				hook(n)
 			}
-			return func() {
-				s.maxBulk.Store(n)
-				s.updateOptions(func(o *Options) { o.ProtoMaxBulkLen = n })
-			}, ""
 		}},
-	{name: "save", get: fixedValue(""), set: onlyValue("", false)},
-	{name: "appendonly", get: fixedValue("no"), set: onlyValue("no", true)},
-	{name: "timeout", get: func(s *Server) string { return strconv.FormatInt(s.idleTimeout.Load(), 10) },
-		set: func(s *Server, v string) (func(), string) {
-			n, reason := parseIntValue(v, 0, math.MaxInt32)
-			if reason != "" {
-				return nil, reason
+	"requirepass": {get: func(s *Server) string { return s.options().RequirePass },
+		yaml: func(s *Server) string { return yamlString(s.options().RequirePass, true) },
+		apply: func(s *Server, v any) {
+			s.updateOptions(func(o *Options) { o.RequirePass = v.(string) })
+			s.users.SetDefaultPassword(v.(string))
+		}},
+	"proto-max-bulk-len": {get: func(s *Server) string { return strconv.FormatInt(s.maxBulk.Load(), 10) },
+		apply: func(s *Server, v any) { s.maxBulk.Store(v.(int64)) }},
+	"maxclients": {get: func(s *Server) string { return strconv.Itoa(s.options().MaxClients) },
+		apply: func(s *Server, v any) { s.updateOptions(func(o *Options) { o.MaxClients = int(v.(int64)) }) }},
+	"databases": {get: func(s *Server) string { return strconv.Itoa(s.eng.Databases()) }},
+	"max-lease-ms": {get: func(s *Server) string { return strconv.FormatInt(s.options().MaxLeaseMs, 10) },
+		apply: func(s *Server, v any) { s.updateOptions(func(o *Options) { o.MaxLeaseMs = v.(int64) }) }},
+	"timeout": {get: func(s *Server) string { return strconv.FormatInt(s.idleTimeout.Load(), 10) },
+		apply: func(s *Server, v any) { s.idleTimeout.Store(v.(int64)) }},
+	"protected-mode": {get: func(s *Server) string { return yesNo(s.protectedMode.Load()) },
+		apply: func(s *Server, v any) { s.protectedMode.Store(v.(bool)) }},
+	"client-output-buffer-limit": {get: func(s *Server) string { return s.outputLimits().String() },
+		apply: func(s *Server, v any) { lim := v.(config.OutputBufferLimits); s.obufLimits.Store(&lim) }},
+	"enable-debug-command": {get: func(s *Server) string { return s.options().EnableDebugCommand }},
+	"tls-port":             {get: func(s *Server) string { return strconv.Itoa(s.options().TLS.Port) }},
+	"tls-cert-file":        {get: func(s *Server) string { return s.options().TLS.CertFile }},
+	"tls-key-file":         {get: func(s *Server) string { return s.options().TLS.KeyFile }},
+	"tls-ca-cert-file":     {get: func(s *Server) string { return s.options().TLS.CACertFile }},
+	"tls-auth-clients":     {get: func(s *Server) string { return s.options().TLS.AuthClients }},
+}
+
+// configParams are the parameters kvserver knows, in the settings table's
+// order, which CONFIG GET follows for a pattern. Parameters Redis has but
+// kvserver does not implement report the value that describes kvserver's
+// behaviour and can only be set to that value.
+var configParams = newConfigParams(config.Settings(), configState)
+
+// newConfigParams joins the settings CONFIG reports with their accessors.
+func newConfigParams(table []config.Setting, state map[string]configAccessor) []configParam {
+	var out []configParam
+	for _, st := range table {
+		if !st.InConfig {
+			continue
+		}
+		p := configParam{name: st.Name}
+		if st.ConfigOnly {
+			p.get = fixedValue(st.Default)
+			p.set = onlyValue(st.Default, st.Kind == config.KindEnum || st.Kind == config.KindBool)
+			out = append(out, p)
+			continue
+		}
+		acc := state[st.Name]
+		p.get = acc.get
+		if st.Mutable && acc.apply != nil {
+			p.set = func(s *Server, v string) (func(), string) {
+				x, reason := parseConfigValue(s, st, v)
+				if reason != "" {
+					return nil, reason
+				}
+				return func() { acc.apply(s, x) }, ""
 			}
-			return func() { s.idleTimeout.Store(n) }, ""
-		}},
-	{name: "lazyfree-lazy-user-flush", get: fixedValue("no"), set: onlyValue("no", true)},
-	{name: "protected-mode", get: func(s *Server) string { return yesNo(s.protectedMode.Load()) },
-		set: func(s *Server, v string) (func(), string) {
-			on, ok := parseYesNo(v)
-			if !ok {
-				return nil, "argument must be 'yes' or 'no'"
+		}
+		if st.Rewrite != config.NoRewrite {
+			p.yaml = acc.yaml
+			if p.yaml == nil {
+				p.yaml = func(s *Server) string { return yamlValue(st.Kind, acc.get(s)) }
 			}
-			return func() { s.protectedMode.Store(on) }, ""
-		}},
-	{name: "client-output-buffer-limit", get: func(s *Server) string { return s.outputLimits().String() },
-		set: func(s *Server, v string) (func(), string) {
-			lim, err := config.ParseOutputBufferLimits(v, s.outputLimits())
-			if err != nil {
-				return nil, err.Error()
+			if st.Rewrite == config.RewriteIfChanged {
+				p.rewriteDefault = yamlDefault(st)
 			}
-			return func() { s.obufLimits.Store(&lim) }, ""
-		}},
-	{name: "max-lease-ms", get: func(s *Server) string { return strconv.FormatInt(s.options().MaxLeaseMs, 10) },
-		set: func(s *Server, v string) (func(), string) {
-			n, reason := parseIntValue(v, 1, math.MaxInt32)
-			if reason != "" {
-				return nil, reason
-			}
-			return func() { s.updateOptions(func(o *Options) { o.MaxLeaseMs = n }) }, ""
-		}},
-	{name: "enable-debug-command", get: func(s *Server) string { return s.options().EnableDebugCommand }},
-	{name: "tls-port", get: func(s *Server) string { return strconv.Itoa(s.options().TLS.Port) }},
-	{name: "tls-cert-file", get: func(s *Server) string { return s.options().TLS.CertFile }},
-	{name: "tls-key-file", get: func(s *Server) string { return s.options().TLS.KeyFile }},
-	{name: "tls-ca-cert-file", get: func(s *Server) string { return s.options().TLS.CACertFile }},
-	{name: "tls-auth-clients", get: func(s *Server) string { return s.options().TLS.AuthClients }},
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// parseConfigValue parses a CONFIG SET value by the setting's kind and
+// bounds, with Redis's messages.
+func parseConfigValue(s *Server, st config.Setting, v string) (any, string) {
+	hi := st.Max
+	if hi == 0 {
+		hi = math.MaxInt64
+	}
+	switch st.Kind {
+	case config.KindInt:
+		n, reason := parseIntValue(v, st.Min, hi)
+		return n, reason
+	case config.KindSize:
+		n, reason := parseMemoryValue(v, st.Min, hi)
+		return n, reason
+	case config.KindBool:
+		on, ok := parseYesNo(v)
+		if !ok {
+			return nil, "argument must be 'yes' or 'no'"
+		}
+		return on, ""
+	case config.KindOutputBufferLimits:
+		lim, err := config.ParseOutputBufferLimits(v, s.outputLimits())
+		if err != nil {
+			return nil, err.Error()
+		}
+		return lim, ""
+	case config.KindEnum:
+		if l := strings.ToLower(v); slices.Contains(st.Values, l) && l != "" {
+			return l, ""
+		}
+		return nil, "argument(s) must be one of the following: " + strings.Join(st.Values, ", ")
+	}
+	return v, ""
+}
+
+// yamlValue writes a CONFIG GET value as CONFIG REWRITE puts it in the
+// YAML file.
+func yamlValue(kind config.Kind, v string) string {
+	switch kind {
+	case config.KindSize:
+		n, _ := strconv.ParseInt(v, 10, 64)
+		return config.SizeText(n)
+	case config.KindOutputBufferLimits:
+		return strconv.Quote(v)
+	case config.KindString:
+		return yamlString(v, false)
+	}
+	return v
+}
+
+// yamlDefault is yamlValue of the setting's default.
+func yamlDefault(st config.Setting) string {
+	switch st.Kind {
+	case config.KindSize:
+		n, _ := config.ParseSize(st.Default)
+		return config.SizeText(n)
+	case config.KindOutputBufferLimits:
+		lim, _ := config.ParseOutputBufferLimits(st.Default, config.DefaultOutputBufferLimits)
+		return strconv.Quote(lim.String())
+	}
+	return yamlValue(st.Kind, st.Default)
 }
 
 func yesNo(b bool) string {
@@ -352,42 +430,17 @@ func rewriteErrorText(err error) string {
 type rewriteSetting struct{ key, value, def string }
 
 // rewriteSettings are the settings in effect, as YAML values in the style
-// of configs/kvserver.yaml. Only keys the config file accepts are written;
-// metrics-port and log-level are not the server's to know and stay as the
-// file has them.
+// of configs/kvserver.yaml: the CONFIG parameters whose row says REWRITE
+// writes them. metrics-port and log-level are not the server's to know and
+// stay as the file has them.
 func (s *Server) rewriteSettings() []rewriteSetting {
-	opts := s.options()
-	return []rewriteSetting{
-		{"port", strconv.Itoa(opts.Port), ""},
-		{"bind", yamlString(opts.Bind, false), ""},
-		{"dir", yamlString(opts.Dir, false), ""},
-		{"maxmemory", yamlSize(s.eng.MaxMemory()), ""},
-		{"requirepass", yamlString(opts.RequirePass, true), ""},
-		{"proto-max-bulk-len", yamlSize(s.maxBulk.Load()), ""},
-		{"maxclients", strconv.Itoa(opts.MaxClients), ""},
-		{"databases", strconv.Itoa(s.eng.Databases()), ""},
-		{"timeout", strconv.FormatInt(s.idleTimeout.Load(), 10), "0"},
-		{"protected-mode", yesNo(s.protectedMode.Load()), "yes"},
-		{"max-lease-ms", strconv.FormatInt(opts.MaxLeaseMs, 10), strconv.Itoa(DefaultMaxLeaseMs)},
-		{"client-output-buffer-limit", strconv.Quote(s.outputLimits().String()),
-			strconv.Quote(config.DefaultOutputBufferLimits.String())},
+	var out []rewriteSetting
+	for _, p := range configParams {
+		if p.yaml != nil {
+			out = append(out, rewriteSetting{p.name, p.yaml(s), p.rewriteDefault})
+		}
 	}
-}
-
-// yamlSize writes a byte count in Redis's rewrite style: the largest of
-// gb, mb, kb that divides it, plain bytes otherwise.
-func yamlSize(n int64) string {
-	switch {
-	case n == 0:
-		return "0"
-	case n%(1<<30) == 0:
-		return strconv.FormatInt(n>>30, 10) + "gb"
-	case n%(1<<20) == 0:
-		return strconv.FormatInt(n>>20, 10) + "mb"
-	case n%(1<<10) == 0:
-		return strconv.FormatInt(n>>10, 10) + "kb"
-	}
-	return strconv.FormatInt(n, 10)
+	return out
 }
 
 var plainYAML = regexp.MustCompile(`^[A-Za-z0-9_./][A-Za-z0-9_./:-]*$`)

@@ -1,0 +1,405 @@
+package config
+
+import (
+	"fmt"
+	"math"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Kind is how a setting's value is written and read.
+type Kind int
+
+// The kinds of settings.
+const (
+	// KindInt is a decimal integer.
+	KindInt Kind = iota
+	// KindSize is a byte count in Redis's size syntax ("512mb").
+	KindSize
+	// KindString is free text.
+	KindString
+	// KindEnum is one of Setting.Values, read case-insensitively.
+	KindEnum
+	// KindBool is Redis's yes or no.
+	KindBool
+	// KindOutputBufferLimits is client-output-buffer-limit's syntax.
+	KindOutputBufferLimits
+	// KindRenames is rename-command's OLD=NEW entries (a YAML map).
+	KindRenames
+	// KindUsers is a list of ACL user lines.
+	KindUsers
+)
+
+// Rewrite says whether and when CONFIG REWRITE writes a setting.
+type Rewrite int
+
+// CONFIG REWRITE's treatment of a setting.
+const (
+	// NoRewrite leaves the setting as the file has it.
+	NoRewrite Rewrite = iota
+	// RewriteAlways writes the setting, adding it when the file lacks it.
+	RewriteAlways
+	// RewriteIfChanged updates the setting's line, and adds one only when
+	// the value differs from the default (as Redis does for every setting).
+	RewriteIfChanged
+)
+
+// Setting is one row of the settings table, Redis's static_configs[] in
+// Go: everything about a setting that kvserver derives its flag, YAML key,
+// KVSERVER_* variable, validation, CONFIG GET/SET/REWRITE parameter and
+// documentation from.
+type Setting struct {
+	// Name is the flag (--Name), the YAML key, the CONFIG parameter, and
+	// upper-cased with '-' as '_' after KVSERVER_, the environment variable.
+	Name string
+	// Kind is the value's syntax.
+	Kind Kind
+	// Default is the value used when no source sets one, as written in
+	// YAML and in CONFIG SET ("" for none).
+	Default string
+	// DefaultDoc is the README's default column where it is not Default
+	// ("25% of RAM"); "" means Default, or "empty" when Default is "".
+	DefaultDoc string
+	// Min and Max bound KindInt and KindSize values, inclusive (for CONFIG
+	// SET too). Max 0 means no upper bound.
+	Min, Max int64
+	// Values are the accepted values of a KindEnum, lower case; an
+	// empty-string entry lets the zero Config through Validate.
+	Values []string
+	// Doc is the one-line meaning, for --help and the README's flag table.
+	Doc string
+
+	// ConfigOnly marks a Redis parameter that kvserver does not implement
+	// but reports, and accepts only at, its Default, so that clients
+	// written for Redis work: it is no flag, YAML key or variable.
+	ConfigOnly bool
+	// InConfig makes CONFIG GET report the setting (always with ConfigOnly).
+	InConfig bool
+	// Mutable lets CONFIG SET change it at run time.
+	Mutable bool
+	// Rewrite is how CONFIG REWRITE treats it.
+	Rewrite Rewrite
+
+	// field points into a Config at the setting's value; nil for ConfigOnly.
+	field func(c *Config) any
+	// check reports a problem of the value that bounds cannot express
+	// (through bad, naming the key), or nothing.
+	check func(c Config, bad func(key, format string, args ...any))
+}
+
+// settings is the table. Its order is the order of --help, of
+// configs/kvserver.yaml, of the README's flag table and of CONFIG GET's
+// pattern replies.
+var settings = []Setting{
+	{Name: "port", Kind: KindInt, Default: "6379", Min: 0, Max: math.MaxUint16,
+		Doc: "client port", InConfig: true, Rewrite: RewriteAlways,
+		field: func(c *Config) any { return &c.Port }},
+	{Name: "bind", Kind: KindString, Default: "127.0.0.1",
+		Doc: "listen address", InConfig: true, Rewrite: RewriteAlways,
+		field: func(c *Config) any { return &c.Bind }, check: notEmpty("bind", func(c Config) string { return c.Bind })},
+	{Name: "dir", Kind: KindString, Default: "./data",
+		Doc: "data directory (the disk tier lives here)", InConfig: true, Rewrite: RewriteAlways,
+		field: func(c *Config) any { return &c.Dir }, check: notEmpty("dir", func(c Config) string { return c.Dir })},
+	{Name: "maxmemory", Kind: KindSize, Default: "0", DefaultDoc: "25% of RAM", Min: 0, Max: math.MaxInt64,
+		Doc: "memory bound, Redis size syntax (`64mb`, `4gb`)", InConfig: true, Mutable: true, Rewrite: RewriteAlways,
+		field: func(c *Config) any { return &c.MaxMemory },
+		check: func(c Config, bad func(string, string, ...any)) {
+			if c.MaxMemory < 1 {
+				bad("maxmemory", "%d bytes is below 1 (Load turns 0 into 25%% of RAM)", c.MaxMemory)
+			}
+		}},
+	{Name: "maxmemory-policy", Kind: KindEnum, Default: "allkeys-lru", ConfigOnly: true, InConfig: true, Mutable: true,
+		Doc: "Redis's eviction policy; kvserver evicts the least recently used chunk groups"},
+	{Name: "maxmemory-samples", Kind: KindInt, Default: "5", ConfigOnly: true, InConfig: true, Mutable: true,
+		Doc: "Redis's LRU sample count; reported only"},
+	{Name: "metrics-port", Kind: KindInt, Default: "9121", Min: 0, Max: math.MaxUint16,
+		Doc:   "Prometheus `/metrics` and `/debug/pprof/`; 0 disables",
+		field: func(c *Config) any { return &c.MetricsPort },
+		check: func(c Config, bad func(string, string, ...any)) {
+			if c.MetricsPort != 0 && c.MetricsPort == c.Port {
+				bad("metrics-port", "%d is also the client port", c.MetricsPort)
+			}
+		}},
+	{Name: "requirepass", Kind: KindString, Default: "",
+		Doc: "password for `AUTH` / `HELLO … AUTH`", InConfig: true, Mutable: true, Rewrite: RewriteAlways,
+		field: func(c *Config) any { return &c.RequirePass }},
+	{Name: "proto-max-bulk-len", Kind: KindSize, Default: "512mb", Min: minProtoMaxBulkLen, Max: math.MaxInt64,
+		Doc: "largest bulk a client may send", InConfig: true, Mutable: true, Rewrite: RewriteAlways,
+		field: func(c *Config) any { return &c.ProtoMaxBulkLen }},
+	{Name: "maxclients", Kind: KindInt, Default: "10000", Min: 1, Max: math.MaxUint32,
+		Doc: "concurrent connections", InConfig: true, Mutable: true, Rewrite: RewriteAlways,
+		field: func(c *Config) any { return &c.MaxClients }},
+	{Name: "databases", Kind: KindInt, Default: "16", Min: 1,
+		Doc: "numbered databases", InConfig: true, Rewrite: RewriteAlways,
+		field: func(c *Config) any { return &c.Databases }},
+	{Name: "save", Kind: KindString, Default: "", ConfigOnly: true, InConfig: true, Mutable: true,
+		Doc: "Redis's snapshot schedule; kvserver takes no snapshots"},
+	{Name: "appendonly", Kind: KindBool, Default: "no", ConfigOnly: true, InConfig: true, Mutable: true,
+		Doc: "Redis's AOF; kvserver has none"},
+	{Name: "log-level", Kind: KindEnum, Default: "info", Values: []string{"debug", "info", "warn", "error"},
+		Doc:   "debug, info, warn, error",
+		field: func(c *Config) any { return &c.LogLevel }},
+	{Name: "maxdisk", Kind: KindSize, Default: "0", DefaultDoc: "80% of free space", Min: 0, Max: math.MaxInt64,
+		Doc:   "disk tier bound, Redis size syntax",
+		field: func(c *Config) any { return &c.MaxDisk }},
+	{Name: "disk-compression", Kind: KindEnum, Default: "none", Values: []string{"none", "s2", "zstd"},
+		Doc:   "none, s2 or zstd for the disk tier",
+		field: func(c *Config) any { return &c.DiskCompression }},
+	{Name: "exists-lease-ms", Kind: KindInt, Default: "2000", Min: 0,
+		Doc:   "lease an `EXISTS` hit grants the chunk; 0 disables",
+		field: func(c *Config) any { return &c.ExistsLeaseMs }},
+	{Name: "max-pin-seconds", Kind: KindInt, Default: "86400", Min: 1,
+		Doc:   "longest `KVC.PIN`",
+		field: func(c *Config) any { return &c.MaxPinSeconds }},
+	{Name: "max-lease-ms", Kind: KindInt, Default: "60000", Min: 1, Max: math.MaxInt32,
+		Doc: "longest lease `KVC.PROBE LEASE` grants; longer ones are clamped to it", InConfig: true, Mutable: true, Rewrite: RewriteIfChanged,
+		field: func(c *Config) any { return &c.MaxLeaseMs }},
+	{Name: "kv-quant", Kind: KindEnum, Default: "off", Values: []string{"off", "int8", "fp8", "int4"},
+		Doc:   "off, int8, fp8, int4: quantized storage of fp16/bf16 KV chunks (lossy unless off)",
+		field: func(c *Config) any { return &c.KVQuant }},
+	{Name: "cluster-config", Kind: KindString, Default: "", DefaultDoc: "none",
+		Doc:   "slot map that turns on Redis Cluster mode (see Cluster mode)",
+		field: func(c *Config) any { return &c.ClusterConfig }},
+	{Name: "timeout", Kind: KindInt, Default: "0", Min: 0, Max: math.MaxInt32,
+		Doc: "close clients idle this many seconds (counted from the last byte received); 0 never", InConfig: true, Mutable: true, Rewrite: RewriteIfChanged,
+		field: func(c *Config) any { return &c.Timeout }},
+	{Name: "lazyfree-lazy-user-flush", Kind: KindBool, Default: "no", ConfigOnly: true, InConfig: true, Mutable: true,
+		Doc: "Redis's lazy FLUSHALL; kvserver flushes at once"},
+	{Name: "protected-mode", Kind: KindBool, Default: "yes",
+		Doc: "refuse non-loopback clients while the default user has no password", InConfig: true, Mutable: true, Rewrite: RewriteIfChanged,
+		field: func(c *Config) any { return &c.ProtectedMode }},
+	{Name: "enable-debug-command", Kind: KindEnum, Default: "no", Values: []string{"", "no", "yes", "local"},
+		Doc: "who may run `DEBUG`: no, yes, or local (loopback clients), as in Redis 7", InConfig: true,
+		field: func(c *Config) any { return &c.EnableDebugCommand }},
+	{Name: "tls-port", Kind: KindInt, Default: "0", Min: 0, Max: math.MaxUint16,
+		Doc: "TLS client port; with `--port 0` the only one", InConfig: true,
+		field: func(c *Config) any { return &c.TLSPort }, check: checkTLS},
+	{Name: "tls-cert-file", Kind: KindString, Default: "",
+		Doc: "PEM file of the server certificate", InConfig: true,
+		field: func(c *Config) any { return &c.TLSCertFile }},
+	{Name: "tls-key-file", Kind: KindString, Default: "",
+		Doc: "PEM file of the server certificate's private key", InConfig: true,
+		field: func(c *Config) any { return &c.TLSKeyFile }},
+	{Name: "tls-ca-cert-file", Kind: KindString, Default: "",
+		Doc: "PEM file of the CA that client certificates must chain to", InConfig: true,
+		field: func(c *Config) any { return &c.TLSCACertFile }},
+	{Name: "tls-auth-clients", Kind: KindEnum, Default: "yes", Values: []string{"", "yes", "no", "optional"},
+		Doc: "client certificates: yes (required), optional, no", InConfig: true,
+		field: func(c *Config) any { return &c.TLSAuthClients }},
+	{Name: "client-output-buffer-limit", Kind: KindOutputBufferLimits, Default: "normal 0 0 0 replica 256mb 64mb 60 pubsub 32mb 8mb 60", DefaultDoc: "`normal 0 0 0 …`",
+		Doc: "Redis syntax; hard/soft limits on a client's pending replies", InConfig: true, Mutable: true, Rewrite: RewriteIfChanged,
+		field: func(c *Config) any { return &c.ClientOutputBufferLimit }},
+	{Name: "rename-command", Kind: KindRenames, DefaultDoc: "none",
+		Doc:   "`OLD=NEW` renames, `OLD=` disables a command (repeatable)",
+		field: func(c *Config) any { return &c.RenameCommand }, check: checkRenames},
+	{Name: "user", Kind: KindUsers, DefaultDoc: "none",
+		Doc:   "an ACL user, Redis syntax (repeatable); see [Security](#security)",
+		field: func(c *Config) any { return &c.Users }},
+}
+
+// Settings returns a copy of the settings table, in its order.
+func Settings() []Setting {
+	out := slices.Clone(settings)
+	for i := range out {
+		out[i].Values = slices.Clone(out[i].Values)
+	}
+	return out
+}
+
+// Configurable reports whether the setting is a flag, YAML key and
+// environment variable (every setting but Redis's ConfigOnly parameters).
+func (s Setting) Configurable() bool { return !s.ConfigOnly }
+
+// DefaultText is the README's default column: DefaultDoc, or Default, or
+// "empty".
+func (s Setting) DefaultText() string {
+	switch {
+	case s.DefaultDoc != "":
+		return s.DefaultDoc
+	case s.Default != "":
+		return s.Default
+	}
+	return "empty"
+}
+
+// markdownLink matches a Markdown link, "[text](target)".
+var markdownLink = regexp.MustCompile(`\[([^\]]*)\]\([^)]*\)`)
+
+// Usage is the doc line as plain text for --help: without Markdown code
+// quotes (pflag would take the first `word` for the value's name) and
+// with links reduced to their text; a size whose default is computed
+// says how.
+func (s Setting) Usage() string {
+	u := strings.ReplaceAll(markdownLink.ReplaceAllString(s.Doc, "$1"), "`", "")
+	if s.Kind == KindSize && s.DefaultDoc != "" {
+		u += "; " + s.Default + " means " + s.DefaultDoc
+	}
+	return u
+}
+
+// EnvName is the environment variable that sets the setting.
+func (s Setting) EnvName() string { return envName(s.Name) }
+
+// FlagTable renders the README's flag table from the settings table: one
+// row per configurable setting (flag, default, whether CONFIG SET changes
+// it at run time, meaning), then --config.
+func FlagTable() string {
+	var b strings.Builder
+	b.WriteString("| flag | default | `CONFIG SET` | meaning |\n|---|---|---|---|\n")
+	for _, s := range settings {
+		if s.Configurable() {
+			set := "no"
+			if s.Mutable {
+				set = "yes"
+			}
+			b.WriteString("| `--" + s.Name + "` | " + s.DefaultText() + " | " + set + " | " + s.Doc + " |\n")
+		}
+	}
+	b.WriteString("| `--" + keyConfig + "` | none | no | " + configDoc + " |\n")
+	return b.String()
+}
+
+// configDoc is the meaning of --config, the one flag that is not a setting.
+const configDoc = "YAML file with any of the keys above"
+
+// fileKeys returns the keys a YAML file may set, in table order.
+func fileKeys() []string {
+	var keys []string
+	for _, s := range settings {
+		if s.Configurable() {
+			keys = append(keys, s.Name)
+		}
+	}
+	return keys
+}
+
+// notEmpty is a check that the string setting key is set.
+func notEmpty(key string, get func(Config) string) func(Config, func(string, string, ...any)) {
+	return func(c Config, bad func(string, string, ...any)) {
+		if get(c) == "" {
+			bad(key, "must not be empty")
+		}
+	}
+}
+
+// decode reads the setting's value x (from YAML, the environment, a flag
+// or the defaults) into its field of c.
+func (s Setting) decode(x any, c *Config) error {
+	switch dst := s.field(c).(type) {
+	case *int:
+		n, err := toInt(x)
+		if err == nil && (n < math.MinInt || n > math.MaxInt) {
+			err = fmt.Errorf("%d is out of range", n)
+		}
+		if err != nil {
+			return err
+		}
+		*dst = int(n)
+	case *int64:
+		n, err := toSize(x)
+		if err != nil {
+			return err
+		}
+		*dst = n
+	case *string:
+		str, err := toString(x)
+		if err != nil {
+			return err
+		}
+		if s.Kind == KindEnum {
+			str = strings.ToLower(str)
+			if slices.Contains(s.Values, "yes") { // YAML 1.1 reads yes/no as booleans
+				switch str {
+				case "true":
+					str = "yes"
+				case "false":
+					str = "no"
+				}
+			}
+		}
+		*dst = str
+	case *bool:
+		str, err := toString(x)
+		if err != nil {
+			return err
+		}
+		switch strings.ToLower(str) {
+		case "yes", "true":
+			*dst = true
+		case "no", "false":
+			*dst = false
+		default:
+			return fmt.Errorf("%q is not yes or no", str)
+		}
+	case *OutputBufferLimits:
+		str, err := toString(x)
+		if err != nil {
+			return err
+		}
+		lim, err := ParseOutputBufferLimits(str, DefaultOutputBufferLimits)
+		if err != nil {
+			return err
+		}
+		*dst = lim
+	case *map[string]string:
+		m, err := toRenames(x)
+		if err != nil {
+			return err
+		}
+		*dst = m
+	case *[]string:
+		lines, err := toUserLines(x)
+		if err != nil {
+			return err
+		}
+		*dst = lines
+	default:
+		return fmt.Errorf("setting %s: field of unknown type %T", s.Name, dst)
+	}
+	return nil
+}
+
+// validate reports, through bad, a value of c outside the setting's bounds
+// or list, and what its check finds.
+func (s Setting) validate(c *Config, bad func(key, format string, args ...any)) {
+	var n int64
+	switch p := s.field(c).(type) {
+	case *int:
+		n = int64(*p)
+	case *int64:
+		n = *p
+	case *string:
+		if s.Kind == KindEnum && !slices.Contains(s.Values, *p) {
+			bad(s.Name, "%q is not one of %s", *p, strings.Join(slices.DeleteFunc(slices.Clone(s.Values), func(v string) bool { return v == "" }), ", "))
+		}
+	}
+	switch {
+	case s.Kind == KindSize && n < s.Min:
+		bad(s.Name, "%d bytes is below %s", n, SizeText(s.Min))
+	case s.Kind == KindInt && s.Max == 0 && n < s.Min:
+		bad(s.Name, "%d is below %d", n, s.Min)
+	case s.Kind == KindInt && s.Max != 0 && (n < s.Min || n > s.Max):
+		bad(s.Name, "%d is outside %d..%d", n, s.Min, s.Max)
+	}
+	if s.check != nil {
+		s.check(*c, bad)
+	}
+}
+
+// SizeText writes a byte count in Redis's CONFIG REWRITE style: the
+// largest of gb, mb, kb that divides it, plain bytes otherwise.
+func SizeText(n int64) string {
+	switch {
+	case n == 0:
+		return "0"
+	case n%(1<<30) == 0:
+		return strconv.FormatInt(n>>30, 10) + "gb"
+	case n%(1<<20) == 0:
+		return strconv.FormatInt(n>>20, 10) + "mb"
+	case n%(1<<10) == 0:
+		return strconv.FormatInt(n>>10, 10) + "kb"
+	}
+	return strconv.FormatInt(n, 10)
+}
