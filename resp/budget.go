@@ -37,7 +37,7 @@ type bulkBudget struct {
 	limit int64
 	used  int64
 	// holders counts the accounts holding bytes; waiters are the accounts
-	// waiting in acquire, in arrival order.
+	// waiting in Acquire, in arrival order.
 	holders int
 	waiters []*budgetAccount
 }
@@ -59,9 +59,9 @@ type budgetAccount struct {
 
 func (b *bulkBudget) account() *budgetAccount { return &budgetAccount{b: b} }
 
-// acquire takes n more bytes for a, waiting (see bulkBudget) until they
+// Acquire takes n more bytes for a, waiting (see bulkBudget) until they
 // may be taken or ctx ends.
-func (a *budgetAccount) acquire(ctx context.Context, n int64) error {
+func (a *budgetAccount) Acquire(ctx context.Context, n int64) error {
 	if n <= 0 {
 		return nil
 	}
@@ -106,7 +106,7 @@ func (b *bulkBudget) fitsLocked(a *budgetAccount, n int64) bool {
 	return b.used+n <= b.limit || b.used == a.held
 }
 
-// mayTakeLocked is acquire's rule for a waiting account (see bulkBudget).
+// mayTakeLocked is Acquire's rule for a waiting account (see bulkBudget).
 func (b *bulkBudget) mayTakeLocked(a *budgetAccount, n int64) bool {
 	if a.held == 0 {
 		// In arrival order among those that hold nothing, so a large

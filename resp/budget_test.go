@@ -6,11 +6,11 @@ import (
 	"time"
 )
 
-// acquireAsync starts a.acquire(ctx, n) and returns a channel that gets its
+// acquireAsync starts a.Acquire(ctx, n) and returns a channel that gets its
 // result.
 func acquireAsync(ctx context.Context, a *budgetAccount, n int64) <-chan error {
 	done := make(chan error, 1)
-	go func() { done <- a.acquire(ctx, n) }()
+	go func() { done <- a.Acquire(ctx, n) }()
 	return done
 }
 
@@ -39,7 +39,7 @@ func TestBulkBudgetWaitsUntilBytesAreReleased(t *testing.T) {
 	b := newBulkBudget(100)
 	ctx := context.Background()
 	a, c := b.account(), b.account()
-	if err := a.acquire(ctx, 60); err != nil {
+	if err := a.Acquire(ctx, 60); err != nil {
 		t.Fatal(err)
 	}
 	got := acquireAsync(ctx, c, 60)
@@ -53,12 +53,12 @@ func TestBulkBudgetWaitsUntilBytesAreReleased(t *testing.T) {
 
 func TestBulkBudgetAdmitsOneOversizedValueAlone(t *testing.T) {
 	b := newBulkBudget(100)
-	if err := b.account().acquire(context.Background(), 1000); err != nil {
+	if err := b.account().Acquire(context.Background(), 1000); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
-	if err := b.account().acquire(ctx, 1); err == nil {
+	if err := b.account().Acquire(ctx, 1); err == nil {
 		t.Fatal("a second value was admitted beside an oversized one")
 	}
 }
@@ -69,7 +69,7 @@ func TestBulkBudgetAdmitsTheOnlyHolderPastTheLimit(t *testing.T) {
 	b := newBulkBudget(100)
 	a := b.account()
 	ctx := context.Background()
-	if err := a.acquire(ctx, 80); err != nil {
+	if err := a.Acquire(ctx, 80); err != nil {
 		t.Fatal(err)
 	}
 	mustGet(t, acquireAsync(ctx, a, 80), "second value of the only holder")
@@ -88,10 +88,10 @@ func TestBulkBudgetBreaksAWaitBetweenHolders(t *testing.T) {
 	b := newBulkBudget(100)
 	ctx := context.Background()
 	x, y := b.account(), b.account()
-	if err := x.acquire(ctx, 60); err != nil {
+	if err := x.Acquire(ctx, 60); err != nil {
 		t.Fatal(err)
 	}
-	if err := y.acquire(ctx, 30); err != nil {
+	if err := y.Acquire(ctx, 30); err != nil {
 		t.Fatal(err)
 	}
 	xMore := acquireAsync(ctx, x, 60)
@@ -108,10 +108,10 @@ func TestBulkBudgetBreaksAWaitBetweenHolders(t *testing.T) {
 func TestBulkBudgetWaitEndsWithTheClient(t *testing.T) {
 	b := newBulkBudget(100)
 	other, a := b.account(), b.account()
-	if err := other.acquire(context.Background(), 70); err != nil {
+	if err := other.Acquire(context.Background(), 70); err != nil {
 		t.Fatal(err)
 	}
-	if err := a.acquire(context.Background(), 20); err != nil {
+	if err := a.Acquire(context.Background(), 20); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -141,7 +141,7 @@ func TestBulkBudgetServesNewcomersInOrder(t *testing.T) {
 	b := newBulkBudget(100)
 	ctx := context.Background()
 	first, big, small := b.account(), b.account(), b.account()
-	if err := first.acquire(ctx, 50); err != nil {
+	if err := first.Acquire(ctx, 50); err != nil {
 		t.Fatal(err)
 	}
 	bigGot := acquireAsync(ctx, big, 90)

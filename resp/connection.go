@@ -442,10 +442,10 @@ func (s *Server) appendClientLine(b *strings.Builder, self, c *Client, now time.
 		for _, a := range self.cmd.Args {
 			argvMem += len(a)
 		}
-		rbs = cap(self.w.buf)
+		rbs = self.w.BufferCap()
 		rbp = rbs
-		obl = len(self.w.buf)
-		omem = self.w.pending
+		obl = self.w.BufferLen()
+		omem = self.w.QueuedBytes()
 	}
 	totMem := qbuf + qbufFree + argvMem + rbs + omem + clientOverhead
 	flags := ""

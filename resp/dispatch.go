@@ -88,7 +88,7 @@ func (s *Server) dispatch(c *Client) {
 		// Values only on disk are loaded into fresh memory for the reply:
 		// they wait for the budget that bounds what clients hold
 		// (budget.go), like request values.
-		if err := c.budget.acquire(c.ctx, s.eng.DiskOnlyBytes(c.DB(), keys)); err != nil {
+		if err := c.budget.Acquire(c.ctx, s.eng.DiskOnlyBytes(c.DB(), keys)); err != nil {
 			c.w.Error("ERR client closed while waiting for memory: " + err.Error())
 			s.observe(spec.Name, 0, true)
 			return

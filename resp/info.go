@@ -1,7 +1,6 @@
 package resp
 
 import (
-	"bytes"
 	"crypto/sha1"
 	"encoding/binary"
 	"encoding/hex"
@@ -462,35 +461,10 @@ func (e *errorStats) snapshot() []errorCount {
 	return out
 }
 
-// replyMark is where the next reply starts in a Writer's buffers.
-type replyMark struct{ buf, segs int }
-
-// mark returns the position the next reply will start at.
-func (w *Writer) mark() replyMark { return replyMark{len(w.buf), len(w.segs)} }
-
-// errorCodeSince returns the code of the error reply written since m (the
-// first word after '-', or "ERR" when no space follows within 32 bytes,
-// like Redis's afterErrorReply), and false when that reply is no error.
-func (w *Writer) errorCodeSince(m replyMark) (string, bool) {
-	b := w.buf
-	if len(w.segs) > m.segs {
-		// A large bulk moved the buffer the reply started in to segs.
-		b = w.segs[m.segs]
-	}
-	if m.buf >= len(b) || b[m.buf] != '-' {
-		return "", false
-	}
-	b = b[m.buf:]
-	if i := bytes.IndexByte(b[:min(len(b), 32)], ' '); i > 1 {
-		return string(b[1:i]), true
-	}
-	return "ERR", true
-}
-
 // countErrorReply records in INFO errorstats the error, if any, that the
 // command just dispatched replied with.
-func (s *Server) countErrorReply(c *Client, m replyMark) {
-	if code, ok := c.w.errorCodeSince(m); ok {
+func (s *Server) countErrorReply(c *Client, m ReplyMark) {
+	if code, ok := c.w.ErrorCodeSince(m); ok {
 		s.stats.errors.add(code)
 	}
 }

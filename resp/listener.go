@@ -358,7 +358,7 @@ func (s *Server) newClient(ctx context.Context, conn net.Conn, wg *sync.WaitGrou
 	c := &Client{
 		ID:       s.nextID.Add(1),
 		conn:     conn,
-		w:        NewWriter(conn),
+		w:        NewWriter(vectorConn{conn}),
 		created:  now,
 		lastUsed: now,
 	}
@@ -366,7 +366,7 @@ func (s *Server) newClient(ctx context.Context, conn net.Conn, wg *sync.WaitGrou
 	c.serverCtx = ctx
 	c.ctx, c.cancel = context.WithCancel(ctx)
 	c.budget = s.bulks.account()
-	c.r.budget, c.r.ctx = c.budget, c.ctx
+	c.r.SetBulkBudget(c.ctx, c.budget)
 	c.proto.Store(2)
 	s.setDefaultAuth(c)
 	s.clients[c.ID] = c
@@ -466,7 +466,7 @@ func (s *Server) serveClient(c *Client) {
 			}
 			return
 		}
-		mark := c.w.mark()
+		mark := c.w.Mark()
 		s.dispatch(c)
 		// The command's request values are the store's now (or dropped);
 		// what it holds from here on is its queued reply.
@@ -523,4 +523,20 @@ func (s *Server) countIO(c *Client) {
 			s.metrics.AddBytesWritten(int(out))
 		}
 	}
+}
+
+// maxPendingReply is the buffered reply size that forces a flush even when
+// more pipelined commands are waiting.
+const maxPendingReply = 1 << 20
+
+// vectorConn is a connection as a client's Writer sees it: queued large
+// bulks go out with one vectored write (writev on TCP and Unix sockets),
+// without being copied.
+type vectorConn struct{ net.Conn }
+
+// WriteBuffers writes bufs with net.Buffers, vectored where the
+// connection supports it.
+func (c vectorConn) WriteBuffers(bufs [][]byte) (int64, error) {
+	nb := net.Buffers(bufs)
+	return nb.WriteTo(c.Conn)
 }

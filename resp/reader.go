@@ -68,10 +68,24 @@ type Reader struct {
 	// has not authenticated yet.
 	authRequired bool
 	// budget, when set, is the connection's share of the budget that
-	// bounds the big bulks in flight over all connections (budget.go);
-	// ctx ends the wait for it (the client is closed or killed).
-	budget *budgetAccount
+	// bounds the big bulks in flight over all connections; ctx ends the
+	// wait for it (the client is closed or killed).
+	budget BulkBudget
 	ctx    context.Context
+}
+
+// BulkBudget bounds the memory of large bulks in flight: the Reader asks it
+// for a bulk's bytes (from BigBulkThreshold on) before allocating them.
+type BulkBudget interface {
+	// Acquire takes n more bytes, waiting until they may be taken or ctx
+	// ends.
+	Acquire(ctx context.Context, n int64) error
+}
+
+// SetBulkBudget makes the Reader take every large bulk from b before
+// reading it; ctx ends the wait (the connection is closed or killed).
+func (r *Reader) SetBulkBudget(ctx context.Context, b BulkBudget) {
+	r.budget, r.ctx = b, ctx
 }
 
 // DropArgs forgets the last command's arguments once it has run, so that
@@ -284,7 +298,7 @@ func (r *Reader) readOne() (bool, error) {
 		pos = r.skipEOL(end)
 		if n >= bigBulkThreshold {
 			if r.budget != nil {
-				if err := r.budget.acquire(r.ctx, n); err != nil {
+				if err := r.budget.Acquire(r.ctx, n); err != nil {
 					return false, err
 				}
 			}
