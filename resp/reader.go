@@ -18,7 +18,7 @@ import (
 
 const (
 	// defaultReadBuffer is the per-connection buffer for ordinary commands.
-	defaultReadBuffer = 16 * 1024
+	DefaultReadBuffer = 16 * 1024
 	// streamReadBuffer is the size the buffer grows to, from
 	// defaultReadBuffer, for a client whose pipelined commands keep
 	// filling it: measured with 16 x 4 KiB SETs per batch, reads of 16 KiB
@@ -26,7 +26,7 @@ const (
 	streamReadBuffer = 128 * 1024
 	// bigBulkThreshold is the bulk size from which a bulk gets its own
 	// allocation instead of living in the connection buffer.
-	bigBulkThreshold = 16 * 1024
+	BigBulkThreshold = 16 * 1024
 	// maxInlineSize matches Redis's PROTO_INLINE_MAX_SIZE.
 	maxInlineSize = 64 * 1024
 	// maxMultibulkLen matches Redis's limit on a multibulk count.
@@ -107,7 +107,7 @@ func (r *Reader) SetAuthRequired(on bool) { r.authRequired = on }
 // limit is shared so that CONFIG SET proto-max-bulk-len reaches every
 // connection.
 func NewReader(rd io.Reader, maxBulk *atomic.Int64) *Reader {
-	return &Reader{rd: rd, buf: make([]byte, defaultReadBuffer), maxBulk: maxBulk}
+	return &Reader{rd: rd, buf: make([]byte, DefaultReadBuffer), maxBulk: maxBulk}
 }
 
 // Buffered reports whether unparsed input is already buffered, i.e. whether
@@ -241,7 +241,7 @@ func (r *Reader) readLine(start *int, pos *int, limit int, tooBig string, stopAt
 // (blank inline line or a multibulk count <= 0), which Redis ignores.
 func (r *Reader) readOne() (bool, error) {
 	if len(r.buf) > maxRetainedBuffer && r.r == r.w {
-		r.buf = make([]byte, defaultReadBuffer)
+		r.buf = make([]byte, DefaultReadBuffer)
 		r.r, r.w = 0, 0
 	}
 	if r.r == r.w {
@@ -296,7 +296,7 @@ func (r *Reader) readOne() (bool, error) {
 			return false, protoErr("Protocol error: unauthenticated bulk length")
 		}
 		pos = r.skipEOL(end)
-		if n >= bigBulkThreshold {
+		if n >= BigBulkThreshold {
 			if r.budget != nil {
 				if err := r.budget.Acquire(r.ctx, n); err != nil {
 					return false, err
