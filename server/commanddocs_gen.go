@@ -17,10 +17,7 @@ var redisCommandDocs = map[string]*commandDoc{
 		KeySpecs: resp.SetOf(
 			resp.Map(
 				resp.Bulk("flags"), resp.SetOf(resp.Simple("RO"), resp.Simple("access")),
-				resp.Bulk("begin_search"), resp.Map(
-					resp.Bulk("type"), resp.Bulk("index"),
-					resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1)),
-				),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
 				resp.Bulk("find_keys"), resp.Map(
 					resp.Bulk("type"), resp.Bulk("range"),
 					resp.Bulk("spec"), resp.Map(
@@ -58,10 +55,7 @@ var redisCommandDocs = map[string]*commandDoc{
 					resp.Simple("update"),
 					resp.Simple("variable_flags"),
 				),
-				resp.Bulk("begin_search"), resp.Map(
-					resp.Bulk("type"), resp.Bulk("index"),
-					resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1)),
-				),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
 				resp.Bulk("find_keys"), resp.Map(
 					resp.Bulk("type"), resp.Bulk("range"),
 					resp.Bulk("spec"), resp.Map(
@@ -78,15 +72,9 @@ var redisCommandDocs = map[string]*commandDoc{
 			resp.Bulk("group"), resp.Bulk("string"),
 			resp.Bulk("complexity"), resp.Bulk("O(1)"),
 			resp.Bulk("history"), resp.SetOf(
-				resp.Array(
-					resp.Bulk("2.6.12"),
-					resp.Bulk("Added the `EX`, `PX`, `NX` and `XX` options."),
-				),
+				resp.Array(resp.Bulk("2.6.12"), resp.Bulk("Added the `EX`, `PX`, `NX` and `XX` options.")),
 				resp.Array(resp.Bulk("6.0.0"), resp.Bulk("Added the `KEEPTTL` option.")),
-				resp.Array(
-					resp.Bulk("6.2.0"),
-					resp.Bulk("Added the `GET`, `EXAT` and `PXAT` option."),
-				),
+				resp.Array(resp.Bulk("6.2.0"), resp.Bulk("Added the `GET`, `EXAT` and `PXAT` option.")),
 				resp.Array(
 					resp.Bulk("7.0.0"),
 					resp.Bulk("Allowed the `NX` and `GET` options to be used together."),
@@ -98,10 +86,7 @@ var redisCommandDocs = map[string]*commandDoc{
 					resp.Bulk("type"), resp.Bulk("key"),
 					resp.Bulk("key_spec_index"), resp.Int(0),
 				),
-				resp.Map(
-					resp.Bulk("name"), resp.Bulk("value"),
-					resp.Bulk("type"), resp.Bulk("string"),
-				),
+				resp.Map(resp.Bulk("name"), resp.Bulk("value"), resp.Bulk("type"), resp.Bulk("string")),
 				resp.Map(
 					resp.Bulk("name"), resp.Bulk("condition"),
 					resp.Bulk("type"), resp.Bulk("oneof"),
@@ -174,10 +159,7 @@ var redisCommandDocs = map[string]*commandDoc{
 		KeySpecs: resp.SetOf(
 			resp.Map(
 				resp.Bulk("flags"), resp.SetOf(resp.Simple("OW"), resp.Simple("insert")),
-				resp.Bulk("begin_search"), resp.Map(
-					resp.Bulk("type"), resp.Bulk("index"),
-					resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1)),
-				),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
 				resp.Bulk("find_keys"), resp.Map(
 					resp.Bulk("type"), resp.Bulk("range"),
 					resp.Bulk("spec"), resp.Map(
@@ -199,10 +181,7 @@ var redisCommandDocs = map[string]*commandDoc{
 					resp.Bulk("type"), resp.Bulk("key"),
 					resp.Bulk("key_spec_index"), resp.Int(0),
 				),
-				resp.Map(
-					resp.Bulk("name"), resp.Bulk("value"),
-					resp.Bulk("type"), resp.Bulk("string"),
-				),
+				resp.Map(resp.Bulk("name"), resp.Bulk("value"), resp.Bulk("type"), resp.Bulk("string")),
 			),
 		),
 	},
@@ -213,10 +192,7 @@ var redisCommandDocs = map[string]*commandDoc{
 		KeySpecs: resp.SetOf(
 			resp.Map(
 				resp.Bulk("flags"), resp.SetOf(resp.Simple("OW"), resp.Simple("update")),
-				resp.Bulk("begin_search"), resp.Map(
-					resp.Bulk("type"), resp.Bulk("index"),
-					resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1)),
-				),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
 				resp.Bulk("find_keys"), resp.Map(
 					resp.Bulk("type"), resp.Bulk("range"),
 					resp.Bulk("spec"), resp.Map(
@@ -238,14 +214,8 @@ var redisCommandDocs = map[string]*commandDoc{
 					resp.Bulk("type"), resp.Bulk("key"),
 					resp.Bulk("key_spec_index"), resp.Int(0),
 				),
-				resp.Map(
-					resp.Bulk("name"), resp.Bulk("seconds"),
-					resp.Bulk("type"), resp.Bulk("integer"),
-				),
-				resp.Map(
-					resp.Bulk("name"), resp.Bulk("value"),
-					resp.Bulk("type"), resp.Bulk("string"),
-				),
+				resp.Map(resp.Bulk("name"), resp.Bulk("seconds"), resp.Bulk("type"), resp.Bulk("integer")),
+				resp.Map(resp.Bulk("name"), resp.Bulk("value"), resp.Bulk("type"), resp.Bulk("string")),
 			),
 		),
 	},
@@ -256,10 +226,7 @@ var redisCommandDocs = map[string]*commandDoc{
 		KeySpecs: resp.SetOf(
 			resp.Map(
 				resp.Bulk("flags"), resp.SetOf(resp.Simple("OW"), resp.Simple("update")),
-				resp.Bulk("begin_search"), resp.Map(
-					resp.Bulk("type"), resp.Bulk("index"),
-					resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1)),
-				),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
 				resp.Bulk("find_keys"), resp.Map(
 					resp.Bulk("type"), resp.Bulk("range"),
 					resp.Bulk("spec"), resp.Map(
@@ -281,14 +248,8 @@ var redisCommandDocs = map[string]*commandDoc{
 					resp.Bulk("type"), resp.Bulk("key"),
 					resp.Bulk("key_spec_index"), resp.Int(0),
 				),
-				resp.Map(
-					resp.Bulk("name"), resp.Bulk("milliseconds"),
-					resp.Bulk("type"), resp.Bulk("integer"),
-				),
-				resp.Map(
-					resp.Bulk("name"), resp.Bulk("value"),
-					resp.Bulk("type"), resp.Bulk("string"),
-				),
+				resp.Map(resp.Bulk("name"), resp.Bulk("milliseconds"), resp.Bulk("type"), resp.Bulk("integer")),
+				resp.Map(resp.Bulk("name"), resp.Bulk("value"), resp.Bulk("type"), resp.Bulk("string")),
 			),
 		),
 	},
@@ -299,10 +260,7 @@ var redisCommandDocs = map[string]*commandDoc{
 		KeySpecs: resp.SetOf(
 			resp.Map(
 				resp.Bulk("flags"), resp.SetOf(resp.Simple("RW"), resp.Simple("access"), resp.Simple("delete")),
-				resp.Bulk("begin_search"), resp.Map(
-					resp.Bulk("type"), resp.Bulk("index"),
-					resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1)),
-				),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
 				resp.Bulk("find_keys"), resp.Map(
 					resp.Bulk("type"), resp.Bulk("range"),
 					resp.Bulk("spec"), resp.Map(
@@ -335,10 +293,7 @@ var redisCommandDocs = map[string]*commandDoc{
 			resp.Map(
 				resp.Bulk("notes"), resp.Bulk("RW and UPDATE because it changes the TTL"),
 				resp.Bulk("flags"), resp.SetOf(resp.Simple("RW"), resp.Simple("access"), resp.Simple("update")),
-				resp.Bulk("begin_search"), resp.Map(
-					resp.Bulk("type"), resp.Bulk("index"),
-					resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1)),
-				),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
 				resp.Bulk("find_keys"), resp.Map(
 					resp.Bulk("type"), resp.Bulk("range"),
 					resp.Bulk("spec"), resp.Map(
@@ -402,10 +357,7 @@ var redisCommandDocs = map[string]*commandDoc{
 		KeySpecs: resp.SetOf(
 			resp.Map(
 				resp.Bulk("flags"), resp.SetOf(resp.Simple("RW"), resp.Simple("access"), resp.Simple("update")),
-				resp.Bulk("begin_search"), resp.Map(
-					resp.Bulk("type"), resp.Bulk("index"),
-					resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1)),
-				),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
 				resp.Bulk("find_keys"), resp.Map(
 					resp.Bulk("type"), resp.Bulk("range"),
 					resp.Bulk("spec"), resp.Map(
@@ -430,10 +382,7 @@ var redisCommandDocs = map[string]*commandDoc{
 					resp.Bulk("type"), resp.Bulk("key"),
 					resp.Bulk("key_spec_index"), resp.Int(0),
 				),
-				resp.Map(
-					resp.Bulk("name"), resp.Bulk("value"),
-					resp.Bulk("type"), resp.Bulk("string"),
-				),
+				resp.Map(resp.Bulk("name"), resp.Bulk("value"), resp.Bulk("type"), resp.Bulk("string")),
 			),
 		),
 	},
@@ -444,10 +393,7 @@ var redisCommandDocs = map[string]*commandDoc{
 		KeySpecs: resp.SetOf(
 			resp.Map(
 				resp.Bulk("flags"), resp.SetOf(resp.Simple("RO"), resp.Simple("access")),
-				resp.Bulk("begin_search"), resp.Map(
-					resp.Bulk("type"), resp.Bulk("index"),
-					resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1)),
-				),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
 				resp.Bulk("find_keys"), resp.Map(
 					resp.Bulk("type"), resp.Bulk("range"),
 					resp.Bulk("spec"), resp.Map(
@@ -476,17 +422,11 @@ var redisCommandDocs = map[string]*commandDoc{
 	"mset": {
 		Arity: -3, Flags: []string{"write", "denyoom"}, FirstKey: 1, LastKey: -1, Step: 2,
 		ACLCategories: resp.SetOf(resp.Simple("@write"), resp.Simple("@string"), resp.Simple("@slow")),
-		Tips: resp.SetOf(
-			resp.Bulk("request_policy:multi_shard"),
-			resp.Bulk("response_policy:all_succeeded"),
-		),
+		Tips:          resp.SetOf(resp.Bulk("request_policy:multi_shard"), resp.Bulk("response_policy:all_succeeded")),
 		KeySpecs: resp.SetOf(
 			resp.Map(
 				resp.Bulk("flags"), resp.SetOf(resp.Simple("OW"), resp.Simple("update")),
-				resp.Bulk("begin_search"), resp.Map(
-					resp.Bulk("type"), resp.Bulk("index"),
-					resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1)),
-				),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
 				resp.Bulk("find_keys"), resp.Map(
 					resp.Bulk("type"), resp.Bulk("range"),
 					resp.Bulk("spec"), resp.Map(
@@ -513,10 +453,7 @@ var redisCommandDocs = map[string]*commandDoc{
 							resp.Bulk("type"), resp.Bulk("key"),
 							resp.Bulk("key_spec_index"), resp.Int(0),
 						),
-						resp.Map(
-							resp.Bulk("name"), resp.Bulk("value"),
-							resp.Bulk("type"), resp.Bulk("string"),
-						),
+						resp.Map(resp.Bulk("name"), resp.Bulk("value"), resp.Bulk("type"), resp.Bulk("string")),
 					),
 				),
 			),
@@ -529,10 +466,7 @@ var redisCommandDocs = map[string]*commandDoc{
 		KeySpecs: resp.SetOf(
 			resp.Map(
 				resp.Bulk("flags"), resp.SetOf(resp.Simple("OW"), resp.Simple("insert")),
-				resp.Bulk("begin_search"), resp.Map(
-					resp.Bulk("type"), resp.Bulk("index"),
-					resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1)),
-				),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
 				resp.Bulk("find_keys"), resp.Map(
 					resp.Bulk("type"), resp.Bulk("range"),
 					resp.Bulk("spec"), resp.Map(
@@ -559,10 +493,7 @@ var redisCommandDocs = map[string]*commandDoc{
 							resp.Bulk("type"), resp.Bulk("key"),
 							resp.Bulk("key_spec_index"), resp.Int(0),
 						),
-						resp.Map(
-							resp.Bulk("name"), resp.Bulk("value"),
-							resp.Bulk("type"), resp.Bulk("string"),
-						),
+						resp.Map(resp.Bulk("name"), resp.Bulk("value"), resp.Bulk("type"), resp.Bulk("string")),
 					),
 				),
 			),
@@ -575,10 +506,7 @@ var redisCommandDocs = map[string]*commandDoc{
 		KeySpecs: resp.SetOf(
 			resp.Map(
 				resp.Bulk("flags"), resp.SetOf(resp.Simple("RO")),
-				resp.Bulk("begin_search"), resp.Map(
-					resp.Bulk("type"), resp.Bulk("index"),
-					resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1)),
-				),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
 				resp.Bulk("find_keys"), resp.Map(
 					resp.Bulk("type"), resp.Bulk("range"),
 					resp.Bulk("spec"), resp.Map(
@@ -610,10 +538,7 @@ var redisCommandDocs = map[string]*commandDoc{
 		KeySpecs: resp.SetOf(
 			resp.Map(
 				resp.Bulk("flags"), resp.SetOf(resp.Simple("RW"), resp.Simple("insert")),
-				resp.Bulk("begin_search"), resp.Map(
-					resp.Bulk("type"), resp.Bulk("index"),
-					resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1)),
-				),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
 				resp.Bulk("find_keys"), resp.Map(
 					resp.Bulk("type"), resp.Bulk("range"),
 					resp.Bulk("spec"), resp.Map(
@@ -635,10 +560,7 @@ var redisCommandDocs = map[string]*commandDoc{
 					resp.Bulk("type"), resp.Bulk("key"),
 					resp.Bulk("key_spec_index"), resp.Int(0),
 				),
-				resp.Map(
-					resp.Bulk("name"), resp.Bulk("value"),
-					resp.Bulk("type"), resp.Bulk("string"),
-				),
+				resp.Map(resp.Bulk("name"), resp.Bulk("value"), resp.Bulk("type"), resp.Bulk("string")),
 			),
 		),
 	},
@@ -649,10 +571,7 @@ var redisCommandDocs = map[string]*commandDoc{
 		KeySpecs: resp.SetOf(
 			resp.Map(
 				resp.Bulk("flags"), resp.SetOf(resp.Simple("RO"), resp.Simple("access")),
-				resp.Bulk("begin_search"), resp.Map(
-					resp.Bulk("type"), resp.Bulk("index"),
-					resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1)),
-				),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
 				resp.Bulk("find_keys"), resp.Map(
 					resp.Bulk("type"), resp.Bulk("range"),
 					resp.Bulk("spec"), resp.Map(
@@ -674,14 +593,8 @@ var redisCommandDocs = map[string]*commandDoc{
 					resp.Bulk("type"), resp.Bulk("key"),
 					resp.Bulk("key_spec_index"), resp.Int(0),
 				),
-				resp.Map(
-					resp.Bulk("name"), resp.Bulk("start"),
-					resp.Bulk("type"), resp.Bulk("integer"),
-				),
-				resp.Map(
-					resp.Bulk("name"), resp.Bulk("end"),
-					resp.Bulk("type"), resp.Bulk("integer"),
-				),
+				resp.Map(resp.Bulk("name"), resp.Bulk("start"), resp.Bulk("type"), resp.Bulk("integer")),
+				resp.Map(resp.Bulk("name"), resp.Bulk("end"), resp.Bulk("type"), resp.Bulk("integer")),
 			),
 		),
 	},
@@ -692,10 +605,7 @@ var redisCommandDocs = map[string]*commandDoc{
 		KeySpecs: resp.SetOf(
 			resp.Map(
 				resp.Bulk("flags"), resp.SetOf(resp.Simple("RW"), resp.Simple("update")),
-				resp.Bulk("begin_search"), resp.Map(
-					resp.Bulk("type"), resp.Bulk("index"),
-					resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1)),
-				),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
 				resp.Bulk("find_keys"), resp.Map(
 					resp.Bulk("type"), resp.Bulk("range"),
 					resp.Bulk("spec"), resp.Map(
@@ -717,14 +627,8 @@ var redisCommandDocs = map[string]*commandDoc{
 					resp.Bulk("type"), resp.Bulk("key"),
 					resp.Bulk("key_spec_index"), resp.Int(0),
 				),
-				resp.Map(
-					resp.Bulk("name"), resp.Bulk("offset"),
-					resp.Bulk("type"), resp.Bulk("integer"),
-				),
-				resp.Map(
-					resp.Bulk("name"), resp.Bulk("value"),
-					resp.Bulk("type"), resp.Bulk("string"),
-				),
+				resp.Map(resp.Bulk("name"), resp.Bulk("offset"), resp.Bulk("type"), resp.Bulk("integer")),
+				resp.Map(resp.Bulk("name"), resp.Bulk("value"), resp.Bulk("type"), resp.Bulk("string")),
 			),
 		),
 	},
@@ -735,10 +639,7 @@ var redisCommandDocs = map[string]*commandDoc{
 		KeySpecs: resp.SetOf(
 			resp.Map(
 				resp.Bulk("flags"), resp.SetOf(resp.Simple("RW"), resp.Simple("access"), resp.Simple("update")),
-				resp.Bulk("begin_search"), resp.Map(
-					resp.Bulk("type"), resp.Bulk("index"),
-					resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1)),
-				),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
 				resp.Bulk("find_keys"), resp.Map(
 					resp.Bulk("type"), resp.Bulk("range"),
 					resp.Bulk("spec"), resp.Map(
@@ -770,10 +671,7 @@ var redisCommandDocs = map[string]*commandDoc{
 		KeySpecs: resp.SetOf(
 			resp.Map(
 				resp.Bulk("flags"), resp.SetOf(resp.Simple("RW"), resp.Simple("access"), resp.Simple("update")),
-				resp.Bulk("begin_search"), resp.Map(
-					resp.Bulk("type"), resp.Bulk("index"),
-					resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1)),
-				),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
 				resp.Bulk("find_keys"), resp.Map(
 					resp.Bulk("type"), resp.Bulk("range"),
 					resp.Bulk("spec"), resp.Map(
@@ -805,10 +703,7 @@ var redisCommandDocs = map[string]*commandDoc{
 		KeySpecs: resp.SetOf(
 			resp.Map(
 				resp.Bulk("flags"), resp.SetOf(resp.Simple("RW"), resp.Simple("access"), resp.Simple("update")),
-				resp.Bulk("begin_search"), resp.Map(
-					resp.Bulk("type"), resp.Bulk("index"),
-					resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1)),
-				),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
 				resp.Bulk("find_keys"), resp.Map(
 					resp.Bulk("type"), resp.Bulk("range"),
 					resp.Bulk("spec"), resp.Map(
@@ -830,10 +725,7 @@ var redisCommandDocs = map[string]*commandDoc{
 					resp.Bulk("type"), resp.Bulk("key"),
 					resp.Bulk("key_spec_index"), resp.Int(0),
 				),
-				resp.Map(
-					resp.Bulk("name"), resp.Bulk("increment"),
-					resp.Bulk("type"), resp.Bulk("integer"),
-				),
+				resp.Map(resp.Bulk("name"), resp.Bulk("increment"), resp.Bulk("type"), resp.Bulk("integer")),
 			),
 		),
 	},
@@ -844,10 +736,7 @@ var redisCommandDocs = map[string]*commandDoc{
 		KeySpecs: resp.SetOf(
 			resp.Map(
 				resp.Bulk("flags"), resp.SetOf(resp.Simple("RW"), resp.Simple("access"), resp.Simple("update")),
-				resp.Bulk("begin_search"), resp.Map(
-					resp.Bulk("type"), resp.Bulk("index"),
-					resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1)),
-				),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
 				resp.Bulk("find_keys"), resp.Map(
 					resp.Bulk("type"), resp.Bulk("range"),
 					resp.Bulk("spec"), resp.Map(
@@ -869,10 +758,7 @@ var redisCommandDocs = map[string]*commandDoc{
 					resp.Bulk("type"), resp.Bulk("key"),
 					resp.Bulk("key_spec_index"), resp.Int(0),
 				),
-				resp.Map(
-					resp.Bulk("name"), resp.Bulk("decrement"),
-					resp.Bulk("type"), resp.Bulk("integer"),
-				),
+				resp.Map(resp.Bulk("name"), resp.Bulk("decrement"), resp.Bulk("type"), resp.Bulk("integer")),
 			),
 		),
 	},
@@ -883,10 +769,7 @@ var redisCommandDocs = map[string]*commandDoc{
 		KeySpecs: resp.SetOf(
 			resp.Map(
 				resp.Bulk("flags"), resp.SetOf(resp.Simple("RW"), resp.Simple("access"), resp.Simple("update")),
-				resp.Bulk("begin_search"), resp.Map(
-					resp.Bulk("type"), resp.Bulk("index"),
-					resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1)),
-				),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
 				resp.Bulk("find_keys"), resp.Map(
 					resp.Bulk("type"), resp.Bulk("range"),
 					resp.Bulk("spec"), resp.Map(
@@ -908,10 +791,7 @@ var redisCommandDocs = map[string]*commandDoc{
 					resp.Bulk("type"), resp.Bulk("key"),
 					resp.Bulk("key_spec_index"), resp.Int(0),
 				),
-				resp.Map(
-					resp.Bulk("name"), resp.Bulk("increment"),
-					resp.Bulk("type"), resp.Bulk("double"),
-				),
+				resp.Map(resp.Bulk("name"), resp.Bulk("increment"), resp.Bulk("type"), resp.Bulk("double")),
 			),
 		),
 	},
@@ -922,10 +802,7 @@ var redisCommandDocs = map[string]*commandDoc{
 		KeySpecs: resp.SetOf(
 			resp.Map(
 				resp.Bulk("flags"), resp.SetOf(resp.Simple("RM"), resp.Simple("delete")),
-				resp.Bulk("begin_search"), resp.Map(
-					resp.Bulk("type"), resp.Bulk("index"),
-					resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1)),
-				),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
 				resp.Bulk("find_keys"), resp.Map(
 					resp.Bulk("type"), resp.Bulk("range"),
 					resp.Bulk("spec"), resp.Map(
@@ -958,10 +835,7 @@ var redisCommandDocs = map[string]*commandDoc{
 		KeySpecs: resp.SetOf(
 			resp.Map(
 				resp.Bulk("flags"), resp.SetOf(resp.Simple("RM"), resp.Simple("delete")),
-				resp.Bulk("begin_search"), resp.Map(
-					resp.Bulk("type"), resp.Bulk("index"),
-					resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1)),
-				),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
 				resp.Bulk("find_keys"), resp.Map(
 					resp.Bulk("type"), resp.Bulk("range"),
 					resp.Bulk("spec"), resp.Map(
@@ -994,10 +868,7 @@ var redisCommandDocs = map[string]*commandDoc{
 		KeySpecs: resp.SetOf(
 			resp.Map(
 				resp.Bulk("flags"), resp.SetOf(resp.Simple("RO")),
-				resp.Bulk("begin_search"), resp.Map(
-					resp.Bulk("type"), resp.Bulk("index"),
-					resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1)),
-				),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
 				resp.Bulk("find_keys"), resp.Map(
 					resp.Bulk("type"), resp.Bulk("range"),
 					resp.Bulk("spec"), resp.Map(
@@ -1013,9 +884,7 @@ var redisCommandDocs = map[string]*commandDoc{
 			resp.Bulk("since"), resp.Bulk("1.0.0"),
 			resp.Bulk("group"), resp.Bulk("generic"),
 			resp.Bulk("complexity"), resp.Bulk("O(N) where N is the number of keys to check."),
-			resp.Bulk("history"), resp.SetOf(
-				resp.Array(resp.Bulk("3.0.3"), resp.Bulk("Accepts multiple `key` arguments.")),
-			),
+			resp.Bulk("history"), resp.SetOf(resp.Array(resp.Bulk("3.0.3"), resp.Bulk("Accepts multiple `key` arguments."))),
 			resp.Bulk("arguments"), resp.Array(
 				resp.Map(
 					resp.Bulk("name"), resp.Bulk("key"),
@@ -1033,10 +902,7 @@ var redisCommandDocs = map[string]*commandDoc{
 		KeySpecs: resp.SetOf(
 			resp.Map(
 				resp.Bulk("flags"), resp.SetOf(resp.Simple("RO")),
-				resp.Bulk("begin_search"), resp.Map(
-					resp.Bulk("type"), resp.Bulk("index"),
-					resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1)),
-				),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
 				resp.Bulk("find_keys"), resp.Map(
 					resp.Bulk("type"), resp.Bulk("range"),
 					resp.Bulk("spec"), resp.Map(
@@ -1069,10 +935,7 @@ var redisCommandDocs = map[string]*commandDoc{
 		KeySpecs: resp.SetOf(
 			resp.Map(
 				resp.Bulk("flags"), resp.SetOf(resp.Simple("RO")),
-				resp.Bulk("begin_search"), resp.Map(
-					resp.Bulk("type"), resp.Bulk("index"),
-					resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1)),
-				),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
 				resp.Bulk("find_keys"), resp.Map(
 					resp.Bulk("type"), resp.Bulk("range"),
 					resp.Bulk("spec"), resp.Map(
@@ -1099,25 +962,15 @@ var redisCommandDocs = map[string]*commandDoc{
 	},
 	"keys": {
 		Arity: 2, Flags: []string{"readonly"}, FirstKey: 0, LastKey: 0, Step: 0,
-		ACLCategories: resp.SetOf(
-			resp.Simple("@keyspace"),
-			resp.Simple("@read"),
-			resp.Simple("@slow"),
-			resp.Simple("@dangerous"),
-		),
-		Tips:     resp.SetOf(resp.Bulk("request_policy:all_shards"), resp.Bulk("nondeterministic_output_order")),
-		KeySpecs: resp.SetOf(),
+		ACLCategories: resp.SetOf(resp.Simple("@keyspace"), resp.Simple("@read"), resp.Simple("@slow"), resp.Simple("@dangerous")),
+		Tips:          resp.SetOf(resp.Bulk("request_policy:all_shards"), resp.Bulk("nondeterministic_output_order")),
+		KeySpecs:      resp.SetOf(),
 		Docs: resp.Map(
 			resp.Bulk("summary"), resp.Bulk("Find all keys matching the given pattern"),
 			resp.Bulk("since"), resp.Bulk("1.0.0"),
 			resp.Bulk("group"), resp.Bulk("generic"),
 			resp.Bulk("complexity"), resp.Bulk("O(N) with N being the number of keys in the database, under the assumption that the key names in the database and the given pattern have limited length."),
-			resp.Bulk("arguments"), resp.Array(
-				resp.Map(
-					resp.Bulk("name"), resp.Bulk("pattern"),
-					resp.Bulk("type"), resp.Bulk("pattern"),
-				),
-			),
+			resp.Bulk("arguments"), resp.Array(resp.Map(resp.Bulk("name"), resp.Bulk("pattern"), resp.Bulk("type"), resp.Bulk("pattern"))),
 		),
 	},
 	"scan": {
@@ -1132,10 +985,7 @@ var redisCommandDocs = map[string]*commandDoc{
 			resp.Bulk("complexity"), resp.Bulk("O(1) for every call. O(N) for a complete iteration, including enough command calls for the cursor to return back to 0. N is the number of elements inside the collection."),
 			resp.Bulk("history"), resp.SetOf(resp.Array(resp.Bulk("6.0.0"), resp.Bulk("Added the `TYPE` subcommand."))),
 			resp.Bulk("arguments"), resp.Array(
-				resp.Map(
-					resp.Bulk("name"), resp.Bulk("cursor"),
-					resp.Bulk("type"), resp.Bulk("integer"),
-				),
+				resp.Map(resp.Bulk("name"), resp.Bulk("cursor"), resp.Bulk("type"), resp.Bulk("integer")),
 				resp.Map(
 					resp.Bulk("name"), resp.Bulk("pattern"),
 					resp.Bulk("type"), resp.Bulk("pattern"),
@@ -1177,10 +1027,7 @@ var redisCommandDocs = map[string]*commandDoc{
 		KeySpecs: resp.SetOf(
 			resp.Map(
 				resp.Bulk("flags"), resp.SetOf(resp.Simple("RW"), resp.Simple("access"), resp.Simple("delete")),
-				resp.Bulk("begin_search"), resp.Map(
-					resp.Bulk("type"), resp.Bulk("index"),
-					resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1)),
-				),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
 				resp.Bulk("find_keys"), resp.Map(
 					resp.Bulk("type"), resp.Bulk("range"),
 					resp.Bulk("spec"), resp.Map(
@@ -1192,10 +1039,7 @@ var redisCommandDocs = map[string]*commandDoc{
 			),
 			resp.Map(
 				resp.Bulk("flags"), resp.SetOf(resp.Simple("OW"), resp.Simple("update")),
-				resp.Bulk("begin_search"), resp.Map(
-					resp.Bulk("type"), resp.Bulk("index"),
-					resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(2)),
-				),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(2))),
 				resp.Bulk("find_keys"), resp.Map(
 					resp.Bulk("type"), resp.Bulk("range"),
 					resp.Bulk("spec"), resp.Map(
@@ -1232,10 +1076,7 @@ var redisCommandDocs = map[string]*commandDoc{
 		KeySpecs: resp.SetOf(
 			resp.Map(
 				resp.Bulk("flags"), resp.SetOf(resp.Simple("RW"), resp.Simple("access"), resp.Simple("delete")),
-				resp.Bulk("begin_search"), resp.Map(
-					resp.Bulk("type"), resp.Bulk("index"),
-					resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1)),
-				),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
 				resp.Bulk("find_keys"), resp.Map(
 					resp.Bulk("type"), resp.Bulk("range"),
 					resp.Bulk("spec"), resp.Map(
@@ -1247,10 +1088,7 @@ var redisCommandDocs = map[string]*commandDoc{
 			),
 			resp.Map(
 				resp.Bulk("flags"), resp.SetOf(resp.Simple("OW"), resp.Simple("insert")),
-				resp.Bulk("begin_search"), resp.Map(
-					resp.Bulk("type"), resp.Bulk("index"),
-					resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(2)),
-				),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(2))),
 				resp.Bulk("find_keys"), resp.Map(
 					resp.Bulk("type"), resp.Bulk("range"),
 					resp.Bulk("spec"), resp.Map(
@@ -1293,10 +1131,7 @@ var redisCommandDocs = map[string]*commandDoc{
 		KeySpecs: resp.SetOf(
 			resp.Map(
 				resp.Bulk("flags"), resp.SetOf(resp.Simple("RO"), resp.Simple("access")),
-				resp.Bulk("begin_search"), resp.Map(
-					resp.Bulk("type"), resp.Bulk("index"),
-					resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1)),
-				),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
 				resp.Bulk("find_keys"), resp.Map(
 					resp.Bulk("type"), resp.Bulk("range"),
 					resp.Bulk("spec"), resp.Map(
@@ -1308,10 +1143,7 @@ var redisCommandDocs = map[string]*commandDoc{
 			),
 			resp.Map(
 				resp.Bulk("flags"), resp.SetOf(resp.Simple("OW"), resp.Simple("update")),
-				resp.Bulk("begin_search"), resp.Map(
-					resp.Bulk("type"), resp.Bulk("index"),
-					resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(2)),
-				),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(2))),
 				resp.Bulk("find_keys"), resp.Map(
 					resp.Bulk("type"), resp.Bulk("range"),
 					resp.Bulk("spec"), resp.Map(
@@ -1360,10 +1192,7 @@ var redisCommandDocs = map[string]*commandDoc{
 		KeySpecs: resp.SetOf(
 			resp.Map(
 				resp.Bulk("flags"), resp.SetOf(resp.Simple("RW"), resp.Simple("access"), resp.Simple("update")),
-				resp.Bulk("begin_search"), resp.Map(
-					resp.Bulk("type"), resp.Bulk("index"),
-					resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1)),
-				),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
 				resp.Bulk("find_keys"), resp.Map(
 					resp.Bulk("type"), resp.Bulk("range"),
 					resp.Bulk("spec"), resp.Map(
@@ -1385,10 +1214,7 @@ var redisCommandDocs = map[string]*commandDoc{
 					resp.Bulk("type"), resp.Bulk("key"),
 					resp.Bulk("key_spec_index"), resp.Int(0),
 				),
-				resp.Map(
-					resp.Bulk("name"), resp.Bulk("db"),
-					resp.Bulk("type"), resp.Bulk("integer"),
-				),
+				resp.Map(resp.Bulk("name"), resp.Bulk("db"), resp.Bulk("type"), resp.Bulk("integer")),
 			),
 		),
 	},
@@ -1406,28 +1232,17 @@ var redisCommandDocs = map[string]*commandDoc{
 	},
 	"flushdb": {
 		Arity: -1, Flags: []string{"write"}, FirstKey: 0, LastKey: 0, Step: 0,
-		ACLCategories: resp.SetOf(
-			resp.Simple("@keyspace"),
-			resp.Simple("@write"),
-			resp.Simple("@slow"),
-			resp.Simple("@dangerous"),
-		),
-		Tips:     resp.SetOf(resp.Bulk("request_policy:all_shards"), resp.Bulk("response_policy:all_succeeded")),
-		KeySpecs: resp.SetOf(),
+		ACLCategories: resp.SetOf(resp.Simple("@keyspace"), resp.Simple("@write"), resp.Simple("@slow"), resp.Simple("@dangerous")),
+		Tips:          resp.SetOf(resp.Bulk("request_policy:all_shards"), resp.Bulk("response_policy:all_succeeded")),
+		KeySpecs:      resp.SetOf(),
 		Docs: resp.Map(
 			resp.Bulk("summary"), resp.Bulk("Remove all keys from the current database"),
 			resp.Bulk("since"), resp.Bulk("1.0.0"),
 			resp.Bulk("group"), resp.Bulk("server"),
 			resp.Bulk("complexity"), resp.Bulk("O(N) where N is the number of keys in the selected database"),
 			resp.Bulk("history"), resp.SetOf(
-				resp.Array(
-					resp.Bulk("4.0.0"),
-					resp.Bulk("Added the `ASYNC` flushing mode modifier."),
-				),
-				resp.Array(
-					resp.Bulk("6.2.0"),
-					resp.Bulk("Added the `SYNC` flushing mode modifier."),
-				),
+				resp.Array(resp.Bulk("4.0.0"), resp.Bulk("Added the `ASYNC` flushing mode modifier.")),
+				resp.Array(resp.Bulk("6.2.0"), resp.Bulk("Added the `SYNC` flushing mode modifier.")),
 			),
 			resp.Bulk("arguments"), resp.Array(
 				resp.Map(
@@ -1454,28 +1269,17 @@ var redisCommandDocs = map[string]*commandDoc{
 	},
 	"flushall": {
 		Arity: -1, Flags: []string{"write"}, FirstKey: 0, LastKey: 0, Step: 0,
-		ACLCategories: resp.SetOf(
-			resp.Simple("@keyspace"),
-			resp.Simple("@write"),
-			resp.Simple("@slow"),
-			resp.Simple("@dangerous"),
-		),
-		Tips:     resp.SetOf(resp.Bulk("request_policy:all_shards"), resp.Bulk("response_policy:all_succeeded")),
-		KeySpecs: resp.SetOf(),
+		ACLCategories: resp.SetOf(resp.Simple("@keyspace"), resp.Simple("@write"), resp.Simple("@slow"), resp.Simple("@dangerous")),
+		Tips:          resp.SetOf(resp.Bulk("request_policy:all_shards"), resp.Bulk("response_policy:all_succeeded")),
+		KeySpecs:      resp.SetOf(),
 		Docs: resp.Map(
 			resp.Bulk("summary"), resp.Bulk("Remove all keys from all databases"),
 			resp.Bulk("since"), resp.Bulk("1.0.0"),
 			resp.Bulk("group"), resp.Bulk("server"),
 			resp.Bulk("complexity"), resp.Bulk("O(N) where N is the total number of keys in all databases"),
 			resp.Bulk("history"), resp.SetOf(
-				resp.Array(
-					resp.Bulk("4.0.0"),
-					resp.Bulk("Added the `ASYNC` flushing mode modifier."),
-				),
-				resp.Array(
-					resp.Bulk("6.2.0"),
-					resp.Bulk("Added the `SYNC` flushing mode modifier."),
-				),
+				resp.Array(resp.Bulk("4.0.0"), resp.Bulk("Added the `ASYNC` flushing mode modifier.")),
+				resp.Array(resp.Bulk("6.2.0"), resp.Bulk("Added the `SYNC` flushing mode modifier.")),
 			),
 			resp.Bulk("arguments"), resp.Array(
 				resp.Map(
@@ -1507,10 +1311,7 @@ var redisCommandDocs = map[string]*commandDoc{
 		KeySpecs: resp.SetOf(
 			resp.Map(
 				resp.Bulk("flags"), resp.SetOf(resp.Simple("RW"), resp.Simple("update")),
-				resp.Bulk("begin_search"), resp.Map(
-					resp.Bulk("type"), resp.Bulk("index"),
-					resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1)),
-				),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
 				resp.Bulk("find_keys"), resp.Map(
 					resp.Bulk("type"), resp.Bulk("range"),
 					resp.Bulk("spec"), resp.Map(
@@ -1526,22 +1327,14 @@ var redisCommandDocs = map[string]*commandDoc{
 			resp.Bulk("since"), resp.Bulk("1.0.0"),
 			resp.Bulk("group"), resp.Bulk("generic"),
 			resp.Bulk("complexity"), resp.Bulk("O(1)"),
-			resp.Bulk("history"), resp.SetOf(
-				resp.Array(
-					resp.Bulk("7.0.0"),
-					resp.Bulk("Added options: `NX`, `XX`, `GT` and `LT`."),
-				),
-			),
+			resp.Bulk("history"), resp.SetOf(resp.Array(resp.Bulk("7.0.0"), resp.Bulk("Added options: `NX`, `XX`, `GT` and `LT`."))),
 			resp.Bulk("arguments"), resp.Array(
 				resp.Map(
 					resp.Bulk("name"), resp.Bulk("key"),
 					resp.Bulk("type"), resp.Bulk("key"),
 					resp.Bulk("key_spec_index"), resp.Int(0),
 				),
-				resp.Map(
-					resp.Bulk("name"), resp.Bulk("seconds"),
-					resp.Bulk("type"), resp.Bulk("integer"),
-				),
+				resp.Map(resp.Bulk("name"), resp.Bulk("seconds"), resp.Bulk("type"), resp.Bulk("integer")),
 				resp.Map(
 					resp.Bulk("name"), resp.Bulk("condition"),
 					resp.Bulk("type"), resp.Bulk("oneof"),
@@ -1580,10 +1373,7 @@ var redisCommandDocs = map[string]*commandDoc{
 		KeySpecs: resp.SetOf(
 			resp.Map(
 				resp.Bulk("flags"), resp.SetOf(resp.Simple("RW"), resp.Simple("update")),
-				resp.Bulk("begin_search"), resp.Map(
-					resp.Bulk("type"), resp.Bulk("index"),
-					resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1)),
-				),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
 				resp.Bulk("find_keys"), resp.Map(
 					resp.Bulk("type"), resp.Bulk("range"),
 					resp.Bulk("spec"), resp.Map(
@@ -1599,22 +1389,14 @@ var redisCommandDocs = map[string]*commandDoc{
 			resp.Bulk("since"), resp.Bulk("2.6.0"),
 			resp.Bulk("group"), resp.Bulk("generic"),
 			resp.Bulk("complexity"), resp.Bulk("O(1)"),
-			resp.Bulk("history"), resp.SetOf(
-				resp.Array(
-					resp.Bulk("7.0.0"),
-					resp.Bulk("Added options: `NX`, `XX`, `GT` and `LT`."),
-				),
-			),
+			resp.Bulk("history"), resp.SetOf(resp.Array(resp.Bulk("7.0.0"), resp.Bulk("Added options: `NX`, `XX`, `GT` and `LT`."))),
 			resp.Bulk("arguments"), resp.Array(
 				resp.Map(
 					resp.Bulk("name"), resp.Bulk("key"),
 					resp.Bulk("type"), resp.Bulk("key"),
 					resp.Bulk("key_spec_index"), resp.Int(0),
 				),
-				resp.Map(
-					resp.Bulk("name"), resp.Bulk("milliseconds"),
-					resp.Bulk("type"), resp.Bulk("integer"),
-				),
+				resp.Map(resp.Bulk("name"), resp.Bulk("milliseconds"), resp.Bulk("type"), resp.Bulk("integer")),
 				resp.Map(
 					resp.Bulk("name"), resp.Bulk("condition"),
 					resp.Bulk("type"), resp.Bulk("oneof"),
@@ -1653,10 +1435,7 @@ var redisCommandDocs = map[string]*commandDoc{
 		KeySpecs: resp.SetOf(
 			resp.Map(
 				resp.Bulk("flags"), resp.SetOf(resp.Simple("RW"), resp.Simple("update")),
-				resp.Bulk("begin_search"), resp.Map(
-					resp.Bulk("type"), resp.Bulk("index"),
-					resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1)),
-				),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
 				resp.Bulk("find_keys"), resp.Map(
 					resp.Bulk("type"), resp.Bulk("range"),
 					resp.Bulk("spec"), resp.Map(
@@ -1672,22 +1451,14 @@ var redisCommandDocs = map[string]*commandDoc{
 			resp.Bulk("since"), resp.Bulk("1.2.0"),
 			resp.Bulk("group"), resp.Bulk("generic"),
 			resp.Bulk("complexity"), resp.Bulk("O(1)"),
-			resp.Bulk("history"), resp.SetOf(
-				resp.Array(
-					resp.Bulk("7.0.0"),
-					resp.Bulk("Added options: `NX`, `XX`, `GT` and `LT`."),
-				),
-			),
+			resp.Bulk("history"), resp.SetOf(resp.Array(resp.Bulk("7.0.0"), resp.Bulk("Added options: `NX`, `XX`, `GT` and `LT`."))),
 			resp.Bulk("arguments"), resp.Array(
 				resp.Map(
 					resp.Bulk("name"), resp.Bulk("key"),
 					resp.Bulk("type"), resp.Bulk("key"),
 					resp.Bulk("key_spec_index"), resp.Int(0),
 				),
-				resp.Map(
-					resp.Bulk("name"), resp.Bulk("unix-time-seconds"),
-					resp.Bulk("type"), resp.Bulk("unix-time"),
-				),
+				resp.Map(resp.Bulk("name"), resp.Bulk("unix-time-seconds"), resp.Bulk("type"), resp.Bulk("unix-time")),
 				resp.Map(
 					resp.Bulk("name"), resp.Bulk("condition"),
 					resp.Bulk("type"), resp.Bulk("oneof"),
@@ -1726,10 +1497,7 @@ var redisCommandDocs = map[string]*commandDoc{
 		KeySpecs: resp.SetOf(
 			resp.Map(
 				resp.Bulk("flags"), resp.SetOf(resp.Simple("RW"), resp.Simple("update")),
-				resp.Bulk("begin_search"), resp.Map(
-					resp.Bulk("type"), resp.Bulk("index"),
-					resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1)),
-				),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
 				resp.Bulk("find_keys"), resp.Map(
 					resp.Bulk("type"), resp.Bulk("range"),
 					resp.Bulk("spec"), resp.Map(
@@ -1745,12 +1513,7 @@ var redisCommandDocs = map[string]*commandDoc{
 			resp.Bulk("since"), resp.Bulk("2.6.0"),
 			resp.Bulk("group"), resp.Bulk("generic"),
 			resp.Bulk("complexity"), resp.Bulk("O(1)"),
-			resp.Bulk("history"), resp.SetOf(
-				resp.Array(
-					resp.Bulk("7.0.0"),
-					resp.Bulk("Added options: `NX`, `XX`, `GT` and `LT`."),
-				),
-			),
+			resp.Bulk("history"), resp.SetOf(resp.Array(resp.Bulk("7.0.0"), resp.Bulk("Added options: `NX`, `XX`, `GT` and `LT`."))),
 			resp.Bulk("arguments"), resp.Array(
 				resp.Map(
 					resp.Bulk("name"), resp.Bulk("key"),
@@ -1799,10 +1562,7 @@ var redisCommandDocs = map[string]*commandDoc{
 		KeySpecs: resp.SetOf(
 			resp.Map(
 				resp.Bulk("flags"), resp.SetOf(resp.Simple("RO"), resp.Simple("access")),
-				resp.Bulk("begin_search"), resp.Map(
-					resp.Bulk("type"), resp.Bulk("index"),
-					resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1)),
-				),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
 				resp.Bulk("find_keys"), resp.Map(
 					resp.Bulk("type"), resp.Bulk("range"),
 					resp.Bulk("spec"), resp.Map(
@@ -1835,10 +1595,7 @@ var redisCommandDocs = map[string]*commandDoc{
 		KeySpecs: resp.SetOf(
 			resp.Map(
 				resp.Bulk("flags"), resp.SetOf(resp.Simple("RO"), resp.Simple("access")),
-				resp.Bulk("begin_search"), resp.Map(
-					resp.Bulk("type"), resp.Bulk("index"),
-					resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1)),
-				),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
 				resp.Bulk("find_keys"), resp.Map(
 					resp.Bulk("type"), resp.Bulk("range"),
 					resp.Bulk("spec"), resp.Map(
@@ -1871,10 +1628,7 @@ var redisCommandDocs = map[string]*commandDoc{
 		KeySpecs: resp.SetOf(
 			resp.Map(
 				resp.Bulk("flags"), resp.SetOf(resp.Simple("RO"), resp.Simple("access")),
-				resp.Bulk("begin_search"), resp.Map(
-					resp.Bulk("type"), resp.Bulk("index"),
-					resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1)),
-				),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
 				resp.Bulk("find_keys"), resp.Map(
 					resp.Bulk("type"), resp.Bulk("range"),
 					resp.Bulk("spec"), resp.Map(
@@ -1906,10 +1660,7 @@ var redisCommandDocs = map[string]*commandDoc{
 		KeySpecs: resp.SetOf(
 			resp.Map(
 				resp.Bulk("flags"), resp.SetOf(resp.Simple("RO"), resp.Simple("access")),
-				resp.Bulk("begin_search"), resp.Map(
-					resp.Bulk("type"), resp.Bulk("index"),
-					resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1)),
-				),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
 				resp.Bulk("find_keys"), resp.Map(
 					resp.Bulk("type"), resp.Bulk("range"),
 					resp.Bulk("spec"), resp.Map(
@@ -1941,10 +1692,7 @@ var redisCommandDocs = map[string]*commandDoc{
 		KeySpecs: resp.SetOf(
 			resp.Map(
 				resp.Bulk("flags"), resp.SetOf(resp.Simple("RW"), resp.Simple("update")),
-				resp.Bulk("begin_search"), resp.Map(
-					resp.Bulk("type"), resp.Bulk("index"),
-					resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1)),
-				),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
 				resp.Bulk("find_keys"), resp.Map(
 					resp.Bulk("type"), resp.Bulk("range"),
 					resp.Bulk("spec"), resp.Map(
@@ -1979,38 +1727,22 @@ var redisCommandDocs = map[string]*commandDoc{
 			resp.Bulk("since"), resp.Bulk("1.0.0"),
 			resp.Bulk("group"), resp.Bulk("connection"),
 			resp.Bulk("complexity"), resp.Bulk("O(1)"),
-			resp.Bulk("arguments"), resp.Array(
-				resp.Map(
-					resp.Bulk("name"), resp.Bulk("index"),
-					resp.Bulk("type"), resp.Bulk("integer"),
-				),
-			),
+			resp.Bulk("arguments"), resp.Array(resp.Map(resp.Bulk("name"), resp.Bulk("index"), resp.Bulk("type"), resp.Bulk("integer"))),
 		),
 	},
 	"swapdb": {
 		Arity: 3, Flags: []string{"write", "fast"}, FirstKey: 0, LastKey: 0, Step: 0,
-		ACLCategories: resp.SetOf(
-			resp.Simple("@keyspace"),
-			resp.Simple("@write"),
-			resp.Simple("@fast"),
-			resp.Simple("@dangerous"),
-		),
-		Tips:     resp.SetOf(),
-		KeySpecs: resp.SetOf(),
+		ACLCategories: resp.SetOf(resp.Simple("@keyspace"), resp.Simple("@write"), resp.Simple("@fast"), resp.Simple("@dangerous")),
+		Tips:          resp.SetOf(),
+		KeySpecs:      resp.SetOf(),
 		Docs: resp.Map(
 			resp.Bulk("summary"), resp.Bulk("Swaps two Redis databases"),
 			resp.Bulk("since"), resp.Bulk("4.0.0"),
 			resp.Bulk("group"), resp.Bulk("server"),
 			resp.Bulk("complexity"), resp.Bulk("O(N) where N is the count of clients watching or blocking on keys from both databases."),
 			resp.Bulk("arguments"), resp.Array(
-				resp.Map(
-					resp.Bulk("name"), resp.Bulk("index1"),
-					resp.Bulk("type"), resp.Bulk("integer"),
-				),
-				resp.Map(
-					resp.Bulk("name"), resp.Bulk("index2"),
-					resp.Bulk("type"), resp.Bulk("integer"),
-				),
+				resp.Map(resp.Bulk("name"), resp.Bulk("index1"), resp.Bulk("type"), resp.Bulk("integer")),
+				resp.Map(resp.Bulk("name"), resp.Bulk("index2"), resp.Bulk("type"), resp.Bulk("integer")),
 			),
 		),
 	},
@@ -2043,12 +1775,7 @@ var redisCommandDocs = map[string]*commandDoc{
 			resp.Bulk("since"), resp.Bulk("1.0.0"),
 			resp.Bulk("group"), resp.Bulk("connection"),
 			resp.Bulk("complexity"), resp.Bulk("O(1)"),
-			resp.Bulk("arguments"), resp.Array(
-				resp.Map(
-					resp.Bulk("name"), resp.Bulk("message"),
-					resp.Bulk("type"), resp.Bulk("string"),
-				),
-			),
+			resp.Bulk("arguments"), resp.Array(resp.Map(resp.Bulk("name"), resp.Bulk("message"), resp.Bulk("type"), resp.Bulk("string"))),
 		),
 	},
 	"quit": {
@@ -2085,12 +1812,7 @@ var redisCommandDocs = map[string]*commandDoc{
 			resp.Bulk("since"), resp.Bulk("1.0.0"),
 			resp.Bulk("group"), resp.Bulk("connection"),
 			resp.Bulk("complexity"), resp.Bulk("O(N) where N is the number of passwords defined for the user"),
-			resp.Bulk("history"), resp.SetOf(
-				resp.Array(
-					resp.Bulk("6.0.0"),
-					resp.Bulk("Added ACL style (username and password)."),
-				),
-			),
+			resp.Bulk("history"), resp.SetOf(resp.Array(resp.Bulk("6.0.0"), resp.Bulk("Added ACL style (username and password)."))),
 			resp.Bulk("arguments"), resp.Array(
 				resp.Map(
 					resp.Bulk("name"), resp.Bulk("username"),
@@ -2098,10 +1820,7 @@ var redisCommandDocs = map[string]*commandDoc{
 					resp.Bulk("since"), resp.Bulk("6.0.0"),
 					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
 				),
-				resp.Map(
-					resp.Bulk("name"), resp.Bulk("password"),
-					resp.Bulk("type"), resp.Bulk("string"),
-				),
+				resp.Map(resp.Bulk("name"), resp.Bulk("password"), resp.Bulk("type"), resp.Bulk("string")),
 			),
 		),
 	},
@@ -2208,14 +1927,9 @@ var redisCommandDocs = map[string]*commandDoc{
 	},
 	"client|no-evict": {
 		Arity: 3, Flags: []string{"admin", "noscript", "loading", "stale"}, FirstKey: 0, LastKey: 0, Step: 0,
-		ACLCategories: resp.SetOf(
-			resp.Simple("@admin"),
-			resp.Simple("@slow"),
-			resp.Simple("@dangerous"),
-			resp.Simple("@connection"),
-		),
-		Tips:     resp.SetOf(),
-		KeySpecs: resp.SetOf(),
+		ACLCategories: resp.SetOf(resp.Simple("@admin"), resp.Simple("@slow"), resp.Simple("@dangerous"), resp.Simple("@connection")),
+		Tips:          resp.SetOf(),
+		KeySpecs:      resp.SetOf(),
 		Docs: resp.Map(
 			resp.Bulk("summary"), resp.Bulk("Set client eviction mode for the current connection"),
 			resp.Bulk("since"), resp.Bulk("7.0.0"),
@@ -2243,14 +1957,9 @@ var redisCommandDocs = map[string]*commandDoc{
 	},
 	"client|list": {
 		Arity: -2, Flags: []string{"admin", "noscript", "loading", "stale"}, FirstKey: 0, LastKey: 0, Step: 0,
-		ACLCategories: resp.SetOf(
-			resp.Simple("@admin"),
-			resp.Simple("@slow"),
-			resp.Simple("@dangerous"),
-			resp.Simple("@connection"),
-		),
-		Tips:     resp.SetOf(resp.Bulk("nondeterministic_output")),
-		KeySpecs: resp.SetOf(),
+		ACLCategories: resp.SetOf(resp.Simple("@admin"), resp.Simple("@slow"), resp.Simple("@dangerous"), resp.Simple("@connection")),
+		Tips:          resp.SetOf(resp.Bulk("nondeterministic_output")),
+		KeySpecs:      resp.SetOf(),
 		Docs: resp.Map(
 			resp.Bulk("summary"), resp.Bulk("Get the list of client connections"),
 			resp.Bulk("since"), resp.Bulk("2.4.0"),
@@ -2319,14 +2028,9 @@ var redisCommandDocs = map[string]*commandDoc{
 	},
 	"client|kill": {
 		Arity: -3, Flags: []string{"admin", "noscript", "loading", "stale"}, FirstKey: 0, LastKey: 0, Step: 0,
-		ACLCategories: resp.SetOf(
-			resp.Simple("@admin"),
-			resp.Simple("@slow"),
-			resp.Simple("@dangerous"),
-			resp.Simple("@connection"),
-		),
-		Tips:     resp.SetOf(),
-		KeySpecs: resp.SetOf(),
+		ACLCategories: resp.SetOf(resp.Simple("@admin"), resp.Simple("@slow"), resp.Simple("@dangerous"), resp.Simple("@connection")),
+		Tips:          resp.SetOf(),
+		KeySpecs:      resp.SetOf(),
 		Docs: resp.Map(
 			resp.Bulk("summary"), resp.Bulk("Kill the connection of a client"),
 			resp.Bulk("since"), resp.Bulk("2.4.0"),
@@ -2335,10 +2039,7 @@ var redisCommandDocs = map[string]*commandDoc{
 			resp.Bulk("history"), resp.SetOf(
 				resp.Array(resp.Bulk("2.8.12"), resp.Bulk("Added new filter format.")),
 				resp.Array(resp.Bulk("2.8.12"), resp.Bulk("`ID` option.")),
-				resp.Array(
-					resp.Bulk("3.2.0"),
-					resp.Bulk("Added `master` type in for `TYPE` option."),
-				),
+				resp.Array(resp.Bulk("3.2.0"), resp.Bulk("Added `master` type in for `TYPE` option.")),
 				resp.Array(
 					resp.Bulk("5.0.0"),
 					resp.Bulk("Replaced `slave` `TYPE` with `replica`. `slave` still supported for backward compatibility."),
@@ -2457,12 +2158,7 @@ var redisCommandDocs = map[string]*commandDoc{
 			resp.Bulk("since"), resp.Bulk("2.6.9"),
 			resp.Bulk("group"), resp.Bulk("connection"),
 			resp.Bulk("complexity"), resp.Bulk("O(1)"),
-			resp.Bulk("arguments"), resp.Array(
-				resp.Map(
-					resp.Bulk("name"), resp.Bulk("connection-name"),
-					resp.Bulk("type"), resp.Bulk("string"),
-				),
-			),
+			resp.Bulk("arguments"), resp.Array(resp.Map(resp.Bulk("name"), resp.Bulk("connection-name"), resp.Bulk("type"), resp.Bulk("string"))),
 		),
 	},
 	"acl": {
@@ -2507,14 +2203,8 @@ var redisCommandDocs = map[string]*commandDoc{
 			resp.Bulk("group"), resp.Bulk("server"),
 			resp.Bulk("complexity"), resp.Bulk("O(1)."),
 			resp.Bulk("arguments"), resp.Array(
-				resp.Map(
-					resp.Bulk("name"), resp.Bulk("username"),
-					resp.Bulk("type"), resp.Bulk("string"),
-				),
-				resp.Map(
-					resp.Bulk("name"), resp.Bulk("command"),
-					resp.Bulk("type"), resp.Bulk("string"),
-				),
+				resp.Map(resp.Bulk("name"), resp.Bulk("username"), resp.Bulk("type"), resp.Bulk("string")),
+				resp.Map(resp.Bulk("name"), resp.Bulk("command"), resp.Bulk("type"), resp.Bulk("string")),
 				resp.Map(
 					resp.Bulk("name"), resp.Bulk("arg"),
 					resp.Bulk("type"), resp.Bulk("string"),
@@ -2724,10 +2414,7 @@ var redisCommandDocs = map[string]*commandDoc{
 							resp.Bulk("name"), resp.Bulk("parameter"),
 							resp.Bulk("type"), resp.Bulk("string"),
 						),
-						resp.Map(
-							resp.Bulk("name"), resp.Bulk("value"),
-							resp.Bulk("type"), resp.Bulk("string"),
-						),
+						resp.Map(resp.Bulk("name"), resp.Bulk("value"), resp.Bulk("type"), resp.Bulk("string")),
 					),
 				),
 			),
@@ -2943,12 +2630,7 @@ var redisCommandDocs = map[string]*commandDoc{
 			resp.Bulk("since"), resp.Bulk("1.0.0"),
 			resp.Bulk("group"), resp.Bulk("server"),
 			resp.Bulk("complexity"), resp.Bulk("O(N) when saving, where N is the total number of keys in all databases when saving data, otherwise O(1)"),
-			resp.Bulk("history"), resp.SetOf(
-				resp.Array(
-					resp.Bulk("7.0.0"),
-					resp.Bulk("Added the `NOW`, `FORCE` and `ABORT` modifiers."),
-				),
-			),
+			resp.Bulk("history"), resp.SetOf(resp.Array(resp.Bulk("7.0.0"), resp.Bulk("Added the `NOW`, `FORCE` and `ABORT` modifiers."))),
 			resp.Bulk("arguments"), resp.Array(
 				resp.Map(
 					resp.Bulk("name"), resp.Bulk("nosave_save"),
@@ -3073,12 +2755,7 @@ var redisCommandDocs = map[string]*commandDoc{
 			resp.Bulk("since"), resp.Bulk("3.0.0"),
 			resp.Bulk("group"), resp.Bulk("cluster"),
 			resp.Bulk("complexity"), resp.Bulk("O(N) where N is the number of failure reports"),
-			resp.Bulk("arguments"), resp.Array(
-				resp.Map(
-					resp.Bulk("name"), resp.Bulk("node-id"),
-					resp.Bulk("type"), resp.Bulk("string"),
-				),
-			),
+			resp.Bulk("arguments"), resp.Array(resp.Map(resp.Bulk("name"), resp.Bulk("node-id"), resp.Bulk("type"), resp.Bulk("string"))),
 		),
 	},
 	"cluster|countkeysinslot": {
@@ -3091,12 +2768,7 @@ var redisCommandDocs = map[string]*commandDoc{
 			resp.Bulk("since"), resp.Bulk("3.0.0"),
 			resp.Bulk("group"), resp.Bulk("cluster"),
 			resp.Bulk("complexity"), resp.Bulk("O(1)"),
-			resp.Bulk("arguments"), resp.Array(
-				resp.Map(
-					resp.Bulk("name"), resp.Bulk("slot"),
-					resp.Bulk("type"), resp.Bulk("integer"),
-				),
-			),
+			resp.Bulk("arguments"), resp.Array(resp.Map(resp.Bulk("name"), resp.Bulk("slot"), resp.Bulk("type"), resp.Bulk("integer"))),
 		),
 	},
 	"cluster|delslots": {
@@ -3200,12 +2872,7 @@ var redisCommandDocs = map[string]*commandDoc{
 			resp.Bulk("since"), resp.Bulk("3.0.0"),
 			resp.Bulk("group"), resp.Bulk("cluster"),
 			resp.Bulk("complexity"), resp.Bulk("O(1)"),
-			resp.Bulk("arguments"), resp.Array(
-				resp.Map(
-					resp.Bulk("name"), resp.Bulk("node-id"),
-					resp.Bulk("type"), resp.Bulk("string"),
-				),
-			),
+			resp.Bulk("arguments"), resp.Array(resp.Map(resp.Bulk("name"), resp.Bulk("node-id"), resp.Bulk("type"), resp.Bulk("string"))),
 		),
 	},
 	"cluster|getkeysinslot": {
@@ -3219,14 +2886,8 @@ var redisCommandDocs = map[string]*commandDoc{
 			resp.Bulk("group"), resp.Bulk("cluster"),
 			resp.Bulk("complexity"), resp.Bulk("O(log(N)) where N is the number of requested keys"),
 			resp.Bulk("arguments"), resp.Array(
-				resp.Map(
-					resp.Bulk("name"), resp.Bulk("slot"),
-					resp.Bulk("type"), resp.Bulk("integer"),
-				),
-				resp.Map(
-					resp.Bulk("name"), resp.Bulk("count"),
-					resp.Bulk("type"), resp.Bulk("integer"),
-				),
+				resp.Map(resp.Bulk("name"), resp.Bulk("slot"), resp.Bulk("type"), resp.Bulk("integer")),
+				resp.Map(resp.Bulk("name"), resp.Bulk("count"), resp.Bulk("type"), resp.Bulk("integer")),
 			),
 		),
 	},
@@ -3264,12 +2925,7 @@ var redisCommandDocs = map[string]*commandDoc{
 			resp.Bulk("since"), resp.Bulk("3.0.0"),
 			resp.Bulk("group"), resp.Bulk("cluster"),
 			resp.Bulk("complexity"), resp.Bulk("O(N) where N is the number of bytes in the key"),
-			resp.Bulk("arguments"), resp.Array(
-				resp.Map(
-					resp.Bulk("name"), resp.Bulk("key"),
-					resp.Bulk("type"), resp.Bulk("string"),
-				),
-			),
+			resp.Bulk("arguments"), resp.Array(resp.Map(resp.Bulk("name"), resp.Bulk("key"), resp.Bulk("type"), resp.Bulk("string"))),
 		),
 	},
 	"cluster|links": {
@@ -3294,21 +2950,10 @@ var redisCommandDocs = map[string]*commandDoc{
 			resp.Bulk("since"), resp.Bulk("3.0.0"),
 			resp.Bulk("group"), resp.Bulk("cluster"),
 			resp.Bulk("complexity"), resp.Bulk("O(1)"),
-			resp.Bulk("history"), resp.SetOf(
-				resp.Array(
-					resp.Bulk("4.0.0"),
-					resp.Bulk("Added the optional `cluster_bus_port` argument."),
-				),
-			),
+			resp.Bulk("history"), resp.SetOf(resp.Array(resp.Bulk("4.0.0"), resp.Bulk("Added the optional `cluster_bus_port` argument."))),
 			resp.Bulk("arguments"), resp.Array(
-				resp.Map(
-					resp.Bulk("name"), resp.Bulk("ip"),
-					resp.Bulk("type"), resp.Bulk("string"),
-				),
-				resp.Map(
-					resp.Bulk("name"), resp.Bulk("port"),
-					resp.Bulk("type"), resp.Bulk("integer"),
-				),
+				resp.Map(resp.Bulk("name"), resp.Bulk("ip"), resp.Bulk("type"), resp.Bulk("string")),
+				resp.Map(resp.Bulk("name"), resp.Bulk("port"), resp.Bulk("type"), resp.Bulk("integer")),
 				resp.Map(
 					resp.Bulk("name"), resp.Bulk("cluster_bus_port"),
 					resp.Bulk("type"), resp.Bulk("integer"),
@@ -3352,12 +2997,7 @@ var redisCommandDocs = map[string]*commandDoc{
 			resp.Bulk("since"), resp.Bulk("5.0.0"),
 			resp.Bulk("group"), resp.Bulk("cluster"),
 			resp.Bulk("complexity"), resp.Bulk("O(1)"),
-			resp.Bulk("arguments"), resp.Array(
-				resp.Map(
-					resp.Bulk("name"), resp.Bulk("node-id"),
-					resp.Bulk("type"), resp.Bulk("string"),
-				),
-			),
+			resp.Bulk("arguments"), resp.Array(resp.Map(resp.Bulk("name"), resp.Bulk("node-id"), resp.Bulk("type"), resp.Bulk("string"))),
 		),
 	},
 	"cluster|replicate": {
@@ -3370,12 +3010,7 @@ var redisCommandDocs = map[string]*commandDoc{
 			resp.Bulk("since"), resp.Bulk("3.0.0"),
 			resp.Bulk("group"), resp.Bulk("cluster"),
 			resp.Bulk("complexity"), resp.Bulk("O(1)"),
-			resp.Bulk("arguments"), resp.Array(
-				resp.Map(
-					resp.Bulk("name"), resp.Bulk("node-id"),
-					resp.Bulk("type"), resp.Bulk("string"),
-				),
-			),
+			resp.Bulk("arguments"), resp.Array(resp.Map(resp.Bulk("name"), resp.Bulk("node-id"), resp.Bulk("type"), resp.Bulk("string"))),
 		),
 	},
 	"cluster|reset": {
@@ -3431,12 +3066,7 @@ var redisCommandDocs = map[string]*commandDoc{
 			resp.Bulk("since"), resp.Bulk("3.0.0"),
 			resp.Bulk("group"), resp.Bulk("cluster"),
 			resp.Bulk("complexity"), resp.Bulk("O(1)"),
-			resp.Bulk("arguments"), resp.Array(
-				resp.Map(
-					resp.Bulk("name"), resp.Bulk("config-epoch"),
-					resp.Bulk("type"), resp.Bulk("integer"),
-				),
-			),
+			resp.Bulk("arguments"), resp.Array(resp.Map(resp.Bulk("name"), resp.Bulk("config-epoch"), resp.Bulk("type"), resp.Bulk("integer"))),
 		),
 	},
 	"cluster|setslot": {
@@ -3450,10 +3080,7 @@ var redisCommandDocs = map[string]*commandDoc{
 			resp.Bulk("group"), resp.Bulk("cluster"),
 			resp.Bulk("complexity"), resp.Bulk("O(1)"),
 			resp.Bulk("arguments"), resp.Array(
-				resp.Map(
-					resp.Bulk("name"), resp.Bulk("slot"),
-					resp.Bulk("type"), resp.Bulk("integer"),
-				),
+				resp.Map(resp.Bulk("name"), resp.Bulk("slot"), resp.Bulk("type"), resp.Bulk("integer")),
 				resp.Map(
 					resp.Bulk("name"), resp.Bulk("subcommand"),
 					resp.Bulk("type"), resp.Bulk("oneof"),
@@ -3508,12 +3135,7 @@ var redisCommandDocs = map[string]*commandDoc{
 			resp.Bulk("doc_flags"), resp.SetOf(resp.Simple("deprecated")),
 			resp.Bulk("deprecated_since"), resp.Bulk("5.0.0"),
 			resp.Bulk("replaced_by"), resp.Bulk("`CLUSTER REPLICAS`"),
-			resp.Bulk("arguments"), resp.Array(
-				resp.Map(
-					resp.Bulk("name"), resp.Bulk("node-id"),
-					resp.Bulk("type"), resp.Bulk("string"),
-				),
-			),
+			resp.Bulk("arguments"), resp.Array(resp.Map(resp.Bulk("name"), resp.Bulk("node-id"), resp.Bulk("type"), resp.Bulk("string"))),
 		),
 	},
 	"cluster|slots": {
@@ -3531,10 +3153,7 @@ var redisCommandDocs = map[string]*commandDoc{
 			resp.Bulk("replaced_by"), resp.Bulk("`CLUSTER SHARDS`"),
 			resp.Bulk("history"), resp.SetOf(
 				resp.Array(resp.Bulk("4.0.0"), resp.Bulk("Added node IDs.")),
-				resp.Array(
-					resp.Bulk("7.0.0"),
-					resp.Bulk("Added additional networking metadata field."),
-				),
+				resp.Array(resp.Bulk("7.0.0"), resp.Bulk("Added additional networking metadata field.")),
 			),
 		),
 	},

@@ -226,19 +226,19 @@ func goValue(v *value, depth int) (string, error) {
 	var ctor string
 	switch v.kind {
 	case '+':
-		return "resp.Simple(" + strconv.Quote(v.str) + ")", nil
+		return qualifier + "Simple(" + strconv.Quote(v.str) + ")", nil
 	case '$':
-		return "resp.Bulk(" + strconv.Quote(v.str) + ")", nil
+		return qualifier + "Bulk(" + strconv.Quote(v.str) + ")", nil
 	case ':':
-		return "resp.Int(" + strconv.FormatInt(v.num, 10) + ")", nil
+		return qualifier + "Int(" + strconv.FormatInt(v.num, 10) + ")", nil
 	case '_':
-		return "resp.Value{Kind: resp.KindNull}", nil
+		return qualifier + "Value{Kind: " + qualifier + "KindNull}", nil
 	case '*':
-		ctor = "resp.Array"
+		ctor = qualifier + "Array"
 	case '~':
-		ctor = "resp.SetOf"
+		ctor = qualifier + "SetOf"
 	case '%':
-		ctor = "resp.Map"
+		ctor = qualifier + "Map"
 	default:
 		return "", fmt.Errorf("RESP3 type %q has no Value kind", v.kind)
 	}
@@ -251,7 +251,10 @@ func goValue(v *value, depth int) (string, error) {
 		elems[i] = s
 	}
 	one := ctor + "(" + strings.Join(elems, ", ") + ")"
-	if len(one)+8*depth <= 110 && !strings.Contains(one, "\n") {
+	// The line budget leaves the package qualifiers out, so that trees
+	// wrap where they did while the file was written inside package resp.
+	width := len(one) - len(qualifier)*qualifiers(v)
+	if width+8*depth <= 110 && !strings.Contains(one, "\n") {
 		return one, nil
 	}
 	var b strings.Builder
@@ -266,6 +269,21 @@ func goValue(v *value, depth int) (string, error) {
 	}
 	b.WriteString(")")
 	return b.String(), nil
+}
+
+// qualifier prefixes every name goValue writes from package resp.
+const qualifier = "resp."
+
+// qualifiers counts the qualified names goValue writes for v.
+func qualifiers(v *value) int {
+	if v.kind == '_' {
+		return 2 // resp.Value{Kind: resp.KindNull}
+	}
+	n := 1
+	for _, e := range v.elems {
+		n += qualifiers(e)
+	}
+	return n
 }
 
 // value is one parsed RESP3 reply.

@@ -33,10 +33,7 @@ func TestGoValueRendersRESP3Types(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "resp.SetOf(\n" +
-		`resp.Map(resp.Bulk("name"), resp.Simple("key"), resp.Bulk("index"), resp.Int(-1)),` + "\n" +
-		"resp.Array(resp.Value{Kind: resp.KindNull}),\n" +
-		")"
+	want := `resp.SetOf(resp.Map(resp.Bulk("name"), resp.Simple("key"), resp.Bulk("index"), resp.Int(-1)), resp.Array(resp.Value{Kind: resp.KindNull}))`
 	if got != want {
 		t.Errorf("goValue = %s\nwant %s", got, want)
 	}
