@@ -28,6 +28,6 @@
 // KeySlot is Redis's keyHashSlot: CRC16 (XMODEM) of the key, or of the
 // first non-empty {hash tag} in it, modulo 16384.
 //
-// The package knows nothing of RESP or of the keyspace; package resp turns
+// The package knows nothing of RESP or of the keyspace; package server turns
 // a Map into MOVED and CROSSSLOT replies and the CLUSTER command family.
 package cluster

@@ -18,7 +18,7 @@ import (
 
 const (
 	// defaultReadBuffer is the per-connection buffer for ordinary commands.
-	defaultReadBuffer = 16 * 1024
+	DefaultReadBuffer = 16 * 1024
 	// streamReadBuffer is the size the buffer grows to, from
 	// defaultReadBuffer, for a client whose pipelined commands keep
 	// filling it: measured with 16 x 4 KiB SETs per batch, reads of 16 KiB
@@ -26,7 +26,7 @@ const (
 	streamReadBuffer = 128 * 1024
 	// bigBulkThreshold is the bulk size from which a bulk gets its own
 	// allocation instead of living in the connection buffer.
-	bigBulkThreshold = 16 * 1024
+	BigBulkThreshold = 16 * 1024
 	// maxInlineSize matches Redis's PROTO_INLINE_MAX_SIZE.
 	maxInlineSize = 64 * 1024
 	// maxMultibulkLen matches Redis's limit on a multibulk count.
@@ -68,10 +68,24 @@ type Reader struct {
 	// has not authenticated yet.
 	authRequired bool
 	// budget, when set, is the connection's share of the budget that
-	// bounds the big bulks in flight over all connections (budget.go);
-	// ctx ends the wait for it (the client is closed or killed).
-	budget *budgetAccount
+	// bounds the big bulks in flight over all connections; ctx ends the
+	// wait for it (the client is closed or killed).
+	budget BulkBudget
 	ctx    context.Context
+}
+
+// BulkBudget bounds the memory of large bulks in flight: the Reader asks it
+// for a bulk's bytes (from BigBulkThreshold on) before allocating them.
+type BulkBudget interface {
+	// Acquire takes n more bytes, waiting until they may be taken or ctx
+	// ends.
+	Acquire(ctx context.Context, n int64) error
+}
+
+// SetBulkBudget makes the Reader take every large bulk from b before
+// reading it; ctx ends the wait (the connection is closed or killed).
+func (r *Reader) SetBulkBudget(ctx context.Context, b BulkBudget) {
+	r.budget, r.ctx = b, ctx
 }
 
 // DropArgs forgets the last command's arguments once it has run, so that
@@ -93,7 +107,7 @@ func (r *Reader) SetAuthRequired(on bool) { r.authRequired = on }
 // limit is shared so that CONFIG SET proto-max-bulk-len reaches every
 // connection.
 func NewReader(rd io.Reader, maxBulk *atomic.Int64) *Reader {
-	return &Reader{rd: rd, buf: make([]byte, defaultReadBuffer), maxBulk: maxBulk}
+	return &Reader{rd: rd, buf: make([]byte, DefaultReadBuffer), maxBulk: maxBulk}
 }
 
 // Buffered reports whether unparsed input is already buffered, i.e. whether
@@ -227,7 +241,7 @@ func (r *Reader) readLine(start *int, pos *int, limit int, tooBig string, stopAt
 // (blank inline line or a multibulk count <= 0), which Redis ignores.
 func (r *Reader) readOne() (bool, error) {
 	if len(r.buf) > maxRetainedBuffer && r.r == r.w {
-		r.buf = make([]byte, defaultReadBuffer)
+		r.buf = make([]byte, DefaultReadBuffer)
 		r.r, r.w = 0, 0
 	}
 	if r.r == r.w {
@@ -282,9 +296,9 @@ func (r *Reader) readOne() (bool, error) {
 			return false, protoErr("Protocol error: unauthenticated bulk length")
 		}
 		pos = r.skipEOL(end)
-		if n >= bigBulkThreshold {
+		if n >= BigBulkThreshold {
 			if r.budget != nil {
-				if err := r.budget.acquire(r.ctx, n); err != nil {
+				if err := r.budget.Acquire(r.ctx, n); err != nil {
 					return false, err
 				}
 			}

@@ -45,7 +45,7 @@ func encode(args ...string) string {
 }
 
 func TestReaderParsesRequests(t *testing.T) {
-	big := strings.Repeat("v", 3*bigBulkThreshold+7)
+	big := strings.Repeat("v", 3*BigBulkThreshold+7)
 	cases := []struct {
 		name  string
 		input string
@@ -107,7 +107,7 @@ func TestReaderParsesRequests(t *testing.T) {
 }
 
 func TestReaderHandsOverBigBulksWithoutCopy(t *testing.T) {
-	big := strings.Repeat("x", bigBulkThreshold)
+	big := strings.Repeat("x", BigBulkThreshold)
 	r := NewReader(strings.NewReader(encode("SET", "k", big)), maxBulkOf(1<<20))
 	var cmd Command
 	if err := r.ReadCommand(&cmd); err != nil {
@@ -148,7 +148,7 @@ func TestReaderShrinksBufferAfterHugeCommand(t *testing.T) {
 	if r.QueryBufferSize() > maxRetainedBuffer*2 {
 		// The next read drops the grown buffer.
 		r.ReadCommand(&cmd)
-		if r.QueryBufferSize() > defaultReadBuffer {
+		if r.QueryBufferSize() > DefaultReadBuffer {
 			t.Fatalf("buffer stayed at %d bytes", r.QueryBufferSize())
 		}
 	}

@@ -1,9 +1,9 @@
 package resp
 
 import (
+	"bytes"
 	"io"
 	"math"
-	"net"
 	"strconv"
 
 	"github.com/tidwall/redcon"
@@ -13,9 +13,33 @@ import (
 // stored value in a vectored write instead of copying it into the buffer.
 const zeroCopyThreshold = 16 * 1024
 
-// maxPendingReply is the buffered reply size that forces a flush even when
-// more pipelined commands are waiting.
-const maxPendingReply = 1 << 20
+// BuffersWriter is an io.Writer that can write several buffers with one
+// vectored write (writev). A Writer whose destination implements it hands
+// its queued large bulks over without copying them; the server's
+// connections do (net.Buffers). Any other destination gets one Write per
+// buffer.
+type BuffersWriter interface {
+	io.Writer
+	// WriteBuffers writes bufs in order and returns the number of bytes
+	// written; it may reslice the elements of bufs as it goes.
+	WriteBuffers(bufs [][]byte) (int64, error)
+}
+
+// writeBuffers writes bufs to w, vectored when w is a BuffersWriter.
+func writeBuffers(w io.Writer, bufs [][]byte) (int64, error) {
+	if bw, ok := w.(BuffersWriter); ok {
+		return bw.WriteBuffers(bufs)
+	}
+	var n int64
+	for _, b := range bufs {
+		m, err := w.Write(b)
+		n += int64(m)
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}
 
 // Writer encodes replies in RESP2 or RESP3. RESP2 encodings come from
 // redcon's Append functions; RESP3 types are added here. Large bulks are not
@@ -24,7 +48,7 @@ const maxPendingReply = 1 << 20
 type Writer struct {
 	w       io.Writer
 	buf     []byte
-	segs    net.Buffers
+	segs    [][]byte
 	pending int
 	proto   int
 	written int64
@@ -51,6 +75,16 @@ func (w *Writer) BytesWritten() int64 {
 
 // Pending is the number of reply bytes buffered but not yet written.
 func (w *Writer) Pending() int { return len(w.buf) + w.pending }
+
+// BufferCap is the capacity of the buffer small replies are encoded into.
+func (w *Writer) BufferCap() int { return cap(w.buf) }
+
+// BufferLen is the number of bytes in that buffer not yet written.
+func (w *Writer) BufferLen() int { return len(w.buf) }
+
+// QueuedBytes is the number of reply bytes queued as segments of a
+// vectored write (large bulks and the buffers before them), not yet written.
+func (w *Writer) QueuedBytes() int { return w.pending }
 
 // OK writes +OK.
 func (w *Writer) OK() { w.buf = redcon.AppendOK(w.buf) }
@@ -187,7 +221,7 @@ func (w *Writer) Flush() error {
 		n = int64(m)
 	} else {
 		segs := append(w.segs, w.buf)
-		n, err = segs.WriteTo(w.w)
+		n, err = writeBuffers(w.w, segs)
 		clear(w.segs)
 		w.segs = w.segs[:0]
 		w.pending = 0
@@ -222,14 +256,14 @@ func (w *Writer) FlushN(n int) error {
 		w.pending += len(w.buf)
 		w.buf = make([]byte, 0, 512)
 	}
-	out := make(net.Buffers, 0, len(w.segs))
+	out := make([][]byte, 0, len(w.segs))
 	for rest := n; rest > 0; {
 		seg := w.segs[len(out)]
 		k := min(len(seg), rest)
 		out = append(out, seg[:k])
 		rest -= k
 	}
-	m, err := out.WriteTo(w.w)
+	m, err := writeBuffers(w.w, out)
 	w.written += m
 	w.consume(int(m))
 	w.err = err
@@ -284,4 +318,29 @@ func appendRESP3Double(b []byte, f float64) []byte {
 		return append(b, "nan"...)
 	}
 	return strconv.AppendFloat(b, f, 'g', 17, 64)
+}
+
+// ReplyMark is where the next reply starts in a Writer's buffers.
+type ReplyMark struct{ buf, segs int }
+
+// Mark returns the position the next reply will start at.
+func (w *Writer) Mark() ReplyMark { return ReplyMark{len(w.buf), len(w.segs)} }
+
+// ErrorCodeSince returns the code of the error reply written since m (the
+// first word after '-', or "ERR" when no space follows within 32 bytes,
+// like Redis's afterErrorReply), and false when that reply is no error.
+func (w *Writer) ErrorCodeSince(m ReplyMark) (string, bool) {
+	b := w.buf
+	if len(w.segs) > m.segs {
+		// A large bulk moved the buffer the reply started in to segs.
+		b = w.segs[m.segs]
+	}
+	if m.buf >= len(b) || b[m.buf] != '-' {
+		return "", false
+	}
+	b = b[m.buf:]
+	if i := bytes.IndexByte(b[:min(len(b), 32)], ' '); i > 1 {
+		return string(b[1:i]), true
+	}
+	return "ERR", true
 }

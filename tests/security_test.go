@@ -357,7 +357,7 @@ func nonLoopbackIPv4() string {
 // both answer with the same -DENIED text and close the connection, while
 // loopback clients are served. A password (or protected-mode no, set from
 // loopback) lets the outside client in. Without a non-loopback address
-// only the loopback half runs (resp's TestProtectedModeRefuses covers the
+// only the loopback half runs (server's TestProtectedModeRefuses covers the
 // rule).
 func TestProtectedMode(t *testing.T) {
 	t.Parallel()

@@ -10,7 +10,7 @@ import (
 
 	"github.com/kvserver/kvserver/cluster"
 	"github.com/kvserver/kvserver/config"
-	"github.com/kvserver/kvserver/resp"
+	"github.com/kvserver/kvserver/server"
 )
 
 // loadClusterMap reads --cluster-config and finds this server in it by
@@ -41,7 +41,7 @@ func logClusterMap(log *slog.Logger, msg, path string, m *cluster.Map) {
 // ctx ends and the returned stop function has been called. A file that
 // does not load is logged and the map in effect is kept. SIGHUP is caught
 // from the moment this returns, so it never kills the server.
-func reloadClusterOnSIGHUP(ctx context.Context, srv *resp.Server, cfg config.Config, log *slog.Logger) (stop func()) {
+func reloadClusterOnSIGHUP(ctx context.Context, srv *server.Server, cfg config.Config, log *slog.Logger) (stop func()) {
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	ctx, cancel := context.WithCancel(ctx)

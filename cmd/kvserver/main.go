@@ -31,7 +31,7 @@ import (
 	"github.com/kvserver/kvserver/gctune"
 	"github.com/kvserver/kvserver/lsm"
 	"github.com/kvserver/kvserver/metrics"
-	"github.com/kvserver/kvserver/resp"
+	"github.com/kvserver/kvserver/server"
 	"github.com/kvserver/kvserver/tlsconf"
 )
 
@@ -56,7 +56,7 @@ func main() {
 
 // goMemoryLimit is the Go runtime's soft memory limit for a memory bound:
 // the dataset plus a margin for connection buffers, in-flight request
-// values (resp.Options.InFlightBulkBytes, 256 MiB) and the disk tier's
+// values (server.Options.InFlightBulkBytes, 256 MiB) and the disk tier's
 // caches and memtables (about 300 MiB).
 func goMemoryLimit(maxMemory int64) int64 {
 	return maxMemory + max(maxMemory/4, 512<<20)
@@ -155,7 +155,7 @@ func run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 	}
 	// Settings that can only be checked against the command table, and
 	// the TLS files, fail the start before the disk tier is opened.
-	if err := (resp.Options{Users: cfg.Users, RenameCommands: cfg.RenameCommand}).Validate(); err != nil {
+	if err := (server.Options{Users: cfg.Users, RenameCommands: cfg.RenameCommand}).Validate(); err != nil {
 		return err
 	}
 	var tlsCfg *tls.Config
@@ -249,7 +249,7 @@ func run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 		}()
 	}
 
-	srv := resp.New(eng, resp.Options{
+	srv := server.New(eng, server.Options{
 		RequirePass:     cfg.RequirePass,
 		MaxClients:      cfg.MaxClients,
 		ProtoMaxBulkLen: cfg.ProtoMaxBulkLen,
@@ -276,7 +276,7 @@ func run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 		EnableDebugCommand: cfg.EnableDebugCommand,
 		Timeout:            int64(cfg.Timeout),
 		OutputBufferLimits: cfg.ClientOutputBufferLimit,
-		TLS: resp.TLSInfo{Port: cfg.TLSPort, CertFile: cfg.TLSCertFile, KeyFile: cfg.TLSKeyFile,
+		TLS: server.TLSInfo{Port: cfg.TLSPort, CertFile: cfg.TLSCertFile, KeyFile: cfg.TLSKeyFile,
 			CACertFile: cfg.TLSCACertFile, AuthClients: cfg.TLSAuthClients},
 	})
 	if clusterMap != nil {
@@ -289,7 +289,7 @@ func run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 	log.Info("kvserver ready", "addr", addrs, "maxmemory", cfg.MaxMemory,
 		"databases", cfg.Databases, "dir", cfg.Dir, "metrics_port", cfg.MetricsPort)
 	err = srv.Serve(ctx, lns...)
-	if errors.Is(err, resp.ErrShutdown) {
+	if errors.Is(err, server.ErrShutdown) {
 		log.Info("shutdown requested by a client")
 		return nil
 	}

@@ -1,0 +1,101 @@
+package resp
+
+import (
+	"bytes"
+	"errors"
+	"strings"
+	"testing"
+)
+
+// failingWriter records what it is given and fails once failAfter bytes
+// have been written.
+type failingWriter struct {
+	buf       bytes.Buffer
+	failAfter int
+}
+
+var errWriteFailed = errors.New("write failed")
+
+func (w *failingWriter) Write(p []byte) (int, error) {
+	if w.buf.Len()+len(p) > w.failAfter {
+		n := w.failAfter - w.buf.Len()
+		w.buf.Write(p[:n])
+		return n, errWriteFailed
+	}
+	return w.buf.Write(p)
+}
+
+// fillReplies queues small and zero-copy replies on w.
+func fillReplies(w *Writer) {
+	big := bytes.Repeat([]byte("v"), zeroCopyThreshold+3)
+	w.Simple("OK")
+	w.Bulk(big)
+	w.Int(42)
+	w.Bulk(bytes.Repeat([]byte("w"), 3*zeroCopyThreshold))
+	w.BulkString("tail")
+}
+
+func TestFlushNWritesPrefixesThatAddUpToFlush(t *testing.T) {
+	var whole bytes.Buffer
+	ref := NewWriter(&whole)
+	fillReplies(ref)
+	if err := ref.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	for _, piece := range []int{1, 7, 100, zeroCopyThreshold - 1, zeroCopyThreshold + 5, 1 << 20} {
+		var got bytes.Buffer
+		w := NewWriter(&got)
+		fillReplies(w)
+		total := w.Pending()
+		if total != whole.Len() {
+			t.Fatalf("Pending = %d, want %d", total, whole.Len())
+		}
+		for w.Pending() > 0 {
+			before := w.Pending()
+			if err := w.FlushN(piece); err != nil {
+				t.Fatal(err)
+			}
+			if sent := before - w.Pending(); sent != min(piece, before) {
+				t.Fatalf("piece %d: FlushN sent %d bytes, want %d", piece, sent, min(piece, before))
+			}
+			if got.Len() != total-w.Pending() {
+				t.Fatalf("piece %d: %d bytes written, Pending %d of %d", piece, got.Len(), w.Pending(), total)
+			}
+		}
+		if !bytes.Equal(got.Bytes(), whole.Bytes()) {
+			t.Errorf("piece %d: FlushN pieces differ from one Flush", piece)
+		}
+		if n := w.BytesWritten(); n != int64(total) {
+			t.Errorf("piece %d: BytesWritten = %d, want %d", piece, n, total)
+		}
+		// The writer is reusable afterwards.
+		w.Simple("again")
+		if err := w.Flush(); err != nil || !strings.HasSuffix(got.String(), "+again\r\n") {
+			t.Errorf("piece %d: write after FlushN: %v", piece, err)
+		}
+	}
+}
+
+func TestFlushNKeepsWhatAFailedWriteDidNotSend(t *testing.T) {
+	var whole bytes.Buffer
+	ref := NewWriter(&whole)
+	fillReplies(ref)
+	ref.Flush()
+
+	cw := &failingWriter{failAfter: zeroCopyThreshold + 2}
+	w := NewWriter(cw)
+	fillReplies(w)
+	total := w.Pending()
+	if err := w.FlushN(total - 10); !errors.Is(err, errWriteFailed) {
+		t.Fatalf("FlushN = %v, want the write error", err)
+	}
+	if w.Pending() != total-cw.buf.Len() {
+		t.Errorf("Pending = %d after %d of %d bytes went out", w.Pending(), cw.buf.Len(), total)
+	}
+	if !bytes.Equal(cw.buf.Bytes(), whole.Bytes()[:cw.buf.Len()]) {
+		t.Error("the bytes written before the failure are not the replies' prefix")
+	}
+	if err := w.Flush(); !errors.Is(err, errWriteFailed) {
+		t.Errorf("Flush after a failed FlushN = %v, want the same error", err)
+	}
+}

@@ -1,0 +1,183 @@
+package server
+
+import (
+	"context"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/kvserver/kvserver/acl"
+	"github.com/kvserver/kvserver/resp"
+)
+
+// Client is one connection's state. Fields used only by the connection's
+// own goroutine are plain; what CLIENT LIST and CLIENT KILL read from other
+// goroutines sits behind mu or in atomics.
+type Client struct {
+	ID int64
+	// ctx ends when the server stops or the connection is closed or
+	// killed; blocking calls (the budget, the engine) take it.
+	ctx    context.Context
+	cancel context.CancelFunc
+	// serverCtx ends only when the server stops: for work that must not
+	// stop halfway because the client left (FLUSHALL, SWAPDB).
+	serverCtx context.Context
+	conn      net.Conn
+	r         *resp.Reader
+	w         *resp.Writer
+	cmd       resp.Command
+	created   time.Time
+
+	// Set by handlers: close the connection once the reply is flushed.
+	closeAfterReply bool
+	// readDeadline is set while an idle timeout (CONFIG SET timeout)
+	// is armed on conn; writeDeadline while flush left a deadline on it.
+	readDeadline  bool
+	writeDeadline bool
+
+	// authenticated is false until the client logs in when the default
+	// user needs a password; user is whom it runs as (CLIENT LIST reads
+	// it from other goroutines).
+	authenticated bool
+	user          atomic.Pointer[acl.User]
+	noTouch       atomic.Bool
+	proto         atomic.Int32
+
+	mu       sync.Mutex
+	db       int
+	name     string
+	libName  string
+	libVer   string
+	lastCmd  string
+	noEvict  bool
+	lastUsed time.Time
+
+	killed atomic.Bool
+
+	// budget is the client's share of the server's bulkBudget: its big
+	// request values, the values loaded for its command and its queued
+	// replies.
+	budget *budgetAccount
+	// progress counts the bytes received from and sent to the client;
+	// onClient is onClientRead or onClientWrite while the connection's
+	// goroutine is blocked on the client, reading its request or writing
+	// its replies: only then can the client, rather than the server (a
+	// command, the allocator, the scheduler), be what delays it. The
+	// budget watch reads both from its goroutine.
+	progress atomic.Int64
+	onClient atomic.Int32
+	// idle is the idle timeout armed for the current read (0 none).
+	idle time.Duration
+	// Owned by the budget watch: the progress it last saw and since when.
+	seenProgress int64
+	stallSince   time.Time
+}
+
+// What a connection's goroutine is blocked on (Client.onClient).
+const (
+	onClientRead  = 1
+	onClientWrite = 2
+)
+
+// kill closes the connection from another goroutine (CLIENT KILL, a
+// stalled budget holder, shutdown) and ends its waits.
+func (c *Client) kill() {
+	c.killed.Store(true)
+	if c.cancel != nil {
+		c.cancel()
+	}
+	c.conn.Close()
+}
+
+// clientConn is what a client's Reader reads from: it counts the bytes
+// received and, while an idle timeout is armed, moves the read deadline
+// forward on every read that brings bytes, so the timeout counts from the
+// last byte received and a client in the middle of sending a large value
+// is not idle.
+type clientConn struct{ c *Client }
+
+// idleRecheck is how long a read whose idle deadline passed looks once
+// more for bytes: the deadline may have passed while the connection's
+// goroutine was not running (a loaded machine, a collection, a large
+// buffer being allocated) with the client's bytes already waiting.
+const idleRecheck = 50 * time.Millisecond
+
+func (cc clientConn) Read(p []byte) (int, error) {
+	cc.c.onClient.Store(onClientRead)
+	n, err := cc.c.conn.Read(p)
+	if n == 0 && cc.c.idle > 0 && isTimeout(err) {
+		cc.c.conn.SetReadDeadline(time.Now().Add(idleRecheck))
+		n, err = cc.c.conn.Read(p)
+	}
+	cc.c.onClient.Store(0)
+	if n > 0 {
+		cc.c.progress.Add(int64(n))
+		if cc.c.idle > 0 {
+			cc.c.conn.SetReadDeadline(time.Now().Add(cc.c.idle))
+		}
+	}
+	return n, err
+}
+
+// DB is the selected database.
+func (c *Client) DB() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.db
+}
+
+// lastCommand is the last command run, for logs.
+func (c *Client) lastCommand() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.lastCmd
+}
+
+// setProto switches the connection's protocol version (HELLO).
+func (c *Client) setProto(p int) {
+	c.w.SetProto(p)
+	c.proto.Store(int32(p))
+}
+
+func (c *Client) setDB(db int) {
+	c.mu.Lock()
+	c.db = db
+	c.mu.Unlock()
+}
+
+// clientInfo is a snapshot for CLIENT LIST / CLIENT INFO.
+type clientInfo struct {
+	id              int64
+	addr, laddr     string
+	name            string
+	age, idle       int64
+	db              int
+	lastCmd         string
+	libName, libVer string
+	proto           int
+	noEvict         bool
+	noTouch         bool
+	qbuf, qbufFree  int
+	omem            int
+}
+
+func (c *Client) info(now time.Time) clientInfo {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return clientInfo{
+		id:      c.ID,
+		addr:    c.conn.RemoteAddr().String(),
+		laddr:   c.conn.LocalAddr().String(),
+		name:    c.name,
+		age:     int64(now.Sub(c.created) / time.Second),
+		idle:    int64(now.Sub(c.lastUsed) / time.Second),
+		db:      c.db,
+		lastCmd: c.lastCmd,
+		libName: c.libName,
+		libVer:  c.libVer,
+		noEvict: c.noEvict,
+		noTouch: c.noTouch.Load(),
+		proto:   int(c.proto.Load()),
+	}
+}

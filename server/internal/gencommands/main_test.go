@@ -1,0 +1,43 @@
+package main
+
+import (
+	"bufio"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestTableNamesReadsCommandsAndSubcommandsInOrder(t *testing.T) {
+	names, err := tableNames("../../commands.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"get", "client", "client|setinfo", "command|docs", "shutdown"} {
+		if !slices.Contains(names, want) {
+			t.Errorf("tableNames lacks %q", want)
+		}
+	}
+	if i, j := slices.Index(names, "client"), slices.Index(names, "client|getname"); i < 0 || j != i+1 {
+		t.Errorf("client at %d, client|getname at %d: want the subcommand right after its container", i, j)
+	}
+}
+
+func TestGoValueRendersRESP3Types(t *testing.T) {
+	reply := "~2\r\n%2\r\n$4\r\nname\r\n+key\r\n$5\r\nindex\r\n:-1\r\n*1\r\n_\r\n"
+	c := &client{rd: bufio.NewReader(strings.NewReader(reply))}
+	v, err := c.read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := goValue(v, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `resp.SetOf(resp.Map(resp.Bulk("name"), resp.Simple("key"), resp.Bulk("index"), resp.Int(-1)), resp.Array(resp.Value{Kind: resp.KindNull}))`
+	if got != want {
+		t.Errorf("goValue = %s\nwant %s", got, want)
+	}
+	if _, err := goValue(&value{kind: ','}, 0); err == nil {
+		t.Error("a double, which Value cannot hold, was accepted")
+	}
+}

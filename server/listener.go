@@ -1,0 +1,549 @@
+package server
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/kvserver/kvserver/acl"
+	"github.com/kvserver/kvserver/cluster"
+	"github.com/kvserver/kvserver/config"
+	"github.com/kvserver/kvserver/engine"
+	"github.com/kvserver/kvserver/metrics"
+	"github.com/kvserver/kvserver/resp"
+)
+
+// ErrShutdown is returned by Serve when a client ran SHUTDOWN.
+var ErrShutdown = errors.New("shutdown requested by a client")
+
+// Options configures a Server.
+type Options struct {
+	// RequirePass, when set, makes clients AUTH before other commands.
+	RequirePass string
+	// MaxClients bounds concurrent connections (default 10000).
+	MaxClients int
+	// ProtoMaxBulkLen bounds a request bulk (default 512 MiB).
+	ProtoMaxBulkLen int64
+	// Port and Bind are reported by INFO and CONFIG GET.
+	Port int
+	Bind string
+	// Dir is the working directory reported by CONFIG GET dir.
+	Dir string
+	// ConfigFile is the config file path reported by INFO.
+	ConfigFile string
+	// InFlightBulkBytes bounds the large request values being read or
+	// handled at once over all connections (default 256 MiB).
+	InFlightBulkBytes int64
+	// ExistsLeaseMs is the implicit lease an EXISTS hit grants the key's
+	// chunk group, so the GET that follows cannot miss (0 disables).
+	ExistsLeaseMs int64
+	// MaxPinSeconds bounds KVC.PIN's lifetime (0 = no bound).
+	MaxPinSeconds int64
+	// MaxLeaseMs is the longest lease KVC.PROBE LEASE grants; longer
+	// requests are clamped to it (default 60000, CONFIG SET max-lease-ms).
+	MaxLeaseMs int64
+	// KVQuant is the quantization mode reported by INFO ("off" if empty).
+	KVQuant string
+	// OnMaxMemory, if set, is told the new bound after CONFIG SET
+	// maxmemory (the binary adjusts the Go runtime's memory limit).
+	OnMaxMemory func(bytes int64)
+	// Logger receives the server's logs (default slog.Default()).
+	Logger *slog.Logger
+	// Metrics, if set, receives per-command and connection metrics.
+	Metrics *metrics.Metrics
+	// Cluster, when set, turns on Redis Cluster mode with this slot map,
+	// its own node located (cluster.Load); nil runs standalone.
+	Cluster *cluster.Map
+
+	// Users are ACL users, one Redis ACL user line each ("alice on
+	// #<sha256> ~cache:* +@read"; package acl). The default user is "on
+	// nopass ~* &* +@all" with RequirePass as its password; a line for
+	// default replaces it.
+	Users []string
+	// RenameCommands renames commands (original name to new name) or
+	// disables them (new name ""), like Redis's rename-command.
+	RenameCommands map[string]string
+	// ProtectedModeOff is protected-mode no at start. By default, like
+	// Redis, clients from non-loopback addresses are refused while the
+	// default user has no password.
+	ProtectedModeOff bool
+	// EnableDebugCommand is Redis 7's enable-debug-command: "no" (the
+	// default, also for ""), "yes", or "local" (loopback clients only).
+	EnableDebugCommand string
+	// Timeout is the initial CONFIG timeout: seconds a client may stay
+	// idle before it is closed (0 = never). New moves it, ProtectedModeOff,
+	// ProtoMaxBulkLen and OutputBufferLimits into the server's run-time
+	// state, which CONFIG SET changes; options() reads them as zero.
+	Timeout int64
+	// OutputBufferLimits is client-output-buffer-limit (the zero value
+	// means Redis's defaults: no limit for normal clients).
+	OutputBufferLimits config.OutputBufferLimits
+	// TLS describes the TLS port for CONFIG GET; the TLS listener itself
+	// is one of those passed to Serve.
+	TLS TLSInfo
+}
+
+// TLSInfo is the TLS configuration CONFIG GET reports.
+type TLSInfo struct {
+	Port                          int
+	CertFile, KeyFile, CACertFile string
+	AuthClients                   string // yes, no or optional
+}
+
+// Server is the RESP front end: it accepts connections, parses requests,
+// dispatches them through the command table and writes replies.
+type Server struct {
+	eng      *engine.Engine
+	table    *CommandTable
+	log      *slog.Logger
+	metrics  *metrics.Metrics
+	started  time.Time
+	nextID   atomic.Int64
+	shutdown chan struct{}
+	shutOnce sync.Once
+
+	cfgMu sync.RWMutex
+	opts  Options
+
+	clientsMu sync.Mutex
+	clients   map[int64]*Client
+
+	// maxBulk is proto-max-bulk-len, shared with every connection's Reader.
+	maxBulk atomic.Int64
+	// bulks bounds the large request values in flight (budget.go).
+	bulks *bulkBudget
+	// idleTimeout is CONFIG SET timeout in seconds: idle clients are
+	// closed after it; 0 disables it.
+	idleTimeout atomic.Int64
+	// protectedMode is CONFIG SET protected-mode.
+	protectedMode atomic.Bool
+	// obufLimits is CONFIG SET client-output-buffer-limit.
+	obufLimits atomic.Pointer[config.OutputBufferLimits]
+
+	// users are the ACL users; aclIDs maps each command of the table to
+	// its id in the users' catalog.
+	users  *acl.Users
+	aclIDs map[*CommandSpec]int
+	// origCommands are the commands under their original names, renamed
+	// and disabled ones included (ACL CAT lists them all, as Redis does).
+	origCommands []*CommandSpec
+	// initErr is an invalid option found by New; Serve returns it.
+	initErr error
+
+	stats serverStats
+
+	// slotMap is the cluster slot map in effect, nil in standalone mode
+	// (cluster.go); purgeKick wakes the sweep of keys of foreign slots.
+	slotMap   atomic.Pointer[cluster.Map]
+	purgeKick chan struct{}
+}
+
+// serverStats are the counters INFO stats reports.
+type serverStats struct {
+	connectionsReceived atomic.Int64
+	rejectedConnections atomic.Int64
+	commandsProcessed   atomic.Int64
+	netInput            atomic.Int64
+	netOutput           atomic.Int64
+	lastSave            atomic.Int64
+	// evictedClients counts clients closed for holding the budget
+	// without progress while others waited (budgetwatch.go).
+	evictedClients atomic.Int64
+	// memPeak is the highest used_memory INFO has observed.
+	memPeak atomic.Int64
+	// errors counts error replies by code (INFO errorstats).
+	errors errorStats
+}
+
+// New returns a Server over eng.
+func New(eng *engine.Engine, opts Options) *Server {
+	if opts.MaxClients <= 0 {
+		opts.MaxClients = 10000
+	}
+	if opts.ProtoMaxBulkLen <= 0 {
+		opts.ProtoMaxBulkLen = 512 << 20
+	}
+	if opts.InFlightBulkBytes <= 0 {
+		opts.InFlightBulkBytes = 256 << 20
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.OutputBufferLimits == (config.OutputBufferLimits{}) {
+		opts.OutputBufferLimits = config.DefaultOutputBufferLimits
+	}
+	if opts.EnableDebugCommand == "" {
+		opts.EnableDebugCommand = "no"
+	}
+	if opts.MaxLeaseMs <= 0 {
+		opts.MaxLeaseMs = DefaultMaxLeaseMs
+	}
+	if opts.TLS.AuthClients == "" {
+		opts.TLS.AuthClients = "yes"
+	}
+	s := &Server{
+		eng:      eng,
+		table:    NewCommandTable(commandTable),
+		log:      opts.Logger,
+		metrics:  opts.Metrics,
+		started:  time.Now(),
+		shutdown: make(chan struct{}),
+		opts:     opts,
+		clients:  make(map[int64]*Client),
+	}
+	s.stats.lastSave.Store(time.Now().Unix())
+	s.maxBulk.Store(opts.ProtoMaxBulkLen)
+	s.bulks = newBulkBudget(opts.InFlightBulkBytes)
+	s.purgeKick = make(chan struct{}, 1)
+	if opts.Cluster != nil {
+		s.slotMap.Store(opts.Cluster)
+	}
+	s.idleTimeout.Store(opts.Timeout)
+	s.protectedMode.Store(!opts.ProtectedModeOff)
+	limits := opts.OutputBufferLimits
+	s.obufLimits.Store(&limits)
+	// From here on the atomics own these settings (CONFIG SET changes
+	// them there): clear the start values so that no stale copy is read.
+	s.opts.Timeout, s.opts.ProtectedModeOff, s.opts.ProtoMaxBulkLen = 0, false, 0
+	s.opts.OutputBufferLimits = config.OutputBufferLimits{}
+	s.origCommands = s.table.All()
+	s.users, s.aclIDs, s.initErr = newUsers(opts, s.origCommands)
+	if s.initErr == nil {
+		s.initErr = s.table.rename(opts.RenameCommands)
+	}
+	return s
+}
+
+// Validate reports the first problem New would find in opts: an ACL user
+// line with a bad rule, or a rename-command entry Redis would reject.
+func (o Options) Validate() error {
+	if _, _, err := newUsers(o, commandTable); err != nil {
+		return err
+	}
+	return NewCommandTable(commandTable).rename(o.RenameCommands)
+}
+
+// options returns the current (CONFIG SET-able) options.
+func (s *Server) options() Options {
+	s.cfgMu.RLock()
+	defer s.cfgMu.RUnlock()
+	return s.opts
+}
+
+// ShutdownRequested is closed when a client runs SHUTDOWN.
+func (s *Server) ShutdownRequested() <-chan struct{} { return s.shutdown }
+
+func (s *Server) requestShutdown() { s.shutOnce.Do(func() { close(s.shutdown) }) }
+
+// Serve accepts connections on the listeners (the plain port, a TLS
+// listener from crypto/tls, or both) until ctx is cancelled or a client
+// runs SHUTDOWN, then closes every connection and returns (ErrShutdown in
+// the second case). Options that New found invalid are returned at once.
+func (s *Server) Serve(ctx context.Context, lns ...net.Listener) error {
+	if s.initErr != nil {
+		for _, ln := range lns {
+			ln.Close()
+		}
+		return s.initErr
+	}
+	if len(lns) == 0 {
+		return errors.New("serve: no listener")
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	if s.ClusterEnabled() {
+		// Keys restored from disk may belong to slots of other nodes.
+		s.kickSlotPurge()
+		purgeCtx, stopPurge := context.WithCancel(ctx)
+		purged := make(chan struct{})
+		go func() {
+			defer close(purged)
+			s.runSlotPurge(purgeCtx)
+		}()
+		defer func() { stopPurge(); <-purged }()
+	}
+	watchCtx, stopWatch := context.WithCancel(ctx)
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		s.watchBudget(watchCtx)
+	}()
+	defer func() { stopWatch(); <-watched }()
+	go func() {
+		select {
+		case <-ctx.Done():
+		case <-s.shutdown:
+		}
+		for _, ln := range lns {
+			ln.Close()
+		}
+	}()
+	errs := make([]error, len(lns))
+	var accepting sync.WaitGroup
+	for i, ln := range lns {
+		accepting.Add(1)
+		go func() {
+			defer accepting.Done()
+			errs[i] = s.accept(ctx, ln, &wg)
+			cancel() // one listener failing stops the server
+		}()
+	}
+	accepting.Wait()
+	s.closeAllClients()
+	wg.Wait()
+	err := errors.Join(errs...)
+	select {
+	case <-s.shutdown:
+		if err == nil {
+			err = ErrShutdown
+		}
+	default:
+	}
+	return err
+}
+
+// accept runs one listener's accept loop until it is closed; it returns
+// an error only when accepting failed while the server was meant to run.
+func (s *Server) accept(ctx context.Context, ln net.Listener, wg *sync.WaitGroup) error {
+	var err error
+	for {
+		conn, aerr := ln.Accept()
+		if aerr != nil {
+			var ne net.Error
+			if errors.As(aerr, &ne) && ne.Timeout() {
+				time.Sleep(5 * time.Millisecond)
+				continue
+			}
+			if ctx.Err() == nil {
+				select {
+				case <-s.shutdown:
+				default:
+					err = fmt.Errorf("accept on %s: %w", ln.Addr(), aerr)
+				}
+			}
+			break
+		}
+		s.stats.connectionsReceived.Add(1)
+		c := s.newClient(ctx, conn, wg)
+		if c == nil {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s.serveClient(c)
+		}()
+	}
+	return err
+}
+
+// newClient registers a connection, or refuses it with Redis's error when
+// maxclients is reached or protected mode denies its address.
+func (s *Server) newClient(ctx context.Context, conn net.Conn, wg *sync.WaitGroup) *Client {
+	opts := s.options()
+	s.clientsMu.Lock()
+	if len(s.clients) >= opts.MaxClients {
+		s.clientsMu.Unlock()
+		s.reject(conn, "-ERR max number of clients reached\r\n", wg)
+		return nil
+	}
+	if s.protectedModeDenies(conn.RemoteAddr()) {
+		s.clientsMu.Unlock()
+		s.log.Debug("protected mode: refused a client", "addr", conn.RemoteAddr().String())
+		s.reject(conn, "-"+errDenied+"\r\n", wg)
+		return nil
+	}
+	now := time.Now()
+	c := &Client{
+		ID:       s.nextID.Add(1),
+		conn:     conn,
+		w:        resp.NewWriter(vectorConn{conn}),
+		created:  now,
+		lastUsed: now,
+	}
+	c.r = resp.NewReader(flushBeforeRead{s, c}, &s.maxBulk)
+	c.serverCtx = ctx
+	c.ctx, c.cancel = context.WithCancel(ctx)
+	c.budget = s.bulks.account()
+	c.r.SetBulkBudget(c.ctx, c.budget)
+	c.proto.Store(2)
+	s.setDefaultAuth(c)
+	s.clients[c.ID] = c
+	s.clientsMu.Unlock()
+	if s.metrics != nil {
+		s.metrics.ConnectionOpened()
+	}
+	return c
+}
+
+// reject refuses conn with a one-line error reply and counts it in
+// rejected_connections, as Redis does. A TLS connection is answered by a
+// goroutine of its own: its handshake must come first and must not hold
+// up the accept loop.
+func (s *Server) reject(conn net.Conn, reply string, wg *sync.WaitGroup) {
+	s.stats.rejectedConnections.Add(1)
+	if s.metrics != nil {
+		s.metrics.ConnectionRejected()
+	}
+	write := func(timeout time.Duration) {
+		conn.SetDeadline(time.Now().Add(timeout))
+		io.WriteString(conn, reply)
+		conn.Close()
+	}
+	if _, isTLS := conn.(*tls.Conn); !isTLS {
+		write(time.Second)
+		return
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		write(tlsHandshakeTimeout)
+	}()
+}
+
+func (s *Server) removeClient(c *Client) {
+	s.clientsMu.Lock()
+	delete(s.clients, c.ID)
+	s.clientsMu.Unlock()
+	if s.metrics != nil {
+		s.metrics.ConnectionClosed()
+	}
+}
+
+func (s *Server) closeAllClients() {
+	s.clientsMu.Lock()
+	defer s.clientsMu.Unlock()
+	for _, c := range s.clients {
+		c.kill()
+	}
+}
+
+// forEachClient calls fn for a snapshot of the connected clients.
+func (s *Server) forEachClient(fn func(c *Client)) {
+	s.clientsMu.Lock()
+	list := make([]*Client, 0, len(s.clients))
+	for _, c := range s.clients {
+		list = append(list, c)
+	}
+	s.clientsMu.Unlock()
+	for _, c := range list {
+		fn(c)
+	}
+}
+
+// clientCount is the number of connected clients.
+func (s *Server) clientCount() int {
+	s.clientsMu.Lock()
+	defer s.clientsMu.Unlock()
+	return len(s.clients)
+}
+
+// serveClient runs one connection: read a command, dispatch it, and flush
+// the replies once no pipelined command is waiting.
+func (s *Server) serveClient(c *Client) {
+	defer func() {
+		c.cancel()
+		c.budget.settle(0)
+		c.conn.Close()
+		s.removeClient(c)
+	}()
+	if !s.handshake(c) {
+		return
+	}
+	for {
+		s.armIdleTimeout(c)
+		c.r.SetAuthRequired(s.authRequired(c))
+		err := c.r.ReadCommand(&c.cmd)
+		s.countIO(c)
+		if err != nil {
+			var perr *resp.ProtocolError
+			if errors.As(err, &perr) {
+				c.w.Error("ERR " + perr.Msg)
+				c.w.Flush()
+				s.countIO(c)
+				s.log.Debug("protocol error, closing connection", "client", c.ID, "addr", c.conn.RemoteAddr().String(), "err", perr.Msg)
+			}
+			return
+		}
+		mark := c.w.Mark()
+		s.dispatch(c)
+		// The command's request values are the store's now (or dropped);
+		// what it holds from here on is its queued reply.
+		c.r.DropArgs(&c.cmd)
+		c.budget.settle(queuedReplyBytes(c))
+		s.countErrorReply(c, mark)
+		if c.killed.Load() || s.overHardLimit(c) {
+			return
+		}
+		if !c.r.Buffered() || c.w.Pending() > maxPendingReply || c.closeAfterReply {
+			err := s.flush(c)
+			s.countIO(c)
+			if err != nil {
+				return
+			}
+		}
+		if c.closeAfterReply {
+			return
+		}
+	}
+}
+
+// flushBeforeRead is the connection as a client's Reader sees it: before a
+// read that may block, it sends the replies serveClient held back because
+// more input was buffered. Buffered input is not always a whole command
+// (a pipeline cut mid-command, the "\r\n" left after a bulk whose CRLF
+// Redis skips unread, as in *1\r\n$4\r\nPINGXX\r\n), and a reply must
+// never wait for bytes the client will only send after reading it.
+type flushBeforeRead struct {
+	s *Server
+	c *Client
+}
+
+func (f flushBeforeRead) Read(p []byte) (int, error) {
+	if f.c.w.Pending() > 0 {
+		err := f.s.flush(f.c)
+		f.s.countIO(f.c)
+		if err != nil {
+			return 0, fmt.Errorf("flush replies before reading: %w", err)
+		}
+	}
+	return clientConn{f.c}.Read(p)
+}
+
+func (s *Server) countIO(c *Client) {
+	in, out := c.r.BytesRead(), c.w.BytesWritten()
+	s.stats.netInput.Add(in)
+	s.stats.netOutput.Add(out)
+	if s.metrics != nil {
+		if in > 0 {
+			s.metrics.AddBytesRead(int(in))
+		}
+		if out > 0 {
+			s.metrics.AddBytesWritten(int(out))
+		}
+	}
+}
+
+// maxPendingReply is the buffered reply size that forces a flush even when
+// more pipelined commands are waiting.
+const maxPendingReply = 1 << 20
+
+// vectorConn is a connection as a client's Writer sees it: queued large
+// bulks go out with one vectored write (writev on TCP connections),
+// without being copied.
+type vectorConn struct{ net.Conn }
+
+// WriteBuffers writes bufs with net.Buffers, vectored where the
+// connection supports it.
+func (c vectorConn) WriteBuffers(bufs [][]byte) (int64, error) {
+	nb := net.Buffers(bufs)
+	return nb.WriteTo(c.Conn)
+}
