@@ -10,7 +10,7 @@
 // released, which is what lets the protocol layer write large values without
 // copying them.
 //
-// The package knows nothing of RESP; the protocol front end (package resp)
+// The package knows nothing of RESP; the protocol front end (package server)
 // turns requests into engine calls. Under the memory tier sits the optional
 // disk tier (Options.Cold, package lsm): memory pressure demotes the least
 // recently used groups of keys (package grouping) to it instead of evicting

@@ -2,10 +2,10 @@ package server
 
 import (
 	"strconv"
-	"strings"
 
 	"github.com/kvserver/kvserver/cluster"
 	"github.com/kvserver/kvserver/engine"
+	"github.com/kvserver/kvserver/grouping"
 	"github.com/kvserver/kvserver/kvmeta"
 	"github.com/kvserver/kvserver/resp"
 )
@@ -135,7 +135,7 @@ func (s *Server) cmdKvcInfo(c *Client, args [][]byte) {
 			return
 		}
 		for _, k := range info.GroupKeys {
-			if strings.HasSuffix(k, "metadata") && k != info.Group {
+			if grouping.IsMetadata(k) && k != info.Group {
 				if e, ok := tx.Peek([]byte(k)); ok {
 					metaValue = e.Value
 				}
