@@ -191,7 +191,9 @@ func TestLeasedAndPinnedChunksSurvivePressure(t *testing.T) {
 	}
 	t.Parallel()
 	const size = 1 << 20
-	s := startKVServer(t, "--maxmemory", "16mb", "--maxdisk", "32mb")
+	// The 120 s lease must outlast the test on a slow machine (-race): the
+	// default --max-lease-ms (one minute) would clamp it.
+	s := startKVServer(t, "--maxmemory", "16mb", "--maxdisk", "32mb", "--max-lease-ms", "600000")
 	c := dialRaw(t, s.Addr)
 	// Chunks 0-3 pinned, 4-7 leased (probe with LEASE), 8-11 unprotected.
 	for i := range 12 {
