@@ -10,7 +10,7 @@
 // (encode each group's tensor with its own Metadata, or store the chunk
 // raw) are refused with an error wrapping ErrUnsupported, and the caller
 // keeps the raw bytes. It is not a lossless compressor either; compressing
-// the disk tier is package lsm's job. A client that needs its bytes back
+// the disk tier is package disktier's job. A client that needs its bytes back
 // bit for bit must not be served from a quantized copy, so quantization is
 // an operator's opt-in; Off is the zero Mode.
 //

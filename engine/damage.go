@@ -4,11 +4,11 @@ import (
 	"context"
 	"errors"
 
+	"github.com/kvserver/kvserver/disktier"
 	"github.com/kvserver/kvserver/grouping"
-	"github.com/kvserver/kvserver/lsm"
 )
 
-// A damaged disk record (lsm.ErrCorrupt, or a record the index holds that
+// A damaged disk record (disktier.ErrCorrupt, or a record the index holds that
 // the disk no longer has) is a miss. When it belongs to an LMCache chunk,
 // the chunk's other keys go with it, so that no client sees half a chunk:
 // reading any key of a chunk held on disk verifies every key of it. Group
@@ -26,7 +26,7 @@ func (g *group) isChunk() bool {
 // gone for good (damaged and deleted, or missing), as opposed to an error
 // that says nothing about it (a cancelled context, a failing disk).
 func lostOnDisk(err error) bool {
-	return errors.Is(err, lsm.ErrCorrupt) || errors.Is(err, lsm.ErrNotFound)
+	return errors.Is(err, disktier.ErrCorrupt) || errors.Is(err, disktier.ErrNotFound)
 }
 
 // dropLostLocked removes an item whose disk copy is lost: the whole group

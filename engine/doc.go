@@ -12,7 +12,7 @@
 //
 // The package knows nothing of RESP; the protocol front end (package server)
 // turns requests into engine calls. Under the memory tier sits the optional
-// disk tier (Options.Cold, package lsm): memory pressure demotes the least
+// disk tier (Options.Cold, package disktier): memory pressure demotes the least
 // recently used groups of keys (package grouping) to it instead of evicting
 // them, and reads promote them back.
 package engine

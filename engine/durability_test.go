@@ -10,12 +10,12 @@ import (
 	"time"
 
 	"github.com/kvserver/kvserver/codec"
+	"github.com/kvserver/kvserver/disktier"
 	"github.com/kvserver/kvserver/kvmeta"
-	"github.com/kvserver/kvserver/lsm"
 )
 
 // diskValue reads key's record straight from the disk tier.
-func diskValue(t *testing.T, store *lsm.Store, key string) ([]byte, bool) {
+func diskValue(t *testing.T, store *disktier.Store, key string) ([]byte, bool) {
 	t.Helper()
 	v, _, err := store.Get(context.Background(), 0, []byte(key))
 	if err != nil {
@@ -163,7 +163,7 @@ func TestCloseStopsRunAndWritesTheMarkerOnlyWhenAllIsOnDisk(t *testing.T) {
 	if err := store.Close(); err != nil {
 		t.Fatal(err)
 	}
-	store, err := lsm.Open(context.Background(), lsm.Options{Dir: dir, MaxDisk: -1})
+	store, err := disktier.Open(context.Background(), disktier.Options{Dir: dir, MaxDisk: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -305,7 +305,7 @@ func TestEngineLockIsFreeDuringDiskWork(t *testing.T) {
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			store, err := lsm.Open(ctx, lsm.Options{Dir: t.TempDir(), MaxDisk: -1})
+			store, err := disktier.Open(ctx, disktier.Options{Dir: t.TempDir(), MaxDisk: -1})
 			if err != nil {
 				t.Fatal(err)
 			}

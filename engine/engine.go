@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/kvserver/kvserver/codec"
-	"github.com/kvserver/kvserver/lsm"
+	"github.com/kvserver/kvserver/disktier"
 )
 
 // ErrOOM is returned when memory is above the bound and nothing can be
@@ -29,7 +29,7 @@ type Options struct {
 	// Cold is the disk tier under memory. With it, memory pressure demotes
 	// the coldest groups to disk instead of dropping them; without it they
 	// are evicted.
-	Cold *lsm.Store
+	Cold *disktier.Store
 	// HighWatermark and LowWatermark are fractions of MaxMemory: the
 	// demoter starts above the high one and stops below the low one.
 	// Defaults 0.90 and 0.75.
@@ -69,7 +69,7 @@ type TierStats struct {
 	// writes again to be deleted.
 	DeferredDeletes int64
 	// RecoveredFrom is where a damaged disk tier was moved at start before
-	// an empty one was opened (lsm.Stats.RecoveredFrom); "" if it was not.
+	// an empty one was opened (disktier.Stats.RecoveredFrom); "" if it was not.
 	RecoveredFrom string
 }
 
@@ -107,7 +107,7 @@ type Engine struct {
 	used    int64
 	seed    maphash.Seed
 	opts    Options
-	cold    *lsm.Store
+	cold    *disktier.Store
 	nextVer uint64
 
 	// dirty holds the groups with resident values the disk does not have
@@ -637,10 +637,10 @@ func (e *Engine) removeLocked(ctx context.Context, it *item) {
 func (e *Engine) deleteColdLocked(ctx context.Context, phys int, key string) {
 	e.coldDeleted = true
 	_, err := e.cold.Delete(ctx, phys, []byte(key))
-	if err == nil || errors.Is(err, lsm.ErrNotFound) {
+	if err == nil || errors.Is(err, disktier.ErrNotFound) {
 		return
 	}
-	if !errors.Is(err, lsm.ErrUnavailable) {
+	if !errors.Is(err, disktier.ErrUnavailable) {
 		e.opts.Logger.Error("delete from disk tier", "db", phys, "key", key, "err", err)
 	}
 	// The record must not come back (at the next start, or by a read of

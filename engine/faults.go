@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 
-	"github.com/kvserver/kvserver/lsm"
+	"github.com/kvserver/kvserver/disktier"
 )
 
 // What the engine does when the disk stops taking writes (full file system,
 // read-only mount, I/O errors). The disk tier then fails writes fast with
-// lsm.ErrUnavailable and retries now and then by itself (lsm/health.go);
+// disktier.ErrUnavailable and retries now and then by itself (disktier/health.go);
 // the engine keeps the memory tier serving:
 //
 //   - The demoter cannot move groups to disk, so it sheds them instead: a
@@ -64,7 +64,7 @@ func (e *Engine) applyDeferredDeletesLocked(ctx context.Context) {
 			}
 		}
 		_, err := e.cold.Delete(ctx, ck.phys, []byte(ck.key))
-		if err != nil && !errors.Is(err, lsm.ErrNotFound) {
+		if err != nil && !errors.Is(err, disktier.ErrNotFound) {
 			break
 		}
 		delete(e.deferredDeletes, ck)
@@ -87,7 +87,7 @@ func (e *Engine) keyspaceByPhysLocked(phys int) *keyspace {
 // diskRefused reports whether a demotion failed because the disk does not
 // take writes (as opposed to the disk tier being full of pinned data).
 func (e *Engine) diskRefused(err error) bool {
-	return errors.Is(err, lsm.ErrUnavailable) || (err != nil && e.cold.Unavailable())
+	return errors.Is(err, disktier.ErrUnavailable) || (err != nil && e.cold.Unavailable())
 }
 
 // shedScan bounds how far from the cold end shedLocked looks for a group

@@ -138,7 +138,7 @@ func (g *group) hasChunkMetadata() bool {
 // halfPrecisionChunk reports whether g's metadata key (when in memory)
 // describes fp16 or bf16 data: LMCache's 28-byte metadata holds the dtype
 // as the third little-endian int32 (2 fp16, 3 bf16). Such data compresses
-// far better as byte planes (lsm.RecordMeta.Shuffle).
+// far better as byte planes (disktier.RecordMeta.Shuffle).
 func (g *group) halfPrecisionChunk() bool {
 	for _, it := range g.items {
 		if grouping.IsMetadata(it.key) && it.resident && len(it.value) == 28 {

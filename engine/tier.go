@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/kvserver/kvserver/codec"
+	"github.com/kvserver/kvserver/disktier"
 	"github.com/kvserver/kvserver/grouping"
-	"github.com/kvserver/kvserver/lsm"
 )
 
 // metaDB is the cold-tier database that holds the engine's own state (the
@@ -89,7 +89,7 @@ func (e *Engine) runDemoter(ctx context.Context) {
 				// A failed flush is tried again at the next tick: what it
 				// should have made durable is still only in memtables.
 				if err := e.cold.Flush(ctx); err != nil {
-					if ctx.Err() == nil && !errors.Is(err, lsm.ErrUnavailable) {
+					if ctx.Err() == nil && !errors.Is(err, disktier.ErrUnavailable) {
 						e.opts.Logger.Error("flush disk tier", "err", err)
 					}
 				} else {
@@ -129,7 +129,7 @@ func (e *Engine) runDemoter(ctx context.Context) {
 				continue
 			}
 			if err != nil {
-				if !errors.Is(err, lsm.ErrUnavailable) {
+				if !errors.Is(err, disktier.ErrUnavailable) {
 					e.opts.Logger.Error("demote group", "group", g.name, "err", err)
 				}
 				select {
@@ -177,7 +177,7 @@ func (e *Engine) runPost(ctx context.Context, p *postWork) {
 	for _, it := range p.expiry {
 		e.mu.Lock()
 		if !it.grp.demoting && !e.closing {
-			if err := e.syncExpiryLocked(ctx, it); err != nil && !errors.Is(err, lsm.ErrUnavailable) {
+			if err := e.syncExpiryLocked(ctx, it); err != nil && !errors.Is(err, disktier.ErrUnavailable) {
 				e.opts.Logger.Error("rewrite expiry on disk", "key", it.key, "err", err)
 			}
 		}
@@ -212,7 +212,7 @@ func (e *Engine) syncExpiryLocked(ctx context.Context, it *item) error {
 	case err == nil && current && it.version == version:
 		it.diskOld = false
 		it.onDisk = true
-	case errors.Is(err, lsm.ErrNotFound) || errors.Is(err, lsm.ErrCorrupt):
+	case errors.Is(err, disktier.ErrNotFound) || errors.Is(err, disktier.ErrCorrupt):
 		// The record is gone (expired on disk in the moment before the
 		// rewrite, or damaged): so is the value of a disk-only key.
 		if current && !it.resident {
@@ -267,7 +267,7 @@ func (e *Engine) writeBehind(ctx context.Context, budget int64) bool {
 		e.publishLocked()
 		e.mu.Unlock()
 		if err != nil {
-			if !errors.Is(err, lsm.ErrUnavailable) {
+			if !errors.Is(err, disktier.ErrUnavailable) {
 				e.opts.Logger.Error("write-behind of group", "group", g.name, "err", err)
 			}
 			return wrote
@@ -313,7 +313,7 @@ func (e *Engine) persistLocked(ctx context.Context, g *group, free bool) (int64,
 		version uint64
 		written bool // a record is being written for it
 	}
-	var entries []lsm.Entry
+	var entries []disktier.Entry
 	var todo []pending
 	var size int64
 	for _, it := range g.items {
@@ -327,8 +327,8 @@ func (e *Engine) persistLocked(ctx context.Context, g *group, free bool) (int64,
 			// without one, and with no delete of an earlier record still
 			// deferred (faults.go), the store need not look for it.
 			_, deferred := e.deferredDeletes[coldKey{g.ks.phys, it.key}]
-			entries = append(entries, lsm.Entry{Key: []byte(it.key), Value: it.value,
-				Meta: lsm.RecordMeta{ExpireAt: it.expireAt, Quantized: it.quantized}, Fresh: !it.diskOld && !deferred})
+			entries = append(entries, disktier.Entry{Key: []byte(it.key), Value: it.value,
+				Meta: disktier.RecordMeta{ExpireAt: it.expireAt, Quantized: it.quantized}, Fresh: !it.diskOld && !deferred})
 			size += int64(len(it.value))
 		}
 	}
@@ -387,7 +387,7 @@ func (e *Engine) persistLocked(ctx context.Context, g *group, free bool) (int64,
 
 // putGroupEvicting writes a group to disk, evicting the coldest disk-only
 // groups while the disk tier is full. It runs without the lock.
-func (e *Engine) putGroupEvicting(ctx context.Context, phys int, entries []lsm.Entry) error {
+func (e *Engine) putGroupEvicting(ctx context.Context, phys int, entries []disktier.Entry) error {
 	var need int64
 	for _, en := range entries {
 		need += int64(len(en.Key) + len(en.Value))
@@ -395,10 +395,10 @@ func (e *Engine) putGroupEvicting(ctx context.Context, phys int, entries []lsm.E
 	waited := time.Duration(0)
 	for {
 		err := e.cold.PutGroup(ctx, phys, entries)
-		if !errors.Is(err, lsm.ErrDiskFull) {
+		if !errors.Is(err, disktier.ErrDiskFull) {
 			return err
 		}
-		if errors.Is(err, lsm.ErrReclaiming) && waited < diskReclaimWait {
+		if errors.Is(err, disktier.ErrReclaiming) && waited < diskReclaimWait {
 			// The space of deleted records (dead value-log segments
 			// among them) is coming back: evicting more would only add
 			// to it.
@@ -462,7 +462,7 @@ func pause(ctx context.Context, d time.Duration) error {
 // dropColdCopyLocked deletes the disk copies of the least recently used
 // unprotected group in memory that has any, other than the group being
 // written, and reports whether it found one.
-func (e *Engine) dropColdCopyLocked(ctx context.Context, now int64, phys int, writing []lsm.Entry) bool {
+func (e *Engine) dropColdCopyLocked(ctx context.Context, now int64, phys int, writing []disktier.Entry) bool {
 	skip := ""
 	if len(writing) > 0 {
 		skip = groupName(string(writing[0].Key))
@@ -587,7 +587,7 @@ func (e *Engine) rebuild(ctx context.Context) error {
 	e.bulkLoading = true
 	n := 0
 	var metas []*item
-	err := e.cold.Iterate(ctx, func(db int, key []byte, meta lsm.RecordMeta, size int64) error {
+	err := e.cold.Iterate(ctx, func(db int, key []byte, meta disktier.RecordMeta, size int64) error {
 		ks := physToLogical[db]
 		if ks == nil {
 			return nil // the meta database, or more databases than configured now
@@ -682,7 +682,7 @@ func (e *Engine) rebuild(ctx context.Context) error {
 
 func (e *Engine) loadDBMap(ctx context.Context) error {
 	v, _, err := e.cold.Get(ctx, metaDB, dbMapKey)
-	if errors.Is(err, lsm.ErrNotFound) {
+	if errors.Is(err, disktier.ErrNotFound) {
 		return nil
 	}
 	if err != nil {
@@ -703,7 +703,7 @@ func (e *Engine) saveDBMapLocked(ctx context.Context) error {
 	for i, ks := range e.dbs {
 		binary.LittleEndian.PutUint32(v[i*4:], uint32(ks.phys))
 	}
-	if err := e.cold.Put(ctx, metaDB, dbMapKey, v, lsm.RecordMeta{}); err != nil {
+	if err := e.cold.Put(ctx, metaDB, dbMapKey, v, disktier.RecordMeta{}); err != nil {
 		return fmt.Errorf("save database map: %w", err)
 	}
 	return nil
@@ -764,7 +764,7 @@ func (e *Engine) Close(ctx context.Context) error {
 	}
 	e.mu.Unlock()
 	if len(errs) == 0 {
-		errs = append(errs, e.cold.Put(ctx, metaDB, cleanKey, []byte{1}, lsm.RecordMeta{}))
+		errs = append(errs, e.cold.Put(ctx, metaDB, cleanKey, []byte{1}, disktier.RecordMeta{}))
 	}
 	errs = append(errs, e.cold.Flush(ctx))
 	return errors.Join(errs...)

@@ -7,14 +7,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kvserver/kvserver/lsm"
+	"github.com/kvserver/kvserver/disktier"
 )
 
 // openTiered opens a real Pebble store in dir and an engine over it.
-func openTiered(t *testing.T, dir string, maxMemory int64) (*Engine, *lsm.Store) {
+func openTiered(t *testing.T, dir string, maxMemory int64) (*Engine, *disktier.Store) {
 	t.Helper()
 	ctx := context.Background()
-	store, err := lsm.Open(ctx, lsm.Options{Dir: dir, MaxDisk: -1})
+	store, err := disktier.Open(ctx, disktier.Options{Dir: dir, MaxDisk: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +140,7 @@ func TestRestartAfterCrashDropsHalfChunks(t *testing.T) {
 	// data, one with only its metadata (LMCache's key shape, plain and
 	// layer-wise); and ordinary keys that merely end like a chunk's.
 	const c1, c2, c3 = "llama@1@0@a3f@bfloat16", "llama@1@0@b4e@bfloat16", "llama@2@1@c5d@half@7:"
-	if err := store.PutGroup(ctx, 0, []lsm.Entry{
+	if err := store.PutGroup(ctx, 0, []disktier.Entry{
 		{Key: []byte(c1 + "kv_bytes"), Value: []byte("d1")}, {Key: []byte(c1 + "metadata"), Value: []byte("m1")},
 	}); err != nil {
 		t.Fatal(err)
@@ -148,7 +148,7 @@ func TestRestartAfterCrashDropsHalfChunks(t *testing.T) {
 	lone := map[string]string{c2 + "kv_bytes": "d2", c3 + "metadata": "m3", "plain": "p",
 		"user:1:metadata": "u1", "blobkv_bytes": "b", "a@b@c@d@e:kv_bytes": "not a chunk: c is no number"}
 	for k, v := range lone {
-		if err := store.Put(ctx, 0, []byte(k), []byte(v), lsm.RecordMeta{}); err != nil {
+		if err := store.Put(ctx, 0, []byte(k), []byte(v), disktier.RecordMeta{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -199,7 +199,7 @@ func TestExpiryOfDemotedKeysSurvivesRestart(t *testing.T) {
 	dir := t.TempDir()
 	clock := &fakeClock{now: time.Now()}
 	ctx := context.Background()
-	store, err := lsm.Open(ctx, lsm.Options{Dir: dir, MaxDisk: -1, Now: clock.Now})
+	store, err := disktier.Open(ctx, disktier.Options{Dir: dir, MaxDisk: -1, Now: clock.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -213,7 +213,7 @@ func TestExpiryOfDemotedKeysSurvivesRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	store.Close()
-	store, err = lsm.Open(ctx, lsm.Options{Dir: dir, MaxDisk: -1, Now: clock.Now})
+	store, err = disktier.Open(ctx, disktier.Options{Dir: dir, MaxDisk: -1, Now: clock.Now})
 	if err != nil {
 		t.Fatal(err)
 	}

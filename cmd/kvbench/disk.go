@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"github.com/kvserver/kvserver/config"
+	"github.com/kvserver/kvserver/disktier"
 	"github.com/kvserver/kvserver/gctune"
 	"github.com/kvserver/kvserver/grouping"
-	"github.com/kvserver/kvserver/lsm"
 )
 
 // diskRound is one round of the disk comparison: the same bytes written to
@@ -31,7 +31,7 @@ type diskRound struct {
 	ReadPct      float64 `json:"read_pct_of_raw"`
 }
 
-// diskResult compares the disk tier (package lsm) with plain file I/O on
+// diskResult compares the disk tier (package disktier) with plain file I/O on
 // the same disk in the same run: each side's throughput over all the
 // alternating rounds (bytes moved over time taken), their ratio, and the
 // rounds themselves.
@@ -109,14 +109,14 @@ func runDisk(ctx context.Context, args []string, out io.Writer) error {
 			reads = "warm (could not drop the page cache: not root)"
 		}
 		fmt.Fprintf(out, "value %s x %d, reads %s, %d alternating rounds (throughput over all rounds)\n"+
-			"  write: raw+fdatasync %.0f MB/s, lsm Put+Flush+sync %.0f MB/s (%.0f%% of raw)\n"+
-			"  read:  raw %.0f MB/s, lsm Get %.0f MB/s (%.0f%% of raw)\n",
+			"  write: raw+fdatasync %.0f MB/s, disktier Put+Flush+sync %.0f MB/s (%.0f%% of raw)\n"+
+			"  read:  raw %.0f MB/s, disktier Get %.0f MB/s (%.0f%% of raw)\n",
 			config.FormatSize(r.ValueBytes), r.TotalBytes/r.ValueBytes, reads, len(r.Rounds),
 			r.RawWriteMBps, r.PutMBps, r.WritePct, r.RawReadMBps, r.GetMBps, r.ReadPct)
 		for i, rd := range r.Rounds {
 			first := "raw first"
 			if rd.TierFirst {
-				first = "lsm first"
+				first = "disktier first"
 			}
 			fmt.Fprintf(out, "    round %d (%s): write %.0f / %.0f MB/s (%.0f%%), read %.0f / %.0f MB/s (%.0f%%)\n",
 				i+1, first, rd.RawWriteMBps, rd.PutMBps, rd.WritePct, rd.RawReadMBps, rd.GetMBps, rd.ReadPct)
@@ -184,7 +184,7 @@ func diskRoundOnce(ctx context.Context, parent string, value []byte, n int64, ti
 	}
 	defer os.RemoveAll(dir)
 	raw := filepath.Join(dir, "raw")
-	opts := lsm.Options{Dir: filepath.Join(dir, "pebble"), MaxDisk: -1}
+	opts := disktier.Options{Dir: filepath.Join(dir, "pebble"), MaxDisk: -1}
 	total := n * int64(len(value))
 
 	writeRaw := func() error {
@@ -268,14 +268,14 @@ func readRawFile(path string, size int, n int64) (float64, error) {
 
 // writeTierValues puts n values into a fresh disk tier, flushes it and
 // syncs the file system, and closes it.
-func writeTierValues(ctx context.Context, opts lsm.Options, value []byte, n int64) (float64, error) {
-	st, err := lsm.Open(ctx, opts)
+func writeTierValues(ctx context.Context, opts disktier.Options, value []byte, n int64) (float64, error) {
+	st, err := disktier.Open(ctx, opts)
 	if err != nil {
 		return 0, err
 	}
 	start := time.Now()
 	for i := range n {
-		if err := st.Put(ctx, 0, diskKey(i), value, lsm.RecordMeta{}); err != nil {
+		if err := st.Put(ctx, 0, diskKey(i), value, disktier.RecordMeta{}); err != nil {
 			st.Close()
 			return 0, err
 		}
@@ -290,8 +290,8 @@ func writeTierValues(ctx context.Context, opts lsm.Options, value []byte, n int6
 }
 
 // readTierValues reopens the disk tier and reads the n values back.
-func readTierValues(ctx context.Context, opts lsm.Options, total, n int64) (float64, error) {
-	st, err := lsm.Open(ctx, opts)
+func readTierValues(ctx context.Context, opts disktier.Options, total, n int64) (float64, error) {
+	st, err := disktier.Open(ctx, opts)
 	if err != nil {
 		return 0, err
 	}

@@ -27,9 +27,9 @@ import (
 
 	"github.com/kvserver/kvserver/codec"
 	"github.com/kvserver/kvserver/config"
+	"github.com/kvserver/kvserver/disktier"
 	"github.com/kvserver/kvserver/engine"
 	"github.com/kvserver/kvserver/gctune"
-	"github.com/kvserver/kvserver/lsm"
 	"github.com/kvserver/kvserver/metrics"
 	"github.com/kvserver/kvserver/server"
 	"github.com/kvserver/kvserver/tlsconf"
@@ -175,7 +175,7 @@ func run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
-	compression, err := lsm.ParseCompression(cfg.DiskCompression)
+	compression, err := disktier.ParseCompression(cfg.DiskCompression)
 	if err != nil {
 		return fmt.Errorf("disk-compression: %w", err)
 	}
@@ -184,7 +184,7 @@ func run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 		return fmt.Errorf("kv-quant: %w", err)
 	}
 	storeDir := filepath.Join(cfg.Dir, "pebble")
-	store, err := lsm.Open(ctx, lsm.Options{
+	store, err := disktier.Open(ctx, disktier.Options{
 		Dir:         storeDir,
 		MaxDisk:     cfg.MaxDisk,
 		Compression: compression,

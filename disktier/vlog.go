@@ -1,4 +1,4 @@
-package lsm
+package disktier
 
 import (
 	"encoding/binary"
@@ -105,13 +105,13 @@ func segmentName(id uint32) string { return fmt.Sprintf("%08d.vlog", id) }
 // appends (an earlier process may have left a partly written tail).
 func openValueLog(dir string) (*valueLog, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("lsm: value log dir: %w", err)
+		return nil, fmt.Errorf("disktier: value log dir: %w", err)
 	}
 	v := &valueLog{dir: dir, files: map[uint32]*os.File{}, sizes: map[uint32]int64{}, segMax: vlogSegmentSize,
 		busy: map[uint32]int{}, touched: map[uint32]bool{}}
 	entries, err := os.ReadDir(dir)
 	if err != nil {
-		return nil, fmt.Errorf("lsm: value log dir: %w", err)
+		return nil, fmt.Errorf("disktier: value log dir: %w", err)
 	}
 	for _, e := range entries {
 		name, ok := strings.CutSuffix(e.Name(), ".vlog")
@@ -125,13 +125,13 @@ func openValueLog(dir string) (*valueLog, error) {
 		f, err := os.OpenFile(filepath.Join(dir, e.Name()), os.O_RDWR, 0)
 		if err != nil {
 			v.close()
-			return nil, fmt.Errorf("lsm: open segment: %w", err)
+			return nil, fmt.Errorf("disktier: open segment: %w", err)
 		}
 		info, err := f.Stat()
 		if err != nil {
 			f.Close()
 			v.close()
-			return nil, fmt.Errorf("lsm: stat segment: %w", err)
+			return nil, fmt.Errorf("disktier: stat segment: %w", err)
 		}
 		v.files[uint32(id)] = f
 		v.sizes[uint32(id)] = info.Size()
@@ -149,7 +149,7 @@ func (v *valueLog) rotateLocked() error {
 	id := v.cur + 1
 	f, err := os.OpenFile(filepath.Join(v.dir, segmentName(id)), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
-		return fmt.Errorf("lsm: new segment: %w", err)
+		return fmt.Errorf("disktier: new segment: %w", err)
 	}
 	v.files[id], v.sizes[id] = f, 0
 	v.cur, v.curOff = id, 0
@@ -176,7 +176,7 @@ func (v *valueLog) append(p []byte) (vlogPointer, error) {
 	v.mu.Unlock()
 	if _, err := f.WriteAt(p, ptr.off); err != nil {
 		v.unappend(ptr)
-		return vlogPointer{}, fmt.Errorf("lsm: value log write: %w", err)
+		return vlogPointer{}, fmt.Errorf("disktier: value log write: %w", err)
 	}
 	return ptr, nil
 }
@@ -306,7 +306,7 @@ func (v *valueLog) sync() error {
 		// collectSegments) is closed: nothing of it needs to be durable,
 		// and failing here would make Store.Flush skip the memtables.
 		if err := f.Sync(); err != nil && !errors.Is(err, os.ErrClosed) {
-			return fmt.Errorf("lsm: value log sync: %w", err)
+			return fmt.Errorf("disktier: value log sync: %w", err)
 		}
 	}
 	return nil
@@ -363,7 +363,7 @@ func (v *valueLog) removeIfIdle(id uint32) (bool, error) {
 	}
 	f.Close()
 	if err := os.Remove(filepath.Join(v.dir, segmentName(id))); err != nil {
-		return true, fmt.Errorf("lsm: remove segment: %w", err)
+		return true, fmt.Errorf("disktier: remove segment: %w", err)
 	}
 	return true, nil
 }

@@ -1,4 +1,4 @@
-package lsm
+package disktier
 
 import (
 	"bytes"
@@ -250,7 +250,7 @@ func TestIsDamageNeverMatchesSystemErrors(t *testing.T) {
 		{fmt.Errorf("open: %w", pathErr(syscall.EMFILE)), false},
 		{context.Canceled, false},
 		{errors.Join(pebble.ErrCorruption, pathErr(syscall.EIO)), false},
-		{fmt.Errorf("lsm: iterate: %w", pebble.ErrCorruption), true},
+		{fmt.Errorf("disktier: iterate: %w", pebble.ErrCorruption), true},
 		{fmt.Errorf("open: %w", pathErr(syscall.ENOENT)), true},
 		{fmt.Errorf("%w: pebble gave up", errDamaged), true},
 		{errors.New("L0: 000004: object size mismatch (x.sst): 1 (disk) != 2 (MANIFEST)"), true},

@@ -1,4 +1,4 @@
-package lsm
+package disktier
 
 import (
 	"encoding/binary"
@@ -50,7 +50,7 @@ func ParseCompression(s string) (Compression, error) {
 	case "zstd":
 		return CompressionZstd, nil
 	}
-	return 0, fmt.Errorf("lsm: unknown compression %q (want none, s2 or zstd)", s)
+	return 0, fmt.Errorf("disktier: unknown compression %q (want none, s2 or zstd)", s)
 }
 
 // String returns the name ParseCompression accepts.
@@ -168,7 +168,7 @@ func (c *codecs) encode(codec Compression, dst, src []byte) ([]byte, error) {
 		}
 		return enc.EncodeAll(src, dst[:0]), nil
 	}
-	return nil, fmt.Errorf("lsm: cannot compress with %v", codec)
+	return nil, fmt.Errorf("disktier: cannot compress with %v", codec)
 }
 
 // decompress decodes payload, which must decode to exactly len(dst) bytes,

@@ -1,4 +1,4 @@
-package lsm
+package disktier
 
 import (
 	"fmt"
@@ -12,7 +12,7 @@ import (
 // same file system, so their MB/s ratio is the cost of the store over plain
 // sequential I/O. Run them with a bounded count, e.g.
 //
-//	go test ./lsm/ -run '^$' -bench 'Put|Get|RawFile' -benchtime=64x
+//	go test ./disktier/ -run '^$' -bench 'Put|Get|RawFile' -benchtime=64x
 //
 // Values are random (incompressible) and the store runs with compression
 // none, so the comparison is of I/O paths, not codecs.

@@ -1,4 +1,4 @@
-package lsm
+package disktier
 
 import (
 	"context"
@@ -14,7 +14,7 @@ import (
 func TestIsDiskErrorTellsTheFileSystemFromTheStore(t *testing.T) {
 	for _, err := range []error{
 		syscall.ENOSPC, syscall.EROFS, syscall.EIO,
-		fmt.Errorf("lsm: value log write: %w", &fs.PathError{Op: "write", Path: "x", Err: syscall.EROFS}),
+		fmt.Errorf("disktier: value log write: %w", &fs.PathError{Op: "write", Path: "x", Err: syscall.EROFS}),
 	} {
 		if !isDiskError(err) {
 			t.Errorf("isDiskError(%v) = false", err)

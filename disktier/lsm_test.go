@@ -1,4 +1,4 @@
-package lsm
+package disktier
 
 import (
 	"bytes"

@@ -1,4 +1,4 @@
-package lsm
+package disktier
 
 import (
 	"bytes"
@@ -37,7 +37,7 @@ import (
 //     anything: Open fails and the directory is left as it is.
 
 // errDamaged marks an Open failure caused by the store's files.
-var errDamaged = errors.New("lsm: store files damaged")
+var errDamaged = errors.New("disktier: store files damaged")
 
 // systemErrors are the errors that say nothing about the files' content:
 // the files may be fine and another attempt (or another process, or an
@@ -100,13 +100,13 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	dir := filepath.Clean(opts.Dir)
 	aside := dir + ".damaged-" + time.Now().UTC().Format("20060102T150405.000000000Z")
 	if rerr := os.Rename(dir, aside); rerr != nil {
-		return nil, fmt.Errorf("lsm: move damaged store aside: %w (it failed to open: %v)", rerr, err)
+		return nil, fmt.Errorf("disktier: move damaged store aside: %w (it failed to open: %v)", rerr, err)
 	}
-	log.Error("lsm: disk tier damaged: moved aside and started empty",
+	log.Error("disktier: disk tier damaged: moved aside and started empty",
 		"dir", dir, "moved_to", aside, "err", firstLine(err.Error()))
 	s, err = open(ctx, opts)
 	if err != nil {
-		return nil, fmt.Errorf("lsm: open empty store after moving the damaged one to %s: %w", aside, err)
+		return nil, fmt.Errorf("disktier: open empty store after moving the damaged one to %s: %w", aside, err)
 	}
 	s.recoveredFrom = aside
 	return s, nil
@@ -118,11 +118,11 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 func lockBeside(dir string) (unlock func(), err error) {
 	dir = filepath.Clean(dir)
 	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
-		return nil, fmt.Errorf("lsm: create parent of %s: %w", dir, err)
+		return nil, fmt.Errorf("disktier: create parent of %s: %w", dir, err)
 	}
 	l, err := vfs.Default.Lock(dir + ".lock")
 	if err != nil {
-		return nil, fmt.Errorf("lsm: lock %s.lock (is another server opening this store?): %w", dir, err)
+		return nil, fmt.Errorf("disktier: lock %s.lock (is another server opening this store?): %w", dir, err)
 	}
 	return func() { _ = l.Close() }, nil
 }
@@ -153,7 +153,7 @@ func (s *Store) dropDanglingPointers(ctx context.Context) (int, error) {
 	it, err := s.db.NewIterWithContext(ctx, &pebble.IterOptions{
 		LowerBound: []byte{prefixValue}, UpperBound: []byte{prefixValue + 1}})
 	if err != nil {
-		return 0, fmt.Errorf("lsm: scan value pointers: %w", err)
+		return 0, fmt.Errorf("disktier: scan value pointers: %w", err)
 	}
 	s.vlog.mu.Lock()
 	sizes := make(map[uint32]int64, len(s.vlog.sizes))
@@ -175,7 +175,7 @@ func (s *Store) dropDanglingPointers(ctx context.Context) (int, error) {
 		v, err := it.ValueAndErr()
 		if err != nil {
 			it.Close()
-			return 0, fmt.Errorf("lsm: scan value pointers: %w", err)
+			return 0, fmt.Errorf("disktier: scan value pointers: %w", err)
 		}
 		p, ok := decodeVlogPointer(v)
 		if !ok {
@@ -186,7 +186,7 @@ func (s *Store) dropDanglingPointers(ctx context.Context) (int, error) {
 		}
 	}
 	if err := it.Close(); err != nil {
-		return 0, fmt.Errorf("lsm: scan value pointers: %w", err)
+		return 0, fmt.Errorf("disktier: scan value pointers: %w", err)
 	}
 	if len(bad) == 0 {
 		return 0, nil
@@ -205,11 +205,11 @@ func (s *Store) dropDanglingPointers(ctx context.Context) (int, error) {
 		}
 	}
 	if err := b.Commit(s.wo); err != nil {
-		return 0, fmt.Errorf("lsm: delete records of missing value-log data: %w", err)
+		return 0, fmt.Errorf("disktier: delete records of missing value-log data: %w", err)
 	}
 	s.corrupt.Add(int64(len(bad)))
 	// One line for all of them, not one per record.
-	s.log.Error("lsm: dropped records whose value-log segment is missing or truncated",
+	s.log.Error("disktier: dropped records whose value-log segment is missing or truncated",
 		"records", len(bad), "records_by_segment", segs, "examples", examples)
 	return len(bad), nil
 }

@@ -1,4 +1,4 @@
-package lsm
+package disktier
 
 import (
 	"bytes"
@@ -23,14 +23,14 @@ import (
 var (
 	// ErrNotFound: no live record under the key (never written, deleted, or
 	// expired).
-	ErrNotFound = errors.New("lsm: not found")
+	ErrNotFound = errors.New("disktier: not found")
 	// ErrCorrupt: the record failed its checksum or could not be decoded. The
 	// record has been deleted and counted in Stats.Corrupt; the caller should
 	// treat it as a miss.
-	ErrCorrupt = errors.New("lsm: corrupt record")
+	ErrCorrupt = errors.New("disktier: corrupt record")
 	// ErrDiskFull: the write would take the live bytes (DiskUsage) past
 	// Options.MaxDisk. Nothing was written; the caller evicts and retries.
-	ErrDiskFull = errors.New("lsm: disk tier full")
+	ErrDiskFull = errors.New("disktier: disk tier full")
 	// ErrReclaiming: the live bytes would fit within MaxDisk, but the space
 	// of deleted records (Pebble's files, dead value-log segments) has not
 	// come back yet and would take the store past it; the reclaimer has been
@@ -38,13 +38,13 @@ var (
 	// does not.
 	ErrReclaiming = fmt.Errorf("%w: reclaiming the space of deleted records", ErrDiskFull)
 	// ErrTooLarge: the value is longer than MaxValueLen.
-	ErrTooLarge = errors.New("lsm: value too large")
+	ErrTooLarge = errors.New("disktier: value too large")
 	// ErrClosed: the Store has been closed.
-	ErrClosed = errors.New("lsm: store closed")
+	ErrClosed = errors.New("disktier: store closed")
 	// ErrFormat: Open found a store written in another format, the grouping
 	// rule's version included (see doc.go). Nothing was changed on disk;
 	// it is not damage, so Options.MoveAsideDamaged does not move it.
-	ErrFormat = errors.New("lsm: store format not supported")
+	ErrFormat = errors.New("disktier: store format not supported")
 )
 
 // MaxValueLen is the longest value a record may hold (1 GiB, twice Redis's
@@ -266,14 +266,14 @@ type Store struct {
 // open is Open without the move of a damaged store.
 func open(ctx context.Context, opts Options) (*Store, error) {
 	if opts.Dir == "" {
-		return nil, errors.New("lsm: Options.Dir is empty")
+		return nil, errors.New("disktier: Options.Dir is empty")
 	}
 	codec := opts.Compression
 	if codec == CompressionDefault {
 		codec = DefaultCompression
 	}
 	if !codec.valid() {
-		return nil, fmt.Errorf("lsm: unknown compression %v", opts.Compression)
+		return nil, fmt.Errorf("disktier: unknown compression %v", opts.Compression)
 	}
 	log := opts.Logger
 	if log == nil {
@@ -297,7 +297,7 @@ func open(ctx context.Context, opts Options) (*Store, error) {
 	}
 	db, err := openPebble(opts.Dir, pebbleOptions(opts, log, &s.health))
 	if err != nil {
-		return nil, fmt.Errorf("lsm: open %s: %w", opts.Dir, err)
+		return nil, fmt.Errorf("disktier: open %s: %w", opts.Dir, err)
 	}
 	s.db = db
 	created, err := s.checkFormat()
@@ -325,7 +325,7 @@ func open(ctx context.Context, opts Options) (*Store, error) {
 	if s.dlog, err = openDeleteLog(opts.Dir); err != nil {
 		// Deletes on a full disk then fail as before (the caller keeps
 		// them in memory); nothing else needs the log.
-		log.Error("lsm: no delete log: deletes made while the disk is unavailable may come back after a crash", "err", err)
+		log.Error("disktier: no delete log: deletes made while the disk is unavailable may come back after a crash", "err", err)
 	}
 	if err := s.scanUsage(ctx); err != nil {
 		s.vlog.close()
@@ -333,7 +333,7 @@ func open(ctx context.Context, opts Options) (*Store, error) {
 		return nil, err
 	}
 	if err := s.applyDeletes(ctx); err != nil {
-		log.Error("lsm: deletes logged while the disk was unavailable are not applied yet; they are retried", "err", err)
+		log.Error("disktier: deletes logged while the disk was unavailable are not applied yet; they are retried", "err", err)
 	}
 	s.physical.Store(int64(db.Metrics().DiskSpaceUsage()))
 	s.maxDisk = opts.MaxDisk
@@ -341,7 +341,7 @@ func open(ctx context.Context, opts Options) (*Store, error) {
 		du, err := vfs.Default.GetDiskUsage(opts.Dir)
 		if err != nil {
 			_ = db.Close()
-			return nil, fmt.Errorf("lsm: free space of %s: %w", opts.Dir, err)
+			return nil, fmt.Errorf("disktier: free space of %s: %w", opts.Dir, err)
 		}
 		// What the store holds counts as free: Pebble's files and the value
 		// log's segments.
@@ -365,14 +365,14 @@ func (s *Store) checkFormat() (created bool, err error) {
 	switch {
 	case errors.Is(err, pebble.ErrNotFound):
 		if err := s.db.Set(formatKey, formatValue(), s.wo); err != nil {
-			return false, fmt.Errorf("lsm: write format: %w", err)
+			return false, fmt.Errorf("disktier: write format: %w", err)
 		}
 		if err := s.db.Flush(); err != nil {
-			return false, fmt.Errorf("lsm: write format: %w", err)
+			return false, fmt.Errorf("disktier: write format: %w", err)
 		}
 		return true, nil
 	case err != nil:
-		return false, fmt.Errorf("lsm: read format: %w", err)
+		return false, fmt.Errorf("disktier: read format: %w", err)
 	}
 	defer closer.Close()
 	format, gv, ok := parseFormat(v)
@@ -429,7 +429,7 @@ func (s *Store) Close() error {
 	// the memtables hold is lost, as after a crash.
 	err := s.flushMemtables(context.Background())
 	if errors.Is(err, ErrUnavailable) {
-		s.log.Error("lsm: closing without flushing: the disk tier is unavailable")
+		s.log.Error("disktier: closing without flushing: the disk tier is unavailable")
 	}
 	if serr := s.vlog.sync(); err == nil {
 		err = serr
@@ -441,7 +441,7 @@ func (s *Store) Close() error {
 	s.dlog.close()
 	s.codecs.close()
 	if err != nil {
-		return fmt.Errorf("lsm: close: %w", err)
+		return fmt.Errorf("disktier: close: %w", err)
 	}
 	return nil
 }
@@ -473,11 +473,11 @@ func (s *Store) Flush(ctx context.Context) error {
 // own.
 func (s *Store) flushMemtables(ctx context.Context) error {
 	if s.health.unavailable() {
-		return fmt.Errorf("lsm: flush: %w", ErrUnavailable)
+		return fmt.Errorf("disktier: flush: %w", ErrUnavailable)
 	}
 	done, err := s.db.AsyncFlush()
 	if err != nil {
-		return fmt.Errorf("lsm: flush: %w", err)
+		return fmt.Errorf("disktier: flush: %w", err)
 	}
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
@@ -489,7 +489,7 @@ func (s *Store) flushMemtables(ctx context.Context) error {
 			return ctx.Err()
 		case <-tick.C:
 			if s.health.unavailable() {
-				return fmt.Errorf("lsm: flush: %w", ErrUnavailable)
+				return fmt.Errorf("disktier: flush: %w", ErrUnavailable)
 			}
 		}
 	}
@@ -504,7 +504,7 @@ func (s *Store) physicalSize(m *pebble.Metrics) int64 {
 
 func checkDB(db int) (uint32, error) {
 	if db < 0 || int64(db) > math.MaxUint32 {
-		return 0, fmt.Errorf("lsm: database %d out of range", db)
+		return 0, fmt.Errorf("disktier: database %d out of range", db)
 	}
 	return uint32(db), nil
 }
@@ -640,14 +640,14 @@ func (s *Store) PutGroup(ctx context.Context, db int, entries []Entry) error {
 			return fmt.Errorf("%w: %d bytes", ErrTooLarge, len(e.Value))
 		}
 		if e.Meta.ExpireAt < 0 {
-			return fmt.Errorf("lsm: negative expiry %d", e.Meta.ExpireAt)
+			return fmt.Errorf("disktier: negative expiry %d", e.Meta.ExpireAt)
 		}
 		if !bytes.Equal(grouping.Of(e.Key), group) {
-			return fmt.Errorf("lsm: PutGroup: key %q is not in group %q", e.Key, group)
+			return fmt.Errorf("disktier: PutGroup: key %q is not in group %q", e.Key, group)
 		}
 		for _, o := range entries[:i] {
 			if bytes.Equal(o.Key, e.Key) {
-				return fmt.Errorf("lsm: PutGroup: key %q given twice", e.Key)
+				return fmt.Errorf("disktier: PutGroup: key %q given twice", e.Key)
 			}
 		}
 	}
@@ -767,7 +767,7 @@ func (s *Store) putGroup(d uint32, group []byte, entries []Entry) (wroteFile boo
 		}
 	}
 	if err := batch.Commit(s.wo); err != nil {
-		return false, fmt.Errorf("lsm: write: %w", err)
+		return false, fmt.Errorf("disktier: write: %w", err)
 	}
 	committed = true
 	for i := range encoded {
@@ -1077,7 +1077,7 @@ func readError(err error) error {
 	case pebble.IsCorruptionError(err):
 		return fmt.Errorf("%w: pebble: %w", errBadRecord, err)
 	}
-	return fmt.Errorf("lsm: read: %w", err)
+	return fmt.Errorf("disktier: read: %w", err)
 }
 
 // decodePayload turns a verified header and its payload into the value,
@@ -1125,7 +1125,7 @@ func decodeRecordPayload(c *codecs, h *header, hdr, key, payload []byte,
 func (s *Store) noteCorrupt(db uint32, key []byte, cause error) {
 	s.corrupt.Add(1)
 	if ok, suppressed := s.corruptLog.allow(s.now()); ok {
-		s.log.Error("lsm: corrupt record", "db", db, "key", printableKey(key), "err", cause,
+		s.log.Error("disktier: corrupt record", "db", db, "key", printableKey(key), "err", cause,
 			"suppressed_since_last", suppressed)
 	}
 }
@@ -1150,7 +1150,7 @@ func (s *Store) dropCorruptLocked(db uint32, key []byte, cause error) error {
 	_ = b.Delete(hkey, nil)
 	_ = b.Delete(encodeKey(nil, prefixValue, db, key), nil)
 	if err := b.Commit(s.wo); err != nil {
-		s.log.Error("lsm: delete corrupt record", "db", db, "key", printableKey(key), "err", err)
+		s.log.Error("disktier: delete corrupt record", "db", db, "key", printableKey(key), "err", err)
 	} else if herr == nil {
 		s.account(db, size.neg())
 	}
@@ -1183,7 +1183,7 @@ func (s *Store) deleteLocked(db uint32, key []byte, h *header, size usage) error
 		_ = b.Delete(encodeKey(nil, prefixValue, db, key), nil)
 	}
 	if err := b.Commit(s.wo); err != nil {
-		return fmt.Errorf("lsm: delete: %w", err)
+		return fmt.Errorf("disktier: delete: %w", err)
 	}
 	s.account(db, size.neg())
 	s.dlog.forget(db, key)
@@ -1200,7 +1200,7 @@ func (s *Store) SetExpire(ctx context.Context, db int, key []byte, expireAt int6
 		return err
 	}
 	if expireAt < 0 {
-		return fmt.Errorf("lsm: negative expiry %d", expireAt)
+		return fmt.Errorf("disktier: negative expiry %d", expireAt)
 	}
 	d, err := checkDB(db)
 	if err != nil {
@@ -1242,7 +1242,7 @@ func (s *Store) SetExpire(ctx context.Context, db int, key []byte, expireAt int6
 	hval = append(hval, hv[headerLen:]...) // the inline payload, if any
 	closer.Close()
 	if err := s.db.Set(hkey, hval, s.wo); err != nil {
-		err = fmt.Errorf("lsm: set expiry: %w", err)
+		err = fmt.Errorf("disktier: set expiry: %w", err)
 		s.noteDiskError(err)
 		return err
 	}
@@ -1356,7 +1356,7 @@ func (s *Store) DeleteGroup(ctx context.Context, db int, group []byte) (int, err
 	}
 	if err := b.Commit(s.wo); err != nil {
 		s.noteDiskError(err)
-		return 0, fmt.Errorf("lsm: delete group: %w", err)
+		return 0, fmt.Errorf("disktier: delete group: %w", err)
 	}
 	s.account(d, delta)
 	for _, key := range grouping.Members(group) {
@@ -1413,7 +1413,7 @@ func (s *Store) flushRanges(ctx context.Context, reset func(), ranges ...[2][]by
 		_ = b.DeleteRange(r[0], r[1], nil)
 	}
 	if err := b.Commit(s.wo); err != nil {
-		return fmt.Errorf("lsm: flush: %w", err)
+		return fmt.Errorf("disktier: flush: %w", err)
 	}
 	s.acctMu.Lock()
 	reset()
@@ -1472,7 +1472,7 @@ func (s *Store) scanHeaders(ctx context.Context, fn func(db uint32, key []byte, 
 		UpperBound: []byte{prefixHeader + 1},
 	})
 	if err != nil {
-		return fmt.Errorf("lsm: iterate: %w", err)
+		return fmt.Errorf("disktier: iterate: %w", err)
 	}
 	defer it.Close()
 	n := 0
@@ -1488,7 +1488,7 @@ func (s *Store) scanHeaders(ctx context.Context, fn func(db uint32, key []byte, 
 		}
 		v, err := it.ValueAndErr()
 		if err != nil {
-			return fmt.Errorf("lsm: iterate: %w", err)
+			return fmt.Errorf("disktier: iterate: %w", err)
 		}
 		h, herr := decodeHeader(v, MaxValueLen)
 		if herr == nil && (h.db != db || uint64(h.groupLen) != uint64(len(grouping.Of(key)))) {
@@ -1503,7 +1503,7 @@ func (s *Store) scanHeaders(ctx context.Context, fn func(db uint32, key []byte, 
 		}
 	}
 	if err := it.Error(); err != nil {
-		return fmt.Errorf("lsm: iterate: %w", err)
+		return fmt.Errorf("disktier: iterate: %w", err)
 	}
 	return nil
 }

@@ -1,4 +1,4 @@
-package lsm
+package disktier
 
 import (
 	"context"
@@ -40,7 +40,7 @@ func (s *Store) reclaimLoop(ctx context.Context) {
 			forced = true
 		}
 		if err := s.collectSegments(ctx); err != nil && ctx.Err() == nil {
-			s.log.Error("lsm: value log collection", "err", err)
+			s.log.Error("disktier: value log collection", "err", err)
 		}
 		phys := int64(s.db.Metrics().DiskSpaceUsage())
 		s.physical.Store(phys)
@@ -55,7 +55,7 @@ func (s *Store) reclaimLoop(ctx context.Context) {
 		start := time.Now()
 		if err := s.db.Compact(ctx, []byte{prefixHeader}, []byte{prefixValue + 1}, false); err != nil {
 			if ctx.Err() == nil {
-				s.log.Error("lsm: reclaim compaction", "err", err)
+				s.log.Error("disktier: reclaim compaction", "err", err)
 			}
 			continue
 		}
@@ -63,7 +63,7 @@ func (s *Store) reclaimLoop(ctx context.Context) {
 		after := int64(s.db.Metrics().DiskSpaceUsage())
 		s.physical.Store(after)
 		floor = max(0, after-s.DiskUsage())
-		s.log.Debug("lsm: reclaimed disk space", "before", phys, "after", after,
+		s.log.Debug("disktier: reclaimed disk space", "before", phys, "after", after,
 			"live", live, "took", time.Since(start))
 	}
 }
@@ -131,7 +131,7 @@ func (s *Store) collectSegments(ctx context.Context) error {
 			// restart would find them with their values gone, half
 			// chunks. Flush first, so that no surviving record can.
 			if err := s.flushMemtables(ctx); err != nil {
-				return fmt.Errorf("lsm: flush before removing segments: %w", err)
+				return fmt.Errorf("disktier: flush before removing segments: %w", err)
 			}
 			flushed = true
 		}

@@ -1,4 +1,4 @@
-package lsm
+package disktier
 
 import (
 	"encoding/binary"
@@ -90,7 +90,7 @@ const (
 
 	flagShuffled = 1 << 0
 	// flagQuantized marks a value the caller stored in an encoded form of
-	// its own (kvserver's quantized KV chunks); lsm only carries the bit.
+	// its own (kvserver's quantized KV chunks); disktier only carries the bit.
 	flagQuantized = 1 << 2
 	flagInline    = 1 << 1
 	knownFlags    = flagShuffled | flagInline | flagQuantized | flagVlog
@@ -113,7 +113,7 @@ func (h *header) inline() bool   { return h.flags&flagInline != 0 }
 
 // errBadRecord is wrapped by every decoding failure; Store turns it into
 // ErrCorrupt.
-var errBadRecord = errors.New("lsm: bad record")
+var errBadRecord = errors.New("disktier: bad record")
 
 func badRecord(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", errBadRecord, fmt.Sprintf(format, args...))

@@ -1,4 +1,4 @@
-package lsm
+package disktier
 
 import (
 	"fmt"
@@ -105,7 +105,7 @@ func eventListener(log *slog.Logger, h *health) *pebble.EventListener {
 				return
 			}
 			// %v of Pebble's errors, not slog's %+v with stack traces.
-			log.Error("lsm: pebble background error", "err", firstLine(err.Error()))
+			log.Error("disktier: pebble background error", "err", firstLine(err.Error()))
 		},
 		FlushEnd: func(info pebble.FlushInfo) {
 			if info.Err == nil {
@@ -114,16 +114,16 @@ func eventListener(log *slog.Logger, h *health) *pebble.EventListener {
 			}
 		},
 		DataCorruption: func(info pebble.DataCorruptionInfo) {
-			log.Error("lsm: pebble data corruption", "info", info.String())
+			log.Error("disktier: pebble data corruption", "info", info.String())
 		},
 		DiskSlow: func(info pebble.DiskSlowInfo) {
-			log.Warn("lsm: disk slow", "info", info.String())
+			log.Warn("disktier: disk slow", "info", info.String())
 		},
 		// Stalls are routine back-pressure under a burst of large values
 		// (each memtable holds two 32 MiB chunks): debug, not a warning.
 		WriteStallBegin: func(info pebble.WriteStallBeginInfo) {
-			log.Debug("lsm: write stall", "reason", info.Reason)
+			log.Debug("disktier: write stall", "reason", info.Reason)
 		},
-		WriteStallEnd: func() { log.Debug("lsm: write stall ended") },
+		WriteStallEnd: func() { log.Debug("disktier: write stall ended") },
 	}
 }

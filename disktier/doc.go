@@ -1,4 +1,4 @@
-// Package lsm is kvserver's disk tier: a Pebble database that holds the
+// Package disktier is kvserver's disk tier: a Pebble database that holds the
 // records the memory tier (package engine) demotes, keeps them across
 // restarts, and hands them back, verified, when they are read again.
 //
@@ -7,7 +7,7 @@
 // is not a keyspace: it knows nothing of RESP, LRU order, leases or which tier
 // a key lives in, and it does not decide what to evict. The engine keeps the
 // index (rebuilt at start with Iterate), chooses victims, and calls Put,
-// PutGroup, Get, Delete and DeleteGroup; lsm reports ErrDiskFull when a write
+// PutGroup, Get, Delete and DeleteGroup; disktier reports ErrDiskFull when a write
 // does not fit.
 //
 // # Records, groups and databases
@@ -216,8 +216,8 @@
 // bandwidth varies between runs by 2x or more (dd of 512 MB with fsync: 290
 // MB/s). Each figure is the range over two runs of
 //
-//	go test ./lsm/ -run '^$' -bench '1MiB' -benchtime=256x
-//	go test ./lsm/ -run '^$' -bench '32MiB' -benchtime=16x
+//	go test ./disktier/ -run '^$' -bench '1MiB' -benchtime=256x
+//	go test ./disktier/ -run '^$' -bench '32MiB' -benchtime=16x
 //
 // Put benchmarks write random (incompressible) values with compression none
 // and include the Flush that makes them durable, as the raw benchmarks include
@@ -244,7 +244,7 @@
 // memcpy; from a cold disk the device time dominates instead.
 //
 // Rebuild at start, 1,000,000 records with 28-byte values in 4 databases
-// (go test ./lsm/ -run '^$' -bench Rebuild1M -benchtime=1x): Open, including
+// (go test ./disktier/ -run '^$' -bench Rebuild1M -benchtime=1x): Open, including
 // the header scan that rebuilds the accounting, 0.23 s; Iterate over all
 // records 0.17 s; 97 bytes on disk per record; writing them took 13.7 us per
 // Put.
@@ -260,7 +260,7 @@
 //
 // On synthetic bf16 KV data (normal values with 2% outlier channels scaled
 // 20x, 4 MiB; TestCompressionRatiosOnKVData -v and
-// go test ./lsm/ -run '^$' -bench 'Compress|Decompress|huffle' -benchtime=20x):
+// go test ./disktier/ -run '^$' -bench 'Compress|Decompress|huffle' -benchtime=20x):
 //
 //	codec  shuffle  stored/raw  compress MB/s  decompress MB/s
 //	s2     no       1.000       1190-2038 (finds nothing; stored raw)
@@ -286,4 +286,4 @@
 // (values under 32 MiB), the flush's write into the blob file. Get: Pebble's
 // read into its block cache, the decode or copy into the returned slice (plus
 // the unshuffle pass when shuffled).
-package lsm
+package disktier

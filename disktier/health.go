@@ -1,4 +1,4 @@
-package lsm
+package disktier
 
 import (
 	"context"
@@ -18,7 +18,7 @@ import (
 // read-only mount, I/O error), so writes fail fast with it, without
 // touching Pebble, until the store's own probe finds the disk taking
 // writes again. Reads go on. The caller keeps serving from memory.
-var ErrUnavailable = errors.New("lsm: disk tier unavailable")
+var ErrUnavailable = errors.New("disktier: disk tier unavailable")
 
 // Probe pacing while the disk is unavailable. Writes do not retry: a write
 // without a WAL lands in a memtable whatever the disk, so its success
@@ -112,14 +112,14 @@ func (h *health) fail(err error, now time.Time) {
 		h.failing, h.since, h.backoff = true, now, healthFirstBackoff
 		h.retryAt = now.Add(healthFirstBackoff)
 		h.lastLog, h.suppressed = now, 0
-		h.log.Error("lsm: disk tier unavailable: writes to disk fail fast and the memory tier keeps serving", "err", msg)
+		h.log.Error("disktier: disk tier unavailable: writes to disk fail fast and the memory tier keeps serving", "err", msg)
 		return
 	}
 	if now.Sub(h.lastLog) < healthLogEvery {
 		h.suppressed++
 		return
 	}
-	h.log.Error("lsm: disk tier still unavailable", "err", msg, "since", h.since.UTC().Format(time.RFC3339),
+	h.log.Error("disktier: disk tier still unavailable", "err", msg, "since", h.since.UTC().Format(time.RFC3339),
 		"errors_since_last_line", h.suppressed+1, "next_retry_at", h.retryAt.UTC().Format(time.RFC3339))
 	h.lastLog, h.suppressed = now, 0
 }
@@ -132,7 +132,7 @@ func (h *health) ok(now time.Time) {
 		return
 	}
 	h.failing = false
-	h.log.Info("lsm: disk tier available again", "unavailable_for", now.Sub(h.since).Round(time.Millisecond))
+	h.log.Info("disktier: disk tier available again", "unavailable_for", now.Sub(h.since).Round(time.Millisecond))
 }
 
 // unavailable reports whether the disk is failing.
@@ -189,7 +189,7 @@ func (s *Store) probeLoop(ctx context.Context) {
 		case <-t.C:
 		}
 		if err := s.dlog.sync(); err != nil {
-			s.log.Error("lsm: delete log", "err", err)
+			s.log.Error("disktier: delete log", "err", err)
 		}
 		now := s.now()
 		if s.health.claimProbe(now) {
@@ -201,7 +201,7 @@ func (s *Store) probeLoop(ctx context.Context) {
 		}
 		if s.dlog.count() > 0 && !s.health.unavailable() {
 			if err := s.applyDeletes(ctx); err != nil && ctx.Err() == nil && !errors.Is(err, ErrUnavailable) {
-				s.log.Error("lsm: applying deletes logged while the disk was unavailable", "err", err)
+				s.log.Error("disktier: applying deletes logged while the disk was unavailable", "err", err)
 			}
 		}
 	}
@@ -212,7 +212,7 @@ func (s *Store) probeDisk() error {
 	path := filepath.Join(s.vlog.dir, "probe.tmp")
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
-		return fmt.Errorf("lsm: disk probe: %w", err)
+		return fmt.Errorf("disktier: disk probe: %w", err)
 	}
 	_, err = f.Write(make([]byte, probeSize))
 	if err == nil {
@@ -223,7 +223,7 @@ func (s *Store) probeDisk() error {
 		err = rerr
 	}
 	if err != nil {
-		return fmt.Errorf("lsm: disk probe: %w", err)
+		return fmt.Errorf("disktier: disk probe: %w", err)
 	}
 	return nil
 }

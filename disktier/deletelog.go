@@ -1,4 +1,4 @@
-package lsm
+package disktier
 
 import (
 	"context"
@@ -50,7 +50,7 @@ const (
 
 // errDeleteLogFull: the delete log has no room (or could not be created);
 // the caller falls back to reporting the disk unavailable.
-var errDeleteLogFull = errors.New("lsm: delete log full")
+var errDeleteLogFull = errors.New("disktier: delete log full")
 
 // pendingKey names a record awaiting a logged delete.
 type pendingKey struct {
@@ -77,14 +77,14 @@ func openDeleteLog(dir string) (*deleteLog, error) {
 	path := filepath.Join(dir, deleteLogName)
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
-		return nil, fmt.Errorf("lsm: open delete log: %w", err)
+		return nil, fmt.Errorf("disktier: open delete log: %w", err)
 	}
 	l := &deleteLog{f: f, pend: map[pendingKey]uint64{}}
 	buf := make([]byte, deleteLogSize)
 	n, err := f.ReadAt(buf, 0)
 	if err != nil && !errors.Is(err, io.EOF) {
 		f.Close()
-		return nil, fmt.Errorf("lsm: read delete log: %w", err)
+		return nil, fmt.Errorf("disktier: read delete log: %w", err)
 	}
 	if n < deleteLogSize || !l.load(buf) {
 		// New, short (a crash while preallocating) or unreadable: start a
@@ -95,11 +95,11 @@ func openDeleteLog(dir string) (*deleteLog, error) {
 		putDeleteLogHeader(buf, l.gen)
 		if _, err := f.WriteAt(buf, 0); err != nil {
 			f.Close()
-			return nil, fmt.Errorf("lsm: preallocate delete log: %w", err)
+			return nil, fmt.Errorf("disktier: preallocate delete log: %w", err)
 		}
 		if err := f.Sync(); err != nil {
 			f.Close()
-			return nil, fmt.Errorf("lsm: sync delete log: %w", err)
+			return nil, fmt.Errorf("disktier: sync delete log: %w", err)
 		}
 		l.off = deleteLogHeaderLen
 		clear(l.pend)
@@ -177,7 +177,7 @@ func (l *deleteLog) record(recs map[pendingKey]uint64) error {
 	}
 	if _, err := l.f.WriteAt(b, l.off); err != nil {
 		// The next record overwrites what part of it was written.
-		return fmt.Errorf("lsm: write delete log: %w", err)
+		return fmt.Errorf("disktier: write delete log: %w", err)
 	}
 	l.dirty = true
 	l.off += int64(len(b))
@@ -199,7 +199,7 @@ func (l *deleteLog) sync() error {
 		return nil
 	}
 	if err := l.f.Sync(); err != nil {
-		return fmt.Errorf("lsm: sync delete log: %w", err)
+		return fmt.Errorf("disktier: sync delete log: %w", err)
 	}
 	l.dirty = false
 	return nil
@@ -279,10 +279,10 @@ func (l *deleteLog) empty() error {
 		b = appendDeleteRecord(b, l.gen+1, k, sum)
 	}
 	if _, err := l.f.WriteAt(b, 0); err != nil {
-		return fmt.Errorf("lsm: write delete log: %w", err)
+		return fmt.Errorf("disktier: write delete log: %w", err)
 	}
 	if err := l.f.Sync(); err != nil {
-		return fmt.Errorf("lsm: sync delete log: %w", err)
+		return fmt.Errorf("disktier: sync delete log: %w", err)
 	}
 	l.gen++
 	l.off = int64(len(b))

@@ -1,4 +1,4 @@
-package lsm
+package disktier
 
 import (
 	"bytes"
@@ -17,7 +17,7 @@ import (
 // errBadRecord (which Get turns into ErrCorrupt), and whatever it accepts
 // must carry a matching checksum. Seeds (valid records of every codec, and a
 // few damaged ones) are in testdata/fuzz/FuzzDecodeRecord; regenerate them
-// with LSM_WRITE_FUZZ_SEEDS=1 go test ./lsm/ -run TestWriteFuzzSeeds.
+// with LSM_WRITE_FUZZ_SEEDS=1 go test ./disktier/ -run TestWriteFuzzSeeds.
 func FuzzDecodeRecord(f *testing.F) {
 	f.Add([]byte("k"), []byte{}, []byte{})
 	f.Add([]byte("k"), make([]byte, headerLen), []byte{})
