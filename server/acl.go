@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/kvserver/kvserver/acl"
+	"github.com/kvserver/kvserver/commands"
 	"github.com/kvserver/kvserver/glob"
 )
 
@@ -24,10 +25,10 @@ const (
 // under their original names (ACL rules are not affected by
 // rename-command, as in Redis), and the users from opts. The IDs are keyed
 // by those specs, so specs must be the ones the server dispatches.
-func newUsers(opts Options, specs []*CommandSpec) (*acl.Users, map[*CommandSpec]int, error) {
-	var conv func(spec *CommandSpec) acl.Command
-	conv = func(spec *CommandSpec) acl.Command {
-		cmd := acl.Command{Name: spec.Name, Categories: aclCategories(spec)}
+func newUsers(opts Options, specs []*commands.Spec) (*acl.Users, map[*commands.Spec]int, error) {
+	var conv func(spec *commands.Spec) acl.Command
+	conv = func(spec *commands.Spec) acl.Command {
+		cmd := acl.Command{Name: spec.Name, Categories: spec.Categories()}
 		for _, sub := range spec.Subcommands {
 			cmd.Subcommands = append(cmd.Subcommands, conv(sub))
 		}
@@ -38,9 +39,9 @@ func newUsers(opts Options, specs []*CommandSpec) (*acl.Users, map[*CommandSpec]
 		cmds[i] = conv(spec)
 	}
 	cat := acl.NewCatalog(cmds, glob.Match)
-	ids := make(map[*CommandSpec]int)
-	var index func(spec *CommandSpec)
-	index = func(spec *CommandSpec) {
+	ids := make(map[*commands.Spec]int)
+	var index func(spec *commands.Spec)
+	index = func(spec *commands.Spec) {
 		ids[spec], _ = cat.ID(spec.Name)
 		for _, sub := range spec.Subcommands {
 			index(sub)
@@ -54,21 +55,6 @@ func newUsers(opts Options, specs []*CommandSpec) (*acl.Users, map[*CommandSpec]
 		return nil, nil, fmt.Errorf("ACL users: %w", err)
 	}
 	return users, ids, nil
-}
-
-// aclCategories are a command's ACL categories as COMMAND INFO reports
-// them ("@read"): Redis's own for the commands it has, derived from the
-// flags otherwise.
-func aclCategories(spec *CommandSpec) []string {
-	v := implicitACLCategories(spec.Flags)
-	if d := docFor(spec.Name); d != nil {
-		v = d.ACLCategories
-	}
-	out := make([]string, len(v.Elems))
-	for i, e := range v.Elems {
-		out[i] = e.Str
-	}
-	return out
 }
 
 // setDefaultAuth makes c the default user's, authenticated when that user
@@ -103,15 +89,15 @@ const (
 // allowed, then every key argument must match one of the user's patterns.
 // Commands that need no authentication (AUTH, HELLO, QUIT, RESET) are
 // always allowed. keyArg is the offending key's argument index.
-func (s *Server) aclCheck(u *acl.User, spec *CommandSpec, args [][]byte) (d aclDenial, keyArg int) {
-	if u.Unrestricted() || spec.Flags&FlagNoAuth != 0 {
+func (s *Server) aclCheck(u *acl.User, spec *commands.Spec, args [][]byte) (d aclDenial, keyArg int) {
+	if u.Unrestricted() || spec.Flags&commands.FlagNoAuth != 0 {
 		return aclAllowed, 0
 	}
 	if !u.CanRun(s.aclIDs[spec]) {
 		return aclDeniedCommand, 0
 	}
 	if !u.AllKeys() {
-		for _, i := range keyArgs(spec, args) {
+		for _, i := range spec.Keys(args) {
 			if !u.KeyAllowed(args[i]) {
 				return aclDeniedKey, i
 			}
@@ -122,7 +108,7 @@ func (s *Server) aclCheck(u *acl.User, spec *CommandSpec, args [][]byte) (d aclD
 
 // checkACL replies NOPERM, as Redis 7.0 words it, and returns false when
 // c's user may not run the command.
-func (s *Server) checkACL(c *Client, spec *CommandSpec, args [][]byte) bool {
+func (s *Server) checkACL(c *Client, spec *commands.Spec, args [][]byte) bool {
 	switch d, _ := s.aclCheck(c.user.Load(), spec, args); d {
 	case aclDeniedCommand:
 		c.w.Error("NOPERM this user has no permissions to run the '" + spec.Name + "' command")
@@ -132,26 +118,6 @@ func (s *Server) checkACL(c *Client, spec *CommandSpec, args [][]byte) bool {
 		return false
 	}
 	return true
-}
-
-// keyArgs returns the indexes of a command's key arguments, from the
-// table's key positions; KVC.PROBE's keys start after its LEASE option.
-func keyArgs(spec *CommandSpec, args [][]byte) []int {
-	if spec.FirstKey == 0 {
-		return nil
-	}
-	first, last := spec.FirstKey, spec.LastKey
-	if spec.Name == "kvc.probe" && len(args) >= 3 && equalFold(args[1], "lease") {
-		first += 2
-	}
-	if last < 0 {
-		last += len(args)
-	}
-	var out []int
-	for i := first; i <= last && i < len(args); i += max(spec.Step, 1) {
-		out = append(out, i)
-	}
-	return out
 }
 
 // cmdACLWhoami replies with the connection's user name.
@@ -201,19 +167,11 @@ func (s *Server) cmdACLCat(c *Client, args [][]byte) {
 		return
 	}
 	var names []string
-	var walk func(specs []*CommandSpec)
-	walk = func(specs []*CommandSpec) {
-		for _, spec := range specs {
-			for _, cat := range aclCategories(spec) {
-				if cat == want {
-					names = append(names, spec.Name)
-					break
-				}
-			}
-			walk(spec.Subcommands)
+	commands.Walk(s.table.Original(), func(spec *commands.Spec) {
+		if spec.HasCategory(want) {
+			names = append(names, spec.Name)
 		}
-	}
-	walk(s.origCommands)
+	})
 	c.w.Array(len(names))
 	for _, n := range names {
 		c.w.BulkString(n)
@@ -240,14 +198,14 @@ func (s *Server) cmdACLDryrun(c *Client, args [][]byte) {
 	}
 	cmd := args[3:]
 	spec := s.table.Lookup(cmd[0])
-	if spec != nil && spec.subs != nil && len(cmd) > 1 {
+	if spec != nil && spec.IsContainer() && len(cmd) > 1 {
 		spec = spec.Sub(cmd[1])
 	}
 	if spec == nil {
 		c.w.Error("ERR Command '" + string(cmd[0]) + "' not found")
 		return
 	}
-	if !spec.checkArity(len(cmd)) {
+	if !spec.CheckArity(len(cmd)) {
 		c.w.Error("ERR wrong number of arguments for '" + spec.Name + "' command")
 		return
 	}

@@ -3,9 +3,7 @@ package server
 import (
 	"context"
 	"crypto/tls"
-	"fmt"
 	"net"
-	"strings"
 	"time"
 )
 
@@ -80,51 +78,4 @@ func (s *Server) handshake(c *Client) bool {
 		return false
 	}
 	return true
-}
-
-// rename applies rename-command entries, Redis's way: each command named
-// by a key leaves the lookup and, unless its new name is empty, comes back
-// under the new name. All removals happen before the additions, so two
-// commands may swap names. A renamed command keeps its original name in
-// COMMAND replies, NOPERM errors and ACL rules; a disabled one leaves
-// COMMAND's list and answers as unknown.
-func (t *CommandTable) rename(renames map[string]string) error {
-	if len(renames) == 0 {
-		return nil
-	}
-	olds := make([]string, 0, len(renames))
-	for old := range renames {
-		olds = append(olds, old)
-	}
-	moved := make(map[string]*CommandSpec, len(olds))
-	for _, old := range olds {
-		key := strings.ToLower(old)
-		spec := t.byName[key]
-		if spec == nil {
-			return fmt.Errorf("rename-command %s: No such command in rename-command", old)
-		}
-		delete(t.byName, key)
-		moved[old] = spec
-	}
-	for _, old := range olds {
-		name := strings.ToLower(renames[old])
-		if name == "" {
-			continue
-		}
-		if _, taken := t.byName[name]; taken {
-			return fmt.Errorf("rename-command %s %s: Target command name already exists", old, renames[old])
-		}
-		t.byName[name] = moved[old]
-	}
-	kept := t.all[:0:0]
-	for _, spec := range t.all {
-		for _, s := range t.byName {
-			if s == spec {
-				kept = append(kept, spec)
-				break
-			}
-		}
-	}
-	t.all = kept
-	return nil
 }

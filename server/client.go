@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/kvserver/kvserver/acl"
+	"github.com/kvserver/kvserver/commands"
 	"github.com/kvserver/kvserver/resp"
 )
 
@@ -15,7 +16,11 @@ import (
 // own goroutine are plain; what CLIENT LIST and CLIENT KILL read from other
 // goroutines sits behind mu or in atomics.
 type Client struct {
-	ID int64
+	ID  int64
+	srv *Server
+	// x is the context the connection's commands run with (package
+	// commands); x.Args is set per command.
+	x *commands.Ctx
 	// ctx ends when the server stops or the connection is closed or
 	// killed; blocking calls (the budget, the engine) take it.
 	ctx    context.Context

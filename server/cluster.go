@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/kvserver/kvserver/cluster"
+	"github.com/kvserver/kvserver/commands"
 	"github.com/kvserver/kvserver/engine"
 )
 
@@ -70,17 +71,13 @@ func (s *Server) redisMode() string {
 // serving its keys, or "" to run it here: always in standalone mode and for
 // commands without keys. Like Redis's getNodeByQuery it runs after
 // authentication and before memory is reserved.
-func (s *Server) clusterRedirect(spec *CommandSpec, args [][]byte) string {
-	if spec.FirstKey == 0 {
-		return ""
-	}
+func (s *Server) clusterRedirect(spec *commands.Spec, args [][]byte) string {
 	m := s.slotMap.Load()
 	if m == nil {
 		return ""
 	}
-	first, last, step := routingKeys(spec, args)
 	slot := -1
-	for i := first; i <= last && i < len(args); i += step {
+	for _, i := range spec.RoutingKeys(args) {
 		ks := cluster.KeySlot(args[i])
 		if slot >= 0 && ks != slot {
 			return errCrossSlot
@@ -99,31 +96,13 @@ func (s *Server) clusterRedirect(spec *CommandSpec, args [][]byte) string {
 	return "MOVED " + strconv.Itoa(slot) + " " + n.Host + ":" + strconv.Itoa(n.Port)
 }
 
-// routingKeys returns the argument positions of the keys that route a
-// command: the table's key positions, except for KVC.PROBE, which is
-// routed by its first key alone (see cmdKvcProbe).
-func routingKeys(spec *CommandSpec, args [][]byte) (first, last, step int) {
-	if spec.Name == "kvc.probe" {
-		first = 1
-		if len(args) >= 3 && equalFold(args[1], "lease") {
-			first = 3
-		}
-		return first, first, 1
-	}
-	last = spec.LastKey
-	if last < 0 {
-		last += len(args)
-	}
-	return spec.FirstKey, last, spec.Step
-}
-
 // clusterHandler is a handler that runs only in cluster mode, given the
 // slot map in effect.
 type clusterHandler func(s *Server, c *Client, args [][]byte, m *cluster.Map)
 
 // clusterOnly adapts h to the command table: in standalone mode the
 // command fails like it does on a Redis without cluster support.
-func clusterOnly(h clusterHandler) HandlerFunc {
+func clusterOnly(h clusterHandler) func(s *Server, c *Client, args [][]byte) {
 	return func(s *Server, c *Client, args [][]byte) {
 		m := s.slotMap.Load()
 		if m == nil {

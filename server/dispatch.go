@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kvserver/kvserver/commands"
 	"github.com/kvserver/kvserver/engine"
 )
 
@@ -21,12 +22,12 @@ func (s *Server) dispatch(c *Client) {
 		s.observe("unknown", 0, true)
 		return
 	}
-	if !spec.checkArity(len(args)) {
+	if !spec.CheckArity(len(args)) {
 		c.w.Error("ERR wrong number of arguments for '" + spec.Name + "' command")
 		s.observe(spec.Name, 0, true)
 		return
 	}
-	if spec.subs != nil && len(args) > 1 {
+	if spec.IsContainer() && len(args) > 1 {
 		sub := spec.Sub(args[1])
 		if sub == nil {
 			c.w.Error("ERR unknown subcommand '" + sanitize(truncate(string(args[1]), 128)) +
@@ -35,7 +36,7 @@ func (s *Server) dispatch(c *Client) {
 			return
 		}
 		spec = sub
-		if !spec.checkArity(len(args)) {
+		if !spec.CheckArity(len(args)) {
 			c.w.Error("ERR wrong number of arguments for '" + spec.Name + "' command")
 			s.observe(spec.Name, 0, true)
 			return
@@ -53,7 +54,7 @@ func (s *Server) dispatch(c *Client) {
 		s.observe(spec.Name, 0, true)
 		return
 	}
-	if s.authRequired(c) && spec.Flags&FlagNoAuth == 0 {
+	if s.authRequired(c) && spec.Flags&commands.FlagNoAuth == 0 {
 		c.w.Error("NOAUTH Authentication required.")
 		s.observe(spec.Name, 0, true)
 		return
@@ -68,7 +69,7 @@ func (s *Server) dispatch(c *Client) {
 		s.observe(spec.Name, 0, true)
 		return
 	}
-	if spec.Flags&FlagDenyoom != 0 {
+	if spec.Flags&commands.FlagDenyoom != 0 {
 		if err := s.eng.Reserve(c.ctx); err != nil {
 			if errors.Is(err, engine.ErrOOM) {
 				c.w.Error(err.Error())
@@ -84,7 +85,7 @@ func (s *Server) dispatch(c *Client) {
 	c.lastCmd = spec.Name
 	c.lastUsed = start
 	c.mu.Unlock()
-	if keys := valueKeys(spec, args); keys != nil {
+	if keys := spec.ValueKeys(args); keys != nil {
 		// Values only on disk are loaded into fresh memory for the reply:
 		// they wait for the budget that bounds what clients hold
 		// (budget.go), like request values.
@@ -97,7 +98,9 @@ func (s *Server) dispatch(c *Client) {
 		// handler runs under the engine lock.
 		s.eng.Preload(c.ctx, c.DB(), keys)
 	}
-	spec.Handler(s, c, args)
+	c.x.Args = args
+	spec.Handler(c.x)
+	c.x.Args = nil
 	s.observe(spec.Name, time.Since(start), false)
 }
 
@@ -165,24 +168,4 @@ func (s *Server) authRequired(c *Client) bool {
 	}
 	def := s.users.Default()
 	return !def.NoPass() || !def.Enabled()
-}
-
-// valueReaders are the commands that read the stored value of their first
-// key (MGET: of every key), as opposed to only its existence or expiry.
-var valueReaders = map[string]bool{
-	"get": true, "getex": true, "getdel": true, "getset": true, "mget": true,
-	"append": true, "getrange": true, "setrange": true, "incr": true, "decr": true,
-	"incrby": true, "decrby": true, "incrbyfloat": true, "copy": true, "rename": true,
-	"renamenx": true, "move": true,
-}
-
-// valueKeys returns the keys whose values a command is about to read.
-func valueKeys(spec *CommandSpec, args [][]byte) [][]byte {
-	if !valueReaders[spec.Name] {
-		return nil
-	}
-	if spec.Name == "mget" {
-		return args[1:]
-	}
-	return args[spec.FirstKey : spec.FirstKey+1]
 }

@@ -33,6 +33,19 @@ func parsePositive(arg []byte, what, cmd string) (int64, string) {
 	return n, ""
 }
 
+// probeKeys finds KVC.PROBE's keys: every argument after the LEASE option.
+func probeKeys(args [][]byte) []int {
+	first := 1
+	if len(args) >= 3 && equalFold(args[1], "lease") {
+		first = 3
+	}
+	keys := make([]int, 0, len(args)-first)
+	for i := first; i < len(args); i++ {
+		keys = append(keys, i)
+	}
+	return keys
+}
+
 // cmdKvcProbe implements KVC.PROBE [LEASE ms] key [key ...]: the number of
 // leading keys that exist, in any tier, stopping at the first missing one.
 // With LEASE each found key's chunk group is protected from eviction for ms

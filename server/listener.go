@@ -14,6 +14,7 @@ import (
 
 	"github.com/kvserver/kvserver/acl"
 	"github.com/kvserver/kvserver/cluster"
+	"github.com/kvserver/kvserver/commands"
 	"github.com/kvserver/kvserver/config"
 	"github.com/kvserver/kvserver/engine"
 	"github.com/kvserver/kvserver/metrics"
@@ -101,7 +102,7 @@ type TLSInfo struct {
 // dispatches them through the command table and writes replies.
 type Server struct {
 	eng      *engine.Engine
-	table    *CommandTable
+	table    *commands.Table
 	log      *slog.Logger
 	metrics  *metrics.Metrics
 	started  time.Time
@@ -130,10 +131,7 @@ type Server struct {
 	// users are the ACL users; aclIDs maps each command of the table to
 	// its id in the users' catalog.
 	users  *acl.Users
-	aclIDs map[*CommandSpec]int
-	// origCommands are the commands under their original names, renamed
-	// and disabled ones included (ACL CAT lists them all, as Redis does).
-	origCommands []*CommandSpec
+	aclIDs map[*commands.Spec]int
 	// initErr is an invalid option found by New; Serve returns it.
 	initErr error
 
@@ -190,7 +188,7 @@ func New(eng *engine.Engine, opts Options) *Server {
 	}
 	s := &Server{
 		eng:      eng,
-		table:    NewCommandTable(commandTable),
+		table:    commands.NewTable(commandSpecs()),
 		log:      opts.Logger,
 		metrics:  opts.Metrics,
 		started:  time.Now(),
@@ -213,10 +211,9 @@ func New(eng *engine.Engine, opts Options) *Server {
 	// them there): clear the start values so that no stale copy is read.
 	s.opts.Timeout, s.opts.ProtectedModeOff, s.opts.ProtoMaxBulkLen = 0, false, 0
 	s.opts.OutputBufferLimits = config.OutputBufferLimits{}
-	s.origCommands = s.table.All()
-	s.users, s.aclIDs, s.initErr = newUsers(opts, s.origCommands)
+	s.users, s.aclIDs, s.initErr = newUsers(opts, s.table.Original())
 	if s.initErr == nil {
-		s.initErr = s.table.rename(opts.RenameCommands)
+		s.initErr = s.table.Rename(opts.RenameCommands)
 	}
 	return s
 }
@@ -224,10 +221,11 @@ func New(eng *engine.Engine, opts Options) *Server {
 // Validate reports the first problem New would find in opts: an ACL user
 // line with a bad rule, or a rename-command entry Redis would reject.
 func (o Options) Validate() error {
-	if _, _, err := newUsers(o, commandTable); err != nil {
+	t := commands.NewTable(commandSpecs())
+	if _, _, err := newUsers(o, t.Original()); err != nil {
 		return err
 	}
-	return NewCommandTable(commandTable).rename(o.RenameCommands)
+	return t.Rename(o.RenameCommands)
 }
 
 // options returns the current (CONFIG SET-able) options.
@@ -364,6 +362,7 @@ func (s *Server) newClient(ctx context.Context, conn net.Conn, wg *sync.WaitGrou
 	now := time.Now()
 	c := &Client{
 		ID:       s.nextID.Add(1),
+		srv:      s,
 		conn:     conn,
 		w:        resp.NewWriter(vectorConn{conn}),
 		created:  now,
@@ -375,6 +374,7 @@ func (s *Server) newClient(ctx context.Context, conn net.Conn, wg *sync.WaitGrou
 	c.budget = s.bulks.account()
 	c.r.SetBulkBudget(c.ctx, c.budget)
 	c.proto.Store(2)
+	c.x = s.newCommandCtx(c)
 	s.setDefaultAuth(c)
 	s.clients[c.ID] = c
 	s.clientsMu.Unlock()

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"github.com/kvserver/kvserver/commands"
 	"net"
 	"os"
 	"path/filepath"
@@ -54,9 +55,9 @@ func TestRenameCommands(t *testing.T) {
 		{"target exists", map[string]string{"get": "set"}, "Target command name already exists", nil},
 	}
 	for _, tt := range tests {
-		table := NewCommandTable(commandTable)
+		table := commands.NewTable(commandSpecs())
 		before := len(table.All())
-		err := table.rename(tt.renames)
+		err := table.Rename(tt.renames)
 		if tt.wantErr != "" {
 			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 				t.Errorf("%s: rename = %v, want %q", tt.name, err, tt.wantErr)
@@ -86,7 +87,7 @@ func TestRenameCommands(t *testing.T) {
 		}
 	}
 	// The shared command table is not changed by a server's renames.
-	if NewCommandTable(commandTable).Lookup([]byte("flushall")) == nil {
+	if commands.NewTable(commandSpecs()).Lookup([]byte("flushall")) == nil {
 		t.Error("renaming in one table disabled the command in another")
 	}
 }
@@ -107,14 +108,14 @@ func TestKeyArgsFollowKeyPositions(t *testing.T) {
 		{[]string{"keys", "*"}, nil},
 		{[]string{"flushall"}, nil},
 	}
-	table := NewCommandTable(commandTable)
+	table := commands.NewTable(commandSpecs())
 	for _, tt := range tests {
 		args := make([][]byte, len(tt.cmd))
 		for i, a := range tt.cmd {
 			args[i] = []byte(a)
 		}
-		if got := keyArgs(table.Lookup(args[0]), args); !slices.Equal(got, tt.want) {
-			t.Errorf("keyArgs(%q) = %v, want %v", tt.cmd, got, tt.want)
+		if got := table.Lookup(args[0]).Keys(args); !slices.Equal(got, tt.want) {
+			t.Errorf("Keys(%q) = %v, want %v", tt.cmd, got, tt.want)
 		}
 	}
 }

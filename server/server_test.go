@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/kvserver/kvserver/commands"
 	"io"
 	"log/slog"
 	"net"
@@ -480,40 +481,6 @@ func TestConfigRewriteKeepsTheFileAndWritesSettings(t *testing.T) {
 	})
 }
 
-func TestCommandTableMatchesRedis(t *testing.T) {
-	var walk func(specs []*CommandSpec)
-	checked := 0
-	walk = func(specs []*CommandSpec) {
-		for _, spec := range specs {
-			walk(spec.Subcommands)
-			d := docFor(spec.Name)
-			if d == nil {
-				continue
-			}
-			checked++
-			if spec.Arity != d.Arity {
-				t.Errorf("%s: arity %d, Redis %d", spec.Name, spec.Arity, d.Arity)
-			}
-			if got := spec.Flags.Names(); !slices.Equal(got, d.Flags) {
-				t.Errorf("%s: flags %v, Redis %v", spec.Name, got, d.Flags)
-			}
-			if spec.FirstKey != d.FirstKey || spec.LastKey != d.LastKey || spec.Step != d.Step {
-				t.Errorf("%s: keys %d %d %d, Redis %d %d %d", spec.Name,
-					spec.FirstKey, spec.LastKey, spec.Step, d.FirstKey, d.LastKey, d.Step)
-			}
-		}
-	}
-	walk(commandTable)
-	if checked < 50 {
-		t.Errorf("only %d commands have Redis data; regenerate commanddocs_gen.go", checked)
-	}
-	for name := range kvserverCommandDocs {
-		if _, dup := redisCommandDocs[name]; dup {
-			t.Errorf("%s is described both by hand and by Redis %s", name, redisDocsVersion)
-		}
-	}
-}
-
 // Replies captured from redis-server 7.0.15.
 const (
 	redisInfoGet = "*1\r\n*10\r\n$3\r\nget\r\n:2\r\n*2\r\n+readonly\r\n+fast\r\n:1\r\n:1\r\n:1\r\n*3\r\n+@read\r\n+@string\r\n+@fast\r\n*0\r\n" +
@@ -542,7 +509,7 @@ func TestCommandRepliesMatchRedis(t *testing.T) {
 		{[]string{"COMMAND", "INFO", "get|x"}, "*1\r\n$-1\r\n"},
 		{[]string{"COMMAND", "DOCS", "get"}, redisDocsGet},
 		{[]string{"COMMAND", "DOCS", "nosuch"}, "*0\r\n"},
-		{[]string{"COMMAND", "COUNT"}, ":" + strconv.Itoa(len(commandTable)) + "\r\n"},
+		{[]string{"COMMAND", "COUNT"}, ":" + strconv.Itoa(len(commandSpecs())) + "\r\n"},
 		{[]string{"COMMAND", "GETKEYS", "mset", "a", "b", "c", "d"}, "*2\r\n$1\r\na\r\n$1\r\nc\r\n"},
 		{[]string{"COMMAND", "GETKEYS", "mset", "a", "b", "c"}, "*2\r\n$1\r\na\r\n$1\r\nc\r\n"},
 		{[]string{"COMMAND", "GETKEYS", "rename", "a", "b"}, "*2\r\n$1\r\na\r\n$1\r\nb\r\n"},
@@ -577,7 +544,7 @@ func TestCommandRepliesMatchRedis(t *testing.T) {
 	}
 
 	all := c.do("COMMAND")
-	if !strings.HasPrefix(all, "*"+strconv.Itoa(len(commandTable))+"\r\n") || !strings.Contains(all, strings.TrimPrefix(redisInfoGet, "*1\r\n")) {
+	if !strings.HasPrefix(all, "*"+strconv.Itoa(len(commandSpecs()))+"\r\n") || !strings.Contains(all, strings.TrimPrefix(redisInfoGet, "*1\r\n")) {
 		t.Errorf("COMMAND: %.200q", all)
 	}
 	if got := c.do("COMMAND", "INFO"); got != all {
@@ -619,11 +586,11 @@ func TestCommandRepliesMatchLiveRedis(t *testing.T) {
 		ours, theirs := as.dial(t), redis.dial(t)
 		ours.do("HELLO", proto)
 		theirs.do("HELLO", proto)
-		var walk func(specs []*CommandSpec)
-		walk = func(specs []*CommandSpec) {
+		var walk func(specs []*commands.Spec)
+		walk = func(specs []*commands.Spec) {
 			for _, spec := range specs {
 				walk(spec.Subcommands)
-				if len(spec.Subcommands) > 0 || redisCommandDocs[spec.Name] == nil {
+				if len(spec.Subcommands) > 0 || !commands.RedisHas(spec.Name) {
 					continue
 				}
 				for _, sub := range []string{"INFO", "DOCS"} {
@@ -633,7 +600,7 @@ func TestCommandRepliesMatchLiveRedis(t *testing.T) {
 				}
 			}
 		}
-		walk(commandTable)
+		walk(commandSpecs())
 	}
 }
 

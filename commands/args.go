@@ -1,0 +1,134 @@
+package commands
+
+import (
+	"math/big"
+	"strings"
+)
+
+// The fixed vocabulary of Redis error replies used by several families.
+const (
+	errSyntax      = "ERR syntax error"
+	errNotInteger  = "ERR value is not an integer or out of range"
+	errNotFloat    = "ERR value is not a valid float"
+	errDBIndex     = "ERR DB index is out of range"
+	errStringLimit = "ERR string exceeds maximum allowed size (proto-max-bulk-len)"
+	errOverflow    = "ERR increment or decrement would overflow"
+	errNaNInf      = "ERR increment would produce NaN or Infinity"
+)
+
+// parseInt64 parses a decimal integer exactly like Redis's string2ll: no
+// spaces, no '+', no leading zeros, no "-0", at most 20 characters.
+func parseInt64(b []byte) (int64, bool) {
+	if len(b) == 0 || len(b) >= 21 {
+		return 0, false
+	}
+	if len(b) == 1 && b[0] == '0' {
+		return 0, true
+	}
+	neg := false
+	p := b
+	if p[0] == '-' {
+		neg = true
+		p = p[1:]
+		if len(p) == 0 {
+			return 0, false
+		}
+	}
+	if p[0] < '1' || p[0] > '9' {
+		return 0, false
+	}
+	var v uint64
+	for _, c := range p {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		if v > (1<<64-1)/10 {
+			return 0, false
+		}
+		v *= 10
+		d := uint64(c - '0')
+		if v > 1<<64-1-d {
+			return 0, false
+		}
+		v += d
+	}
+	if neg {
+		if v > 1<<63 {
+			return 0, false
+		}
+		return -int64(v), true
+	}
+	if v > 1<<63-1 {
+		return 0, false
+	}
+	return int64(v), true
+}
+
+// longDoublePrec is the mantissa of the x86 80-bit long double that Redis
+// uses for INCRBYFLOAT; big.Float at this precision reproduces its results.
+const longDoublePrec = 64
+
+// maxLongDoubleExp is where an 80-bit long double overflows to infinity.
+const maxLongDoubleExp = 16384
+
+// parseLongDouble parses a float like Redis's string2ld (strtold): no
+// leading space, the whole string consumed, no NaN, no overflow.
+func parseLongDouble(b []byte) (*big.Float, bool) {
+	if len(b) == 0 || len(b) >= 5*1024 || isSpace(b[0]) {
+		return nil, false
+	}
+	s := string(b)
+	low := strings.ToLower(strings.TrimLeft(s, "+-"))
+	if low == "inf" || low == "infinity" {
+		f := new(big.Float).SetPrec(longDoublePrec).SetInf(strings.HasPrefix(s, "-"))
+		return f, true
+	}
+	if strings.ContainsAny(s, "_ \t\r\n") || strings.Contains(low, "nan") {
+		return nil, false
+	}
+	f, _, err := big.ParseFloat(s, 0, longDoublePrec, big.ToNearestEven)
+	if err != nil {
+		return nil, false
+	}
+	if f.MantExp(nil) > maxLongDoubleExp {
+		return nil, false
+	}
+	return f, true
+}
+
+// formatLongDouble formats like Redis's ld2string in human-friendly mode:
+// "%.17Lf" with trailing zeros (and a trailing '.') removed, "-0" as "0".
+func formatLongDouble(f *big.Float) string {
+	s := f.Text('f', 17)
+	if strings.IndexByte(s, '.') >= 0 {
+		s = strings.TrimRight(s, "0")
+		s = strings.TrimSuffix(s, ".")
+	}
+	if s == "-0" {
+		s = "0"
+	}
+	return s
+}
+
+// equalFold compares an argument with a lower-case ASCII keyword.
+func equalFold(arg []byte, lower string) bool {
+	if len(arg) != len(lower) {
+		return false
+	}
+	for i := 0; i < len(arg); i++ {
+		c := arg[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != lower[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// isSpace reports whether c is white space for C's isspace, as Redis's
+// argument parsers (and resp's inline command splitter) see it.
+func isSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'
+}

@@ -1,0 +1,84 @@
+package commands
+
+import (
+	"context"
+	"log/slog"
+
+	"github.com/kvserver/kvserver/engine"
+	"github.com/kvserver/kvserver/resp"
+)
+
+// Ctx is what a handler gets to run one command. Package server builds one
+// per connection and sets Args before each command; a handler must not
+// keep it, or the arguments, after it returns (Own copies one that must
+// outlive the command).
+type Ctx struct {
+	// Args are the command's arguments, the name first.
+	Args [][]byte
+	// W writes the reply, in the connection's protocol.
+	W *resp.Writer
+	// Session is the connection's own state.
+	Session Session
+	// Engine is the keyspace.
+	Engine Engine
+	// Log is the server's logger.
+	Log *slog.Logger
+	// Commands is the server's command table.
+	Commands *Table
+}
+
+// Session is the state of the connection a command came on that data
+// commands use.
+type Session interface {
+	// ID is the connection's CLIENT ID.
+	ID() int64
+	// DB is the selected database; SetDB selects another.
+	DB() int
+	SetDB(db int)
+	// NoTouch is CLIENT NO-TOUCH: reads leave the keys' LRU order alone.
+	NoTouch() bool
+	// Own returns argument i in a buffer of its own, which the handler
+	// may keep (store) after the command.
+	Own(i int) []byte
+	// Context ends when the connection closes or the server stops.
+	Context() context.Context
+	// ServerContext ends only when the server stops: for work that must
+	// not stop halfway because the client left (FLUSHALL, SWAPDB).
+	ServerContext() context.Context
+	// MaxBulk is proto-max-bulk-len, the largest string a command may
+	// build.
+	MaxBulk() int64
+}
+
+// Engine is what commands use of the storage engine beyond transactions:
+// package engine's *Engine.
+type Engine interface {
+	View(db int, fn func(tx *engine.Tx))
+	Update(db int, fn func(tx *engine.Tx))
+	Databases() int
+	FlushDB(ctx context.Context, db int) error
+	FlushAll(ctx context.Context) error
+	SwapDB(ctx context.Context, a, b int) error
+}
+
+// View runs fn against the connection's database as one atomic read step.
+func (x *Ctx) View(fn func(tx *engine.Tx)) {
+	noTouch := x.Session.NoTouch()
+	x.Engine.View(x.Session.DB(), func(tx *engine.Tx) {
+		tx.SetNoTouch(noTouch)
+		fn(tx)
+	})
+}
+
+// Update runs fn against the connection's database as one atomic write
+// step.
+func (x *Ctx) Update(fn func(tx *engine.Tx)) {
+	noTouch := x.Session.NoTouch()
+	x.Engine.Update(x.Session.DB(), func(tx *engine.Tx) {
+		tx.SetNoTouch(noTouch)
+		fn(tx)
+	})
+}
+
+// Context ends when the connection closes or the server stops.
+func (x *Ctx) Context() context.Context { return x.Session.Context() }

@@ -1,0 +1,526 @@
+package commands
+
+import (
+	"math"
+	"math/big"
+	"strconv"
+
+	"github.com/kvserver/kvserver/engine"
+)
+
+// stringCommands are the string family's rows (Redis's t_string.c).
+var stringCommands = []*Spec{
+	{Name: "get", Arity: 2, Flags: FlagReadonly | FlagFast, ACL: "@read @string @fast",
+		KeySpecs: []KeySpec{{Flags: KeyRO | KeyAccess, ReadsValue: true, Begin: Index(1), Find: Range(0, 1, 0)}}, Handler: cmdGet},
+	{Name: "set", Arity: -3, Flags: FlagWrite | FlagDenyoom, ACL: "@write @string @slow",
+		KeySpecs: []KeySpec{{Notes: "RW and ACCESS due to the optional `GET` argument", Flags: KeyRW | KeyAccess | KeyUpdate | KeyVariableFlags, Begin: Index(1), Find: Range(0, 1, 0)}}, Handler: cmdSet},
+	{Name: "setnx", Arity: 3, Flags: FlagWrite | FlagDenyoom | FlagFast, ACL: "@write @string @fast",
+		KeySpecs: []KeySpec{{Flags: KeyOW | KeyInsert, Begin: Index(1), Find: Range(0, 1, 0)}}, Handler: cmdSetnx},
+	{Name: "setex", Arity: 4, Flags: FlagWrite | FlagDenyoom, ACL: "@write @string @slow",
+		KeySpecs: []KeySpec{{Flags: KeyOW | KeyUpdate, Begin: Index(1), Find: Range(0, 1, 0)}}, Handler: cmdSetex},
+	{Name: "psetex", Arity: 4, Flags: FlagWrite | FlagDenyoom, ACL: "@write @string @slow",
+		KeySpecs: []KeySpec{{Flags: KeyOW | KeyUpdate, Begin: Index(1), Find: Range(0, 1, 0)}}, Handler: cmdPsetex},
+	{Name: "getdel", Arity: 2, Flags: FlagWrite | FlagFast, ACL: "@write @string @fast",
+		KeySpecs: []KeySpec{{Flags: KeyRW | KeyAccess | KeyDelete, ReadsValue: true, Begin: Index(1), Find: Range(0, 1, 0)}}, Handler: cmdGetdel},
+	{Name: "getex", Arity: -2, Flags: FlagWrite | FlagFast, ACL: "@write @string @fast",
+		KeySpecs: []KeySpec{{Notes: "RW and UPDATE because it changes the TTL", Flags: KeyRW | KeyAccess | KeyUpdate, ReadsValue: true, Begin: Index(1), Find: Range(0, 1, 0)}}, Handler: cmdGetex},
+	{Name: "getset", Arity: 3, Flags: FlagWrite | FlagDenyoom | FlagFast, ACL: "@write @string @fast",
+		KeySpecs: []KeySpec{{Flags: KeyRW | KeyAccess | KeyUpdate, ReadsValue: true, Begin: Index(1), Find: Range(0, 1, 0)}}, Handler: cmdGetset},
+	{Name: "mget", Arity: -2, Flags: FlagReadonly | FlagFast, ACL: "@read @string @fast",
+		KeySpecs: []KeySpec{{Flags: KeyRO | KeyAccess, ReadsValue: true, Begin: Index(1), Find: Range(-1, 1, 0)}}, Handler: cmdMget},
+	{Name: "mset", Arity: -3, Flags: FlagWrite | FlagDenyoom, ACL: "@write @string @slow",
+		KeySpecs: []KeySpec{{Flags: KeyOW | KeyUpdate, Begin: Index(1), Find: Range(-1, 2, 0)}}, Handler: cmdMset},
+	{Name: "msetnx", Arity: -3, Flags: FlagWrite | FlagDenyoom, ACL: "@write @string @slow",
+		KeySpecs: []KeySpec{{Flags: KeyOW | KeyInsert, Begin: Index(1), Find: Range(-1, 2, 0)}}, Handler: cmdMsetnx},
+	{Name: "strlen", Arity: 2, Flags: FlagReadonly | FlagFast, ACL: "@read @string @fast",
+		KeySpecs: []KeySpec{{Flags: KeyRO, Begin: Index(1), Find: Range(0, 1, 0)}}, Handler: cmdStrlen},
+	{Name: "append", Arity: 3, Flags: FlagWrite | FlagDenyoom | FlagFast, ACL: "@write @string @fast",
+		KeySpecs: []KeySpec{{Flags: KeyRW | KeyInsert, ReadsValue: true, Begin: Index(1), Find: Range(0, 1, 0)}}, Handler: cmdAppend},
+	{Name: "getrange", Arity: 4, Flags: FlagReadonly, ACL: "@read @string @slow",
+		KeySpecs: []KeySpec{{Flags: KeyRO | KeyAccess, ReadsValue: true, Begin: Index(1), Find: Range(0, 1, 0)}}, Handler: cmdGetrange},
+	{Name: "setrange", Arity: 4, Flags: FlagWrite | FlagDenyoom, ACL: "@write @string @slow",
+		KeySpecs: []KeySpec{{Flags: KeyRW | KeyUpdate, ReadsValue: true, Begin: Index(1), Find: Range(0, 1, 0)}}, Handler: cmdSetrange},
+	{Name: "incr", Arity: 2, Flags: FlagWrite | FlagDenyoom | FlagFast, ACL: "@write @string @fast",
+		KeySpecs: []KeySpec{{Flags: KeyRW | KeyAccess | KeyUpdate, ReadsValue: true, Begin: Index(1), Find: Range(0, 1, 0)}}, Handler: cmdIncr},
+	{Name: "decr", Arity: 2, Flags: FlagWrite | FlagDenyoom | FlagFast, ACL: "@write @string @fast",
+		KeySpecs: []KeySpec{{Flags: KeyRW | KeyAccess | KeyUpdate, ReadsValue: true, Begin: Index(1), Find: Range(0, 1, 0)}}, Handler: cmdDecr},
+	{Name: "incrby", Arity: 3, Flags: FlagWrite | FlagDenyoom | FlagFast, ACL: "@write @string @fast",
+		KeySpecs: []KeySpec{{Flags: KeyRW | KeyAccess | KeyUpdate, ReadsValue: true, Begin: Index(1), Find: Range(0, 1, 0)}}, Handler: cmdIncrby},
+	{Name: "decrby", Arity: 3, Flags: FlagWrite | FlagDenyoom | FlagFast, ACL: "@write @string @fast",
+		KeySpecs: []KeySpec{{Flags: KeyRW | KeyAccess | KeyUpdate, ReadsValue: true, Begin: Index(1), Find: Range(0, 1, 0)}}, Handler: cmdDecrby},
+	{Name: "incrbyfloat", Arity: 3, Flags: FlagWrite | FlagDenyoom | FlagFast, ACL: "@write @string @fast",
+		KeySpecs: []KeySpec{{Flags: KeyRW | KeyAccess | KeyUpdate, ReadsValue: true, Begin: Index(1), Find: Range(0, 1, 0)}}, Handler: cmdIncrbyfloat},
+}
+
+// Copies on the large-value paths, counted from the socket:
+//   SET: 1 (kernel -> a bulk buffer of exactly the value's size, which the
+//        engine then keeps; see Reader and Command.Own).
+//   GET: 0 in user space (the reply references the stored slice and is
+//        written with writev; see Writer.Bulk).
+
+// expireKind says how an expiry argument is to be read.
+type expireKind uint8
+
+const (
+	expireNone expireKind = iota
+	expireEX              // relative seconds
+	expirePX              // relative milliseconds
+	expireEXAT            // absolute unix seconds
+	expirePXAT            // absolute unix milliseconds
+)
+
+// stringOptions are the parsed options of SET and GETEX.
+type stringOptions struct {
+	nx, xx, get, keepTTL, persist bool
+	expire                        expireKind
+	expireArg                     []byte
+}
+
+// parseStringOptions parses SET's (forSet) or GETEX's options from args,
+// following Redis's parseExtendedStringArgumentsOrReply: conflicting
+// options and unknown words are a syntax error.
+func parseStringOptions(args [][]byte, forSet bool) (stringOptions, bool) {
+	var o stringOptions
+	for j := 0; j < len(args); j++ {
+		a := args[j]
+		hasNext := j+1 < len(args)
+		noExpire := o.expire == expireNone
+		switch {
+		case forSet && equalFold(a, "nx") && !o.xx:
+			o.nx = true
+		case forSet && equalFold(a, "xx") && !o.nx:
+			o.xx = true
+		case forSet && equalFold(a, "get"):
+			o.get = true
+		case forSet && equalFold(a, "keepttl") && !o.persist && noExpire:
+			o.keepTTL = true
+		case !forSet && equalFold(a, "persist") && noExpire && !o.keepTTL:
+			o.persist = true
+		case equalFold(a, "ex") && !o.keepTTL && !o.persist && (noExpire || o.expire == expireEX) && hasNext:
+			o.expire, o.expireArg = expireEX, args[j+1]
+			j++
+		case equalFold(a, "px") && !o.keepTTL && !o.persist && (noExpire || o.expire == expirePX) && hasNext:
+			o.expire, o.expireArg = expirePX, args[j+1]
+			j++
+		case equalFold(a, "exat") && !o.keepTTL && !o.persist && (noExpire || o.expire == expireEXAT) && hasNext:
+			o.expire, o.expireArg = expireEXAT, args[j+1]
+			j++
+		case equalFold(a, "pxat") && !o.keepTTL && !o.persist && (noExpire || o.expire == expirePXAT) && hasNext:
+			o.expire, o.expireArg = expirePXAT, args[j+1]
+			j++
+		default:
+			return o, false
+		}
+	}
+	return o, true
+}
+
+// expireAt turns an expiry argument into unix milliseconds like Redis's
+// getExpireMillisecondsOrReply; it returns an error reply on failure.
+func expireAt(kind expireKind, arg []byte, now int64, cmdName string) (int64, string) {
+	n, ok := parseInt64(arg)
+	if !ok {
+		return 0, errNotInteger
+	}
+	invalid := "ERR invalid expire time in '" + cmdName + "' command"
+	seconds := kind == expireEX || kind == expireEXAT
+	if n <= 0 || (seconds && n > math.MaxInt64/1000) {
+		return 0, invalid
+	}
+	if seconds {
+		n *= 1000
+	}
+	if kind == expireEX || kind == expirePX {
+		if n > math.MaxInt64-now {
+			return 0, invalid
+		}
+		n += now
+	}
+	return n, ""
+}
+
+func cmdGet(x *Ctx) {
+	args := x.Args
+	x.View(func(tx *engine.Tx) {
+		if e, ok := tx.Get(args[1]); ok {
+			x.W.Bulk(e.Value)
+		} else {
+			x.W.Null()
+		}
+	})
+}
+
+func cmdSet(x *Ctx) {
+	args := x.Args
+	o, ok := parseStringOptions(args[3:], true)
+	if !ok {
+		x.W.Error(errSyntax)
+		return
+	}
+	setGeneric(x, args[1], 2, o, "set", nil, nil)
+}
+
+// setGeneric implements SET and its variants. valueArg is the index of the
+// value in the command; okReply and abortReply, when set, replace +OK and
+// the null reply (SETNX answers :1 and :0).
+func setGeneric(x *Ctx, key []byte, valueArg int, o stringOptions, name string, okReply, abortReply func()) {
+	// Copy the value (when the reader did not already give it its own
+	// buffer) before taking the engine lock, not while holding it.
+	value := x.Session.Own(valueArg)
+	x.Update(func(tx *engine.Tx) {
+		var at int64
+		if o.expire != expireNone {
+			var msg string
+			if at, msg = expireAt(o.expire, o.expireArg, tx.Now(), name); msg != "" {
+				x.W.Error(msg)
+				return
+			}
+		}
+		var old engine.Entry
+		var found bool
+		if o.get {
+			old, found = tx.Peek(key)
+		} else {
+			old, found = tx.Stat(key, false) // the old value itself is not needed
+		}
+		if o.get {
+			if found {
+				x.W.Bulk(old.Value)
+			} else {
+				x.W.Null()
+			}
+		}
+		if (o.nx && found) || (o.xx && !found) {
+			if o.get {
+				return
+			}
+			if abortReply != nil {
+				abortReply()
+			} else {
+				x.W.Null()
+			}
+			return
+		}
+		if o.keepTTL && found {
+			at = old.ExpireAt
+		}
+		tx.Set(key, value, at)
+		if o.get {
+			return
+		}
+		if okReply != nil {
+			okReply()
+		} else {
+			x.W.OK()
+		}
+	})
+}
+
+func cmdSetnx(x *Ctx) {
+	args := x.Args
+	setGeneric(x, args[1], 2, stringOptions{nx: true}, "setnx",
+		func() { x.W.Int(1) }, func() { x.W.Int(0) })
+}
+
+func cmdSetex(x *Ctx) {
+	args := x.Args
+	setGeneric(x, args[1], 3, stringOptions{expire: expireEX, expireArg: args[2]}, "setex", nil, nil)
+}
+
+func cmdPsetex(x *Ctx) {
+	args := x.Args
+	setGeneric(x, args[1], 3, stringOptions{expire: expirePX, expireArg: args[2]}, "psetex", nil, nil)
+}
+
+func cmdGetdel(x *Ctx) {
+	args := x.Args
+	x.Update(func(tx *engine.Tx) {
+		e, ok := tx.Get(args[1])
+		if !ok {
+			x.W.Null()
+			return
+		}
+		x.W.Bulk(e.Value)
+		tx.Delete(args[1])
+	})
+}
+
+func cmdGetex(x *Ctx) {
+	args := x.Args
+	o, ok := parseStringOptions(args[2:], false)
+	if !ok {
+		x.W.Error(errSyntax)
+		return
+	}
+	x.Update(func(tx *engine.Tx) {
+		e, ok := tx.Get(args[1])
+		if !ok {
+			x.W.Null()
+			return
+		}
+		var at int64
+		if o.expire != expireNone {
+			var msg string
+			if at, msg = expireAt(o.expire, o.expireArg, tx.Now(), "getex"); msg != "" {
+				x.W.Error(msg)
+				return
+			}
+		}
+		x.W.Bulk(e.Value)
+		switch {
+		case o.expire != expireNone:
+			tx.SetExpire(args[1], at)
+		case o.persist:
+			tx.SetExpire(args[1], 0)
+		}
+	})
+}
+
+func cmdGetset(x *Ctx) {
+	args := x.Args
+	x.Update(func(tx *engine.Tx) {
+		if e, ok := tx.Get(args[1]); ok {
+			x.W.Bulk(e.Value)
+		} else {
+			x.W.Null()
+		}
+		tx.Set(args[1], x.Session.Own(2), 0)
+	})
+}
+
+func cmdMget(x *Ctx) {
+	args := x.Args
+	x.View(func(tx *engine.Tx) {
+		x.W.Array(len(args) - 1)
+		for _, k := range args[1:] {
+			if e, ok := tx.Get(k); ok {
+				x.W.Bulk(e.Value)
+			} else {
+				x.W.Null()
+			}
+		}
+	})
+}
+
+func cmdMset(x *Ctx) {
+	args := x.Args
+	if len(args)%2 == 0 {
+		x.W.Error("ERR wrong number of arguments for 'mset' command")
+		return
+	}
+	x.Update(func(tx *engine.Tx) {
+		for i := 1; i < len(args); i += 2 {
+			tx.Set(args[i], x.Session.Own(i+1), 0)
+		}
+		x.W.OK()
+	})
+}
+
+func cmdMsetnx(x *Ctx) {
+	args := x.Args
+	if len(args)%2 == 0 {
+		x.W.Error("ERR wrong number of arguments for 'msetnx' command")
+		return
+	}
+	x.Update(func(tx *engine.Tx) {
+		for i := 1; i < len(args); i += 2 {
+			if _, ok := tx.Stat(args[i], false); ok {
+				x.W.Int(0)
+				return
+			}
+		}
+		for i := 1; i < len(args); i += 2 {
+			tx.Set(args[i], x.Session.Own(i+1), 0)
+		}
+		x.W.Int(1)
+	})
+}
+
+func cmdStrlen(x *Ctx) {
+	args := x.Args
+	x.View(func(tx *engine.Tx) {
+		e, _ := tx.Stat(args[1], true)
+		x.W.Int(e.Len)
+	})
+}
+
+// checkStringLength is Redis's guard against strings over
+// proto-max-bulk-len.
+func checkStringLength(x *Ctx, size, add int64) bool {
+	total := size + add
+	return total <= x.Session.MaxBulk() && total >= size && total >= add
+}
+
+func cmdAppend(x *Ctx) {
+	args := x.Args
+	x.Update(func(tx *engine.Tx) {
+		e, ok := tx.Peek(args[1])
+		if !ok {
+			tx.Set(args[1], x.Session.Own(2), 0)
+			x.W.Int(int64(len(args[2])))
+			return
+		}
+		if !checkStringLength(x, int64(len(e.Value)), int64(len(args[2]))) {
+			x.W.Error(errStringLimit)
+			return
+		}
+		// Stored values are immutable (replies may still reference them),
+		// so APPEND builds a new value.
+		nv := make([]byte, 0, len(e.Value)+len(args[2]))
+		nv = append(append(nv, e.Value...), args[2]...)
+		tx.Set(args[1], nv, e.ExpireAt)
+		x.W.Int(int64(len(nv)))
+	})
+}
+
+func cmdGetrange(x *Ctx) {
+	args := x.Args
+	start, ok1 := parseInt64(args[2])
+	end, ok2 := parseInt64(args[3])
+	if !ok1 || !ok2 {
+		x.W.Error(errNotInteger)
+		return
+	}
+	x.View(func(tx *engine.Tx) {
+		e, _ := tx.Get(args[1])
+		n := int64(len(e.Value))
+		if start < 0 && end < 0 && start > end {
+			x.W.BulkString("")
+			return
+		}
+		if start < 0 {
+			start += n
+		}
+		if end < 0 {
+			end += n
+		}
+		start, end = max(start, 0), max(end, 0)
+		if end >= n {
+			end = n - 1
+		}
+		if start > end || n == 0 {
+			x.W.BulkString("")
+			return
+		}
+		x.W.Bulk(e.Value[start : end+1])
+	})
+}
+
+func cmdSetrange(x *Ctx) {
+	args := x.Args
+	offset, ok := parseInt64(args[2])
+	if !ok {
+		x.W.Error(errNotInteger)
+		return
+	}
+	if offset < 0 {
+		x.W.Error("ERR offset is out of range")
+		return
+	}
+	value := args[3]
+	x.Update(func(tx *engine.Tx) {
+		e, found := tx.Peek(args[1])
+		if len(value) == 0 {
+			x.W.Int(int64(len(e.Value)))
+			return
+		}
+		if !checkStringLength(x, offset, int64(len(value))) {
+			x.W.Error(errStringLimit)
+			return
+		}
+		n := max(int64(len(e.Value)), offset+int64(len(value)))
+		nv := make([]byte, n)
+		copy(nv, e.Value)
+		copy(nv[offset:], value)
+		var at int64
+		if found {
+			at = e.ExpireAt
+		}
+		tx.Set(args[1], nv, at)
+		x.W.Int(n)
+	})
+}
+
+func cmdIncr(x *Ctx) { incrBy(x, x.Args[1], 1) }
+
+func cmdDecr(x *Ctx) { incrBy(x, x.Args[1], -1) }
+
+func cmdIncrby(x *Ctx) {
+	args := x.Args
+	n, ok := parseInt64(args[2])
+	if !ok {
+		x.W.Error(errNotInteger)
+		return
+	}
+	incrBy(x, args[1], n)
+}
+
+func cmdDecrby(x *Ctx) {
+	args := x.Args
+	n, ok := parseInt64(args[2])
+	if !ok {
+		x.W.Error(errNotInteger)
+		return
+	}
+	if n == math.MinInt64 {
+		x.W.Error("ERR decrement would overflow")
+		return
+	}
+	incrBy(x, args[1], -n)
+}
+
+// incrBy adds delta to the integer stored at key, keeping its TTL.
+func incrBy(x *Ctx, key []byte, delta int64) {
+	x.Update(func(tx *engine.Tx) {
+		e, found := tx.Peek(key)
+		var cur int64
+		if found {
+			var ok bool
+			if cur, ok = parseInt64(e.Value); !ok {
+				x.W.Error(errNotInteger)
+				return
+			}
+		}
+		if (delta < 0 && cur < 0 && delta < math.MinInt64-cur) ||
+			(delta > 0 && cur > 0 && delta > math.MaxInt64-cur) {
+			x.W.Error(errOverflow)
+			return
+		}
+		cur += delta
+		tx.Set(key, strconv.AppendInt(nil, cur, 10), e.ExpireAt)
+		x.W.Int(cur)
+	})
+}
+
+func cmdIncrbyfloat(x *Ctx) {
+	args := x.Args
+	x.Update(func(tx *engine.Tx) {
+		e, found := tx.Peek(args[1])
+		cur := new(big.Float).SetPrec(longDoublePrec)
+		if found {
+			v, ok := parseLongDouble(e.Value)
+			if !ok {
+				x.W.Error(errNotFloat)
+				return
+			}
+			cur = v
+		}
+		incr, ok := parseLongDouble(args[2])
+		if !ok {
+			x.W.Error(errNotFloat)
+			return
+		}
+		if cur.IsInf() || incr.IsInf() {
+			x.W.Error(errNaNInf)
+			return
+		}
+		sum := new(big.Float).SetPrec(longDoublePrec).SetMode(big.ToNearestEven).Add(cur, incr)
+		if sum.MantExp(nil) > maxLongDoubleExp {
+			x.W.Error(errNaNInf)
+			return
+		}
+		out := formatLongDouble(sum)
+		tx.Set(args[1], []byte(out), e.ExpireAt)
+		x.W.BulkString(out)
+	})
+}
