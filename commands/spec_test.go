@@ -5,7 +5,7 @@ import (
 	"go/parser"
 	"go/token"
 	"path/filepath"
-		"slices"
+	"slices"
 	"strings"
 	"testing"
 

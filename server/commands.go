@@ -125,7 +125,7 @@ var legacyCommands = []*commands.Spec{
 	{Name: "asking", Arity: 1, Flags: commands.FlagFast, ACL: "@fast @connection", Handler: legacy(clusterOnly((*Server).cmdClusterOK))},
 	{Name: "kvc.probe", Arity: -2, Flags: commands.FlagReadonly | commands.FlagFast, ACL: "@read @fast",
 		KeySpecs: []commands.KeySpec{{Flags: commands.KeyRO | commands.KeyAccess, Begin: commands.Index(1), Find: commands.Range(-1, 1, 0)}},
-		GetKeys: probeKeys, Routing: commands.RouteFirstKey, Handler: legacy((*Server).cmdKvcProbe)},
+		GetKeys:  probeKeys, Routing: commands.RouteFirstKey, Handler: legacy((*Server).cmdKvcProbe)},
 	{Name: "kvc.pin", Arity: -3, Flags: commands.FlagWrite | commands.FlagFast, ACL: "@write @fast",
 		KeySpecs: []commands.KeySpec{{Flags: commands.KeyRW | commands.KeyUpdate, Begin: commands.Index(2), Find: commands.Range(-1, 1, 0)}}, Handler: legacy((*Server).cmdKvcPin)},
 	{Name: "kvc.unpin", Arity: -2, Flags: commands.FlagWrite | commands.FlagFast, ACL: "@write @fast",
