@@ -25,6 +25,10 @@ type Ctx struct {
 	Log *slog.Logger
 	// Commands is the server's command table.
 	Commands *Table
+	// KeyspaceConfig is the server settings the keyspace family reads.
+	KeyspaceConfig KeyspaceConfig
+	// KVCache is the server settings and slot map the kvcache family reads.
+	KVCache KVCache
 }
 
 // Session is the state of the connection a command came on that data

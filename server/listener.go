@@ -24,6 +24,10 @@ import (
 // ErrShutdown is returned by Serve when a client ran SHUTDOWN.
 var ErrShutdown = errors.New("shutdown requested by a client")
 
+// DefaultMaxLeaseMs is the default --max-lease-ms: the longest lease
+// KVC.PROBE LEASE grants.
+const DefaultMaxLeaseMs = 60_000
+
 // Options configures a Server.
 type Options struct {
 	// RequirePass, when set, makes clients AUTH before other commands.

@@ -5,7 +5,6 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 
@@ -89,34 +88,6 @@ func TestRenameCommands(t *testing.T) {
 	// The shared command table is not changed by a server's renames.
 	if commands.NewTable(commandSpecs()).Lookup([]byte("flushall")) == nil {
 		t.Error("renaming in one table disabled the command in another")
-	}
-}
-
-func TestKeyArgsFollowKeyPositions(t *testing.T) {
-	tests := []struct {
-		cmd  []string
-		want []int
-	}{
-		{[]string{"get", "k"}, []int{1}},
-		{[]string{"mset", "a", "1", "b", "2"}, []int{1, 3}},
-		{[]string{"mget", "a", "b", "c"}, []int{1, 2, 3}},
-		{[]string{"rename", "a", "b"}, []int{1, 2}},
-		{[]string{"kvc.pin", "60", "a", "b"}, []int{2, 3}},
-		{[]string{"kvc.probe", "a", "b"}, []int{1, 2}},
-		{[]string{"kvc.probe", "LEASE", "500", "a", "b"}, []int{3, 4}},
-		{[]string{"kvc.probe", "lease", "b"}, nil}, // KVC.PROBE answers a wrong-arity error
-		{[]string{"keys", "*"}, nil},
-		{[]string{"flushall"}, nil},
-	}
-	table := commands.NewTable(commandSpecs())
-	for _, tt := range tests {
-		args := make([][]byte, len(tt.cmd))
-		for i, a := range tt.cmd {
-			args[i] = []byte(a)
-		}
-		if got := table.Lookup(args[0]).Keys(args); !slices.Equal(got, tt.want) {
-			t.Errorf("Keys(%q) = %v, want %v", tt.cmd, got, tt.want)
-		}
 	}
 }
 

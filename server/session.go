@@ -23,11 +23,13 @@ func (s session) MaxBulk() int64                 { return s.c.srv.maxBulk.Load()
 // newCommandCtx builds the context c's commands run with.
 func (s *Server) newCommandCtx(c *Client) *commands.Ctx {
 	return &commands.Ctx{
-		W:        c.w,
-		Session:  session{c},
-		Engine:   s.eng,
-		Log:      s.log,
-		Commands: s.table,
+		W:              c.w,
+		Session:        session{c},
+		Engine:         s.eng,
+		Log:            s.log,
+		Commands:       s.table,
+		KeyspaceConfig: session{c},
+		KVCache:        session{c},
 	}
 }
 

@@ -1,4 +1,4 @@
-package server
+package commands
 
 import (
 	"strconv"
@@ -15,9 +15,32 @@ import (
 // them saves round trips (KVC.PROBE) and keeps hot prefixes resident
 // (KVC.PIN).
 
-// DefaultMaxLeaseMs is the default --max-lease-ms: the longest lease
-// KVC.PROBE LEASE grants.
-const DefaultMaxLeaseMs = 60_000
+// kvcacheCommands are the kvcache family's rows.
+var kvcacheCommands = []*Spec{
+	{Name: "kvc.probe", Arity: -2, Flags: FlagReadonly | FlagFast, ACL: "@read @fast",
+		KeySpecs: []KeySpec{{Flags: KeyRO | KeyAccess, Begin: Index(1), Find: Range(-1, 1, 0)}},
+		GetKeys:  probeKeys, Routing: RouteFirstKey, Handler: cmdKvcProbe},
+	{Name: "kvc.pin", Arity: -3, Flags: FlagWrite | FlagFast, ACL: "@write @fast",
+		KeySpecs: []KeySpec{{Flags: KeyRW | KeyUpdate, Begin: Index(2), Find: Range(-1, 1, 0)}}, Handler: cmdKvcPin},
+	{Name: "kvc.unpin", Arity: -2, Flags: FlagWrite | FlagFast, ACL: "@write @fast",
+		KeySpecs: []KeySpec{{Flags: KeyRW | KeyUpdate, Begin: Index(1), Find: Range(-1, 1, 0)}}, Handler: cmdKvcUnpin},
+	{Name: "kvc.info", Arity: 2, Flags: FlagReadonly | FlagFast, ACL: "@read @fast",
+		KeySpecs: []KeySpec{{Flags: KeyRO | KeyAccess, Begin: Index(1), Find: Range(0, 1, 0)}}, Handler: cmdKvcInfo},
+}
+
+// KVCache is what the kvcache family needs to know of the server beyond
+// its engine.
+type KVCache interface {
+	// SlotMap is the cluster slot map in effect, nil outside cluster
+	// mode.
+	SlotMap() *cluster.Map
+	// MaxLeaseMs is --max-lease-ms: the longest lease KVC.PROBE LEASE
+	// grants.
+	MaxLeaseMs() int64
+	// MaxPinSeconds is --max-pin-seconds: the longest pin KVC.PIN grants,
+	// 0 for no bound.
+	MaxPinSeconds() int64
+}
 
 // parsePositive parses a strictly positive integer argument, returning the
 // error reply on failure: Redis's integer error, or "invalid <what> in
@@ -61,24 +84,25 @@ func probeKeys(args [][]byte) []int {
 // below the number of keys means key n is missing or lives elsewhere; a
 // client probes again from key n (its node answers) until a probe returns
 // 0, one round trip per change of node instead of one per chunk.
-func (s *Server) cmdKvcProbe(c *Client, args [][]byte) {
+func cmdKvcProbe(x *Ctx) {
+	args := x.Args
 	keys := args[1:]
 	var leaseMs int64
 	if equalFold(keys[0], "lease") && len(keys) >= 2 {
 		if len(keys) < 3 {
-			c.w.Error("ERR wrong number of arguments for 'kvc.probe' command")
+			x.W.Error("ERR wrong number of arguments for 'kvc.probe' command")
 			return
 		}
 		var msg string
 		if leaseMs, msg = parsePositive(keys[1], "lease time", "kvc.probe"); msg != "" {
-			c.w.Error(msg)
+			x.W.Error(msg)
 			return
 		}
-		leaseMs = min(leaseMs, s.options().MaxLeaseMs)
+		leaseMs = min(leaseMs, x.KVCache.MaxLeaseMs())
 		keys = keys[2:]
 	}
-	m := s.slotMap.Load()
-	s.view(c, func(tx *engine.Tx) {
+	m := x.KVCache.SlotMap()
+	x.View(func(tx *engine.Tx) {
 		n := 0
 		for _, k := range keys {
 			if m != nil && !m.Serves(cluster.KeySlot(k)) {
@@ -92,7 +116,7 @@ func (s *Server) cmdKvcProbe(c *Client, args [][]byte) {
 			}
 			n++
 		}
-		c.w.Int(int64(n))
+		x.W.Int(int64(n))
 	})
 }
 
@@ -100,49 +124,52 @@ func (s *Server) cmdKvcProbe(c *Client, args [][]byte) {
 // groups of the existing keys for seconds (at most --max-pin-seconds) and
 // returns how many distinct groups it pinned. Pinned groups may move
 // between tiers but are never evicted from the server.
-func (s *Server) cmdKvcPin(c *Client, args [][]byte) {
+func cmdKvcPin(x *Ctx) {
+	args := x.Args
 	secs, msg := parsePositive(args[1], "pin time", "kvc.pin")
 	if msg != "" {
-		c.w.Error(msg)
+		x.W.Error(msg)
 		return
 	}
-	if max := s.options().MaxPinSeconds; max > 0 && secs > max {
-		c.w.Error("ERR pin time exceeds the maximum of " + strconv.FormatInt(max, 10) + " seconds")
+	if max := x.KVCache.MaxPinSeconds(); max > 0 && secs > max {
+		x.W.Error("ERR pin time exceeds the maximum of " + strconv.FormatInt(max, 10) + " seconds")
 		return
 	}
-	s.update(c, func(tx *engine.Tx) {
+	x.Update(func(tx *engine.Tx) {
 		groups := map[string]bool{}
 		for _, k := range args[2:] {
 			if g, ok := tx.Pin(k, tx.Now()+secs*1000); ok {
 				groups[g] = true
 			}
 		}
-		c.w.Int(int64(len(groups)))
+		x.W.Int(int64(len(groups)))
 	})
 }
 
 // cmdKvcUnpin implements KVC.UNPIN key [key ...]: it removes the pins of
 // the keys' groups and returns how many groups were pinned.
-func (s *Server) cmdKvcUnpin(c *Client, args [][]byte) {
-	s.update(c, func(tx *engine.Tx) {
+func cmdKvcUnpin(x *Ctx) {
+	args := x.Args
+	x.Update(func(tx *engine.Tx) {
 		groups := map[string]bool{}
 		for _, k := range args[1:] {
 			if g, ok := tx.Unpin(k); ok {
 				groups[g] = true
 			}
 		}
-		c.w.Int(int64(len(groups)))
+		x.W.Int(int64(len(groups)))
 	})
 }
 
 // cmdKvcInfo implements KVC.INFO key: where and how the key is stored, its
 // chunk group, lease and pin deadlines, codec, and the decoded LMCache
 // metadata of its group. A missing key gets a null reply.
-func (s *Server) cmdKvcInfo(c *Client, args [][]byte) {
+func cmdKvcInfo(x *Ctx) {
+	args := x.Args
 	var info engine.KeyInfo
 	var found bool
 	var metaValue []byte
-	s.view(c, func(tx *engine.Tx) {
+	x.View(func(tx *engine.Tx) {
 		info, found = tx.Info(args[1])
 		if !found {
 			return
@@ -156,7 +183,7 @@ func (s *Server) cmdKvcInfo(c *Client, args [][]byte) {
 		}
 	})
 	if !found {
-		c.w.Null()
+		x.W.Null()
 		return
 	}
 	deadline := func(ms int64) int64 {
@@ -166,32 +193,32 @@ func (s *Server) cmdKvcInfo(c *Client, args [][]byte) {
 		return ms
 	}
 	meta := describeMetadata(metaValue)
-	c.w.Map(9)
-	c.w.BulkString("tier")
-	c.w.BulkString(info.Tier)
-	c.w.BulkString("size")
-	c.w.Int(info.Size)
-	c.w.BulkString("group")
-	c.w.BulkString(info.Group)
-	c.w.BulkString("group_keys")
-	c.w.Array(len(info.GroupKeys))
+	x.W.Map(9)
+	x.W.BulkString("tier")
+	x.W.BulkString(info.Tier)
+	x.W.BulkString("size")
+	x.W.Int(info.Size)
+	x.W.BulkString("group")
+	x.W.BulkString(info.Group)
+	x.W.BulkString("group_keys")
+	x.W.Array(len(info.GroupKeys))
 	for _, k := range info.GroupKeys {
-		c.w.BulkString(k)
+		x.W.BulkString(k)
 	}
-	c.w.BulkString("expire_at_ms")
-	c.w.Int(deadline(info.ExpireAt))
-	c.w.BulkString("lease_until_ms")
-	c.w.Int(deadline(info.LeaseUntil))
-	c.w.BulkString("pin_until_ms")
-	c.w.Int(deadline(info.PinUntil))
-	c.w.BulkString("codec")
-	c.w.BulkString(info.Codec)
-	c.w.BulkString("metadata")
+	x.W.BulkString("expire_at_ms")
+	x.W.Int(deadline(info.ExpireAt))
+	x.W.BulkString("lease_until_ms")
+	x.W.Int(deadline(info.LeaseUntil))
+	x.W.BulkString("pin_until_ms")
+	x.W.Int(deadline(info.PinUntil))
+	x.W.BulkString("codec")
+	x.W.BulkString(info.Codec)
+	x.W.BulkString("metadata")
 	if meta == nil {
-		c.w.Null()
+		x.W.Null()
 		return
 	}
-	c.w.WriteValue(*meta)
+	x.W.WriteValue(*meta)
 }
 
 // describeMetadata decodes a chunk's LMCache metadata for KVC.INFO: one map
