@@ -227,11 +227,12 @@ func cmdRandomkey(x *Ctx) {
 	})
 }
 
-func cmdRename(x *Ctx) { rename(x, x.Args, false) }
+func cmdRename(x *Ctx) { rename(x, false) }
 
-func cmdRenamenx(x *Ctx) { rename(x, x.Args, true) }
+func cmdRenamenx(x *Ctx) { rename(x, true) }
 
-func rename(x *Ctx, args [][]byte, nx bool) {
+func rename(x *Ctx, nx bool) {
+	args := x.Args
 	src, dst := args[1], args[2]
 	x.Update(func(tx *engine.Tx) {
 		e, ok := tx.Peek(src)
@@ -432,15 +433,16 @@ func parseExpireFlags(args [][]byte) (expireFlags, string) {
 	return f, ""
 }
 
-func cmdExpire(x *Ctx)    { expireGeneric(x, x.Args, true, 1000) }
-func cmdPexpire(x *Ctx)   { expireGeneric(x, x.Args, true, 1) }
-func cmdExpireat(x *Ctx)  { expireGeneric(x, x.Args, false, 1000) }
-func cmdPexpireat(x *Ctx) { expireGeneric(x, x.Args, false, 1) }
+func cmdExpire(x *Ctx)    { expireGeneric(x, true, 1000) }
+func cmdPexpire(x *Ctx)   { expireGeneric(x, true, 1) }
+func cmdExpireat(x *Ctx)  { expireGeneric(x, false, 1000) }
+func cmdPexpireat(x *Ctx) { expireGeneric(x, false, 1) }
 
 // expireGeneric implements the EXPIRE family like Redis's
 // expireGenericCommand: relative commands add the current time; unit is
 // 1000 for seconds, 1 for milliseconds.
-func expireGeneric(x *Ctx, args [][]byte, relative bool, unit int64) {
+func expireGeneric(x *Ctx, relative bool, unit int64) {
+	args := x.Args
 	flags, msg := parseExpireFlags(args[3:])
 	if msg != "" {
 		x.W.Error(msg)
