@@ -31,6 +31,8 @@ func Specs() []*Spec {
 var families = [][]*Spec{
 	stringCommands,
 	commandFamily,
+	connectionCommands,
+	aclCommands,
 }
 
 // NewTable builds the lookup table from copies of specs, deriving what

@@ -28,6 +28,8 @@ func (s *Server) newCommandCtx(c *Client) *commands.Ctx {
 		Engine:   s.eng,
 		Log:      s.log,
 		Commands: s.table,
+		Clients:  session{c},
+		Users:    session{c},
 	}
 }
 
