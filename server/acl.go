@@ -9,10 +9,10 @@ import (
 )
 
 // Access control: package acl's users applied to the command table (the
-// ACL command itself is in package commands, acl.go). A connection runs as one user (Client.user), the
-// default user until AUTH or HELLO AUTH names another; dispatch checks
-// every command against that user after the NOAUTH check, like Redis's
-// processCommand.
+// ACL command itself is in package commands, acl.go). A connection runs
+// as one user (Client.user), the default user until AUTH or HELLO AUTH
+// names another; dispatch checks every command against that user after
+// the NOAUTH check, like Redis's processCommand.
 
 const (
 	errNoPermKey = "NOPERM this user has no permissions to access one of the keys used as arguments"

@@ -4,18 +4,14 @@ import (
 	"slices"
 	"time"
 
-	"github.com/kvserver/kvserver/acl"
 	"github.com/kvserver/kvserver/commands"
 )
 
-// The connection and ACL families' view of a connection (the per-connection
-// methods of commands.Session), of the client registry (commands.Clients)
-// and of the ACL users (commands.Users).
+// The connection family's view of a connection (the per-connection
+// methods of commands.Session) and of the client registry
+// (commands.Clients).
 
-var (
-	_ commands.Clients = session{}
-	_ commands.Users   = session{}
-)
+var _ commands.Clients = session{}
 
 func (s session) Name() string {
 	s.c.mu.Lock()
@@ -43,7 +39,6 @@ func (s session) UserName() string    { return s.c.user.Load().Name() }
 func (s session) AuthRequired() bool  { return s.c.srv.authRequired(s.c) }
 func (s session) ResetUser()          { s.c.srv.setDefaultAuth(s.c) }
 func (s session) Mode() string        { return s.c.srv.redisMode() }
-func (s session) DefaultNoPass() bool { return s.c.srv.users.Default().NoPass() }
 
 func (s session) Authenticate(user, pass []byte) bool {
 	return s.c.srv.authenticate(s.c, user, pass)
@@ -125,11 +120,3 @@ func (s session) clientInfo(c *Client, now time.Time) commands.ClientInfo {
 	out.TotMem = out.Qbuf + out.QbufFree + out.ArgvMem + out.Rbs + out.Omem + clientOverhead
 	return out
 }
-
-func (s session) Exists(name string) bool { return s.c.srv.users.Lookup(name) != nil }
-
-func (s session) Check(user string, spec *commands.Spec, args [][]byte) (commands.ACLDenial, int) {
-	return s.c.srv.aclCheck(s.c.srv.users.Lookup(user), spec, args)
-}
-
-func (s session) All() []*acl.User { return s.c.srv.users.List() }
