@@ -29,6 +29,10 @@ type Ctx struct {
 	KeyspaceConfig KeyspaceConfig
 	// KVCache is the server settings and slot map the kvcache family reads.
 	KVCache KVCache
+	// Clients is the server's connection registry (connection.go).
+	Clients Clients
+	// Users is the server's ACL users (acl.go).
+	Users Users
 }
 
 // Session is the state of the connection a command came on that data
@@ -52,6 +56,35 @@ type Session interface {
 	// MaxBulk is proto-max-bulk-len, the largest string a command may
 	// build.
 	MaxBulk() int64
+
+	// The connection family's state (connection.go, acl.go).
+
+	// Name is CLIENT SETNAME's name, "" for none; SetName sets it.
+	Name() string
+	SetName(name string)
+	// SetLibName and SetLibVer are CLIENT SETINFO's attributes.
+	SetLibName(v string)
+	SetLibVer(v string)
+	// SetNoEvict is CLIENT NO-EVICT; SetNoTouch is CLIENT NO-TOUCH.
+	SetNoEvict(on bool)
+	SetNoTouch(on bool)
+	// Proto is the RESP version replies are written in; SetProto
+	// switches it (HELLO).
+	Proto() int
+	SetProto(p int)
+	// CloseAfterReply closes the connection once the reply is written.
+	CloseAfterReply()
+	// UserName is the ACL user the connection runs as.
+	UserName() string
+	// Authenticate logs the connection in as user (AUTH, HELLO AUTH),
+	// reporting whether the password was right and the user enabled.
+	Authenticate(user, pass []byte) bool
+	// AuthRequired reports whether the connection must still
+	// authenticate before running commands.
+	AuthRequired() bool
+	// ResetUser makes the connection the default user's again,
+	// authenticated only when that user needs no password (RESET).
+	ResetUser()
 }
 
 // Engine is what commands use of the storage engine beyond transactions:

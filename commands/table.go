@@ -30,8 +30,10 @@ func Specs() []*Spec {
 // them. A new family adds its slice here.
 var families = [][]*Spec{
 	stringCommands,
-	commandFamily,
 	keyspaceCommands,
+	connectionCommands,
+	aclCommands,
+	commandFamily,
 	kvcacheCommands,
 }
 

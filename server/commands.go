@@ -5,34 +5,6 @@ import "github.com/kvserver/kvserver/commands"
 // legacyCommands are the rows of the command families that have not moved
 // to package commands yet; their handlers still take the whole server.
 var legacyCommands = []*commands.Spec{
-	{Name: "ping", Arity: -1, Flags: commands.FlagFast, ACL: "@fast @connection", Handler: legacy((*Server).cmdPing)},
-	{Name: "echo", Arity: 2, Flags: commands.FlagLoading | commands.FlagStale | commands.FlagFast, ACL: "@fast @connection", Handler: legacy((*Server).cmdEcho)},
-	{Name: "quit", Arity: -1, Flags: commands.FlagNoscript | commands.FlagLoading | commands.FlagStale | commands.FlagFast | commands.FlagNoAuth | commands.FlagAllowBusy, ACL: "@fast @connection", Handler: legacy((*Server).cmdQuit)},
-	{Name: "reset", Arity: 1, Flags: commands.FlagNoscript | commands.FlagLoading | commands.FlagStale | commands.FlagFast | commands.FlagNoAuth | commands.FlagAllowBusy, ACL: "@fast @connection", Handler: legacy((*Server).cmdReset)},
-	{Name: "auth", Arity: -2, Flags: commands.FlagNoscript | commands.FlagLoading | commands.FlagStale | commands.FlagFast | commands.FlagNoAuth | commands.FlagAllowBusy, ACL: "@fast @connection", Handler: legacy((*Server).cmdAuth)},
-	{Name: "hello", Arity: -1, Flags: commands.FlagNoscript | commands.FlagLoading | commands.FlagStale | commands.FlagFast | commands.FlagNoAuth | commands.FlagAllowBusy, ACL: "@fast @connection", Handler: legacy((*Server).cmdHello)},
-	{Name: "client", Arity: -2, Flags: 0, ACL: "@slow", Subcommands: []*commands.Spec{
-		{Name: "client|getname", Arity: 2, Flags: commands.FlagNoscript | commands.FlagLoading | commands.FlagStale, ACL: "@slow @connection", Handler: legacy((*Server).cmdClientGetname)},
-		{Name: "client|help", Arity: 2, Flags: commands.FlagLoading | commands.FlagStale, ACL: "@slow @connection", Handler: legacy((*Server).cmdClientHelp)},
-		{Name: "client|info", Arity: 2, Flags: commands.FlagNoscript | commands.FlagLoading | commands.FlagStale, ACL: "@slow @connection", Handler: legacy((*Server).cmdClientInfo)},
-		{Name: "client|no-evict", Arity: 3, Flags: commands.FlagAdmin | commands.FlagNoscript | commands.FlagLoading | commands.FlagStale, ACL: "@admin @slow @dangerous @connection", Handler: legacy((*Server).cmdClientNoEvict)},
-		{Name: "client|list", Arity: -2, Flags: commands.FlagAdmin | commands.FlagNoscript | commands.FlagLoading | commands.FlagStale, ACL: "@admin @slow @dangerous @connection", Handler: legacy((*Server).cmdClientList)},
-		{Name: "client|kill", Arity: -3, Flags: commands.FlagAdmin | commands.FlagNoscript | commands.FlagLoading | commands.FlagStale, ACL: "@admin @slow @dangerous @connection", Handler: legacy((*Server).cmdClientKill)},
-		{Name: "client|id", Arity: 2, Flags: commands.FlagNoscript | commands.FlagLoading | commands.FlagStale, ACL: "@slow @connection", Handler: legacy((*Server).cmdClientId)},
-		{Name: "client|setinfo", Arity: 4, Flags: commands.FlagNoscript | commands.FlagLoading | commands.FlagStale, ACL: "@slow @connection", Handler: legacy((*Server).cmdClientSetinfo)},
-		{Name: "client|no-touch", Arity: 3, Flags: commands.FlagNoscript | commands.FlagLoading | commands.FlagStale, ACL: "@slow @connection", Handler: legacy((*Server).cmdClientNoTouch)},
-		{Name: "client|maint_notifications", Arity: -3, Flags: commands.FlagNoscript | commands.FlagLoading | commands.FlagStale, ACL: "@slow @connection", Handler: legacy((*Server).cmdClientMaintNotifications)},
-		{Name: "client|setname", Arity: 3, Flags: commands.FlagNoscript | commands.FlagLoading | commands.FlagStale, ACL: "@slow @connection", Handler: legacy((*Server).cmdClientSetname)},
-	}},
-	{Name: "acl", Arity: -2, Flags: 0, ACL: "@slow", Subcommands: []*commands.Spec{
-		{Name: "acl|cat", Arity: -2, Flags: commands.FlagNoscript | commands.FlagLoading | commands.FlagStale, ACL: "@slow", Handler: legacy((*Server).cmdACLCat)},
-		{Name: "acl|dryrun", Arity: -4, Flags: commands.FlagAdmin | commands.FlagNoscript | commands.FlagLoading | commands.FlagStale, ACL: "@admin @slow @dangerous", Handler: legacy((*Server).cmdACLDryrun)},
-		{Name: "acl|genpass", Arity: -2, Flags: commands.FlagNoscript | commands.FlagLoading | commands.FlagStale, ACL: "@slow", Handler: legacy((*Server).cmdACLGenpass)},
-		{Name: "acl|help", Arity: 2, Flags: commands.FlagLoading | commands.FlagStale, ACL: "@slow", Handler: legacy((*Server).cmdACLHelp)},
-		{Name: "acl|list", Arity: 2, Flags: commands.FlagAdmin | commands.FlagNoscript | commands.FlagLoading | commands.FlagStale, ACL: "@admin @slow @dangerous", Handler: legacy((*Server).cmdACLList)},
-		{Name: "acl|users", Arity: 2, Flags: commands.FlagAdmin | commands.FlagNoscript | commands.FlagLoading | commands.FlagStale, ACL: "@admin @slow @dangerous", Handler: legacy((*Server).cmdACLUsers)},
-		{Name: "acl|whoami", Arity: 2, Flags: commands.FlagNoscript | commands.FlagLoading | commands.FlagStale, ACL: "@slow", Handler: legacy((*Server).cmdACLWhoami)},
-	}},
 	{Name: "info", Arity: -1, Flags: commands.FlagLoading | commands.FlagStale, ACL: "@slow @dangerous", Handler: legacy((*Server).cmdInfo)},
 	{Name: "config", Arity: -2, Flags: 0, ACL: "@slow", Subcommands: []*commands.Spec{
 		{Name: "config|resetstat", Arity: 2, Flags: commands.FlagAdmin | commands.FlagNoscript | commands.FlagLoading | commands.FlagStale, ACL: "@admin @slow @dangerous", Handler: legacy((*Server).cmdConfigResetstat)},

@@ -30,6 +30,8 @@ func (s *Server) newCommandCtx(c *Client) *commands.Ctx {
 		Commands:       s.table,
 		KeyspaceConfig: session{c},
 		KVCache:        session{c},
+		Clients:        session{c},
+		Users:          session{c},
 	}
 }
 
