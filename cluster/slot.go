@@ -3,6 +3,11 @@ package cluster
 // Slots is the number of hash slots of a Redis cluster.
 const Slots = 16384
 
+// ScanBatch is how many keys a walk of the keyspace by slot (CLUSTER
+// GETKEYSINSLOT and COUNTKEYSINSLOT, the foreign-slot purge) examines per
+// engine step, so that other clients are served in between.
+const ScanBatch = 1024
+
 // crcTable is the CRC16-CCITT (XMODEM: polynomial 0x1021, initial value 0,
 // no reflection) table Redis's crc16.c uses.
 var crcTable = func() (t [256]uint16) {

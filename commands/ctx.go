@@ -33,6 +33,8 @@ type Ctx struct {
 	Clients Clients
 	// Users is the server's ACL users (acl.go).
 	Users Users
+	// Cluster is the server's cluster mode (the cluster family).
+	Cluster Cluster
 }
 
 // Session is the state of the connection a command came on that data

@@ -34,6 +34,7 @@ var families = [][]*Spec{
 	connectionCommands,
 	aclCommands,
 	commandFamily,
+	clusterCommands,
 	kvcacheCommands,
 }
 

@@ -154,9 +154,7 @@ func truncate(s string, n int) string {
 }
 
 // sanitize replaces newlines, which cannot appear in an error reply.
-func sanitize(s string) string {
-	return strings.NewReplacer("\r", " ", "\n", " ").Replace(s)
-}
+func sanitize(s string) string { return commands.Sanitize(s) }
 
 // authRequired reports whether c must authenticate before running commands:
 // c has not authenticated and the default user has a password or is off

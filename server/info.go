@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/kvserver/kvserver/commands"
 	"github.com/kvserver/kvserver/config"
 	"github.com/kvserver/kvserver/engine"
 	"github.com/kvserver/kvserver/resp"
@@ -54,17 +55,11 @@ var infoSections = []infoSection{
 	{"kvcache", "Kvcache", true, (*Server).infoKVCache},
 }
 
-// infoWriter accumulates INFO lines with Redis's "\r\n" line ends.
-type infoWriter struct{ b strings.Builder }
+// infoWriter is commands.InfoWriter under the names INFO's sections use.
+type infoWriter struct{ commands.InfoWriter }
 
-func (w *infoWriter) str(k, v string) {
-	w.b.WriteString(k)
-	w.b.WriteByte(':')
-	w.b.WriteString(v)
-	w.b.WriteString("\r\n")
-}
-
-func (w *infoWriter) int(k string, n int64) { w.str(k, strconv.FormatInt(n, 10)) }
+func (w *infoWriter) str(k, v string)       { w.Str(k, v) }
+func (w *infoWriter) int(k string, n int64) { w.Int(k, n) }
 
 // cmdInfo implements INFO [section ...]: section names are
 // case-insensitive, "default", "all" and "everything" select groups,
@@ -80,19 +75,14 @@ func (s *Server) cmdInfo(c *Client, args [][]byte) {
 	}
 	all := want["all"] || want["everything"]
 	var w infoWriter
-	n := 0
 	for _, sec := range infoSections {
 		if !all && !want[sec.name] && !(want["default"] && sec.inDefault) {
 			continue
 		}
-		if n > 0 {
-			w.b.WriteString("\r\n")
-		}
-		n++
-		w.b.WriteString("# " + sec.title + "\r\n")
+		w.Section(sec.title)
 		sec.write(s, &w)
 	}
-	c.w.Verbatim(w.b.String())
+	c.w.Verbatim(w.String())
 }
 
 // serverID derives a stable 40-hex-digit identifier for this server

@@ -32,6 +32,7 @@ func (s *Server) newCommandCtx(c *Client) *commands.Ctx {
 		KVCache:        session{c},
 		Clients:        session{c},
 		Users:          session{c},
+		Cluster:        session{c},
 	}
 }
 
