@@ -25,37 +25,37 @@ import (
 // clusterCommands are the cluster family's rows (Redis's cluster.c).
 var clusterCommands = []*Spec{
 	{Name: "cluster", Arity: -2, Flags: 0, ACL: "@slow", Subcommands: []*Spec{
-		{Name: "cluster|addslots", Arity: -3, Flags: FlagAdmin | FlagStale | FlagNoAsyncLoading, ACL: "@admin @slow @dangerous", Handler: clusterOnly(clusterStatic)},
-		{Name: "cluster|addslotsrange", Arity: -4, Flags: FlagAdmin | FlagStale | FlagNoAsyncLoading, ACL: "@admin @slow @dangerous", Handler: clusterOnly(clusterStatic)},
-		{Name: "cluster|bumpepoch", Arity: 2, Flags: FlagAdmin | FlagStale | FlagNoAsyncLoading, ACL: "@admin @slow @dangerous", Handler: clusterOnly(clusterStatic)},
-		{Name: "cluster|count-failure-reports", Arity: 3, Flags: FlagAdmin | FlagStale, ACL: "@admin @slow @dangerous", Handler: clusterOnly(clusterCountFailureReports)},
-		{Name: "cluster|countkeysinslot", Arity: 3, Flags: FlagStale, ACL: "@slow", Handler: clusterOnly(clusterCountkeysinslot)},
-		{Name: "cluster|delslots", Arity: -3, Flags: FlagAdmin | FlagStale | FlagNoAsyncLoading, ACL: "@admin @slow @dangerous", Handler: clusterOnly(clusterStatic)},
-		{Name: "cluster|delslotsrange", Arity: -4, Flags: FlagAdmin | FlagStale | FlagNoAsyncLoading, ACL: "@admin @slow @dangerous", Handler: clusterOnly(clusterStatic)},
-		{Name: "cluster|failover", Arity: -2, Flags: FlagAdmin | FlagStale | FlagNoAsyncLoading, ACL: "@admin @slow @dangerous", Handler: clusterOnly(clusterStatic)},
-		{Name: "cluster|flushslots", Arity: 2, Flags: FlagAdmin | FlagStale | FlagNoAsyncLoading, ACL: "@admin @slow @dangerous", Handler: clusterOnly(clusterStatic)},
-		{Name: "cluster|forget", Arity: 3, Flags: FlagAdmin | FlagStale | FlagNoAsyncLoading, ACL: "@admin @slow @dangerous", Handler: clusterOnly(clusterStatic)},
-		{Name: "cluster|getkeysinslot", Arity: 4, Flags: FlagStale, ACL: "@slow", Handler: clusterOnly(clusterGetkeysinslot)},
-		{Name: "cluster|help", Arity: 2, Flags: FlagLoading | FlagStale, ACL: "@slow", Handler: clusterOnly(clusterHelp)},
-		{Name: "cluster|info", Arity: 2, Flags: FlagStale, ACL: "@slow", Handler: clusterOnly(clusterInfo)},
-		{Name: "cluster|keyslot", Arity: 3, Flags: FlagStale, ACL: "@slow", Handler: clusterOnly(clusterKeyslot)},
-		{Name: "cluster|links", Arity: 2, Flags: FlagStale, ACL: "@slow", Handler: clusterOnly(clusterLinks)},
-		{Name: "cluster|meet", Arity: -4, Flags: FlagAdmin | FlagStale | FlagNoAsyncLoading, ACL: "@admin @slow @dangerous", Handler: clusterOnly(clusterStatic)},
-		{Name: "cluster|myid", Arity: 2, Flags: FlagStale, ACL: "@slow", Handler: clusterOnly(clusterMyid)},
-		{Name: "cluster|nodes", Arity: 2, Flags: FlagStale, ACL: "@slow", Handler: clusterOnly(clusterNodes)},
-		{Name: "cluster|replicas", Arity: 3, Flags: FlagAdmin | FlagStale, ACL: "@admin @slow @dangerous", Handler: clusterOnly(clusterReplicas)},
-		{Name: "cluster|replicate", Arity: 3, Flags: FlagAdmin | FlagStale | FlagNoAsyncLoading, ACL: "@admin @slow @dangerous", Handler: clusterOnly(clusterStatic)},
-		{Name: "cluster|reset", Arity: -2, Flags: FlagAdmin | FlagNoscript | FlagStale, ACL: "@admin @slow @dangerous", Handler: clusterOnly(clusterStatic)},
-		{Name: "cluster|saveconfig", Arity: 2, Flags: FlagAdmin | FlagStale | FlagNoAsyncLoading, ACL: "@admin @slow @dangerous", Handler: clusterOnly(clusterSaveconfig)},
-		{Name: "cluster|set-config-epoch", Arity: 3, Flags: FlagAdmin | FlagStale | FlagNoAsyncLoading, ACL: "@admin @slow @dangerous", Handler: clusterOnly(clusterStatic)},
-		{Name: "cluster|setslot", Arity: -4, Flags: FlagAdmin | FlagStale | FlagNoAsyncLoading, ACL: "@admin @slow @dangerous", Handler: clusterOnly(clusterStatic)},
-		{Name: "cluster|shards", Arity: 2, Flags: FlagStale, ACL: "@slow", Handler: clusterOnly(clusterShards)},
-		{Name: "cluster|slaves", Arity: 3, Flags: FlagAdmin | FlagStale, ACL: "@admin @slow @dangerous", Handler: clusterOnly(clusterReplicas)},
-		{Name: "cluster|slots", Arity: 2, Flags: FlagStale, ACL: "@slow", Handler: clusterOnly(clusterSlots)},
+		{Name: "cluster|addslots", Arity: -3, Flags: FlagAdmin | FlagStale | FlagNoAsyncLoading, ACL: "@admin @slow @dangerous", Handler: clusterOnly(cmdClusterStatic)},
+		{Name: "cluster|addslotsrange", Arity: -4, Flags: FlagAdmin | FlagStale | FlagNoAsyncLoading, ACL: "@admin @slow @dangerous", Handler: clusterOnly(cmdClusterStatic)},
+		{Name: "cluster|bumpepoch", Arity: 2, Flags: FlagAdmin | FlagStale | FlagNoAsyncLoading, ACL: "@admin @slow @dangerous", Handler: clusterOnly(cmdClusterStatic)},
+		{Name: "cluster|count-failure-reports", Arity: 3, Flags: FlagAdmin | FlagStale, ACL: "@admin @slow @dangerous", Handler: clusterOnly(cmdClusterCountFailureReports)},
+		{Name: "cluster|countkeysinslot", Arity: 3, Flags: FlagStale, ACL: "@slow", Handler: clusterOnly(cmdClusterCountkeysinslot)},
+		{Name: "cluster|delslots", Arity: -3, Flags: FlagAdmin | FlagStale | FlagNoAsyncLoading, ACL: "@admin @slow @dangerous", Handler: clusterOnly(cmdClusterStatic)},
+		{Name: "cluster|delslotsrange", Arity: -4, Flags: FlagAdmin | FlagStale | FlagNoAsyncLoading, ACL: "@admin @slow @dangerous", Handler: clusterOnly(cmdClusterStatic)},
+		{Name: "cluster|failover", Arity: -2, Flags: FlagAdmin | FlagStale | FlagNoAsyncLoading, ACL: "@admin @slow @dangerous", Handler: clusterOnly(cmdClusterStatic)},
+		{Name: "cluster|flushslots", Arity: 2, Flags: FlagAdmin | FlagStale | FlagNoAsyncLoading, ACL: "@admin @slow @dangerous", Handler: clusterOnly(cmdClusterStatic)},
+		{Name: "cluster|forget", Arity: 3, Flags: FlagAdmin | FlagStale | FlagNoAsyncLoading, ACL: "@admin @slow @dangerous", Handler: clusterOnly(cmdClusterStatic)},
+		{Name: "cluster|getkeysinslot", Arity: 4, Flags: FlagStale, ACL: "@slow", Handler: clusterOnly(cmdClusterGetkeysinslot)},
+		{Name: "cluster|help", Arity: 2, Flags: FlagLoading | FlagStale, ACL: "@slow", Handler: clusterOnly(cmdClusterHelp)},
+		{Name: "cluster|info", Arity: 2, Flags: FlagStale, ACL: "@slow", Handler: clusterOnly(cmdClusterInfo)},
+		{Name: "cluster|keyslot", Arity: 3, Flags: FlagStale, ACL: "@slow", Handler: clusterOnly(cmdClusterKeyslot)},
+		{Name: "cluster|links", Arity: 2, Flags: FlagStale, ACL: "@slow", Handler: clusterOnly(cmdClusterLinks)},
+		{Name: "cluster|meet", Arity: -4, Flags: FlagAdmin | FlagStale | FlagNoAsyncLoading, ACL: "@admin @slow @dangerous", Handler: clusterOnly(cmdClusterStatic)},
+		{Name: "cluster|myid", Arity: 2, Flags: FlagStale, ACL: "@slow", Handler: clusterOnly(cmdClusterMyid)},
+		{Name: "cluster|nodes", Arity: 2, Flags: FlagStale, ACL: "@slow", Handler: clusterOnly(cmdClusterNodes)},
+		{Name: "cluster|replicas", Arity: 3, Flags: FlagAdmin | FlagStale, ACL: "@admin @slow @dangerous", Handler: clusterOnly(cmdClusterReplicas)},
+		{Name: "cluster|replicate", Arity: 3, Flags: FlagAdmin | FlagStale | FlagNoAsyncLoading, ACL: "@admin @slow @dangerous", Handler: clusterOnly(cmdClusterStatic)},
+		{Name: "cluster|reset", Arity: -2, Flags: FlagAdmin | FlagNoscript | FlagStale, ACL: "@admin @slow @dangerous", Handler: clusterOnly(cmdClusterStatic)},
+		{Name: "cluster|saveconfig", Arity: 2, Flags: FlagAdmin | FlagStale | FlagNoAsyncLoading, ACL: "@admin @slow @dangerous", Handler: clusterOnly(cmdClusterSaveconfig)},
+		{Name: "cluster|set-config-epoch", Arity: 3, Flags: FlagAdmin | FlagStale | FlagNoAsyncLoading, ACL: "@admin @slow @dangerous", Handler: clusterOnly(cmdClusterStatic)},
+		{Name: "cluster|setslot", Arity: -4, Flags: FlagAdmin | FlagStale | FlagNoAsyncLoading, ACL: "@admin @slow @dangerous", Handler: clusterOnly(cmdClusterStatic)},
+		{Name: "cluster|shards", Arity: 2, Flags: FlagStale, ACL: "@slow", Handler: clusterOnly(cmdClusterShards)},
+		{Name: "cluster|slaves", Arity: 3, Flags: FlagAdmin | FlagStale, ACL: "@admin @slow @dangerous", Handler: clusterOnly(cmdClusterReplicas)},
+		{Name: "cluster|slots", Arity: 2, Flags: FlagStale, ACL: "@slow", Handler: clusterOnly(cmdClusterSlots)},
 	}},
-	{Name: "readonly", Arity: 1, Flags: FlagLoading | FlagStale | FlagFast, ACL: "@fast @connection", Handler: clusterOnly(clusterOK)},
-	{Name: "readwrite", Arity: 1, Flags: FlagLoading | FlagStale | FlagFast, ACL: "@fast @connection", Handler: clusterOnly(clusterOK)},
-	{Name: "asking", Arity: 1, Flags: FlagFast, ACL: "@fast @connection", Handler: clusterOnly(clusterOK)},
+	{Name: "readonly", Arity: 1, Flags: FlagLoading | FlagStale | FlagFast, ACL: "@fast @connection", Handler: clusterOnly(cmdClusterOK)},
+	{Name: "readwrite", Arity: 1, Flags: FlagLoading | FlagStale | FlagFast, ACL: "@fast @connection", Handler: clusterOnly(cmdClusterOK)},
+	{Name: "asking", Arity: 1, Flags: FlagFast, ACL: "@fast @connection", Handler: clusterOnly(cmdClusterOK)},
 }
 
 const (
@@ -88,25 +88,25 @@ func clusterOnly(h clusterHandler) Handler {
 	}
 }
 
-// clusterOK answers READONLY, READWRITE and ASKING: every node is a
+// cmdClusterOK answers READONLY, READWRITE and ASKING: every node is a
 // master, so reads need no permission and no slot is ever migrating.
-func clusterOK(x *Ctx, m *cluster.Map) { x.W.OK() }
+func cmdClusterOK(x *Ctx, m *cluster.Map) { x.W.OK() }
 
-// clusterStatic answers the subcommands that change a Redis cluster's
+// cmdClusterStatic answers the subcommands that change a Redis cluster's
 // configuration, which here only the file can do.
-func clusterStatic(x *Ctx, m *cluster.Map) {
+func cmdClusterStatic(x *Ctx, m *cluster.Map) {
 	x.W.Error(errStaticSlotMap)
 }
 
-// clusterSaveconfig succeeds: there is no nodes.conf, the map is the
+// cmdClusterSaveconfig succeeds: there is no nodes.conf, the map is the
 // operator's file.
-func clusterSaveconfig(x *Ctx, m *cluster.Map) { x.W.OK() }
+func cmdClusterSaveconfig(x *Ctx, m *cluster.Map) { x.W.OK() }
 
-func clusterMyid(x *Ctx, m *cluster.Map) {
+func cmdClusterMyid(x *Ctx, m *cluster.Map) {
 	x.W.BulkString(m.Self().ID)
 }
 
-func clusterKeyslot(x *Ctx, m *cluster.Map) {
+func cmdClusterKeyslot(x *Ctx, m *cluster.Map) {
 	x.W.Int(int64(cluster.KeySlot(x.Args[2])))
 }
 
@@ -114,10 +114,10 @@ func clusterKeyslot(x *Ctx, m *cluster.Map) {
 // every node reports the same epochs.
 func nodeEpoch(i int) int { return i + 1 }
 
-// clusterInfo writes CLUSTER INFO in Redis 7.0's format. The state is
+// cmdClusterInfo writes CLUSTER INFO in Redis 7.0's format. The state is
 // ok even when some slots have no node (Redis with
 // cluster-require-full-coverage no): the served slots keep working.
-func clusterInfo(x *Ctx, m *cluster.Map) {
+func cmdClusterInfo(x *Ctx, m *cluster.Map) {
 	var w InfoWriter
 	assigned := int64(m.Assigned())
 	size := 0
@@ -141,10 +141,10 @@ func clusterInfo(x *Ctx, m *cluster.Map) {
 	x.W.Verbatim(w.String())
 }
 
-// clusterNodes writes CLUSTER NODES: this node first, then the others
+// cmdClusterNodes writes CLUSTER NODES: this node first, then the others
 // in file order. There is no cluster bus, so the bus port is 0 and the
 // ping and pong times are 0.
-func clusterNodes(x *Ctx, m *cluster.Map) {
+func cmdClusterNodes(x *Ctx, m *cluster.Map) {
 	var b strings.Builder
 	line := func(i int) {
 		n := &m.Nodes()[i]
@@ -172,10 +172,10 @@ func clusterNodes(x *Ctx, m *cluster.Map) {
 	x.W.Verbatim(b.String())
 }
 
-// clusterSlots writes CLUSTER SLOTS: one row per run of consecutive
+// cmdClusterSlots writes CLUSTER SLOTS: one row per run of consecutive
 // slots of one node, in slot order, each with the node's endpoint, port,
 // id and an empty metadata map (Redis 7.0's shape; no replicas).
-func clusterSlots(x *Ctx, m *cluster.Map) {
+func cmdClusterSlots(x *Ctx, m *cluster.Map) {
 	runs := m.Runs()
 	x.W.Array(len(runs))
 	for _, r := range runs {
@@ -190,9 +190,9 @@ func clusterSlots(x *Ctx, m *cluster.Map) {
 	}
 }
 
-// clusterShards writes CLUSTER SHARDS: one shard per node, in file
+// cmdClusterShards writes CLUSTER SHARDS: one shard per node, in file
 // order, with its slot ranges and the node (always a master, online).
-func clusterShards(x *Ctx, m *cluster.Map) {
+func cmdClusterShards(x *Ctx, m *cluster.Map) {
 	x.W.Array(len(m.Nodes()))
 	for i := range m.Nodes() {
 		n := &m.Nodes()[i]
@@ -232,8 +232,8 @@ func clusterShards(x *Ctx, m *cluster.Map) {
 	}
 }
 
-// clusterLinks answers an empty list: there are no cluster bus links.
-func clusterLinks(x *Ctx, m *cluster.Map) { x.W.Array(0) }
+// cmdClusterLinks answers an empty list: there are no cluster bus links.
+func cmdClusterLinks(x *Ctx, m *cluster.Map) { x.W.Array(0) }
 
 // knownNode checks a node-id argument like Redis ("ERR Unknown node <id>").
 func knownNode(x *Ctx, m *cluster.Map, id []byte) bool {
@@ -246,25 +246,25 @@ func knownNode(x *Ctx, m *cluster.Map, id []byte) bool {
 	return false
 }
 
-// clusterReplicas answers CLUSTER REPLICAS and SLAVES: no node has
+// cmdClusterReplicas answers CLUSTER REPLICAS and SLAVES: no node has
 // replicas.
-func clusterReplicas(x *Ctx, m *cluster.Map) {
+func cmdClusterReplicas(x *Ctx, m *cluster.Map) {
 	if knownNode(x, m, x.Args[2]) {
 		x.W.Array(0)
 	}
 }
 
-func clusterCountFailureReports(x *Ctx, m *cluster.Map) {
+func cmdClusterCountFailureReports(x *Ctx, m *cluster.Map) {
 	if knownNode(x, m, x.Args[2]) {
 		x.W.Int(0)
 	}
 }
 
-// clusterCountkeysinslot implements CLUSTER COUNTKEYSINSLOT slot. The
+// cmdClusterCountkeysinslot implements CLUSTER COUNTKEYSINSLOT slot. The
 // engine keeps no per-slot index, so this walks the whole keyspace (in
 // batches, so other clients are served in between): O(keys), fine for the
 // occasional administrative call, not for a hot path.
-func clusterCountkeysinslot(x *Ctx, m *cluster.Map) {
+func cmdClusterCountkeysinslot(x *Ctx, m *cluster.Map) {
 	slot, ok := parseInt64(x.Args[2])
 	if !ok {
 		x.W.Error(errNotInteger)
@@ -277,10 +277,10 @@ func clusterCountkeysinslot(x *Ctx, m *cluster.Map) {
 	x.W.Int(int64(len(keysInSlot(x, int(slot), -1))))
 }
 
-// clusterGetkeysinslot implements CLUSTER GETKEYSINSLOT slot count, at
+// cmdClusterGetkeysinslot implements CLUSTER GETKEYSINSLOT slot count, at
 // the cost of a keyspace walk like COUNTKEYSINSLOT (it stops once it has
 // count keys).
-func clusterGetkeysinslot(x *Ctx, m *cluster.Map) {
+func cmdClusterGetkeysinslot(x *Ctx, m *cluster.Map) {
 	slot, ok1 := parseInt64(x.Args[2])
 	count, ok2 := parseInt64(x.Args[3])
 	if !ok1 || !ok2 {
@@ -321,7 +321,7 @@ func keysInSlot(x *Ctx, slot, max int) []string {
 	}
 }
 
-func clusterHelp(x *Ctx, m *cluster.Map) {
+func cmdClusterHelp(x *Ctx, m *cluster.Map) {
 	writeHelp(x, "CLUSTER",
 		"COUNTKEYSINSLOT <slot>",
 		"    Return the number of keys in <slot>.",
