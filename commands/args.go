@@ -132,3 +132,15 @@ func equalFold(arg []byte, lower string) bool {
 func isSpace(c byte) bool {
 	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'
 }
+
+// Truncate cuts s to at most n bytes, as Redis does to the arguments it
+// quotes in error replies.
+func Truncate(s string, n int) string {
+	if n < 0 {
+		n = 0
+	}
+	if len(s) > n {
+		return s[:n]
+	}
+	return s
+}

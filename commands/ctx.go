@@ -35,6 +35,12 @@ type Ctx struct {
 	Users Users
 	// Cluster is the server's cluster mode (the cluster family).
 	Cluster Cluster
+	// Config is the server's settings, for CONFIG.
+	Config Config
+	// Stats are the server's counters, for INFO, SAVE and LASTSAVE.
+	Stats Stats
+	// Lifecycle is the server's shutdown, for SHUTDOWN and DEBUG SLEEP.
+	Lifecycle Lifecycle
 }
 
 // Session is the state of the connection a command came on that data
@@ -98,6 +104,12 @@ type Engine interface {
 	FlushDB(ctx context.Context, db int) error
 	FlushAll(ctx context.Context) error
 	SwapDB(ctx context.Context, a, b int) error
+	// What INFO reports of the engine.
+	MaxMemory() int64
+	Stats() engine.Stats
+	DBStats() []engine.DBStats
+	ChunkStats() map[engine.ChunkClass]engine.ChunkCount
+	Protection() engine.ProtectionStats
 }
 
 // View runs fn against the connection's database as one atomic read step.

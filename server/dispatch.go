@@ -143,15 +143,8 @@ func unknownCommandError(args [][]byte) string {
 		"', with args beginning with: " + b.String())
 }
 
-func truncate(s string, n int) string {
-	if n < 0 {
-		n = 0
-	}
-	if len(s) > n {
-		return s[:n]
-	}
-	return s
-}
+// truncate is commands.Truncate, for the error replies dispatch writes.
+func truncate(s string, n int) string { return commands.Truncate(s, n) }
 
 // sanitize replaces newlines, which cannot appear in an error reply.
 func sanitize(s string) string { return commands.Sanitize(s) }

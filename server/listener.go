@@ -192,7 +192,7 @@ func New(eng *engine.Engine, opts Options) *Server {
 	}
 	s := &Server{
 		eng:      eng,
-		table:    commands.NewTable(commandSpecs()),
+		table:    commands.NewTable(commands.Specs()),
 		log:      opts.Logger,
 		metrics:  opts.Metrics,
 		started:  time.Now(),
@@ -225,7 +225,7 @@ func New(eng *engine.Engine, opts Options) *Server {
 // Validate reports the first problem New would find in opts: an ACL user
 // line with a bad rule, or a rename-command entry Redis would reject.
 func (o Options) Validate() error {
-	t := commands.NewTable(commandSpecs())
+	t := commands.NewTable(commands.Specs())
 	if _, _, err := newUsers(o, t.Original()); err != nil {
 		return err
 	}

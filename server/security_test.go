@@ -54,7 +54,7 @@ func TestRenameCommands(t *testing.T) {
 		{"target exists", map[string]string{"get": "set"}, "Target command name already exists", nil},
 	}
 	for _, tt := range tests {
-		table := commands.NewTable(commandSpecs())
+		table := commands.NewTable(commands.Specs())
 		before := len(table.All())
 		err := table.Rename(tt.renames)
 		if tt.wantErr != "" {
@@ -86,7 +86,7 @@ func TestRenameCommands(t *testing.T) {
 		}
 	}
 	// The shared command table is not changed by a server's renames.
-	if commands.NewTable(commandSpecs()).Lookup([]byte("flushall")) == nil {
+	if commands.NewTable(commands.Specs()).Lookup([]byte("flushall")) == nil {
 		t.Error("renaming in one table disabled the command in another")
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/kvserver/kvserver/commands"
 	"io"
 	"log/slog"
 	"net"
@@ -18,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kvserver/kvserver/commands"
 	"github.com/kvserver/kvserver/config"
 	"github.com/kvserver/kvserver/engine"
 )
@@ -222,7 +222,7 @@ func TestInfoPrintsRedisSectionsWithCRLF(t *testing.T) {
 		"maxmemory_policy":  "allkeys-lru",
 		"db0":               "keys=1,expires=0,avg_ttl=0",
 		"db3":               "keys=2,expires=1,avg_ttl=0",
-		"kvserver_version":  kvserverVersion,
+		"kvserver_version":  commands.Version,
 		"process_id":        strconv.Itoa(os.Getpid()),
 	}
 	for k, v := range want {
@@ -509,7 +509,7 @@ func TestCommandRepliesMatchRedis(t *testing.T) {
 		{[]string{"COMMAND", "INFO", "get|x"}, "*1\r\n$-1\r\n"},
 		{[]string{"COMMAND", "DOCS", "get"}, redisDocsGet},
 		{[]string{"COMMAND", "DOCS", "nosuch"}, "*0\r\n"},
-		{[]string{"COMMAND", "COUNT"}, ":" + strconv.Itoa(len(commandSpecs())) + "\r\n"},
+		{[]string{"COMMAND", "COUNT"}, ":" + strconv.Itoa(len(commands.Specs())) + "\r\n"},
 		{[]string{"COMMAND", "GETKEYS", "mset", "a", "b", "c", "d"}, "*2\r\n$1\r\na\r\n$1\r\nc\r\n"},
 		{[]string{"COMMAND", "GETKEYS", "mset", "a", "b", "c"}, "*2\r\n$1\r\na\r\n$1\r\nc\r\n"},
 		{[]string{"COMMAND", "GETKEYS", "rename", "a", "b"}, "*2\r\n$1\r\na\r\n$1\r\nb\r\n"},
@@ -544,7 +544,7 @@ func TestCommandRepliesMatchRedis(t *testing.T) {
 	}
 
 	all := c.do("COMMAND")
-	if !strings.HasPrefix(all, "*"+strconv.Itoa(len(commandSpecs()))+"\r\n") || !strings.Contains(all, strings.TrimPrefix(redisInfoGet, "*1\r\n")) {
+	if !strings.HasPrefix(all, "*"+strconv.Itoa(len(commands.Specs()))+"\r\n") || !strings.Contains(all, strings.TrimPrefix(redisInfoGet, "*1\r\n")) {
 		t.Errorf("COMMAND: %.200q", all)
 	}
 	if got := c.do("COMMAND", "INFO"); got != all {
@@ -600,7 +600,7 @@ func TestCommandRepliesMatchLiveRedis(t *testing.T) {
 				}
 			}
 		}
-		walk(commandSpecs())
+		walk(commands.Specs())
 	}
 }
 
@@ -677,21 +677,6 @@ func TestDebug(t *testing.T) {
 			t.Errorf("DEBUG SLEEP 0.3 = %q after %v", r, time.Since(start))
 		}
 	})
-}
-
-func TestParseFloatPrefixIsStrtod(t *testing.T) {
-	cases := []struct {
-		in   string
-		want float64
-	}{
-		{"1.5", 1.5}, {"  2", 2}, {"-1", -1}, {"1e-1", 0.1}, {".5s", 0.5}, {"3abc", 3},
-		{"x", 0}, {"", 0}, {"0x10", 16}, {"+7.", 7}, {"1e", 1},
-	}
-	for _, tc := range cases {
-		if got := parseFloatPrefix([]byte(tc.in)); got != tc.want {
-			t.Errorf("parseFloatPrefix(%q) = %v, want %v", tc.in, got, tc.want)
-		}
-	}
 }
 
 func TestShutdown(t *testing.T) {

@@ -33,14 +33,8 @@ func (s *Server) newCommandCtx(c *Client) *commands.Ctx {
 		Clients:        session{c},
 		Users:          session{c},
 		Cluster:        session{c},
-	}
-}
-
-// legacy adapts a handler that still lives in package server to the
-// command table.
-func legacy(h func(s *Server, c *Client, args [][]byte)) commands.Handler {
-	return func(x *commands.Ctx) {
-		c := x.Session.(session).c
-		h(c.srv, c, x.Args)
+		Config:         session{c},
+		Stats:          session{c},
+		Lifecycle:      session{c},
 	}
 }
