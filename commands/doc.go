@@ -15,7 +15,7 @@
 //
 // A handler gets a *Ctx: the arguments, the reply writer, transactions on
 // the client's database, and the few narrow services its family needs
-// (Session, Clients, Config, Stats, Cluster, Users). It never sees the
+// (Session, Clients, Config, Stats, Lifecycle, Cluster, Users). It never sees the
 // server; package server builds the Ctx and implements those interfaces.
 // The engine stays unaware of RESP.
 package commands
