@@ -22,8 +22,7 @@ var serverCommands = []*Spec{
 
 // Lifecycle is what SHUTDOWN and DEBUG SLEEP use of the server's life.
 type Lifecycle interface {
-	// Shutdown stops the server, as the calling connection asked: that
-	// connection is closed once this command's reply is written.
+	// Shutdown stops the server, as the calling connection asked.
 	Shutdown()
 	// Stopping is closed when the server starts to shut down.
 	Stopping() <-chan struct{}
@@ -86,6 +85,7 @@ func cmdShutdown(x *Ctx) {
 		return
 	}
 	x.Lifecycle.Shutdown()
+	x.Session.CloseAfterReply()
 }
 
 // debugIgnored are Redis DEBUG subcommands that have no meaning for

@@ -7,13 +7,11 @@ import "github.com/kvserver/kvserver/commands"
 
 var _ commands.Lifecycle = session{}
 
-// Shutdown stops the server at the client's request; the client's
-// connection closes after the reply.
+// Shutdown stops the server at the client's request, logging who asked.
 func (s session) Shutdown() {
 	c := s.c
 	c.srv.log.Warn("user requested shutdown", "client", c.ID, "addr", c.conn.RemoteAddr().String())
 	c.srv.requestShutdown()
-	c.closeAfterReply = true
 }
 
 // Stopping is closed when the server starts to shut down.
