@@ -160,7 +160,7 @@ func cmdACLGenpass(x *Ctx) {
 		return
 	}
 	if len(args) == 3 {
-		n, ok := parseInt64(args[2])
+		n, ok := ParseInt64(args[2])
 		if !ok {
 			x.W.Error(errNotInteger)
 			return

@@ -16,9 +16,9 @@ const (
 	errNaNInf      = "ERR increment would produce NaN or Infinity"
 )
 
-// parseInt64 parses a decimal integer exactly like Redis's string2ll: no
+// ParseInt64 parses a decimal integer exactly like Redis's string2ll: no
 // spaces, no '+', no leading zeros, no "-0", at most 20 characters.
-func parseInt64(b []byte) (int64, bool) {
+func ParseInt64(b []byte) (int64, bool) {
 	if len(b) == 0 || len(b) >= 21 {
 		return 0, false
 	}

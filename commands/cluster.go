@@ -265,7 +265,7 @@ func cmdClusterCountFailureReports(x *Ctx, m *cluster.Map) {
 // batches, so other clients are served in between): O(keys), fine for the
 // occasional administrative call, not for a hot path.
 func cmdClusterCountkeysinslot(x *Ctx, m *cluster.Map) {
-	slot, ok := parseInt64(x.Args[2])
+	slot, ok := ParseInt64(x.Args[2])
 	if !ok {
 		x.W.Error(errNotInteger)
 		return
@@ -281,8 +281,8 @@ func cmdClusterCountkeysinslot(x *Ctx, m *cluster.Map) {
 // the cost of a keyspace walk like COUNTKEYSINSLOT (it stops once it has
 // count keys).
 func cmdClusterGetkeysinslot(x *Ctx, m *cluster.Map) {
-	slot, ok1 := parseInt64(x.Args[2])
-	count, ok2 := parseInt64(x.Args[3])
+	slot, ok1 := ParseInt64(x.Args[2])
+	count, ok2 := ParseInt64(x.Args[3])
 	if !ok1 || !ok2 {
 		x.W.Error(errNotInteger)
 		return

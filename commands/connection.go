@@ -34,9 +34,11 @@ var connectionCommands = []*Spec{
 }
 
 // RedisCompatVersion is the Redis version kvserver reports (HELLO, INFO
-// redis_version): the release whose commands and replies it follows,
-// CLIENT SETINFO and CLIENT NO-TOUCH included.
-const RedisCompatVersion = "7.2.4"
+// redis_version): the release whose commands and replies it follows, the
+// one the command docs were generated from and the differential suite
+// compares with. kvserver also accepts a few later commands (CLIENT
+// SETINFO and NO-TOUCH from 7.2) that clients send at connect.
+const RedisCompatVersion = redisDocsVersion
 
 // Clients is the server's registry of connections, as the CLIENT
 // subcommands and HELLO see it.
@@ -157,7 +159,7 @@ func cmdHello(x *Ctx) {
 	next := 1
 	if len(args) >= 2 {
 		var ok bool
-		if ver, ok = parseInt64(args[1]); !ok {
+		if ver, ok = ParseInt64(args[1]); !ok {
 			x.W.Error("ERR Protocol version is not an integer or out of range")
 			return
 		}
@@ -387,7 +389,7 @@ func cmdClientList(x *Ctx) {
 		typeFilter = t
 	case len(args) > 3 && equalFold(args[2], "id"):
 		for _, a := range args[3:] {
-			id, ok := parseInt64(a)
+			id, ok := ParseInt64(a)
 			if !ok {
 				x.W.Error("ERR Invalid client ID")
 				return
@@ -536,7 +538,7 @@ func cmdClientKill(x *Ctx) {
 			opt, val := args[i], args[i+1]
 			switch {
 			case equalFold(opt, "id"):
-				id, ok := parseInt64(val)
+				id, ok := ParseInt64(val)
 				if !ok || id < 1 {
 					x.W.Error("ERR client-id should be greater than 0")
 					return

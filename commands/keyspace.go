@@ -173,7 +173,7 @@ func cmdScan(x *Ctx) {
 		remaining := len(args) - i
 		switch {
 		case equalFold(args[i], "count") && remaining >= 2:
-			n, ok := parseInt64(args[i+1])
+			n, ok := ParseInt64(args[i+1])
 			if !ok {
 				x.W.Error(errNotInteger)
 				return
@@ -270,7 +270,7 @@ const errIntRange = "ERR value is out of range, value must between -2147483648 a
 // returning the error reply on failure (msg replaces both errors when set,
 // as SWAPDB does).
 func parseDBIndex(b []byte, msg string) (int, string) {
-	n, ok := parseInt64(b)
+	n, ok := ParseInt64(b)
 	switch {
 	case !ok && msg == "":
 		return 0, errNotInteger
@@ -448,7 +448,7 @@ func expireGeneric(x *Ctx, relative bool, unit int64) {
 		x.W.Error(msg)
 		return
 	}
-	when, ok := parseInt64(args[2])
+	when, ok := ParseInt64(args[2])
 	if !ok {
 		x.W.Error(errNotInteger)
 		return

@@ -46,7 +46,7 @@ type KVCache interface {
 // error reply on failure: Redis's integer error, or "invalid <what> in
 // '<cmd>' command" for zero and negatives.
 func parsePositive(arg []byte, what, cmd string) (int64, string) {
-	n, ok := parseInt64(arg)
+	n, ok := ParseInt64(arg)
 	if !ok {
 		return 0, errNotInteger
 	}

@@ -118,7 +118,7 @@ func parseStringOptions(args [][]byte, forSet bool) (stringOptions, bool) {
 // expireAt turns an expiry argument into unix milliseconds like Redis's
 // getExpireMillisecondsOrReply; it returns an error reply on failure.
 func expireAt(kind expireKind, arg []byte, now int64, cmdName string) (int64, string) {
-	n, ok := parseInt64(arg)
+	n, ok := ParseInt64(arg)
 	if !ok {
 		return 0, errNotInteger
 	}
@@ -375,8 +375,8 @@ func cmdAppend(x *Ctx) {
 
 func cmdGetrange(x *Ctx) {
 	args := x.Args
-	start, ok1 := parseInt64(args[2])
-	end, ok2 := parseInt64(args[3])
+	start, ok1 := ParseInt64(args[2])
+	end, ok2 := ParseInt64(args[3])
 	if !ok1 || !ok2 {
 		x.W.Error(errNotInteger)
 		return
@@ -408,7 +408,7 @@ func cmdGetrange(x *Ctx) {
 
 func cmdSetrange(x *Ctx) {
 	args := x.Args
-	offset, ok := parseInt64(args[2])
+	offset, ok := ParseInt64(args[2])
 	if !ok {
 		x.W.Error(errNotInteger)
 		return
@@ -447,7 +447,7 @@ func cmdDecr(x *Ctx) { incrBy(x, x.Args[1], -1) }
 
 func cmdIncrby(x *Ctx) {
 	args := x.Args
-	n, ok := parseInt64(args[2])
+	n, ok := ParseInt64(args[2])
 	if !ok {
 		x.W.Error(errNotInteger)
 		return
@@ -457,7 +457,7 @@ func cmdIncrby(x *Ctx) {
 
 func cmdDecrby(x *Ctx) {
 	args := x.Args
-	n, ok := parseInt64(args[2])
+	n, ok := ParseInt64(args[2])
 	if !ok {
 		x.W.Error(errNotInteger)
 		return
@@ -476,7 +476,7 @@ func incrBy(x *Ctx, key []byte, delta int64) {
 		var cur int64
 		if found {
 			var ok bool
-			if cur, ok = parseInt64(e.Value); !ok {
+			if cur, ok = ParseInt64(e.Value); !ok {
 				x.W.Error(errNotInteger)
 				return
 			}

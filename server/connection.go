@@ -5,29 +5,12 @@ import (
 	"strconv"
 	"syscall"
 
-	"github.com/kvserver/kvserver/commands"
 	"github.com/kvserver/kvserver/resp"
 )
 
 // What the connection family (package commands, connection.go) needs of
 // the sockets: the measures of a connection CLIENT LIST reports. The
 // family's view of the clients is in session_connection.go.
-
-// redisCompatVersion is the Redis version kvserver reports (HELLO, INFO
-// redis_version).
-const redisCompatVersion = commands.RedisCompatVersion
-
-// writeHelp writes a HELP reply like Redis's addReplyHelp: a title line,
-// the lines given, and the HELP entry, as simple strings.
-func writeHelp(c *Client, cmd string, lines ...string) {
-	c.w.Array(len(lines) + 3)
-	c.w.Simple(cmd + " <subcommand> [<arg> [value] [opt] ...]. Subcommands are:")
-	for _, l := range lines {
-		c.w.Simple(l)
-	}
-	c.w.Simple("HELP")
-	c.w.Simple("    Prints this help.")
-}
 
 // Buffer sizes reported for clients other than the caller, whose buffers
 // belong to their own goroutines and cannot be read safely: what a

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"github.com/kvserver/kvserver/commands"
 	"regexp"
 	"strconv"
 	"strings"
@@ -14,7 +15,7 @@ func helloReply(id int64, proto int) string {
 	if proto == 3 {
 		header = "%7\r\n"
 	}
-	return header + bulk("server") + bulk("redis") + bulk("version") + bulk(redisCompatVersion) +
+	return header + bulk("server") + bulk("redis") + bulk("version") + bulk(commands.RedisCompatVersion) +
 		bulk("proto") + ":" + strconv.Itoa(proto) + "\r\n" + bulk("id") + ":" + strconv.FormatInt(id, 10) + "\r\n" +
 		bulk("mode") + bulk("standalone") + bulk("role") + bulk("master") + bulk("modules") + "*0\r\n"
 }

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kvserver/kvserver/commands"
 	"github.com/kvserver/kvserver/config"
 )
 
@@ -244,7 +245,7 @@ func onlyValue(want string, fold bool) func(*Server, string) (func(), string) {
 // parseIntValue parses a numeric config value with Redis's string2ll and
 // checks its bounds, with Redis's messages.
 func parseIntValue(v string, lo, hi int64) (int64, string) {
-	n, ok := parseInt64([]byte(v))
+	n, ok := commands.ParseInt64([]byte(v))
 	if !ok {
 		return 0, "argument couldn't be parsed into an integer"
 	}

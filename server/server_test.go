@@ -210,7 +210,7 @@ func TestInfoPrintsRedisSectionsWithCRLF(t *testing.T) {
 
 	_, f := infoFields(verbatimBody(t, c.do("INFO", "everything")))
 	want := map[string]string{
-		"redis_version":     redisCompatVersion,
+		"redis_version":     commands.RedisCompatVersion,
 		"redis_mode":        "standalone",
 		"tcp_port":          "6390",
 		"maxclients":        "77",

@@ -23,7 +23,7 @@ func TestDifferentialCommandTable(t *testing.T) {
 		}
 		steps = append(steps, do("COMMAND", "INFO", spec.Name), do("COMMAND", "DOCS", spec.Name))
 	})
-	if len(steps) < 2*20 {
+	if len(steps) < 2*100 {
 		t.Fatalf("only %d rows to compare; Specs() lost families?", len(steps)/2)
 	}
 	runDifferential(t, []script{{name: "command table", steps: steps}})
