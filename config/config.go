@@ -61,9 +61,6 @@ type Config struct {
 	LogLevel        string // --log-level debug|info|warn|error, default info
 	MaxDisk         int64  // --maxdisk, bytes of the disk tier; 0 means 80% of the free space of Dir at start
 	DiskCompression string // --disk-compression none|s2|zstd, default none
-	ExistsLeaseMs   int    // --exists-lease-ms, lease an EXISTS hit grants, default 2000, 0 disables
-	MaxPinSeconds   int    // --max-pin-seconds, longest KVC.PIN, default 86400
-	MaxLeaseMs      int    // --max-lease-ms, longest lease KVC.PROBE LEASE grants (longer ones are clamped), default 60000
 	KVQuant         string // --kv-quant off|int8|fp8|int4, default off
 	ClusterConfig   string // --cluster-config, YAML slot map (package cluster); "" runs without cluster mode
 
@@ -88,6 +85,11 @@ type Config struct {
 	// no: who may run DEBUG (Redis 7's setting; local means loopback
 	// clients only).
 	EnableDebugCommand string
+
+	// byName holds the settings whose rows have no field above, by name;
+	// read them with Int, String and Bool. It is shared by copies of the
+	// Config, which is never changed after Load.
+	byName map[string]any
 }
 
 // Load builds the Config from, in rising priority: the defaults of the
@@ -214,7 +216,7 @@ func (c Config) Validate() error {
 		errs = append(errs, fmt.Errorf("%s: %s", key, fmt.Sprintf(format, args...)))
 	}
 	for _, s := range settings {
-		if s.field != nil {
+		if s.field != nil || c.byName[s.Name] != nil {
 			s.validate(&c, bad)
 		}
 	}
@@ -317,7 +319,7 @@ func decode(v *viper.Viper, source func(key string) string) (Config, error) {
 		errs []error
 	)
 	for _, s := range settings {
-		if s.field == nil {
+		if !s.Configurable() {
 			continue
 		}
 		if err := s.decode(v.Get(s.Name), &c); err != nil {

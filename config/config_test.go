@@ -42,11 +42,27 @@ func defaults(t *testing.T) Config {
 		Databases:       16,
 		ConfigFile:      "",
 		LogLevel:        "info",
-		DiskCompression: "none", ExistsLeaseMs: 2000, MaxPinSeconds: 86400, MaxLeaseMs: 60000, KVQuant: "off", EnableDebugCommand: "no",
+		DiskCompression: "none", KVQuant: "off", EnableDebugCommand: "no",
 		ProtectedMode: true, TLSAuthClients: "yes",
 		ClientOutputBufferLimit: DefaultOutputBufferLimits,
 		RenameCommand:           map[string]string{},
+		byName:                  defaultByName(),
 	}
+}
+
+// defaultByName is Config.byName as Load fills it from the defaults.
+func defaultByName() map[string]any {
+	out := map[string]any{}
+	for _, s := range settings {
+		if s.ReadByName() {
+			var c Config
+			if err := s.decode(s.Default, &c); err != nil {
+				panic(err)
+			}
+			out[s.Name] = c.byName[s.Name]
+		}
+	}
+	return out
 }
 
 // writeYAML writes body to a fresh file and returns its path.
@@ -181,9 +197,22 @@ func TestLoadLayersOverrideInRisingPriority(t *testing.T) {
 			want: func(c *Config) {
 				*c = Config{
 					Port: 1, Bind: "::1", Dir: "d", MaxMemory: 10 << 20, MetricsPort: 2, RequirePass: "pw",
-					ProtoMaxBulkLen: 1 << 20, MaxClients: 3, Databases: 4, LogLevel: "warn", DiskCompression: "none", ExistsLeaseMs: 2000, MaxPinSeconds: 86400, MaxLeaseMs: 60000, KVQuant: "off", EnableDebugCommand: "no",
+					ProtoMaxBulkLen: 1 << 20, MaxClients: 3, Databases: 4, LogLevel: "warn", DiskCompression: "none", KVQuant: "off", EnableDebugCommand: "no",
 					ProtectedMode: true, TLSAuthClients: "yes", ClientOutputBufferLimit: DefaultOutputBufferLimits, RenameCommand: map[string]string{},
+					byName: defaultByName(),
 				}
+			},
+		},
+		{
+			name: "settings read by name come from the same layers",
+			env:  []string{"KVSERVER_MAX_PIN_SECONDS=60"},
+			args: []string{"--max-lease-ms=500"},
+			file: "exists-lease-ms: 0\n",
+			want: func(c *Config) {
+				c.byName = defaultByName()
+				*c.byName["max-lease-ms"].(*int64) = 500
+				*c.byName["max-pin-seconds"].(*int64) = 60
+				*c.byName["exists-lease-ms"].(*int64) = 0
 			},
 		},
 	}
@@ -336,7 +365,7 @@ func TestValidateRejectsImpossibleValuesNamingTheKey(t *testing.T) {
 	t.Parallel()
 	valid := Config{
 		Port: 6379, Bind: "127.0.0.1", Dir: "./data", MaxMemory: 1 << 30, MetricsPort: 9121,
-		ProtoMaxBulkLen: 512 << 20, MaxClients: 10000, Databases: 16, LogLevel: "info", DiskCompression: "none", ExistsLeaseMs: 2000, MaxPinSeconds: 86400, MaxLeaseMs: 60000, KVQuant: "off", EnableDebugCommand: "no",
+		ProtoMaxBulkLen: 512 << 20, MaxClients: 10000, Databases: 16, LogLevel: "info", DiskCompression: "none", KVQuant: "off", EnableDebugCommand: "no",
 	}
 	tests := []struct {
 		name    string

@@ -5,10 +5,15 @@
 // of Redis's static_configs[]: name, kind, default, bounds, whether CONFIG
 // SET may change it at run time, how CONFIG REWRITE treats it, and a doc
 // line. The flags, YAML keys, KVSERVER_* variables, defaults and bounds
-// checks of Load, the CONFIG parameters of package resp, the README's flag
+// checks of Load, the CONFIG parameters (package server), the README's flag
 // table (FlagTable) and configs/kvserver.yaml all follow from it; tests fail
-// when the README or the YAML file disagree with it. Adding a setting is
-// one row and the Config field it fills.
+// when the README or the YAML file disagree with it.
+//
+// Adding a setting is adding its row. A row without a Config field is read
+// by name (Config.Int, String, Bool), and a running server keeps such
+// settings in a Live copy that CONFIG GET, SET and REWRITE handle with no
+// code of the setting's own; only the settings wired into their owners at
+// start (ports, the engine's bounds, TLS files) have fields.
 //
 // Load layers, in rising priority, the table's defaults, an optional YAML
 // file named by --config, the KVSERVER_* environment variables and the
@@ -16,8 +21,7 @@
 // parses and prints sizes the way Redis does ("512mb", "1.50G") and reads
 // the machine's physical memory.
 //
-// It holds no run-time state: the running server owns the values CONFIG
-// SET changes. Every Load uses its own viper instance and flag set, so
+// Apart from Live, which a server creates, it holds no run-time state. Every Load uses its own viper instance and flag set, so
 // tests may call it in parallel. It does not create Dir or open ports; it
 // only checks that the values are possible.
 package config

@@ -82,7 +82,10 @@ type Setting struct {
 	// Rewrite is how CONFIG REWRITE treats it.
 	Rewrite Rewrite
 
-	// field points into a Config at the setting's value; nil for ConfigOnly.
+	// field points into a Config at the setting's value, for the settings
+	// that the binary wires by hand. nil for ConfigOnly rows and for rows
+	// read by name (Config.Int, Live.Int): a new setting needs no field,
+	// so that adding one is adding its row.
 	field func(c *Config) any
 	// check reports a problem of the value that bounds cannot express
 	// (through bad, naming the key), or nothing.
@@ -148,14 +151,11 @@ var settings = []Setting{
 		Doc:   "none, s2 or zstd for the disk tier",
 		field: func(c *Config) any { return &c.DiskCompression }},
 	{Name: "exists-lease-ms", Kind: KindInt, Default: "2000", Min: 0,
-		Doc:   "lease an `EXISTS` hit grants the chunk; 0 disables",
-		field: func(c *Config) any { return &c.ExistsLeaseMs }},
+		Doc: "lease an `EXISTS` hit grants the chunk; 0 disables"},
 	{Name: "max-pin-seconds", Kind: KindInt, Default: "86400", Min: 1,
-		Doc:   "longest `KVC.PIN`",
-		field: func(c *Config) any { return &c.MaxPinSeconds }},
+		Doc: "longest `KVC.PIN`"},
 	{Name: "max-lease-ms", Kind: KindInt, Default: "60000", Min: 1, Max: math.MaxInt32,
-		Doc: "longest lease `KVC.PROBE LEASE` grants; longer ones are clamped to it", InConfig: true, Mutable: true, Rewrite: RewriteIfChanged,
-		field: func(c *Config) any { return &c.MaxLeaseMs }},
+		Doc: "longest lease `KVC.PROBE LEASE` grants; longer ones are clamped to it", InConfig: true, Mutable: true, Rewrite: RewriteIfChanged},
 	{Name: "kv-quant", Kind: KindEnum, Default: "off", Values: []string{"off", "int8", "fp8", "int4"},
 		Doc:   "off, int8, fp8, int4: quantized storage of fp16/bf16 KV chunks (lossy unless off)",
 		field: func(c *Config) any { return &c.KVQuant }},
@@ -287,7 +287,7 @@ func notEmpty(key string, get func(Config) string) func(Config, func(string, str
 // decode reads the setting's value x (from YAML, the environment, a flag
 // or the defaults) into its field of c.
 func (s Setting) decode(x any, c *Config) error {
-	switch dst := s.field(c).(type) {
+	switch dst := s.ptr(c).(type) {
 	case *int:
 		n, err := toInt(x)
 		if err == nil && (n < math.MinInt || n > math.MaxInt) {
@@ -361,11 +361,39 @@ func (s Setting) decode(x any, c *Config) error {
 	return nil
 }
 
+// ptr points at the setting's value in c: its field, or for a row without
+// one, its entry in c.byName, made on first use with the type its kind
+// reads into (int64, string or bool).
+func (s Setting) ptr(c *Config) any {
+	if s.field != nil {
+		return s.field(c)
+	}
+	if p, ok := c.byName[s.Name]; ok {
+		return p
+	}
+	var p any
+	switch s.Kind {
+	case KindInt, KindSize:
+		p = new(int64)
+	case KindBool:
+		p = new(bool)
+	case KindString, KindEnum:
+		p = new(string)
+	default:
+		panic("config: setting " + s.Name + " of kind " + strconv.Itoa(int(s.Kind)) + " needs a Config field")
+	}
+	if c.byName == nil {
+		c.byName = make(map[string]any)
+	}
+	c.byName[s.Name] = p
+	return p
+}
+
 // validate reports, through bad, a value of c outside the setting's bounds
 // or list, and what its check finds.
 func (s Setting) validate(c *Config, bad func(key, format string, args ...any)) {
 	var n int64
-	switch p := s.field(c).(type) {
+	switch p := s.ptr(c).(type) {
 	case *int:
 		n = int64(*p)
 	case *int64:

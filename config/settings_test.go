@@ -117,8 +117,8 @@ func TestEverySettingHasADocAndDefault(t *testing.T) {
 		if strings.TrimSpace(s.Doc) == "" || strings.Contains(s.Doc, "\n") || strings.Contains(s.Doc, "|") {
 			t.Errorf("%s: want a one-line doc without '|', have %q", s.Name, s.Doc)
 		}
-		if s.ConfigOnly != (s.field == nil) {
-			t.Errorf("%s: a setting has a Config field exactly when it is not ConfigOnly", s.Name)
+		if s.ConfigOnly && s.field != nil {
+			t.Errorf("%s: a ConfigOnly setting has no Config field", s.Name)
 		}
 		if (s.ConfigOnly || s.Mutable || s.Rewrite != NoRewrite) && !s.InConfig {
 			t.Errorf("%s: ConfigOnly, Mutable and rewritten settings must be CONFIG parameters (InConfig)", s.Name)
@@ -156,7 +156,7 @@ func TestEverySettingHasADocAndDefault(t *testing.T) {
 		if s.Mutable && !s.ConfigOnly && (s.Kind == KindInt || s.Kind == KindSize) && s.Max == 0 {
 			t.Errorf("%s: a mutable number needs a Max for CONFIG SET", s.Name)
 		}
-		if s.field != nil {
+		if s.Configurable() {
 			var c Config
 			def := any(s.Default)
 			if s.Kind == KindRenames || s.Kind == KindUsers {
@@ -167,7 +167,8 @@ func TestEverySettingHasADocAndDefault(t *testing.T) {
 			}
 		}
 	}
-	// Every field of Config but ConfigFile (--config) is some setting's.
+	// Every field of Config but ConfigFile (--config) and byName (the
+	// settings read by name) is some setting's.
 	var c Config
 	fields := map[uintptr]bool{}
 	for _, s := range settings {
@@ -178,7 +179,7 @@ func TestEverySettingHasADocAndDefault(t *testing.T) {
 	cv := reflect.ValueOf(&c).Elem()
 	for i := range cv.NumField() {
 		f := cv.Type().Field(i)
-		if f.Name != "ConfigFile" && !fields[cv.Field(i).Addr().Pointer()] {
+		if f.Name != "ConfigFile" && f.Name != "byName" && !fields[cv.Field(i).Addr().Pointer()] {
 			t.Errorf("Config.%s belongs to no row of the settings table", f.Name)
 		}
 	}

@@ -24,10 +24,6 @@ import (
 // ErrShutdown is returned by Serve when a client ran SHUTDOWN.
 var ErrShutdown = errors.New("shutdown requested by a client")
 
-// DefaultMaxLeaseMs is the default --max-lease-ms: the longest lease
-// KVC.PROBE LEASE grants.
-const DefaultMaxLeaseMs = 60_000
-
 // Options configures a Server.
 type Options struct {
 	// RequirePass, when set, makes clients AUTH before other commands.
@@ -46,14 +42,6 @@ type Options struct {
 	// InFlightBulkBytes bounds the large request values being read or
 	// handled at once over all connections (default 256 MiB).
 	InFlightBulkBytes int64
-	// ExistsLeaseMs is the implicit lease an EXISTS hit grants the key's
-	// chunk group, so the GET that follows cannot miss (0 disables).
-	ExistsLeaseMs int64
-	// MaxPinSeconds bounds KVC.PIN's lifetime (0 = no bound).
-	MaxPinSeconds int64
-	// MaxLeaseMs is the longest lease KVC.PROBE LEASE grants; longer
-	// requests are clamped to it (default 60000, CONFIG SET max-lease-ms).
-	MaxLeaseMs int64
 	// KVQuant is the quantization mode reported by INFO ("off" if empty).
 	KVQuant string
 	// OnMaxMemory, if set, is told the new bound after CONFIG SET
@@ -93,6 +81,12 @@ type Options struct {
 	// TLS describes the TLS port for CONFIG GET; the TLS listener itself
 	// is one of those passed to Serve.
 	TLS TLSInfo
+	// Settings are the settings as loaded (package config). The server
+	// reads those without a field above by name (config.Setting.ReadByName:
+	// exists-lease-ms, max-pin-seconds, max-lease-ms, ...) from its live
+	// copy, which CONFIG GET and SET use; the zero value means the
+	// settings table's defaults.
+	Settings config.Config
 }
 
 // TLSInfo is the TLS configuration CONFIG GET reports.
@@ -141,6 +135,10 @@ type Server struct {
 
 	stats serverStats
 
+	// settings are the settings the server reads by name, as CONFIG SET
+	// leaves them.
+	settings *config.Live
+
 	// slotMap is the cluster slot map in effect, nil in standalone mode
 	// (cluster.go); purgeKick wakes the sweep of keys of foreign slots.
 	slotMap   atomic.Pointer[cluster.Map]
@@ -184,9 +182,6 @@ func New(eng *engine.Engine, opts Options) *Server {
 	if opts.EnableDebugCommand == "" {
 		opts.EnableDebugCommand = "no"
 	}
-	if opts.MaxLeaseMs <= 0 {
-		opts.MaxLeaseMs = DefaultMaxLeaseMs
-	}
 	if opts.TLS.AuthClients == "" {
 		opts.TLS.AuthClients = "yes"
 	}
@@ -207,6 +202,7 @@ func New(eng *engine.Engine, opts Options) *Server {
 	if opts.Cluster != nil {
 		s.slotMap.Store(opts.Cluster)
 	}
+	s.settings = config.NewLive(opts.Settings)
 	s.idleTimeout.Store(opts.Timeout)
 	s.protectedMode.Store(!opts.ProtectedModeOff)
 	limits := opts.OutputBufferLimits

@@ -84,8 +84,6 @@ var configState = map[string]configAccessor{
 	"maxclients": {get: func(s *Server) string { return strconv.Itoa(s.options().MaxClients) },
 		apply: func(s *Server, v any) { s.updateOptions(func(o *Options) { o.MaxClients = int(v.(int64)) }) }},
 	"databases": {get: func(s *Server) string { return strconv.Itoa(s.eng.Databases()) }},
-	"max-lease-ms": {get: func(s *Server) string { return strconv.FormatInt(s.options().MaxLeaseMs, 10) },
-		apply: func(s *Server, v any) { s.updateOptions(func(o *Options) { o.MaxLeaseMs = v.(int64) }) }},
 	"timeout": {get: func(s *Server) string { return strconv.FormatInt(s.idleTimeout.Load(), 10) },
 		apply: func(s *Server, v any) { s.idleTimeout.Store(v.(int64)) }},
 	"protected-mode": {get: func(s *Server) string { return yesNo(s.protectedMode.Load()) },
@@ -120,7 +118,14 @@ func newConfigParams(table []config.Setting, state map[string]configAccessor) []
 			out = append(out, p)
 			continue
 		}
-		acc := state[st.Name]
+		acc, ok := state[st.Name]
+		if !ok && st.ReadByName() {
+			// Read by name: the live settings hold it; no code of its own.
+			acc = configAccessor{
+				get:   func(s *Server) string { return s.settings.Text(st.Name) },
+				apply: func(s *Server, v any) { s.settings.Set(st.Name, v) },
+			}
+		}
 		p.get = acc.get
 		if st.Mutable && acc.apply != nil {
 			p.set = func(s *Server, v string) (func(), string) {

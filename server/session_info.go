@@ -29,9 +29,9 @@ func (s session) Settings() commands.InfoSettings {
 		Port:          opts.Port,
 		ConfigFile:    cfg,
 		MaxClients:    opts.MaxClients,
-		ExistsLeaseMs: opts.ExistsLeaseMs,
-		MaxPinSeconds: opts.MaxPinSeconds,
-		MaxLeaseMs:    opts.MaxLeaseMs,
+		ExistsLeaseMs: s.c.srv.settings.Int("exists-lease-ms"),
+		MaxPinSeconds: s.c.srv.settings.Int("max-pin-seconds"),
+		MaxLeaseMs:    s.c.srv.settings.Int("max-lease-ms"),
 		KVQuant:       opts.KVQuant,
 	}
 }

@@ -7,4 +7,4 @@ import "github.com/kvserver/kvserver/commands"
 var _ commands.KeyspaceConfig = session{}
 
 func (s session) ClusterEnabled() bool { return s.c.srv.ClusterEnabled() }
-func (s session) ExistsLeaseMs() int64 { return s.c.srv.options().ExistsLeaseMs }
+func (s session) ExistsLeaseMs() int64 { return s.c.srv.settings.Int("exists-lease-ms") }

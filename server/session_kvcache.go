@@ -7,5 +7,5 @@ import "github.com/kvserver/kvserver/commands"
 
 var _ commands.KVCache = session{}
 
-func (s session) MaxLeaseMs() int64    { return s.c.srv.options().MaxLeaseMs }
-func (s session) MaxPinSeconds() int64 { return s.c.srv.options().MaxPinSeconds }
+func (s session) MaxLeaseMs() int64    { return s.c.srv.settings.Int("max-lease-ms") }
+func (s session) MaxPinSeconds() int64 { return s.c.srv.settings.Int("max-pin-seconds") }

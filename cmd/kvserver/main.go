@@ -257,18 +257,16 @@ func run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 		Bind:            cfg.Bind,
 		Dir:             cfg.Dir,
 		ConfigFile:      cfg.ConfigFile,
-		ExistsLeaseMs:   int64(cfg.ExistsLeaseMs),
-		MaxPinSeconds:   int64(cfg.MaxPinSeconds),
-		MaxLeaseMs:      int64(cfg.MaxLeaseMs),
 		KVQuant:         quant.String(),
 		OnMaxMemory: func(n int64) {
 			if os.Getenv("GOMEMLIMIT") == "" {
 				debug.SetMemoryLimit(goMemoryLimit(n))
 			}
 		},
-		Logger:  log,
-		Metrics: m,
-		Cluster: clusterMap,
+		Logger:   log,
+		Metrics:  m,
+		Cluster:  clusterMap,
+		Settings: cfg,
 
 		Users:              cfg.Users,
 		RenameCommands:     cfg.RenameCommand,
