@@ -14,8 +14,10 @@
 // and ACL CAT.
 //
 // A handler gets a *Ctx: the arguments, the reply writer, transactions on
-// the client's database, and the few narrow services its family needs
-// (Session, Clients, Config, Stats, Lifecycle, Cluster, Users). It never sees the
-// server; package server builds the Ctx and implements those interfaces.
-// The engine stays unaware of RESP.
+// the client's database, and the few narrow services its family needs,
+// each an interface declared in that family's file (KeyspaceConfig,
+// KVCache, Clients, Users, Config, Stats, Lifecycle, Cluster) besides the
+// connection's own Session. It never sees the server: package server
+// builds one Ctx per connection and implements those interfaces
+// (server/session*.go). The engine stays unaware of RESP.
 package commands
