@@ -28,6 +28,7 @@ func TestReadReplyFindsTheExtentOfEveryRESPType(t *testing.T) {
 		{"nested array", "*2\r\n*1\r\n:1\r\n*2\r\n$1\r\na\r\n$-1\r\n"},
 		{"resp3 null", "_\r\n"},
 		{"double", ",3.14\r\n"},
+		{"double inf", ",inf\r\n"},
 		{"boolean", "#t\r\n"},
 		{"blob error", "!21\r\nSYNTAX invalid syntax\r\n"},
 		{"verbatim", "=15\r\ntxt:Some string\r\n"},
@@ -36,6 +37,7 @@ func TestReadReplyFindsTheExtentOfEveryRESPType(t *testing.T) {
 		{"set", "~2\r\n+a\r\n+b\r\n"},
 		{"push", ">2\r\n+message\r\n$2\r\nhi\r\n"},
 		{"attribute before reply", "|1\r\n+ttl\r\n:3600\r\n*2\r\n:1\r\n:2\r\n"},
+		{"attribute inside aggregate", "*2\r\n|1\r\n+a\r\n+b\r\n:1\r\n:2\r\n"},
 		{"line longer than the read buffer", "+" + strings.Repeat("x", 100) + "\r\n"},
 		{"bulk longer than the read buffer", "$100\r\n" + strings.Repeat("y", 100) + "\r\n"},
 	}
@@ -53,29 +55,46 @@ func TestReadReplyFindsTheExtentOfEveryRESPType(t *testing.T) {
 	}
 }
 
-// TestReadReplyDecodesValues checks the parsed form.
+// TestReadReplyDecodesValues checks the parsed form that non-exact
+// comparisons rely on.
 func TestReadReplyDecodesValues(t *testing.T) {
 	tests := []struct {
+		name  string
 		raw   string
 		check func(Reply) bool
 	}{
-		{":-42\r\n", func(r Reply) bool { return r.Type == ':' && r.Int == -42 }},
-		{"$-1\r\n", func(r Reply) bool { return r.Type == '$' && r.Null }},
-		{"$3\r\nabc\r\n", func(r Reply) bool { return r.Str == "abc" }},
-		{"=8\r\ntxt:abcd\r\n", func(r Reply) bool { return r.Format == "txt" && r.Str == "abcd" }},
-		{"#f\r\n", func(r Reply) bool { return r.Type == '#' && r.Int == 0 }},
-		{",-inf\r\n", func(r Reply) bool { return r.Float < 0 && r.Str == "-inf" }},
-		{"%1\r\n+k\r\n:1\r\n", func(r Reply) bool { return len(r.Elems) == 2 && r.Elems[1].Int == 1 }},
-		{"|1\r\n+a\r\n+b\r\n:7\r\n", func(r Reply) bool {
-			return r.Int == 7 && len(r.Attrs) == 2 && string(r.Raw) == "|1\r\n+a\r\n+b\r\n:7\r\n"
+		{"integer", ":-42\r\n", func(r Reply) bool { return r.Type == ':' && r.Int == -42 }},
+		{"null bulk", "$-1\r\n", func(r Reply) bool { return r.Type == '$' && r.Null }},
+		{"null array", "*-1\r\n", func(r Reply) bool { return r.Type == '*' && r.Null }},
+		{"resp3 null", "_\r\n", func(r Reply) bool { return r.Type == '_' && r.Null }},
+		{"error", "-WRONGTYPE x\r\n", func(r Reply) bool { return r.IsError() && r.Str == "WRONGTYPE x" }},
+		{"blob error", "!3\r\nERR\r\n", func(r Reply) bool { return r.IsError() && r.Str == "ERR" }},
+		{"verbatim", "=7\r\ntxt:abc\r\n", func(r Reply) bool { return r.Format == "txt" && r.Str == "abc" }},
+		{"double", ",1.5\r\n", func(r Reply) bool { return r.Float == 1.5 }},
+		{"boolean false", "#f\r\n", func(r Reply) bool { return r.Type == '#' && r.Int == 0 }},
+		{"map", "%1\r\n+k\r\n:7\r\n", func(r Reply) bool {
+			return r.Type == '%' && len(r.Elems) == 2 && r.Elems[0].Str == "k" && r.Elems[1].Int == 7
 		}},
-		{"-ERR x\r\n", func(r Reply) bool { return r.IsError() && r.Str == "ERR x" }},
+		{"element raw bytes", "*2\r\n$1\r\na\r\n:1\r\n", func(r Reply) bool {
+			return string(r.Elems[0].Raw) == "$1\r\na\r\n" && string(r.Elems[1].Raw) == ":1\r\n"
+		}},
+		{"attribute", "|1\r\n+ttl\r\n:9\r\n+OK\r\n", func(r Reply) bool {
+			return r.Type == '+' && r.Str == "OK" && len(r.Attrs) == 2 && r.Attrs[1].Int == 9
+		}},
 	}
 	for _, tt := range tests {
-		_, r, err := NewReader(strings.NewReader(tt.raw), 0).ReadReply(nil)
-		if err != nil || !tt.check(r) {
-			t.Errorf("ReadReply(%q) = %+v, %v", tt.raw, r, err)
-		}
+		t.Run(tt.name, func(t *testing.T) {
+			_, r, err := NewReader(strings.NewReader(tt.raw), 0).ReadReply(nil)
+			if err != nil {
+				t.Fatalf("ReadReply(%q): %v", tt.raw, err)
+			}
+			if !tt.check(r) {
+				t.Fatalf("ReadReply(%q) = %+v", tt.raw, r)
+			}
+			if string(r.Raw) != tt.raw {
+				t.Fatalf("Raw = %q, want %q", r.Raw, tt.raw)
+			}
+		})
 	}
 }
 
