@@ -160,7 +160,7 @@ func (cn *conn) probe(leaseMs int64, keys []string) (int64, error) {
 	if leaseMs > 0 {
 		args = append(args, "LEASE", strconv.FormatInt(leaseMs, 10))
 	}
-	cn.out.add(append(args, keys...)...)
+	cn.out.Add(append(args, keys...)...)
 	if err := cn.flush(); err != nil {
 		return 0, err
 	}

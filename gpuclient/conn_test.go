@@ -1,68 +1,20 @@
 package gpuclient
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"net"
 	"strings"
 	"testing"
+
+	"github.com/kvserver/kvserver/respclient"
 )
-
-// TestBatchEncodesRESP: small values are copied into the header buffer,
-// large ones referenced, and the bytes on the wire are plain RESP arrays
-// of bulk strings either way.
-func TestBatchEncodesRESP(t *testing.T) {
-	big := bytes.Repeat([]byte{'x'}, bigValue+3)
-	var b batch
-	b.add("GET", "k1")
-	b.addValue([]byte("small"), "SET", "k2")
-	b.addValue(big, "SET", "k3")
-	b.addValue(big, "SET", "k4")
-	b.add("KVC.PROBE", "LEASE", "10", "a")
-	var out bytes.Buffer
-	if err := b.writeTo(&out); err != nil {
-		t.Fatal(err)
-	}
-	want := "*2\r\n$3\r\nGET\r\n$2\r\nk1\r\n" +
-		"*3\r\n$3\r\nSET\r\n$2\r\nk2\r\n$5\r\nsmall\r\n" +
-		"*3\r\n$3\r\nSET\r\n$2\r\nk3\r\n$16387\r\n" + string(big) + "\r\n" +
-		"*3\r\n$3\r\nSET\r\n$2\r\nk4\r\n$16387\r\n" + string(big) + "\r\n" +
-		"*4\r\n$9\r\nKVC.PROBE\r\n$5\r\nLEASE\r\n$2\r\n10\r\n$1\r\na\r\n"
-	if out.String() != want {
-		t.Fatalf("encoded %q\nwant    %q", trunc(out.String()), trunc(want))
-	}
-	if n := len(b.segs); n != 0 || len(b.hdr) != 0 || b.mark != 0 {
-		t.Fatalf("batch not reset after write: %d segments, %d header bytes", n, len(b.hdr))
-	}
-	// Only the two large values are referenced rather than copied.
-	var refs int
-	b.addValue(big, "SET", "k")
-	b.addValue([]byte("m"), "SET", "k")
-	b.cut()
-	for _, s := range b.segs {
-		if s.ext != nil {
-			refs++
-			if &s.ext[0] != &big[0] {
-				t.Fatal("large value was copied")
-			}
-		}
-	}
-	if refs != 1 {
-		t.Fatalf("%d referenced values, want 1", refs)
-	}
-}
-
-func trunc(s string) string {
-	return strings.ReplaceAll(s, strings.Repeat("x", bigValue+3), "x…")
-}
 
 // TestConnReadsReplies: the reply reader's handling of each reply kind,
 // and which errors leave the connection in sync.
 func TestConnReadsReplies(t *testing.T) {
 	stream := "+OK\r\n" + ":42\r\n" + "-ERR nope\r\n" + "$5\r\nhello\r\n" + "$-1\r\n" + "$3\r\nabc\r\n" + "+PONG\r\n"
-	c := &conn{br: bufio.NewReader(strings.NewReader(stream))}
+	c := &conn{rd: respclient.NewReader(strings.NewReader(stream), 0)}
 	if err := c.readOK(); err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +46,7 @@ func TestConnReadsReplies(t *testing.T) {
 
 func TestConnRejectsMalformedBulk(t *testing.T) {
 	for _, stream := range []string{"$3\r\nabcd\r\n", "$x\r\n", "$3\nabc\r\n", "$-2\r\n"} {
-		c := &conn{br: bufio.NewReader(strings.NewReader(stream))}
+		c := &conn{rd: respclient.NewReader(strings.NewReader(stream), 0)}
 		n, err := c.readBulkLen()
 		if err == nil {
 			err = c.readBulkBody(make([]byte, n))

@@ -79,9 +79,10 @@
 // # What it is not
 //
 // It is not a server component: it talks to kvserver only over RESP, like
-// any client, and nothing under resp, engine or disktier imports it. It needs
-// kvserver's KVC.PROBE, so plain Redis is not enough for Store and
-// Retrieve. It loads no C library: the CUDA device that launches package
+// any client, encoding and reading it with package respclient (its own
+// batching of pinned-memory segments sits on top), and nothing under resp,
+// engine or disktier imports it. It needs kvserver's KVC.PROBE, so plain
+// Redis is not enough for Store and Retrieve. It loads no C library: the CUDA device that launches package
 // cuda's kernels is in package gpuclient/cudadev and plugs in through
 // Config.Device.
 package gpuclient

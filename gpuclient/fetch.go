@@ -18,8 +18,8 @@ import (
 // queueGets appends GET <meta> and GET <data> for each key pair.
 func (cn *conn) queueGets(meta, data []string) {
 	for i := range meta {
-		cn.out.add("GET", meta[i])
-		cn.out.add("GET", data[i])
+		cn.out.Add("GET", meta[i])
+		cn.out.Add("GET", data[i])
 	}
 }
 
@@ -107,7 +107,7 @@ func (c *Connector) dropFailed(ctx context.Context, failed []ChunkError) error {
 		args = append(args, base+DataSuffix, base+MetadataSuffix)
 	}
 	err := c.client.with(ctx, func(cn *conn) error {
-		cn.out.add(args...)
+		cn.out.Add(args...)
 		if err := cn.flush(); err != nil {
 			return err
 		}

@@ -265,8 +265,8 @@ func (r *LayerRetriever) fetch(ready chan<- layerItem, free chan []byte) {
 func (r *LayerRetriever) queueLayer(l, n int) {
 	L := r.c.cfg.Layers
 	for i := range n {
-		r.cn.out.add("GET", r.meta[i*L+l])
-		r.cn.out.add("GET", r.data[i*L+l])
+		r.cn.out.Add("GET", r.meta[i*L+l])
+		r.cn.out.Add("GET", r.data[i*L+l])
 	}
 }
 

@@ -70,8 +70,8 @@ func (s *sender) write() {
 	for j := range s.jobs {
 		if s.writeErr == nil {
 			for _, p := range j.pairs {
-				s.cn.out.addValue(p.value, "SET", p.data)
-				s.cn.out.addValue(p.metaValue, "SET", p.meta)
+				s.cn.out.AddValue(p.value, "SET", p.data)
+				s.cn.out.AddValue(p.metaValue, "SET", p.meta)
 			}
 			if err := s.cn.flush(); err != nil {
 				s.writeErr = err

@@ -62,18 +62,16 @@ func crashSeq(key string, v []byte) (int, bool) {
 
 // bulkBytes returns the payload of a bulk-string reply; false for a null.
 func bulkBytes(raw []byte) ([]byte, bool, error) {
-	if string(raw) == "$-1\r\n" || string(raw) == "_\r\n" {
+	r, err := parseReply(raw)
+	switch {
+	case err != nil:
+		return nil, false, fmt.Errorf("bad bulk string %.60q: %w", raw, err)
+	case r.Type == '_' || r.Type == '$' && r.Null:
 		return nil, false, nil
-	}
-	if len(raw) == 0 || raw[0] != '$' {
+	case r.Type != '$':
 		return nil, false, fmt.Errorf("not a bulk string: %.60q", raw)
 	}
-	i := bytes.IndexByte(raw, '\r')
-	n, err := strconv.Atoi(string(raw[1:i]))
-	if err != nil || len(raw) != i+2+n+2 {
-		return nil, false, fmt.Errorf("bad bulk string: %.60q", raw)
-	}
-	return raw[i+2 : i+2+n], true, nil
+	return []byte(r.Str), true, nil
 }
 
 // TestCrashLoopKeepsHotOverwrites overwrites keys continually (hot keys

@@ -7,7 +7,6 @@ package tests
 // server closed a connection.
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"io"
@@ -261,7 +260,7 @@ func dialRawErr(t testing.TB, addr string) (*rawClient, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &rawClient{t: t, conn: conn, br: bufio.NewReader(conn), Timeout: replyTimeout}
+	c := newRawClient(t, conn)
 	t.Cleanup(func() { c.Close() })
 	return c, nil
 }

@@ -5,11 +5,8 @@
 package tests
 
 import (
-	"bufio"
 	"bytes"
-	"errors"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -20,6 +17,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/kvserver/kvserver/respclient"
 )
 
 // kvserverBin is the path of the kvserver binary that TestMain builds once
@@ -353,7 +352,7 @@ func pingOnce(addr string) error {
 	if _, err := conn.Write(encodeCommand([]string{"PING"})); err != nil {
 		return err
 	}
-	raw, _, err := readReply(bufio.NewReader(conn))
+	raw, _, err := respclient.NewReader(conn, 0).ReadReply(nil)
 	if err != nil {
 		return err
 	}
@@ -372,12 +371,12 @@ func (s *server) kill() {
 	}
 }
 
-// rawClient is a minimal RESP client that returns the exact bytes of each
-// reply, so tests can compare them byte for byte.
+// rawClient is a RESP client on respclient that returns the exact bytes
+// of each reply, so tests can compare them byte for byte.
 type rawClient struct {
 	t    testing.TB
 	conn net.Conn
-	br   *bufio.Reader
+	rd   *respclient.Reader
 	// Timeout is the read deadline applied to each reply.
 	Timeout time.Duration
 }
@@ -385,12 +384,10 @@ type rawClient struct {
 // dialRaw connects to addr; the connection is closed when the test ends.
 func dialRaw(t testing.TB, addr string) *rawClient {
 	t.Helper()
-	conn, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	c, err := dialRawErr(t, addr)
 	if err != nil {
 		t.Fatalf("dial %s: %v", addr, err)
 	}
-	c := &rawClient{t: t, conn: conn, br: bufio.NewReader(conn), Timeout: replyTimeout}
-	t.Cleanup(func() { c.Close() })
 	return c
 }
 
@@ -434,7 +431,7 @@ func (c *rawClient) SendErr(raw []byte) error {
 // precedes count as one) and returns its raw bytes.
 func (c *rawClient) ReadReply() ([]byte, error) {
 	c.conn.SetReadDeadline(time.Now().Add(c.Timeout))
-	raw, _, err := readReply(c.br)
+	raw, _, err := c.rd.ReadReply(nil)
 	return raw, err
 }
 
@@ -443,201 +440,26 @@ func (c *rawClient) Close() error {
 	return c.conn.Close()
 }
 
+// newRawClient wraps an open connection; the read buffer is small, as a
+// plain client's would be.
+func newRawClient(t testing.TB, conn net.Conn) *rawClient {
+	return &rawClient{t: t, conn: conn, rd: respclient.NewReader(conn, 4096), Timeout: replyTimeout}
+}
+
 // encodeCommand encodes args as a RESP multibulk request.
-func encodeCommand(args []string) []byte {
-	var b bytes.Buffer
-	fmt.Fprintf(&b, "*%d\r\n", len(args))
-	for _, a := range args {
-		fmt.Fprintf(&b, "$%d\r\n%s\r\n", len(a), a)
-	}
-	return b.Bytes()
-}
+func encodeCommand(args []string) []byte { return respclient.AppendCommand(nil, args...) }
 
-// Reply is a parsed RESP2/RESP3 reply.
-type Reply struct {
-	// Type is the RESP type byte: + - : $ * _ , # ! = ( % ~ >.
-	Type byte
-	// Str is the payload of simple strings, errors, bulk and blob-error
-	// strings, verbatim strings (without the format prefix), big numbers
-	// and doubles (as sent).
-	Str string
-	// Format is a verbatim string's three-letter format, e.g. "txt".
-	Format string
-	// Int is an integer's value, or 1/0 for a boolean.
-	Int int64
-	// Float is a double's value.
-	Float float64
-	// Null is true for _, $-1 and *-1 (and RESP3 null aggregates).
-	Null bool
-	// Elems are an aggregate's elements; maps list key, value, key, value.
-	Elems []Reply
-	// Attrs are the key, value pairs of an attribute (|) that preceded the
-	// reply.
-	Attrs []Reply
-	// Raw is the exact encoding of this reply, attribute included.
-	Raw []byte
-}
-
-// IsError reports whether the reply is a simple or blob error.
-func (r Reply) IsError() bool { return r.Type == '-' || r.Type == '!' }
-
-// IsAggregate reports whether the reply has elements.
-func (r Reply) IsAggregate() bool {
-	switch r.Type {
-	case '*', '%', '~', '>':
-		return true
-	}
-	return false
-}
+// Reply is a parsed RESP2/RESP3 reply (respclient's).
+type Reply = respclient.Reply
 
 // parseReply parses exactly one reply; trailing bytes are an error.
 func parseReply(raw []byte) (Reply, error) {
-	br := bufio.NewReader(bytes.NewReader(raw))
-	_, r, err := readReply(br)
+	got, r, err := respclient.NewReader(bytes.NewReader(raw), 0).ReadReply(nil)
 	if err != nil {
 		return Reply{}, err
 	}
-	if n := br.Buffered(); n > 0 {
+	if n := len(raw) - len(got); n > 0 {
 		return Reply{}, fmt.Errorf("%d trailing bytes after reply", n)
 	}
 	return r, nil
-}
-
-// readReply reads one reply from br and returns both its raw bytes and its
-// parsed form.
-func readReply(br *bufio.Reader) ([]byte, Reply, error) {
-	var buf []byte
-	r, err := readOne(br, &buf, 0)
-	if err != nil {
-		return buf, Reply{}, err
-	}
-	return buf, r, nil
-}
-
-// maxReplyDepth bounds nesting so a broken server cannot recurse us to death.
-const maxReplyDepth = 64
-
-// readOne reads one reply, appending its bytes to *buf.
-func readOne(br *bufio.Reader, buf *[]byte, depth int) (Reply, error) {
-	if depth > maxReplyDepth {
-		return Reply{}, errors.New("reply nested too deeply")
-	}
-	start := len(*buf)
-	line, err := br.ReadBytes('\n')
-	*buf = append(*buf, line...)
-	if err != nil {
-		if err == io.EOF && len(line) > 0 {
-			err = io.ErrUnexpectedEOF
-		}
-		return Reply{}, err
-	}
-	if len(line) < 3 || line[len(line)-2] != '\r' {
-		return Reply{}, fmt.Errorf("malformed reply line %q", line)
-	}
-	r := Reply{Type: line[0]}
-	payload := string(line[1 : len(line)-2])
-	finish := func() (Reply, error) {
-		r.Raw = (*buf)[start:len(*buf):len(*buf)]
-		return r, nil
-	}
-	switch r.Type {
-	case '+', '-', '(':
-		r.Str = payload
-		return finish()
-	case ':':
-		r.Int, err = strconv.ParseInt(payload, 10, 64)
-		if err != nil {
-			return Reply{}, fmt.Errorf("bad integer %q", payload)
-		}
-		return finish()
-	case '_':
-		if payload != "" {
-			return Reply{}, fmt.Errorf("bad null %q", line)
-		}
-		r.Null = true
-		return finish()
-	case ',':
-		r.Str = payload
-		r.Float, err = strconv.ParseFloat(payload, 64)
-		if err != nil && !errors.Is(err, strconv.ErrRange) {
-			return Reply{}, fmt.Errorf("bad double %q", payload)
-		}
-		return finish()
-	case '#':
-		switch payload {
-		case "t":
-			r.Int = 1
-		case "f":
-		default:
-			return Reply{}, fmt.Errorf("bad boolean %q", payload)
-		}
-		return finish()
-	case '$', '!', '=':
-		n, err := strconv.Atoi(payload)
-		if err != nil || n < -1 {
-			return Reply{}, fmt.Errorf("bad bulk length %q", payload)
-		}
-		if n == -1 {
-			if r.Type != '$' {
-				return Reply{}, fmt.Errorf("null is only valid for $: %q", line)
-			}
-			r.Null = true
-			return finish()
-		}
-		body := make([]byte, n+2)
-		if _, err := io.ReadFull(br, body); err != nil {
-			*buf = append(*buf, body...)
-			return Reply{}, fmt.Errorf("short bulk: %w", err)
-		}
-		*buf = append(*buf, body...)
-		if body[n] != '\r' || body[n+1] != '\n' {
-			return Reply{}, fmt.Errorf("bulk of %d bytes not followed by CRLF", n)
-		}
-		r.Str = string(body[:n])
-		if r.Type == '=' {
-			if n < 4 || r.Str[3] != ':' {
-				return Reply{}, fmt.Errorf("verbatim string without format: %q", r.Str)
-			}
-			r.Format, r.Str = r.Str[:3], r.Str[4:]
-		}
-		return finish()
-	case '*', '~', '>', '%', '|':
-		n, err := strconv.Atoi(payload)
-		if err != nil || n < -1 {
-			return Reply{}, fmt.Errorf("bad aggregate length %q", payload)
-		}
-		if n == -1 {
-			if r.Type != '*' {
-				return Reply{}, fmt.Errorf("null is only valid for *: %q", line)
-			}
-			r.Null = true
-			return finish()
-		}
-		if r.Type == '%' || r.Type == '|' {
-			n *= 2
-		}
-		elems := make([]Reply, 0, n)
-		for i := 0; i < n; i++ {
-			e, err := readOne(br, buf, depth+1)
-			if err != nil {
-				return Reply{}, err
-			}
-			elems = append(elems, e)
-		}
-		if r.Type != '|' {
-			r.Elems = elems
-			return finish()
-		}
-		// An attribute is followed by the reply it decorates; together they
-		// are one reply.
-		inner, err := readOne(br, buf, depth+1)
-		if err != nil {
-			return Reply{}, err
-		}
-		inner.Attrs = append(elems, inner.Attrs...)
-		inner.Raw = (*buf)[start:len(*buf):len(*buf)]
-		return inner, nil
-	default:
-		return Reply{}, fmt.Errorf("unknown reply type %q in line %q", r.Type, line)
-	}
 }

@@ -1,7 +1,6 @@
 package tests
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"io"
@@ -14,6 +13,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/kvserver/kvserver/respclient"
 )
 
 // Issue 12 points 4, 7 and the idle timeout of 9: one memory budget for
@@ -28,7 +29,7 @@ import (
 // streamConn is a bare client connection for large values.
 type streamConn struct {
 	conn net.Conn
-	br   *bufio.Reader
+	rd   *respclient.Reader
 }
 
 func dialStream(t testing.TB, addr string) *streamConn {
@@ -38,7 +39,7 @@ func dialStream(t testing.TB, addr string) *streamConn {
 		t.Fatalf("dial %s: %v", addr, err)
 	}
 	t.Cleanup(func() { conn.Close() })
-	return &streamConn{conn: conn, br: bufio.NewReaderSize(conn, 4096)}
+	return &streamConn{conn: conn, rd: respclient.NewReader(conn, 4096)}
 }
 
 // bigArg is a command argument: small is sent as is; otherwise n bytes made
@@ -83,32 +84,24 @@ func (c *streamConn) send(shared []byte, args []bigArg, lastHeaderOnly bool) err
 	return err
 }
 
-// readLine reads a one-line reply (+OK, -ERR ..., :n) within d.
+// readLine reads a one-line reply (+OK, -ERR ..., :n) within d and
+// returns it without its CRLF.
 func (c *streamConn) readLine(d time.Duration) (string, error) {
 	c.conn.SetReadDeadline(time.Now().Add(d))
-	line, err := c.br.ReadString('\n')
-	return strings.TrimRight(line, "\r\n"), err
+	line, err := c.rd.ReadLine()
+	return string(line), err
 }
 
 // readBulkLen reads a bulk reply, discarding its bytes, and returns its
 // length and its first bytes.
 func (c *streamConn) readBulkLen(d time.Duration) (int, string, error) {
-	line, err := c.readLine(d)
-	if err != nil {
-		return 0, "", err
-	}
-	if !strings.HasPrefix(line, "$") {
-		return 0, "", fmt.Errorf("reply %q, want a bulk", line)
-	}
-	n, err := strconv.Atoi(line[1:])
+	c.conn.SetReadDeadline(time.Now().Add(d))
+	n, err := c.rd.ReadBulkLen()
 	if err != nil || n < 0 {
 		return n, "", err
 	}
 	head := make([]byte, min(n, 32))
-	if _, err := io.ReadFull(c.br, head); err != nil {
-		return 0, "", err
-	}
-	if _, err := io.CopyN(io.Discard, c.br, int64(n-len(head)+2)); err != nil {
+	if err := c.rd.ReadBody(n, head); err != nil {
 		return 0, "", err
 	}
 	return n, string(head), nil
@@ -558,7 +551,7 @@ func TestIdleTimeoutCountsFromTheLastByteReceived(t *testing.T) {
 	}
 	// Now idle: closed after about a second.
 	c.conn.SetReadDeadline(time.Now().Add(10 * time.Second))
-	if _, err := c.br.ReadByte(); !errors.Is(err, io.EOF) && !connClosedErr(err) {
+	if _, err := c.rd.ReadLine(); !errors.Is(err, io.EOF) && !connClosedErr(err) {
 		t.Fatalf("idle client: read %v, want the connection closed", err)
 	}
 	checkReply(t, dialRaw(t, s.Addr), ":2097152\r\n", "STRLEN", "slow")

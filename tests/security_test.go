@@ -6,7 +6,6 @@ package tests
 // replies are compared with its own byte for byte.
 
 import (
-	"bufio"
 	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -31,6 +30,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/kvserver/kvserver/respclient"
 )
 
 // sha256Hex is the #<hash> form of an ACL password.
@@ -509,7 +510,7 @@ func dialTLS(addr string, cfg *tls.Config) (*tls.Conn, error) {
 		conn.Close()
 		return nil, err
 	}
-	raw, _, err := readReply(bufio.NewReader(conn))
+	raw, _, err := respclient.NewReader(conn, 0).ReadReply(nil)
 	if err != nil {
 		conn.Close()
 		return nil, err
@@ -600,7 +601,7 @@ func TestTLS(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		c := &rawClient{t: t, conn: conn, br: bufio.NewReader(conn), Timeout: replyTimeout}
+		c := newRawClient(t, conn)
 		defer c.Close()
 		expectReply(t, c, "*2\r\n$4\r\nport\r\n$1\r\n0\r\n", "CONFIG", "GET", "port")
 		expectReply(t, c, "*2\r\n$8\r\ntls-port\r\n"+bulk(strconv.Itoa(tlsPort)), "CONFIG", "GET", "tls-port")
@@ -710,7 +711,7 @@ func TestIdleTimeout(t *testing.T) {
 		if i == 0 {
 			// 0.4 s idle: still connected (the read times out here).
 			idle.conn.SetReadDeadline(time.Now().Add(10 * time.Millisecond))
-			if _, err := idle.br.ReadByte(); !isTimeoutErr(err) {
+			if _, err := idle.rd.ReadLine(); !isTimeoutErr(err) {
 				t.Fatalf("idle client after 0.4 s: %v, want it still connected", err)
 			}
 		}

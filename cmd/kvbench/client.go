@@ -1,26 +1,26 @@
 package main
 
 import (
-	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net"
-	"strconv"
 	"time"
+
+	"github.com/kvserver/kvserver/respclient"
 )
 
-// benchConn is a minimal RESP client built for large values: SET writes the
-// value with one vectored write and GET reads it straight into a reused
+// benchConn is a RESP client built for large values on respclient: SET
+// writes the value with one vectored write (no copy into a request buffer
+// from respclient.BigValue up) and GET reads it straight into a reused
 // buffer, so the client's own copies do not dominate the measurement.
 type benchConn struct {
 	conn net.Conn
-	rd   *bufio.Reader
-	hdr  []byte
-	buf  []byte
-	ends []int       // end offsets of the per-command headers in hdr (pipelined SET)
-	bufs net.Buffers // vectored write of a pipelined SET batch, reused
+	rd   *respclient.Reader
+	out  respclient.Batch
+	buf  []byte // GET values land here; reused
+	raw  []byte // Do's and DoBulk's reply bytes; reused
 }
 
 func dialBench(ctx context.Context, addr string) (*benchConn, error) {
@@ -29,108 +29,98 @@ func dialBench(ctx context.Context, addr string) (*benchConn, error) {
 	if err != nil {
 		return nil, fmt.Errorf("dial %s: %w", addr, err)
 	}
-	return &benchConn{conn: conn, rd: bufio.NewReaderSize(conn, 64*1024)}, nil
+	return &benchConn{conn: conn, rd: respclient.NewReader(conn, 0)}, nil
 }
 
 func (c *benchConn) Close() error { return c.conn.Close() }
 
-// appendArgs encodes a command's name and arguments except a trailing
-// value, which is written separately.
-func appendArgs(b []byte, n int, args ...string) []byte {
-	b = append(b, '*')
-	b = strconv.AppendInt(b, int64(n), 10)
-	b = append(b, '\r', '\n')
-	for _, a := range args {
-		b = append(b, '$')
-		b = strconv.AppendInt(b, int64(len(a)), 10)
-		b = append(b, '\r', '\n')
-		b = append(b, a...)
-		b = append(b, '\r', '\n')
+// flush writes the batched commands; what names them in an error.
+func (c *benchConn) flush(what string) error {
+	if err := c.out.Flush(c.conn); err != nil {
+		return fmt.Errorf("write %s: %w", what, err)
 	}
-	return b
+	return nil
 }
 
 // Set sends SET key value and waits for +OK.
 func (c *benchConn) Set(key string, value []byte) error {
-	c.hdr = appendArgs(c.hdr[:0], 3, "SET", key)
-	c.hdr = append(c.hdr, '$')
-	c.hdr = strconv.AppendInt(c.hdr, int64(len(value)), 10)
-	c.hdr = append(c.hdr, '\r', '\n')
-	bufs := net.Buffers{c.hdr, value, []byte("\r\n")}
-	if _, err := bufs.WriteTo(c.conn); err != nil {
-		return fmt.Errorf("write SET: %w", err)
+	c.out.AddValue(value, "SET", key)
+	if err := c.flush("SET"); err != nil {
+		return err
 	}
 	return c.readOK()
 }
 
 // readOK reads one reply that must be +OK (a SET's).
 func (c *benchConn) readOK() error {
-	line, err := c.rd.ReadSlice('\n')
-	if err != nil {
+	if err := c.rd.ReadOK(); err != nil {
 		return fmt.Errorf("read SET reply: %w", err)
-	}
-	if string(line) != "+OK\r\n" {
-		return fmt.Errorf("SET reply %q", line)
 	}
 	return nil
 }
 
-// Do sends a command and discards a simple reply (status, integer, error
-// or small bulk), returning its first line.
+// Do sends a command and reads its whole reply, returning the reply's
+// first line without its CRLF (all of a status, integer or error reply).
+// An error reply is also returned as an error.
 func (c *benchConn) Do(args ...string) (string, error) {
-	line, err := c.request(args)
+	rep, err := c.call(args)
 	if err != nil {
 		return "", err
 	}
-	if len(line) > 0 && line[0] == '$' {
-		n, _ := strconv.Atoi(line[1 : len(line)-2])
-		if n >= 0 {
-			if _, err := c.rd.Discard(n + 2); err != nil {
-				return "", err
-			}
-		}
-	}
-	if len(line) > 0 && line[0] == '-' {
-		return line, errors.New(line[:len(line)-2])
+	first, _, _ := bytes.Cut(rep.Raw, []byte("\r\n"))
+	line := string(first)
+	if rep.IsError() {
+		return line, errors.New(line)
 	}
 	return line, nil
+}
+
+// DoBulk sends a command whose reply is a bulk string and returns its body.
+func (c *benchConn) DoBulk(args ...string) (string, error) {
+	rep, err := c.call(args)
+	if err != nil {
+		return "", err
+	}
+	if rep.Type != '$' || rep.Null {
+		return "", fmt.Errorf("%s: want a bulk reply, got %.80q", args[0], rep.Raw)
+	}
+	return rep.Str, nil
+}
+
+// call sends a command and reads its reply, whatever its type.
+func (c *benchConn) call(args []string) (respclient.Reply, error) {
+	c.out.Add(args...)
+	if err := c.flush(args[0]); err != nil {
+		return respclient.Reply{}, err
+	}
+	raw, rep, err := c.rd.ReadReply(c.raw[:0])
+	c.raw = raw
+	if err != nil {
+		return respclient.Reply{}, fmt.Errorf("read %s reply: %w", args[0], err)
+	}
+	return rep, nil
 }
 
 // Get sends GET key and reads the value into the connection's buffer,
 // returning its length (-1 for a miss).
 func (c *benchConn) Get(key string) (int, error) {
-	c.hdr = appendArgs(c.hdr[:0], 2, "GET", key)
-	if _, err := c.conn.Write(c.hdr); err != nil {
-		return 0, fmt.Errorf("write GET: %w", err)
+	c.out.Add("GET", key)
+	if err := c.flush("GET"); err != nil {
+		return 0, err
 	}
 	return c.readBulk()
 }
 
 // SetPipelined sends SET key value for every key in one vectored write
-// (the value is not copied) and only then reads the len(keys) replies, so
-// the connection keeps len(keys) requests in flight.
+// (a value of respclient.BigValue bytes or more is not copied) and only
+// then reads the len(keys) replies, so the connection keeps len(keys)
+// requests in flight.
 func (c *benchConn) SetPipelined(keys []string, value []byte) error {
-	c.hdr, c.ends = c.hdr[:0], c.ends[:0]
-	for i, k := range keys {
-		if i > 0 {
-			c.hdr = append(c.hdr, '\r', '\n') // ends the previous value
-		}
-		c.hdr = appendArgs(c.hdr, 3, "SET", k)
-		c.hdr = append(c.hdr, '$')
-		c.hdr = strconv.AppendInt(c.hdr, int64(len(value)), 10)
-		c.hdr = append(c.hdr, '\r', '\n')
-		c.ends = append(c.ends, len(c.hdr))
+	for _, k := range keys {
+		c.out.AddValue(value, "SET", k)
 	}
-	c.bufs = c.bufs[:0]
-	start := 0
-	for _, end := range c.ends {
-		c.bufs = append(c.bufs, c.hdr[start:end], value)
-		start = end
-	}
-	c.bufs = append(c.bufs, []byte("\r\n"))
-	bufs := c.bufs // WriteTo consumes the slice it is called on
-	if _, err := bufs.WriteTo(c.conn); err != nil {
-		return fmt.Errorf("write pipelined SET: %w", err)
+	if err := c.flush("pipelined SET"); err != nil {
+		return err
 	}
 	for range keys {
 		if err := c.readOK(); err != nil {
@@ -144,12 +134,11 @@ func (c *benchConn) SetPipelined(keys []string, value []byte) error {
 // replies into the connection's buffer. It returns the bytes received and
 // how many keys missed.
 func (c *benchConn) GetPipelined(keys []string) (int64, int, error) {
-	c.hdr = c.hdr[:0]
 	for _, k := range keys {
-		c.hdr = appendArgs(c.hdr, 2, "GET", k)
+		c.out.Add("GET", k)
 	}
-	if _, err := c.conn.Write(c.hdr); err != nil {
-		return 0, 0, fmt.Errorf("write pipelined GET: %w", err)
+	if err := c.flush("pipelined GET"); err != nil {
+		return 0, 0, err
 	}
 	var total int64
 	misses := 0
@@ -170,24 +159,17 @@ func (c *benchConn) GetPipelined(keys []string) (int64, int, error) {
 // readBulk reads one bulk reply into the connection's buffer and returns
 // its length (-1 for a nil reply).
 func (c *benchConn) readBulk() (int, error) {
-	line, err := c.rd.ReadSlice('\n')
+	n, err := c.rd.ReadBulkLen()
 	if err != nil {
 		return 0, fmt.Errorf("read GET reply: %w", err)
-	}
-	if len(line) < 4 || line[0] != '$' {
-		return 0, fmt.Errorf("GET reply %q", line)
-	}
-	n, err := strconv.Atoi(string(line[1 : len(line)-2]))
-	if err != nil {
-		return 0, fmt.Errorf("GET reply %q", line)
 	}
 	if n < 0 {
 		return -1, nil
 	}
-	if cap(c.buf) < n+2 {
-		c.buf = make([]byte, n+2)
+	if cap(c.buf) < n {
+		c.buf = make([]byte, n)
 	}
-	if _, err := io.ReadFull(c.rd, c.buf[:n+2]); err != nil {
+	if err := c.rd.ReadBody(n, c.buf[:n]); err != nil {
 		return 0, fmt.Errorf("read GET value: %w", err)
 	}
 	return n, nil
@@ -214,37 +196,4 @@ func waitReady(ctx context.Context, addr string, timeout time.Duration) error {
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
-}
-
-// DoBulk sends a command whose reply is a bulk string and returns its body.
-func (c *benchConn) DoBulk(args ...string) (string, error) {
-	line, err := c.request(args)
-	if err != nil {
-		return "", err
-	}
-	if len(line) < 3 || line[0] != '$' {
-		return "", fmt.Errorf("%s: want a bulk reply, got %q", args[0], line)
-	}
-	n, err := strconv.Atoi(line[1 : len(line)-2])
-	if err != nil || n < 0 {
-		return "", fmt.Errorf("%s: bad bulk header %q", args[0], line)
-	}
-	body := make([]byte, n+2)
-	if _, err := io.ReadFull(c.rd, body); err != nil {
-		return "", fmt.Errorf("read %s reply: %w", args[0], err)
-	}
-	return string(body[:n]), nil
-}
-
-// request sends a command and returns the first line of its reply.
-func (c *benchConn) request(args []string) (string, error) {
-	c.hdr = appendArgs(c.hdr[:0], len(args), args...)
-	if _, err := c.conn.Write(c.hdr); err != nil {
-		return "", fmt.Errorf("write %s: %w", args[0], err)
-	}
-	line, err := c.rd.ReadString('\n')
-	if err != nil {
-		return "", fmt.Errorf("read %s reply: %w", args[0], err)
-	}
-	return line, nil
 }

@@ -410,7 +410,7 @@ func ensureKeys(c *benchConn, keys int, value []byte) error {
 		if err != nil {
 			return err
 		}
-		if line == ":1\r\n" {
+		if line == ":1" {
 			continue
 		}
 		if err := c.Set(benchKey(k), value); err != nil {

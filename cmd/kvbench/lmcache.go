@@ -232,7 +232,7 @@ func lmcacheRound(ctx context.Context, addr string, keys []string, chunk, meta [
 				c.Close()
 				return s, fmt.Errorf("lookup: %w", err)
 			}
-			if line != ":1\r\n" {
+			if line != ":1" {
 				break
 			}
 			hits++

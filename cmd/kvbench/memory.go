@@ -146,7 +146,7 @@ func memoryOf(ctx context.Context, t *target, value []byte, n int) (memoryResult
 			return memoryResult{}, err
 		}
 	}
-	if line, err := c.Do("DBSIZE"); err != nil || line != ":"+strconv.Itoa(n)+"\r\n" {
+	if line, err := c.Do("DBSIZE"); err != nil || line != ":"+strconv.Itoa(n) {
 		return memoryResult{}, fmt.Errorf("DBSIZE after %d SETs: %q %v (values evicted?)", n, line, err)
 	}
 	rss1, used1, err := settle()

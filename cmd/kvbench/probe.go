@@ -69,14 +69,14 @@ prefix lookup; medians over --rounds and the speedup are reported.`)
 			return err
 		}
 		probeTimes = append(probeTimes, float64(time.Since(start).Microseconds()))
-		res.ProbeCount = line[:len(line)-2]
+		res.ProbeCount = line
 		start = time.Now()
 		for _, k := range names {
 			line, err := c.Do("EXISTS", k)
 			if err != nil {
 				return err
 			}
-			if line != ":1\r\n" {
+			if line != ":1" {
 				return fmt.Errorf("EXISTS %s = %q", k, line)
 			}
 		}

@@ -112,7 +112,7 @@ func replayTrace(ctx context.Context, addr string, reqs []traceRequest, blockByt
 			if err != nil {
 				return res, err
 			}
-			if line != ":1\r\n" {
+			if line != ":1" {
 				firstMiss = j
 				break
 			}
