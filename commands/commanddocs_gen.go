@@ -10,788 +10,1326 @@ const redisDocsVersion = "7.0.15"
 // redisCommandDocs describes, by full name, the commands and subcommands of
 // our table that Redis has, as Redis reports them.
 var redisCommandDocs = map[string]*commandDoc{
-	"get": {
-		Arity: 2, Flags: []string{"readonly", "fast"}, FirstKey: 1, LastKey: 1, Step: 1,
-		ACLCategories: resp.SetOf(resp.Simple("@read"), resp.Simple("@string"), resp.Simple("@fast")),
+	"acl": {
+		Arity: -2, Flags: []string{}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@slow")),
 		Tips:          resp.SetOf(),
-		KeySpecs: resp.SetOf(
-			resp.Map(
-				resp.Bulk("flags"), resp.SetOf(resp.Simple("RO"), resp.Simple("access")),
-				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
-				resp.Bulk("find_keys"), resp.Map(
-					resp.Bulk("type"), resp.Bulk("range"),
-					resp.Bulk("spec"), resp.Map(
-						resp.Bulk("lastkey"), resp.Int(0),
-						resp.Bulk("keystep"), resp.Int(1),
-						resp.Bulk("limit"), resp.Int(0),
-					),
-				),
-			),
-		),
+		KeySpecs:      resp.SetOf(),
 		Docs: resp.Map(
-			resp.Bulk("summary"), resp.Bulk("Get the value of a key"),
-			resp.Bulk("since"), resp.Bulk("1.0.0"),
-			resp.Bulk("group"), resp.Bulk("string"),
-			resp.Bulk("complexity"), resp.Bulk("O(1)"),
+			resp.Bulk("summary"), resp.Bulk("A container for Access List Control commands "),
+			resp.Bulk("since"), resp.Bulk("6.0.0"),
+			resp.Bulk("group"), resp.Bulk("server"),
+			resp.Bulk("complexity"), resp.Bulk("Depends on subcommand."),
+		),
+	},
+	"acl|cat": {
+		Arity: -2, Flags: []string{"noscript", "loading", "stale"}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@slow")),
+		Tips:          resp.SetOf(),
+		KeySpecs:      resp.SetOf(),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("List the ACL categories or the commands inside a category"),
+			resp.Bulk("since"), resp.Bulk("6.0.0"),
+			resp.Bulk("group"), resp.Bulk("server"),
+			resp.Bulk("complexity"), resp.Bulk("O(1) since the categories and commands are a fixed set."),
 			resp.Bulk("arguments"), resp.Array(
 				resp.Map(
-					resp.Bulk("name"), resp.Bulk("key"),
-					resp.Bulk("type"), resp.Bulk("key"),
-					resp.Bulk("key_spec_index"), resp.Int(0),
+					resp.Bulk("name"), resp.Bulk("categoryname"),
+					resp.Bulk("type"), resp.Bulk("string"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
 				),
 			),
 		),
 	},
-	"set": {
-		Arity: -3, Flags: []string{"write", "denyoom"}, FirstKey: 1, LastKey: 1, Step: 1,
-		ACLCategories: resp.SetOf(resp.Simple("@write"), resp.Simple("@string"), resp.Simple("@slow")),
+	"acl|dryrun": {
+		Arity: -4, Flags: []string{"admin", "noscript", "loading", "stale"}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@admin"), resp.Simple("@slow"), resp.Simple("@dangerous")),
 		Tips:          resp.SetOf(),
-		KeySpecs: resp.SetOf(
-			resp.Map(
-				resp.Bulk("notes"), resp.Bulk("RW and ACCESS due to the optional `GET` argument"),
-				resp.Bulk("flags"), resp.SetOf(
-					resp.Simple("RW"),
-					resp.Simple("access"),
-					resp.Simple("update"),
-					resp.Simple("variable_flags"),
-				),
-				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
-				resp.Bulk("find_keys"), resp.Map(
-					resp.Bulk("type"), resp.Bulk("range"),
-					resp.Bulk("spec"), resp.Map(
-						resp.Bulk("lastkey"), resp.Int(0),
-						resp.Bulk("keystep"), resp.Int(1),
-						resp.Bulk("limit"), resp.Int(0),
-					),
+		KeySpecs:      resp.SetOf(),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Returns whether the user can execute the given command without executing the command."),
+			resp.Bulk("since"), resp.Bulk("7.0.0"),
+			resp.Bulk("group"), resp.Bulk("server"),
+			resp.Bulk("complexity"), resp.Bulk("O(1)."),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(resp.Bulk("name"), resp.Bulk("username"), resp.Bulk("type"), resp.Bulk("string")),
+				resp.Map(resp.Bulk("name"), resp.Bulk("command"), resp.Bulk("type"), resp.Bulk("string")),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("arg"),
+					resp.Bulk("type"), resp.Bulk("string"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional"), resp.Simple("multiple")),
 				),
 			),
 		),
+	},
+	"acl|genpass": {
+		Arity: -2, Flags: []string{"noscript", "loading", "stale"}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@slow")),
+		Tips:          resp.SetOf(),
+		KeySpecs:      resp.SetOf(),
 		Docs: resp.Map(
-			resp.Bulk("summary"), resp.Bulk("Set the string value of a key"),
-			resp.Bulk("since"), resp.Bulk("1.0.0"),
-			resp.Bulk("group"), resp.Bulk("string"),
+			resp.Bulk("summary"), resp.Bulk("Generate a pseudorandom secure password to use for ACL users"),
+			resp.Bulk("since"), resp.Bulk("6.0.0"),
+			resp.Bulk("group"), resp.Bulk("server"),
 			resp.Bulk("complexity"), resp.Bulk("O(1)"),
-			resp.Bulk("history"), resp.SetOf(
-				resp.Array(resp.Bulk("2.6.12"), resp.Bulk("Added the `EX`, `PX`, `NX` and `XX` options.")),
-				resp.Array(resp.Bulk("6.0.0"), resp.Bulk("Added the `KEEPTTL` option.")),
-				resp.Array(resp.Bulk("6.2.0"), resp.Bulk("Added the `GET`, `EXAT` and `PXAT` option.")),
-				resp.Array(
-					resp.Bulk("7.0.0"),
-					resp.Bulk("Allowed the `NX` and `GET` options to be used together."),
-				),
-			),
 			resp.Bulk("arguments"), resp.Array(
 				resp.Map(
-					resp.Bulk("name"), resp.Bulk("key"),
-					resp.Bulk("type"), resp.Bulk("key"),
-					resp.Bulk("key_spec_index"), resp.Int(0),
-				),
-				resp.Map(resp.Bulk("name"), resp.Bulk("value"), resp.Bulk("type"), resp.Bulk("string")),
-				resp.Map(
-					resp.Bulk("name"), resp.Bulk("condition"),
-					resp.Bulk("type"), resp.Bulk("oneof"),
-					resp.Bulk("since"), resp.Bulk("2.6.12"),
+					resp.Bulk("name"), resp.Bulk("bits"),
+					resp.Bulk("type"), resp.Bulk("integer"),
 					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+				),
+			),
+		),
+	},
+	"acl|help": {
+		Arity: 2, Flags: []string{"loading", "stale"}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@slow")),
+		Tips:          resp.SetOf(),
+		KeySpecs:      resp.SetOf(),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Show helpful text about the different subcommands"),
+			resp.Bulk("since"), resp.Bulk("6.0.0"),
+			resp.Bulk("group"), resp.Bulk("server"),
+			resp.Bulk("complexity"), resp.Bulk("O(1)"),
+		),
+	},
+	"acl|list": {
+		Arity: 2, Flags: []string{"admin", "noscript", "loading", "stale"}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@admin"), resp.Simple("@slow"), resp.Simple("@dangerous")),
+		Tips:          resp.SetOf(),
+		KeySpecs:      resp.SetOf(),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("List the current ACL rules in ACL config file format"),
+			resp.Bulk("since"), resp.Bulk("6.0.0"),
+			resp.Bulk("group"), resp.Bulk("server"),
+			resp.Bulk("complexity"), resp.Bulk("O(N). Where N is the number of configured users."),
+		),
+	},
+	"acl|users": {
+		Arity: 2, Flags: []string{"admin", "noscript", "loading", "stale"}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@admin"), resp.Simple("@slow"), resp.Simple("@dangerous")),
+		Tips:          resp.SetOf(),
+		KeySpecs:      resp.SetOf(),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("List the username of all the configured ACL rules"),
+			resp.Bulk("since"), resp.Bulk("6.0.0"),
+			resp.Bulk("group"), resp.Bulk("server"),
+			resp.Bulk("complexity"), resp.Bulk("O(N). Where N is the number of configured users."),
+		),
+	},
+	"acl|whoami": {
+		Arity: 2, Flags: []string{"noscript", "loading", "stale"}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@slow")),
+		Tips:          resp.SetOf(),
+		KeySpecs:      resp.SetOf(),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Return the name of the user associated to the current connection"),
+			resp.Bulk("since"), resp.Bulk("6.0.0"),
+			resp.Bulk("group"), resp.Bulk("server"),
+			resp.Bulk("complexity"), resp.Bulk("O(1)"),
+		),
+	},
+	"cluster": {
+		Arity: -2, Flags: []string{}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@slow")),
+		Tips:          resp.SetOf(),
+		KeySpecs:      resp.SetOf(),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("A container for cluster commands"),
+			resp.Bulk("since"), resp.Bulk("3.0.0"),
+			resp.Bulk("group"), resp.Bulk("cluster"),
+			resp.Bulk("complexity"), resp.Bulk("Depends on subcommand."),
+		),
+	},
+	"cluster|addslots": {
+		Arity: -3, Flags: []string{"admin", "stale", "no_async_loading"}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@admin"), resp.Simple("@slow"), resp.Simple("@dangerous")),
+		Tips:          resp.SetOf(),
+		KeySpecs:      resp.SetOf(),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Assign new hash slots to receiving node"),
+			resp.Bulk("since"), resp.Bulk("3.0.0"),
+			resp.Bulk("group"), resp.Bulk("cluster"),
+			resp.Bulk("complexity"), resp.Bulk("O(N) where N is the total number of hash slot arguments"),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("slot"),
+					resp.Bulk("type"), resp.Bulk("integer"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("multiple")),
+				),
+			),
+		),
+	},
+	"cluster|addslotsrange": {
+		Arity: -4, Flags: []string{"admin", "stale", "no_async_loading"}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@admin"), resp.Simple("@slow"), resp.Simple("@dangerous")),
+		Tips:          resp.SetOf(),
+		KeySpecs:      resp.SetOf(),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Assign new hash slots to receiving node"),
+			resp.Bulk("since"), resp.Bulk("7.0.0"),
+			resp.Bulk("group"), resp.Bulk("cluster"),
+			resp.Bulk("complexity"), resp.Bulk("O(N) where N is the total number of the slots between the start slot and end slot arguments."),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("start-slot_end-slot"),
+					resp.Bulk("type"), resp.Bulk("block"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("multiple")),
 					resp.Bulk("arguments"), resp.Array(
 						resp.Map(
-							resp.Bulk("name"), resp.Bulk("nx"),
-							resp.Bulk("type"), resp.Bulk("pure-token"),
-							resp.Bulk("token"), resp.Bulk("NX"),
+							resp.Bulk("name"), resp.Bulk("start-slot"),
+							resp.Bulk("type"), resp.Bulk("integer"),
 						),
 						resp.Map(
-							resp.Bulk("name"), resp.Bulk("xx"),
-							resp.Bulk("type"), resp.Bulk("pure-token"),
-							resp.Bulk("token"), resp.Bulk("XX"),
+							resp.Bulk("name"), resp.Bulk("end-slot"),
+							resp.Bulk("type"), resp.Bulk("integer"),
 						),
 					),
 				),
+			),
+		),
+	},
+	"cluster|bumpepoch": {
+		Arity: 2, Flags: []string{"admin", "stale", "no_async_loading"}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@admin"), resp.Simple("@slow"), resp.Simple("@dangerous")),
+		Tips:          resp.SetOf(resp.Bulk("nondeterministic_output")),
+		KeySpecs:      resp.SetOf(),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Advance the cluster config epoch"),
+			resp.Bulk("since"), resp.Bulk("3.0.0"),
+			resp.Bulk("group"), resp.Bulk("cluster"),
+			resp.Bulk("complexity"), resp.Bulk("O(1)"),
+		),
+	},
+	"cluster|count-failure-reports": {
+		Arity: 3, Flags: []string{"admin", "stale"}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@admin"), resp.Simple("@slow"), resp.Simple("@dangerous")),
+		Tips:          resp.SetOf(resp.Bulk("nondeterministic_output")),
+		KeySpecs:      resp.SetOf(),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Return the number of failure reports active for a given node"),
+			resp.Bulk("since"), resp.Bulk("3.0.0"),
+			resp.Bulk("group"), resp.Bulk("cluster"),
+			resp.Bulk("complexity"), resp.Bulk("O(N) where N is the number of failure reports"),
+			resp.Bulk("arguments"), resp.Array(resp.Map(resp.Bulk("name"), resp.Bulk("node-id"), resp.Bulk("type"), resp.Bulk("string"))),
+		),
+	},
+	"cluster|countkeysinslot": {
+		Arity: 3, Flags: []string{"stale"}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@slow")),
+		Tips:          resp.SetOf(),
+		KeySpecs:      resp.SetOf(),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Return the number of local keys in the specified hash slot"),
+			resp.Bulk("since"), resp.Bulk("3.0.0"),
+			resp.Bulk("group"), resp.Bulk("cluster"),
+			resp.Bulk("complexity"), resp.Bulk("O(1)"),
+			resp.Bulk("arguments"), resp.Array(resp.Map(resp.Bulk("name"), resp.Bulk("slot"), resp.Bulk("type"), resp.Bulk("integer"))),
+		),
+	},
+	"cluster|delslots": {
+		Arity: -3, Flags: []string{"admin", "stale", "no_async_loading"}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@admin"), resp.Simple("@slow"), resp.Simple("@dangerous")),
+		Tips:          resp.SetOf(),
+		KeySpecs:      resp.SetOf(),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Set hash slots as unbound in receiving node"),
+			resp.Bulk("since"), resp.Bulk("3.0.0"),
+			resp.Bulk("group"), resp.Bulk("cluster"),
+			resp.Bulk("complexity"), resp.Bulk("O(N) where N is the total number of hash slot arguments"),
+			resp.Bulk("arguments"), resp.Array(
 				resp.Map(
-					resp.Bulk("name"), resp.Bulk("get"),
-					resp.Bulk("type"), resp.Bulk("pure-token"),
-					resp.Bulk("token"), resp.Bulk("GET"),
-					resp.Bulk("since"), resp.Bulk("6.2.0"),
-					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+					resp.Bulk("name"), resp.Bulk("slot"),
+					resp.Bulk("type"), resp.Bulk("integer"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("multiple")),
 				),
+			),
+		),
+	},
+	"cluster|delslotsrange": {
+		Arity: -4, Flags: []string{"admin", "stale", "no_async_loading"}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@admin"), resp.Simple("@slow"), resp.Simple("@dangerous")),
+		Tips:          resp.SetOf(),
+		KeySpecs:      resp.SetOf(),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Set hash slots as unbound in receiving node"),
+			resp.Bulk("since"), resp.Bulk("7.0.0"),
+			resp.Bulk("group"), resp.Bulk("cluster"),
+			resp.Bulk("complexity"), resp.Bulk("O(N) where N is the total number of the slots between the start slot and end slot arguments."),
+			resp.Bulk("arguments"), resp.Array(
 				resp.Map(
-					resp.Bulk("name"), resp.Bulk("expiration"),
-					resp.Bulk("type"), resp.Bulk("oneof"),
-					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+					resp.Bulk("name"), resp.Bulk("start-slot_end-slot"),
+					resp.Bulk("type"), resp.Bulk("block"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("multiple")),
 					resp.Bulk("arguments"), resp.Array(
 						resp.Map(
-							resp.Bulk("name"), resp.Bulk("seconds"),
+							resp.Bulk("name"), resp.Bulk("start-slot"),
 							resp.Bulk("type"), resp.Bulk("integer"),
-							resp.Bulk("token"), resp.Bulk("EX"),
-							resp.Bulk("since"), resp.Bulk("2.6.12"),
 						),
 						resp.Map(
-							resp.Bulk("name"), resp.Bulk("milliseconds"),
+							resp.Bulk("name"), resp.Bulk("end-slot"),
 							resp.Bulk("type"), resp.Bulk("integer"),
-							resp.Bulk("token"), resp.Bulk("PX"),
-							resp.Bulk("since"), resp.Bulk("2.6.12"),
-						),
-						resp.Map(
-							resp.Bulk("name"), resp.Bulk("unix-time-seconds"),
-							resp.Bulk("type"), resp.Bulk("unix-time"),
-							resp.Bulk("token"), resp.Bulk("EXAT"),
-							resp.Bulk("since"), resp.Bulk("6.2.0"),
-						),
-						resp.Map(
-							resp.Bulk("name"), resp.Bulk("unix-time-milliseconds"),
-							resp.Bulk("type"), resp.Bulk("unix-time"),
-							resp.Bulk("token"), resp.Bulk("PXAT"),
-							resp.Bulk("since"), resp.Bulk("6.2.0"),
-						),
-						resp.Map(
-							resp.Bulk("name"), resp.Bulk("keepttl"),
-							resp.Bulk("type"), resp.Bulk("pure-token"),
-							resp.Bulk("token"), resp.Bulk("KEEPTTL"),
-							resp.Bulk("since"), resp.Bulk("6.0.0"),
 						),
 					),
 				),
 			),
 		),
 	},
-	"setnx": {
-		Arity: 3, Flags: []string{"write", "denyoom", "fast"}, FirstKey: 1, LastKey: 1, Step: 1,
-		ACLCategories: resp.SetOf(resp.Simple("@write"), resp.Simple("@string"), resp.Simple("@fast")),
+	"cluster|failover": {
+		Arity: -2, Flags: []string{"admin", "stale", "no_async_loading"}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@admin"), resp.Simple("@slow"), resp.Simple("@dangerous")),
 		Tips:          resp.SetOf(),
-		KeySpecs: resp.SetOf(
-			resp.Map(
-				resp.Bulk("flags"), resp.SetOf(resp.Simple("OW"), resp.Simple("insert")),
-				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
-				resp.Bulk("find_keys"), resp.Map(
-					resp.Bulk("type"), resp.Bulk("range"),
-					resp.Bulk("spec"), resp.Map(
-						resp.Bulk("lastkey"), resp.Int(0),
-						resp.Bulk("keystep"), resp.Int(1),
-						resp.Bulk("limit"), resp.Int(0),
-					),
-				),
-			),
-		),
+		KeySpecs:      resp.SetOf(),
 		Docs: resp.Map(
-			resp.Bulk("summary"), resp.Bulk("Set the value of a key, only if the key does not exist"),
-			resp.Bulk("since"), resp.Bulk("1.0.0"),
-			resp.Bulk("group"), resp.Bulk("string"),
+			resp.Bulk("summary"), resp.Bulk("Forces a replica to perform a manual failover of its master."),
+			resp.Bulk("since"), resp.Bulk("3.0.0"),
+			resp.Bulk("group"), resp.Bulk("cluster"),
 			resp.Bulk("complexity"), resp.Bulk("O(1)"),
 			resp.Bulk("arguments"), resp.Array(
 				resp.Map(
-					resp.Bulk("name"), resp.Bulk("key"),
-					resp.Bulk("type"), resp.Bulk("key"),
-					resp.Bulk("key_spec_index"), resp.Int(0),
-				),
-				resp.Map(resp.Bulk("name"), resp.Bulk("value"), resp.Bulk("type"), resp.Bulk("string")),
-			),
-		),
-	},
-	"setex": {
-		Arity: 4, Flags: []string{"write", "denyoom"}, FirstKey: 1, LastKey: 1, Step: 1,
-		ACLCategories: resp.SetOf(resp.Simple("@write"), resp.Simple("@string"), resp.Simple("@slow")),
-		Tips:          resp.SetOf(),
-		KeySpecs: resp.SetOf(
-			resp.Map(
-				resp.Bulk("flags"), resp.SetOf(resp.Simple("OW"), resp.Simple("update")),
-				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
-				resp.Bulk("find_keys"), resp.Map(
-					resp.Bulk("type"), resp.Bulk("range"),
-					resp.Bulk("spec"), resp.Map(
-						resp.Bulk("lastkey"), resp.Int(0),
-						resp.Bulk("keystep"), resp.Int(1),
-						resp.Bulk("limit"), resp.Int(0),
-					),
-				),
-			),
-		),
-		Docs: resp.Map(
-			resp.Bulk("summary"), resp.Bulk("Set the value and expiration of a key"),
-			resp.Bulk("since"), resp.Bulk("2.0.0"),
-			resp.Bulk("group"), resp.Bulk("string"),
-			resp.Bulk("complexity"), resp.Bulk("O(1)"),
-			resp.Bulk("arguments"), resp.Array(
-				resp.Map(
-					resp.Bulk("name"), resp.Bulk("key"),
-					resp.Bulk("type"), resp.Bulk("key"),
-					resp.Bulk("key_spec_index"), resp.Int(0),
-				),
-				resp.Map(resp.Bulk("name"), resp.Bulk("seconds"), resp.Bulk("type"), resp.Bulk("integer")),
-				resp.Map(resp.Bulk("name"), resp.Bulk("value"), resp.Bulk("type"), resp.Bulk("string")),
-			),
-		),
-	},
-	"psetex": {
-		Arity: 4, Flags: []string{"write", "denyoom"}, FirstKey: 1, LastKey: 1, Step: 1,
-		ACLCategories: resp.SetOf(resp.Simple("@write"), resp.Simple("@string"), resp.Simple("@slow")),
-		Tips:          resp.SetOf(),
-		KeySpecs: resp.SetOf(
-			resp.Map(
-				resp.Bulk("flags"), resp.SetOf(resp.Simple("OW"), resp.Simple("update")),
-				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
-				resp.Bulk("find_keys"), resp.Map(
-					resp.Bulk("type"), resp.Bulk("range"),
-					resp.Bulk("spec"), resp.Map(
-						resp.Bulk("lastkey"), resp.Int(0),
-						resp.Bulk("keystep"), resp.Int(1),
-						resp.Bulk("limit"), resp.Int(0),
-					),
-				),
-			),
-		),
-		Docs: resp.Map(
-			resp.Bulk("summary"), resp.Bulk("Set the value and expiration in milliseconds of a key"),
-			resp.Bulk("since"), resp.Bulk("2.6.0"),
-			resp.Bulk("group"), resp.Bulk("string"),
-			resp.Bulk("complexity"), resp.Bulk("O(1)"),
-			resp.Bulk("arguments"), resp.Array(
-				resp.Map(
-					resp.Bulk("name"), resp.Bulk("key"),
-					resp.Bulk("type"), resp.Bulk("key"),
-					resp.Bulk("key_spec_index"), resp.Int(0),
-				),
-				resp.Map(resp.Bulk("name"), resp.Bulk("milliseconds"), resp.Bulk("type"), resp.Bulk("integer")),
-				resp.Map(resp.Bulk("name"), resp.Bulk("value"), resp.Bulk("type"), resp.Bulk("string")),
-			),
-		),
-	},
-	"getdel": {
-		Arity: 2, Flags: []string{"write", "fast"}, FirstKey: 1, LastKey: 1, Step: 1,
-		ACLCategories: resp.SetOf(resp.Simple("@write"), resp.Simple("@string"), resp.Simple("@fast")),
-		Tips:          resp.SetOf(),
-		KeySpecs: resp.SetOf(
-			resp.Map(
-				resp.Bulk("flags"), resp.SetOf(resp.Simple("RW"), resp.Simple("access"), resp.Simple("delete")),
-				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
-				resp.Bulk("find_keys"), resp.Map(
-					resp.Bulk("type"), resp.Bulk("range"),
-					resp.Bulk("spec"), resp.Map(
-						resp.Bulk("lastkey"), resp.Int(0),
-						resp.Bulk("keystep"), resp.Int(1),
-						resp.Bulk("limit"), resp.Int(0),
-					),
-				),
-			),
-		),
-		Docs: resp.Map(
-			resp.Bulk("summary"), resp.Bulk("Get the value of a key and delete the key"),
-			resp.Bulk("since"), resp.Bulk("6.2.0"),
-			resp.Bulk("group"), resp.Bulk("string"),
-			resp.Bulk("complexity"), resp.Bulk("O(1)"),
-			resp.Bulk("arguments"), resp.Array(
-				resp.Map(
-					resp.Bulk("name"), resp.Bulk("key"),
-					resp.Bulk("type"), resp.Bulk("key"),
-					resp.Bulk("key_spec_index"), resp.Int(0),
-				),
-			),
-		),
-	},
-	"getex": {
-		Arity: -2, Flags: []string{"write", "fast"}, FirstKey: 1, LastKey: 1, Step: 1,
-		ACLCategories: resp.SetOf(resp.Simple("@write"), resp.Simple("@string"), resp.Simple("@fast")),
-		Tips:          resp.SetOf(),
-		KeySpecs: resp.SetOf(
-			resp.Map(
-				resp.Bulk("notes"), resp.Bulk("RW and UPDATE because it changes the TTL"),
-				resp.Bulk("flags"), resp.SetOf(resp.Simple("RW"), resp.Simple("access"), resp.Simple("update")),
-				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
-				resp.Bulk("find_keys"), resp.Map(
-					resp.Bulk("type"), resp.Bulk("range"),
-					resp.Bulk("spec"), resp.Map(
-						resp.Bulk("lastkey"), resp.Int(0),
-						resp.Bulk("keystep"), resp.Int(1),
-						resp.Bulk("limit"), resp.Int(0),
-					),
-				),
-			),
-		),
-		Docs: resp.Map(
-			resp.Bulk("summary"), resp.Bulk("Get the value of a key and optionally set its expiration"),
-			resp.Bulk("since"), resp.Bulk("6.2.0"),
-			resp.Bulk("group"), resp.Bulk("string"),
-			resp.Bulk("complexity"), resp.Bulk("O(1)"),
-			resp.Bulk("arguments"), resp.Array(
-				resp.Map(
-					resp.Bulk("name"), resp.Bulk("key"),
-					resp.Bulk("type"), resp.Bulk("key"),
-					resp.Bulk("key_spec_index"), resp.Int(0),
-				),
-				resp.Map(
-					resp.Bulk("name"), resp.Bulk("expiration"),
+					resp.Bulk("name"), resp.Bulk("options"),
 					resp.Bulk("type"), resp.Bulk("oneof"),
 					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
 					resp.Bulk("arguments"), resp.Array(
 						resp.Map(
-							resp.Bulk("name"), resp.Bulk("seconds"),
-							resp.Bulk("type"), resp.Bulk("integer"),
-							resp.Bulk("token"), resp.Bulk("EX"),
-						),
-						resp.Map(
-							resp.Bulk("name"), resp.Bulk("milliseconds"),
-							resp.Bulk("type"), resp.Bulk("integer"),
-							resp.Bulk("token"), resp.Bulk("PX"),
-						),
-						resp.Map(
-							resp.Bulk("name"), resp.Bulk("unix-time-seconds"),
-							resp.Bulk("type"), resp.Bulk("unix-time"),
-							resp.Bulk("token"), resp.Bulk("EXAT"),
-						),
-						resp.Map(
-							resp.Bulk("name"), resp.Bulk("unix-time-milliseconds"),
-							resp.Bulk("type"), resp.Bulk("unix-time"),
-							resp.Bulk("token"), resp.Bulk("PXAT"),
-						),
-						resp.Map(
-							resp.Bulk("name"), resp.Bulk("persist"),
+							resp.Bulk("name"), resp.Bulk("force"),
 							resp.Bulk("type"), resp.Bulk("pure-token"),
-							resp.Bulk("token"), resp.Bulk("PERSIST"),
+							resp.Bulk("token"), resp.Bulk("FORCE"),
+						),
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("takeover"),
+							resp.Bulk("type"), resp.Bulk("pure-token"),
+							resp.Bulk("token"), resp.Bulk("TAKEOVER"),
 						),
 					),
 				),
 			),
 		),
 	},
-	"getset": {
-		Arity: 3, Flags: []string{"write", "denyoom", "fast"}, FirstKey: 1, LastKey: 1, Step: 1,
-		ACLCategories: resp.SetOf(resp.Simple("@write"), resp.Simple("@string"), resp.Simple("@fast")),
+	"cluster|flushslots": {
+		Arity: 2, Flags: []string{"admin", "stale", "no_async_loading"}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@admin"), resp.Simple("@slow"), resp.Simple("@dangerous")),
 		Tips:          resp.SetOf(),
-		KeySpecs: resp.SetOf(
-			resp.Map(
-				resp.Bulk("flags"), resp.SetOf(resp.Simple("RW"), resp.Simple("access"), resp.Simple("update")),
-				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
-				resp.Bulk("find_keys"), resp.Map(
-					resp.Bulk("type"), resp.Bulk("range"),
-					resp.Bulk("spec"), resp.Map(
-						resp.Bulk("lastkey"), resp.Int(0),
-						resp.Bulk("keystep"), resp.Int(1),
-						resp.Bulk("limit"), resp.Int(0),
+		KeySpecs:      resp.SetOf(),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Delete a node's own slots information"),
+			resp.Bulk("since"), resp.Bulk("3.0.0"),
+			resp.Bulk("group"), resp.Bulk("cluster"),
+			resp.Bulk("complexity"), resp.Bulk("O(1)"),
+		),
+	},
+	"cluster|forget": {
+		Arity: 3, Flags: []string{"admin", "stale", "no_async_loading"}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@admin"), resp.Simple("@slow"), resp.Simple("@dangerous")),
+		Tips:          resp.SetOf(),
+		KeySpecs:      resp.SetOf(),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Remove a node from the nodes table"),
+			resp.Bulk("since"), resp.Bulk("3.0.0"),
+			resp.Bulk("group"), resp.Bulk("cluster"),
+			resp.Bulk("complexity"), resp.Bulk("O(1)"),
+			resp.Bulk("arguments"), resp.Array(resp.Map(resp.Bulk("name"), resp.Bulk("node-id"), resp.Bulk("type"), resp.Bulk("string"))),
+		),
+	},
+	"cluster|getkeysinslot": {
+		Arity: 4, Flags: []string{"stale"}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@slow")),
+		Tips:          resp.SetOf(resp.Bulk("nondeterministic_output")),
+		KeySpecs:      resp.SetOf(),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Return local key names in the specified hash slot"),
+			resp.Bulk("since"), resp.Bulk("3.0.0"),
+			resp.Bulk("group"), resp.Bulk("cluster"),
+			resp.Bulk("complexity"), resp.Bulk("O(log(N)) where N is the number of requested keys"),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(resp.Bulk("name"), resp.Bulk("slot"), resp.Bulk("type"), resp.Bulk("integer")),
+				resp.Map(resp.Bulk("name"), resp.Bulk("count"), resp.Bulk("type"), resp.Bulk("integer")),
+			),
+		),
+	},
+	"cluster|help": {
+		Arity: 2, Flags: []string{"loading", "stale"}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@slow")),
+		Tips:          resp.SetOf(),
+		KeySpecs:      resp.SetOf(),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Show helpful text about the different subcommands"),
+			resp.Bulk("since"), resp.Bulk("5.0.0"),
+			resp.Bulk("group"), resp.Bulk("cluster"),
+			resp.Bulk("complexity"), resp.Bulk("O(1)"),
+		),
+	},
+	"cluster|info": {
+		Arity: 2, Flags: []string{"stale"}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@slow")),
+		Tips:          resp.SetOf(resp.Bulk("nondeterministic_output")),
+		KeySpecs:      resp.SetOf(),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Provides info about Redis Cluster node state"),
+			resp.Bulk("since"), resp.Bulk("3.0.0"),
+			resp.Bulk("group"), resp.Bulk("cluster"),
+			resp.Bulk("complexity"), resp.Bulk("O(1)"),
+		),
+	},
+	"cluster|keyslot": {
+		Arity: 3, Flags: []string{"stale"}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@slow")),
+		Tips:          resp.SetOf(),
+		KeySpecs:      resp.SetOf(),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Returns the hash slot of the specified key"),
+			resp.Bulk("since"), resp.Bulk("3.0.0"),
+			resp.Bulk("group"), resp.Bulk("cluster"),
+			resp.Bulk("complexity"), resp.Bulk("O(N) where N is the number of bytes in the key"),
+			resp.Bulk("arguments"), resp.Array(resp.Map(resp.Bulk("name"), resp.Bulk("key"), resp.Bulk("type"), resp.Bulk("string"))),
+		),
+	},
+	"cluster|links": {
+		Arity: 2, Flags: []string{"stale"}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@slow")),
+		Tips:          resp.SetOf(resp.Bulk("nondeterministic_output")),
+		KeySpecs:      resp.SetOf(),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Returns a list of all TCP links to and from peer nodes in cluster"),
+			resp.Bulk("since"), resp.Bulk("7.0.0"),
+			resp.Bulk("group"), resp.Bulk("cluster"),
+			resp.Bulk("complexity"), resp.Bulk("O(N) where N is the total number of Cluster nodes"),
+		),
+	},
+	"cluster|meet": {
+		Arity: -4, Flags: []string{"admin", "stale", "no_async_loading"}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@admin"), resp.Simple("@slow"), resp.Simple("@dangerous")),
+		Tips:          resp.SetOf(),
+		KeySpecs:      resp.SetOf(),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Force a node cluster to handshake with another node"),
+			resp.Bulk("since"), resp.Bulk("3.0.0"),
+			resp.Bulk("group"), resp.Bulk("cluster"),
+			resp.Bulk("complexity"), resp.Bulk("O(1)"),
+			resp.Bulk("history"), resp.SetOf(resp.Array(resp.Bulk("4.0.0"), resp.Bulk("Added the optional `cluster_bus_port` argument."))),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(resp.Bulk("name"), resp.Bulk("ip"), resp.Bulk("type"), resp.Bulk("string")),
+				resp.Map(resp.Bulk("name"), resp.Bulk("port"), resp.Bulk("type"), resp.Bulk("integer")),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("cluster_bus_port"),
+					resp.Bulk("type"), resp.Bulk("integer"),
+					resp.Bulk("since"), resp.Bulk("4.0.0"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+				),
+			),
+		),
+	},
+	"cluster|myid": {
+		Arity: 2, Flags: []string{"stale"}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@slow")),
+		Tips:          resp.SetOf(),
+		KeySpecs:      resp.SetOf(),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Return the node id"),
+			resp.Bulk("since"), resp.Bulk("3.0.0"),
+			resp.Bulk("group"), resp.Bulk("cluster"),
+			resp.Bulk("complexity"), resp.Bulk("O(1)"),
+		),
+	},
+	"cluster|nodes": {
+		Arity: 2, Flags: []string{"stale"}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@slow")),
+		Tips:          resp.SetOf(resp.Bulk("nondeterministic_output")),
+		KeySpecs:      resp.SetOf(),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Get Cluster config for the node"),
+			resp.Bulk("since"), resp.Bulk("3.0.0"),
+			resp.Bulk("group"), resp.Bulk("cluster"),
+			resp.Bulk("complexity"), resp.Bulk("O(N) where N is the total number of Cluster nodes"),
+		),
+	},
+	"cluster|replicas": {
+		Arity: 3, Flags: []string{"admin", "stale"}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@admin"), resp.Simple("@slow"), resp.Simple("@dangerous")),
+		Tips:          resp.SetOf(resp.Bulk("nondeterministic_output")),
+		KeySpecs:      resp.SetOf(),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("List replica nodes of the specified master node"),
+			resp.Bulk("since"), resp.Bulk("5.0.0"),
+			resp.Bulk("group"), resp.Bulk("cluster"),
+			resp.Bulk("complexity"), resp.Bulk("O(1)"),
+			resp.Bulk("arguments"), resp.Array(resp.Map(resp.Bulk("name"), resp.Bulk("node-id"), resp.Bulk("type"), resp.Bulk("string"))),
+		),
+	},
+	"cluster|replicate": {
+		Arity: 3, Flags: []string{"admin", "stale", "no_async_loading"}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@admin"), resp.Simple("@slow"), resp.Simple("@dangerous")),
+		Tips:          resp.SetOf(),
+		KeySpecs:      resp.SetOf(),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Reconfigure a node as a replica of the specified master node"),
+			resp.Bulk("since"), resp.Bulk("3.0.0"),
+			resp.Bulk("group"), resp.Bulk("cluster"),
+			resp.Bulk("complexity"), resp.Bulk("O(1)"),
+			resp.Bulk("arguments"), resp.Array(resp.Map(resp.Bulk("name"), resp.Bulk("node-id"), resp.Bulk("type"), resp.Bulk("string"))),
+		),
+	},
+	"cluster|reset": {
+		Arity: -2, Flags: []string{"admin", "noscript", "stale"}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@admin"), resp.Simple("@slow"), resp.Simple("@dangerous")),
+		Tips:          resp.SetOf(),
+		KeySpecs:      resp.SetOf(),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Reset a Redis Cluster node"),
+			resp.Bulk("since"), resp.Bulk("3.0.0"),
+			resp.Bulk("group"), resp.Bulk("cluster"),
+			resp.Bulk("complexity"), resp.Bulk("O(N) where N is the number of known nodes. The command may execute a FLUSHALL as a side effect."),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("hard_soft"),
+					resp.Bulk("type"), resp.Bulk("oneof"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+					resp.Bulk("arguments"), resp.Array(
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("hard"),
+							resp.Bulk("type"), resp.Bulk("pure-token"),
+							resp.Bulk("token"), resp.Bulk("HARD"),
+						),
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("soft"),
+							resp.Bulk("type"), resp.Bulk("pure-token"),
+							resp.Bulk("token"), resp.Bulk("SOFT"),
+						),
 					),
 				),
 			),
 		),
+	},
+	"cluster|saveconfig": {
+		Arity: 2, Flags: []string{"admin", "stale", "no_async_loading"}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@admin"), resp.Simple("@slow"), resp.Simple("@dangerous")),
+		Tips:          resp.SetOf(),
+		KeySpecs:      resp.SetOf(),
 		Docs: resp.Map(
-			resp.Bulk("summary"), resp.Bulk("Set the string value of a key and return its old value"),
-			resp.Bulk("since"), resp.Bulk("1.0.0"),
-			resp.Bulk("group"), resp.Bulk("string"),
+			resp.Bulk("summary"), resp.Bulk("Forces the node to save cluster state on disk"),
+			resp.Bulk("since"), resp.Bulk("3.0.0"),
+			resp.Bulk("group"), resp.Bulk("cluster"),
+			resp.Bulk("complexity"), resp.Bulk("O(1)"),
+		),
+	},
+	"cluster|set-config-epoch": {
+		Arity: 3, Flags: []string{"admin", "stale", "no_async_loading"}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@admin"), resp.Simple("@slow"), resp.Simple("@dangerous")),
+		Tips:          resp.SetOf(),
+		KeySpecs:      resp.SetOf(),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Set the configuration epoch in a new node"),
+			resp.Bulk("since"), resp.Bulk("3.0.0"),
+			resp.Bulk("group"), resp.Bulk("cluster"),
+			resp.Bulk("complexity"), resp.Bulk("O(1)"),
+			resp.Bulk("arguments"), resp.Array(resp.Map(resp.Bulk("name"), resp.Bulk("config-epoch"), resp.Bulk("type"), resp.Bulk("integer"))),
+		),
+	},
+	"cluster|setslot": {
+		Arity: -4, Flags: []string{"admin", "stale", "no_async_loading"}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@admin"), resp.Simple("@slow"), resp.Simple("@dangerous")),
+		Tips:          resp.SetOf(),
+		KeySpecs:      resp.SetOf(),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Bind a hash slot to a specific node"),
+			resp.Bulk("since"), resp.Bulk("3.0.0"),
+			resp.Bulk("group"), resp.Bulk("cluster"),
+			resp.Bulk("complexity"), resp.Bulk("O(1)"),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(resp.Bulk("name"), resp.Bulk("slot"), resp.Bulk("type"), resp.Bulk("integer")),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("subcommand"),
+					resp.Bulk("type"), resp.Bulk("oneof"),
+					resp.Bulk("arguments"), resp.Array(
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("node-id"),
+							resp.Bulk("type"), resp.Bulk("string"),
+							resp.Bulk("token"), resp.Bulk("IMPORTING"),
+						),
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("node-id"),
+							resp.Bulk("type"), resp.Bulk("string"),
+							resp.Bulk("token"), resp.Bulk("MIGRATING"),
+						),
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("node-id"),
+							resp.Bulk("type"), resp.Bulk("string"),
+							resp.Bulk("token"), resp.Bulk("NODE"),
+						),
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("stable"),
+							resp.Bulk("type"), resp.Bulk("pure-token"),
+							resp.Bulk("token"), resp.Bulk("STABLE"),
+						),
+					),
+				),
+			),
+		),
+	},
+	"cluster|shards": {
+		Arity: 2, Flags: []string{"stale"}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@slow")),
+		Tips:          resp.SetOf(resp.Bulk("nondeterministic_output")),
+		KeySpecs:      resp.SetOf(),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Get array of cluster slots to node mappings"),
+			resp.Bulk("since"), resp.Bulk("7.0.0"),
+			resp.Bulk("group"), resp.Bulk("cluster"),
+			resp.Bulk("complexity"), resp.Bulk("O(N) where N is the total number of cluster nodes"),
+		),
+	},
+	"cluster|slaves": {
+		Arity: 3, Flags: []string{"admin", "stale"}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@admin"), resp.Simple("@slow"), resp.Simple("@dangerous")),
+		Tips:          resp.SetOf(resp.Bulk("nondeterministic_output")),
+		KeySpecs:      resp.SetOf(),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("List replica nodes of the specified master node"),
+			resp.Bulk("since"), resp.Bulk("3.0.0"),
+			resp.Bulk("group"), resp.Bulk("cluster"),
 			resp.Bulk("complexity"), resp.Bulk("O(1)"),
 			resp.Bulk("doc_flags"), resp.SetOf(resp.Simple("deprecated")),
-			resp.Bulk("deprecated_since"), resp.Bulk("6.2.0"),
-			resp.Bulk("replaced_by"), resp.Bulk("`SET` with the `!GET` argument"),
-			resp.Bulk("arguments"), resp.Array(
-				resp.Map(
-					resp.Bulk("name"), resp.Bulk("key"),
-					resp.Bulk("type"), resp.Bulk("key"),
-					resp.Bulk("key_spec_index"), resp.Int(0),
-				),
-				resp.Map(resp.Bulk("name"), resp.Bulk("value"), resp.Bulk("type"), resp.Bulk("string")),
-			),
+			resp.Bulk("deprecated_since"), resp.Bulk("5.0.0"),
+			resp.Bulk("replaced_by"), resp.Bulk("`CLUSTER REPLICAS`"),
+			resp.Bulk("arguments"), resp.Array(resp.Map(resp.Bulk("name"), resp.Bulk("node-id"), resp.Bulk("type"), resp.Bulk("string"))),
 		),
 	},
-	"mget": {
-		Arity: -2, Flags: []string{"readonly", "fast"}, FirstKey: 1, LastKey: -1, Step: 1,
-		ACLCategories: resp.SetOf(resp.Simple("@read"), resp.Simple("@string"), resp.Simple("@fast")),
-		Tips:          resp.SetOf(resp.Bulk("request_policy:multi_shard")),
-		KeySpecs: resp.SetOf(
-			resp.Map(
-				resp.Bulk("flags"), resp.SetOf(resp.Simple("RO"), resp.Simple("access")),
-				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
-				resp.Bulk("find_keys"), resp.Map(
-					resp.Bulk("type"), resp.Bulk("range"),
-					resp.Bulk("spec"), resp.Map(
-						resp.Bulk("lastkey"), resp.Int(-1),
-						resp.Bulk("keystep"), resp.Int(1),
-						resp.Bulk("limit"), resp.Int(0),
-					),
-				),
-			),
-		),
+	"cluster|slots": {
+		Arity: 2, Flags: []string{"stale"}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@slow")),
+		Tips:          resp.SetOf(resp.Bulk("nondeterministic_output")),
+		KeySpecs:      resp.SetOf(),
 		Docs: resp.Map(
-			resp.Bulk("summary"), resp.Bulk("Get the values of all the given keys"),
-			resp.Bulk("since"), resp.Bulk("1.0.0"),
-			resp.Bulk("group"), resp.Bulk("string"),
-			resp.Bulk("complexity"), resp.Bulk("O(N) where N is the number of keys to retrieve."),
-			resp.Bulk("arguments"), resp.Array(
-				resp.Map(
-					resp.Bulk("name"), resp.Bulk("key"),
-					resp.Bulk("type"), resp.Bulk("key"),
-					resp.Bulk("key_spec_index"), resp.Int(0),
-					resp.Bulk("flags"), resp.SetOf(resp.Simple("multiple")),
-				),
+			resp.Bulk("summary"), resp.Bulk("Get array of Cluster slot to node mappings"),
+			resp.Bulk("since"), resp.Bulk("3.0.0"),
+			resp.Bulk("group"), resp.Bulk("cluster"),
+			resp.Bulk("complexity"), resp.Bulk("O(N) where N is the total number of Cluster nodes"),
+			resp.Bulk("doc_flags"), resp.SetOf(resp.Simple("deprecated")),
+			resp.Bulk("deprecated_since"), resp.Bulk("7.0.0"),
+			resp.Bulk("replaced_by"), resp.Bulk("`CLUSTER SHARDS`"),
+			resp.Bulk("history"), resp.SetOf(
+				resp.Array(resp.Bulk("4.0.0"), resp.Bulk("Added node IDs.")),
+				resp.Array(resp.Bulk("7.0.0"), resp.Bulk("Added additional networking metadata field.")),
 			),
 		),
 	},
-	"mset": {
-		Arity: -3, Flags: []string{"write", "denyoom"}, FirstKey: 1, LastKey: -1, Step: 2,
-		ACLCategories: resp.SetOf(resp.Simple("@write"), resp.Simple("@string"), resp.Simple("@slow")),
-		Tips:          resp.SetOf(resp.Bulk("request_policy:multi_shard"), resp.Bulk("response_policy:all_succeeded")),
-		KeySpecs: resp.SetOf(
-			resp.Map(
-				resp.Bulk("flags"), resp.SetOf(resp.Simple("OW"), resp.Simple("update")),
-				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
-				resp.Bulk("find_keys"), resp.Map(
-					resp.Bulk("type"), resp.Bulk("range"),
-					resp.Bulk("spec"), resp.Map(
-						resp.Bulk("lastkey"), resp.Int(-1),
-						resp.Bulk("keystep"), resp.Int(2),
-						resp.Bulk("limit"), resp.Int(0),
-					),
-				),
-			),
-		),
-		Docs: resp.Map(
-			resp.Bulk("summary"), resp.Bulk("Set multiple keys to multiple values"),
-			resp.Bulk("since"), resp.Bulk("1.0.1"),
-			resp.Bulk("group"), resp.Bulk("string"),
-			resp.Bulk("complexity"), resp.Bulk("O(N) where N is the number of keys to set."),
-			resp.Bulk("arguments"), resp.Array(
-				resp.Map(
-					resp.Bulk("name"), resp.Bulk("key_value"),
-					resp.Bulk("type"), resp.Bulk("block"),
-					resp.Bulk("flags"), resp.SetOf(resp.Simple("multiple")),
-					resp.Bulk("arguments"), resp.Array(
-						resp.Map(
-							resp.Bulk("name"), resp.Bulk("key"),
-							resp.Bulk("type"), resp.Bulk("key"),
-							resp.Bulk("key_spec_index"), resp.Int(0),
-						),
-						resp.Map(resp.Bulk("name"), resp.Bulk("value"), resp.Bulk("type"), resp.Bulk("string")),
-					),
-				),
-			),
-		),
-	},
-	"msetnx": {
-		Arity: -3, Flags: []string{"write", "denyoom"}, FirstKey: 1, LastKey: -1, Step: 2,
-		ACLCategories: resp.SetOf(resp.Simple("@write"), resp.Simple("@string"), resp.Simple("@slow")),
-		Tips:          resp.SetOf(resp.Bulk("request_policy:multi_shard"), resp.Bulk("response_policy:agg_min")),
-		KeySpecs: resp.SetOf(
-			resp.Map(
-				resp.Bulk("flags"), resp.SetOf(resp.Simple("OW"), resp.Simple("insert")),
-				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
-				resp.Bulk("find_keys"), resp.Map(
-					resp.Bulk("type"), resp.Bulk("range"),
-					resp.Bulk("spec"), resp.Map(
-						resp.Bulk("lastkey"), resp.Int(-1),
-						resp.Bulk("keystep"), resp.Int(2),
-						resp.Bulk("limit"), resp.Int(0),
-					),
-				),
-			),
-		),
-		Docs: resp.Map(
-			resp.Bulk("summary"), resp.Bulk("Set multiple keys to multiple values, only if none of the keys exist"),
-			resp.Bulk("since"), resp.Bulk("1.0.1"),
-			resp.Bulk("group"), resp.Bulk("string"),
-			resp.Bulk("complexity"), resp.Bulk("O(N) where N is the number of keys to set."),
-			resp.Bulk("arguments"), resp.Array(
-				resp.Map(
-					resp.Bulk("name"), resp.Bulk("key_value"),
-					resp.Bulk("type"), resp.Bulk("block"),
-					resp.Bulk("flags"), resp.SetOf(resp.Simple("multiple")),
-					resp.Bulk("arguments"), resp.Array(
-						resp.Map(
-							resp.Bulk("name"), resp.Bulk("key"),
-							resp.Bulk("type"), resp.Bulk("key"),
-							resp.Bulk("key_spec_index"), resp.Int(0),
-						),
-						resp.Map(resp.Bulk("name"), resp.Bulk("value"), resp.Bulk("type"), resp.Bulk("string")),
-					),
-				),
-			),
-		),
-	},
-	"strlen": {
-		Arity: 2, Flags: []string{"readonly", "fast"}, FirstKey: 1, LastKey: 1, Step: 1,
-		ACLCategories: resp.SetOf(resp.Simple("@read"), resp.Simple("@string"), resp.Simple("@fast")),
+	"readonly": {
+		Arity: 1, Flags: []string{"loading", "stale", "fast"}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@fast"), resp.Simple("@connection")),
 		Tips:          resp.SetOf(),
-		KeySpecs: resp.SetOf(
-			resp.Map(
-				resp.Bulk("flags"), resp.SetOf(resp.Simple("RO")),
-				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
-				resp.Bulk("find_keys"), resp.Map(
-					resp.Bulk("type"), resp.Bulk("range"),
-					resp.Bulk("spec"), resp.Map(
-						resp.Bulk("lastkey"), resp.Int(0),
-						resp.Bulk("keystep"), resp.Int(1),
-						resp.Bulk("limit"), resp.Int(0),
-					),
-				),
-			),
-		),
+		KeySpecs:      resp.SetOf(),
 		Docs: resp.Map(
-			resp.Bulk("summary"), resp.Bulk("Get the length of the value stored in a key"),
-			resp.Bulk("since"), resp.Bulk("2.2.0"),
-			resp.Bulk("group"), resp.Bulk("string"),
+			resp.Bulk("summary"), resp.Bulk("Enables read queries for a connection to a cluster replica node"),
+			resp.Bulk("since"), resp.Bulk("3.0.0"),
+			resp.Bulk("group"), resp.Bulk("cluster"),
 			resp.Bulk("complexity"), resp.Bulk("O(1)"),
+		),
+	},
+	"readwrite": {
+		Arity: 1, Flags: []string{"loading", "stale", "fast"}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@fast"), resp.Simple("@connection")),
+		Tips:          resp.SetOf(),
+		KeySpecs:      resp.SetOf(),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Disables read queries for a connection to a cluster replica node"),
+			resp.Bulk("since"), resp.Bulk("3.0.0"),
+			resp.Bulk("group"), resp.Bulk("cluster"),
+			resp.Bulk("complexity"), resp.Bulk("O(1)"),
+		),
+	},
+	"asking": {
+		Arity: 1, Flags: []string{"fast"}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@fast"), resp.Simple("@connection")),
+		Tips:          resp.SetOf(),
+		KeySpecs:      resp.SetOf(),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Sent by cluster clients after an -ASK redirect"),
+			resp.Bulk("since"), resp.Bulk("3.0.0"),
+			resp.Bulk("group"), resp.Bulk("cluster"),
+			resp.Bulk("complexity"), resp.Bulk("O(1)"),
+		),
+	},
+	"command": {
+		Arity: -1, Flags: []string{"loading", "stale"}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@slow"), resp.Simple("@connection")),
+		Tips:          resp.SetOf(resp.Bulk("nondeterministic_output_order")),
+		KeySpecs:      resp.SetOf(),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Get array of Redis command details"),
+			resp.Bulk("since"), resp.Bulk("2.8.13"),
+			resp.Bulk("group"), resp.Bulk("server"),
+			resp.Bulk("complexity"), resp.Bulk("O(N) where N is the total number of Redis commands"),
+		),
+	},
+	"command|count": {
+		Arity: 2, Flags: []string{"loading", "stale"}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@slow"), resp.Simple("@connection")),
+		Tips:          resp.SetOf(),
+		KeySpecs:      resp.SetOf(),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Get total number of Redis commands"),
+			resp.Bulk("since"), resp.Bulk("2.8.13"),
+			resp.Bulk("group"), resp.Bulk("server"),
+			resp.Bulk("complexity"), resp.Bulk("O(1)"),
+		),
+	},
+	"command|docs": {
+		Arity: -2, Flags: []string{"loading", "stale"}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@slow"), resp.Simple("@connection")),
+		Tips:          resp.SetOf(resp.Bulk("nondeterministic_output_order")),
+		KeySpecs:      resp.SetOf(),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Get array of specific Redis command documentation"),
+			resp.Bulk("since"), resp.Bulk("7.0.0"),
+			resp.Bulk("group"), resp.Bulk("server"),
+			resp.Bulk("complexity"), resp.Bulk("O(N) where N is the number of commands to look up"),
 			resp.Bulk("arguments"), resp.Array(
 				resp.Map(
-					resp.Bulk("name"), resp.Bulk("key"),
-					resp.Bulk("type"), resp.Bulk("key"),
-					resp.Bulk("key_spec_index"), resp.Int(0),
+					resp.Bulk("name"), resp.Bulk("command-name"),
+					resp.Bulk("type"), resp.Bulk("string"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional"), resp.Simple("multiple")),
 				),
 			),
 		),
 	},
-	"append": {
-		Arity: 3, Flags: []string{"write", "denyoom", "fast"}, FirstKey: 1, LastKey: 1, Step: 1,
-		ACLCategories: resp.SetOf(resp.Simple("@write"), resp.Simple("@string"), resp.Simple("@fast")),
-		Tips:          resp.SetOf(),
-		KeySpecs: resp.SetOf(
-			resp.Map(
-				resp.Bulk("flags"), resp.SetOf(resp.Simple("RW"), resp.Simple("insert")),
-				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
-				resp.Bulk("find_keys"), resp.Map(
-					resp.Bulk("type"), resp.Bulk("range"),
-					resp.Bulk("spec"), resp.Map(
-						resp.Bulk("lastkey"), resp.Int(0),
-						resp.Bulk("keystep"), resp.Int(1),
-						resp.Bulk("limit"), resp.Int(0),
+	"command|info": {
+		Arity: -2, Flags: []string{"loading", "stale"}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@slow"), resp.Simple("@connection")),
+		Tips:          resp.SetOf(resp.Bulk("nondeterministic_output_order")),
+		KeySpecs:      resp.SetOf(),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Get array of specific Redis command details, or all when no argument is given."),
+			resp.Bulk("since"), resp.Bulk("2.8.13"),
+			resp.Bulk("group"), resp.Bulk("server"),
+			resp.Bulk("complexity"), resp.Bulk("O(N) where N is the number of commands to look up"),
+			resp.Bulk("history"), resp.SetOf(
+				resp.Array(
+					resp.Bulk("7.0.0"),
+					resp.Bulk("Allowed to be called with no argument to get info on all commands."),
+				),
+			),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("command-name"),
+					resp.Bulk("type"), resp.Bulk("string"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional"), resp.Simple("multiple")),
+				),
+			),
+		),
+	},
+	"command|list": {
+		Arity: -2, Flags: []string{"loading", "stale"}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@slow"), resp.Simple("@connection")),
+		Tips:          resp.SetOf(resp.Bulk("nondeterministic_output_order")),
+		KeySpecs:      resp.SetOf(),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Get an array of Redis command names"),
+			resp.Bulk("since"), resp.Bulk("7.0.0"),
+			resp.Bulk("group"), resp.Bulk("server"),
+			resp.Bulk("complexity"), resp.Bulk("O(N) where N is the total number of Redis commands"),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("filterby"),
+					resp.Bulk("type"), resp.Bulk("oneof"),
+					resp.Bulk("token"), resp.Bulk("FILTERBY"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+					resp.Bulk("arguments"), resp.Array(
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("module-name"),
+							resp.Bulk("type"), resp.Bulk("string"),
+							resp.Bulk("token"), resp.Bulk("MODULE"),
+						),
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("category"),
+							resp.Bulk("type"), resp.Bulk("string"),
+							resp.Bulk("token"), resp.Bulk("ACLCAT"),
+						),
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("pattern"),
+							resp.Bulk("type"), resp.Bulk("pattern"),
+							resp.Bulk("token"), resp.Bulk("PATTERN"),
+						),
 					),
 				),
 			),
 		),
+	},
+	"command|getkeys": {
+		Arity: -4, Flags: []string{"loading", "stale"}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@slow"), resp.Simple("@connection")),
+		Tips:          resp.SetOf(),
+		KeySpecs:      resp.SetOf(),
 		Docs: resp.Map(
-			resp.Bulk("summary"), resp.Bulk("Append a value to a key"),
+			resp.Bulk("summary"), resp.Bulk("Extract keys given a full Redis command"),
+			resp.Bulk("since"), resp.Bulk("2.8.13"),
+			resp.Bulk("group"), resp.Bulk("server"),
+			resp.Bulk("complexity"), resp.Bulk("O(N) where N is the number of arguments to the command"),
+		),
+	},
+	"command|help": {
+		Arity: 2, Flags: []string{"loading", "stale"}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@slow"), resp.Simple("@connection")),
+		Tips:          resp.SetOf(),
+		KeySpecs:      resp.SetOf(),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Show helpful text about the different subcommands"),
+			resp.Bulk("since"), resp.Bulk("5.0.0"),
+			resp.Bulk("group"), resp.Bulk("server"),
+			resp.Bulk("complexity"), resp.Bulk("O(1)"),
+		),
+	},
+	"config": {
+		Arity: -2, Flags: []string{}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@slow")),
+		Tips:          resp.SetOf(),
+		KeySpecs:      resp.SetOf(),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("A container for server configuration commands"),
 			resp.Bulk("since"), resp.Bulk("2.0.0"),
-			resp.Bulk("group"), resp.Bulk("string"),
-			resp.Bulk("complexity"), resp.Bulk("O(1). The amortized time complexity is O(1) assuming the appended value is small and the already present value is of any size, since the dynamic string library used by Redis will double the free space available on every reallocation."),
-			resp.Bulk("arguments"), resp.Array(
-				resp.Map(
-					resp.Bulk("name"), resp.Bulk("key"),
-					resp.Bulk("type"), resp.Bulk("key"),
-					resp.Bulk("key_spec_index"), resp.Int(0),
-				),
-				resp.Map(resp.Bulk("name"), resp.Bulk("value"), resp.Bulk("type"), resp.Bulk("string")),
-			),
+			resp.Bulk("group"), resp.Bulk("server"),
+			resp.Bulk("complexity"), resp.Bulk("Depends on subcommand."),
 		),
 	},
-	"getrange": {
-		Arity: 4, Flags: []string{"readonly"}, FirstKey: 1, LastKey: 1, Step: 1,
-		ACLCategories: resp.SetOf(resp.Simple("@read"), resp.Simple("@string"), resp.Simple("@slow")),
+	"config|resetstat": {
+		Arity: 2, Flags: []string{"admin", "noscript", "loading", "stale"}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@admin"), resp.Simple("@slow"), resp.Simple("@dangerous")),
 		Tips:          resp.SetOf(),
-		KeySpecs: resp.SetOf(
-			resp.Map(
-				resp.Bulk("flags"), resp.SetOf(resp.Simple("RO"), resp.Simple("access")),
-				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
-				resp.Bulk("find_keys"), resp.Map(
-					resp.Bulk("type"), resp.Bulk("range"),
-					resp.Bulk("spec"), resp.Map(
-						resp.Bulk("lastkey"), resp.Int(0),
-						resp.Bulk("keystep"), resp.Int(1),
-						resp.Bulk("limit"), resp.Int(0),
+		KeySpecs:      resp.SetOf(),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Reset the stats returned by INFO"),
+			resp.Bulk("since"), resp.Bulk("2.0.0"),
+			resp.Bulk("group"), resp.Bulk("server"),
+			resp.Bulk("complexity"), resp.Bulk("O(1)"),
+		),
+	},
+	"config|rewrite": {
+		Arity: 2, Flags: []string{"admin", "noscript", "loading", "stale"}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@admin"), resp.Simple("@slow"), resp.Simple("@dangerous")),
+		Tips:          resp.SetOf(),
+		KeySpecs:      resp.SetOf(),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Rewrite the configuration file with the in memory configuration"),
+			resp.Bulk("since"), resp.Bulk("2.8.0"),
+			resp.Bulk("group"), resp.Bulk("server"),
+			resp.Bulk("complexity"), resp.Bulk("O(1)"),
+		),
+	},
+	"config|help": {
+		Arity: 2, Flags: []string{"loading", "stale"}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@slow")),
+		Tips:          resp.SetOf(),
+		KeySpecs:      resp.SetOf(),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Show helpful text about the different subcommands"),
+			resp.Bulk("since"), resp.Bulk("5.0.0"),
+			resp.Bulk("group"), resp.Bulk("server"),
+			resp.Bulk("complexity"), resp.Bulk("O(1)"),
+		),
+	},
+	"config|get": {
+		Arity: -3, Flags: []string{"admin", "noscript", "loading", "stale"}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@admin"), resp.Simple("@slow"), resp.Simple("@dangerous")),
+		Tips:          resp.SetOf(),
+		KeySpecs:      resp.SetOf(),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Get the values of configuration parameters"),
+			resp.Bulk("since"), resp.Bulk("2.0.0"),
+			resp.Bulk("group"), resp.Bulk("server"),
+			resp.Bulk("complexity"), resp.Bulk("O(N) when N is the number of configuration parameters provided"),
+			resp.Bulk("history"), resp.SetOf(
+				resp.Array(
+					resp.Bulk("7.0.0"),
+					resp.Bulk("Added the ability to pass multiple pattern parameters in one call"),
+				),
+			),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("parameter"),
+					resp.Bulk("type"), resp.Bulk("block"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("multiple")),
+					resp.Bulk("arguments"), resp.Array(
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("parameter"),
+							resp.Bulk("type"), resp.Bulk("string"),
+						),
 					),
 				),
 			),
 		),
+	},
+	"config|set": {
+		Arity: -4, Flags: []string{"admin", "noscript", "loading", "stale"}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@admin"), resp.Simple("@slow"), resp.Simple("@dangerous")),
+		Tips:          resp.SetOf(resp.Bulk("request_policy:all_nodes"), resp.Bulk("response_policy:all_succeeded")),
+		KeySpecs:      resp.SetOf(),
 		Docs: resp.Map(
-			resp.Bulk("summary"), resp.Bulk("Get a substring of the string stored at a key"),
+			resp.Bulk("summary"), resp.Bulk("Set configuration parameters to the given values"),
+			resp.Bulk("since"), resp.Bulk("2.0.0"),
+			resp.Bulk("group"), resp.Bulk("server"),
+			resp.Bulk("complexity"), resp.Bulk("O(N) when N is the number of configuration parameters provided"),
+			resp.Bulk("history"), resp.SetOf(
+				resp.Array(
+					resp.Bulk("7.0.0"),
+					resp.Bulk("Added the ability to set multiple parameters in one call."),
+				),
+			),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("parameter_value"),
+					resp.Bulk("type"), resp.Bulk("block"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("multiple")),
+					resp.Bulk("arguments"), resp.Array(
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("parameter"),
+							resp.Bulk("type"), resp.Bulk("string"),
+						),
+						resp.Map(resp.Bulk("name"), resp.Bulk("value"), resp.Bulk("type"), resp.Bulk("string")),
+					),
+				),
+			),
+		),
+	},
+	"ping": {
+		Arity: -1, Flags: []string{"fast"}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@fast"), resp.Simple("@connection")),
+		Tips:          resp.SetOf(resp.Bulk("request_policy:all_shards"), resp.Bulk("response_policy:all_succeeded")),
+		KeySpecs:      resp.SetOf(),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Ping the server"),
+			resp.Bulk("since"), resp.Bulk("1.0.0"),
+			resp.Bulk("group"), resp.Bulk("connection"),
+			resp.Bulk("complexity"), resp.Bulk("O(1)"),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("message"),
+					resp.Bulk("type"), resp.Bulk("string"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+				),
+			),
+		),
+	},
+	"echo": {
+		Arity: 2, Flags: []string{"loading", "stale", "fast"}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@fast"), resp.Simple("@connection")),
+		Tips:          resp.SetOf(),
+		KeySpecs:      resp.SetOf(),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Echo the given string"),
+			resp.Bulk("since"), resp.Bulk("1.0.0"),
+			resp.Bulk("group"), resp.Bulk("connection"),
+			resp.Bulk("complexity"), resp.Bulk("O(1)"),
+			resp.Bulk("arguments"), resp.Array(resp.Map(resp.Bulk("name"), resp.Bulk("message"), resp.Bulk("type"), resp.Bulk("string"))),
+		),
+	},
+	"quit": {
+		Arity: -1, Flags: []string{"noscript", "loading", "stale", "fast", "no_auth", "allow_busy"}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@fast"), resp.Simple("@connection")),
+		Tips:          resp.SetOf(),
+		KeySpecs:      resp.SetOf(),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Close the connection"),
+			resp.Bulk("since"), resp.Bulk("1.0.0"),
+			resp.Bulk("group"), resp.Bulk("connection"),
+			resp.Bulk("complexity"), resp.Bulk("O(1)"),
+		),
+	},
+	"reset": {
+		Arity: 1, Flags: []string{"noscript", "loading", "stale", "fast", "no_auth", "allow_busy"}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@fast"), resp.Simple("@connection")),
+		Tips:          resp.SetOf(),
+		KeySpecs:      resp.SetOf(),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Reset the connection"),
+			resp.Bulk("since"), resp.Bulk("6.2.0"),
+			resp.Bulk("group"), resp.Bulk("connection"),
+			resp.Bulk("complexity"), resp.Bulk("O(1)"),
+		),
+	},
+	"auth": {
+		Arity: -2, Flags: []string{"noscript", "loading", "stale", "fast", "no_auth", "allow_busy"}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@fast"), resp.Simple("@connection")),
+		Tips:          resp.SetOf(),
+		KeySpecs:      resp.SetOf(),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Authenticate to the server"),
+			resp.Bulk("since"), resp.Bulk("1.0.0"),
+			resp.Bulk("group"), resp.Bulk("connection"),
+			resp.Bulk("complexity"), resp.Bulk("O(N) where N is the number of passwords defined for the user"),
+			resp.Bulk("history"), resp.SetOf(resp.Array(resp.Bulk("6.0.0"), resp.Bulk("Added ACL style (username and password)."))),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("username"),
+					resp.Bulk("type"), resp.Bulk("string"),
+					resp.Bulk("since"), resp.Bulk("6.0.0"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+				),
+				resp.Map(resp.Bulk("name"), resp.Bulk("password"), resp.Bulk("type"), resp.Bulk("string")),
+			),
+		),
+	},
+	"hello": {
+		Arity: -1, Flags: []string{"noscript", "loading", "stale", "fast", "no_auth", "allow_busy"}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@fast"), resp.Simple("@connection")),
+		Tips:          resp.SetOf(),
+		KeySpecs:      resp.SetOf(),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Handshake with Redis"),
+			resp.Bulk("since"), resp.Bulk("6.0.0"),
+			resp.Bulk("group"), resp.Bulk("connection"),
+			resp.Bulk("complexity"), resp.Bulk("O(1)"),
+			resp.Bulk("history"), resp.SetOf(
+				resp.Array(
+					resp.Bulk("6.2.0"),
+					resp.Bulk("`protover` made optional; when called without arguments the command reports the current connection's context."),
+				),
+			),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("arguments"),
+					resp.Bulk("type"), resp.Bulk("block"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+					resp.Bulk("arguments"), resp.Array(
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("protover"),
+							resp.Bulk("type"), resp.Bulk("integer"),
+						),
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("username_password"),
+							resp.Bulk("type"), resp.Bulk("block"),
+							resp.Bulk("token"), resp.Bulk("AUTH"),
+							resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+							resp.Bulk("arguments"), resp.Array(
+								resp.Map(
+									resp.Bulk("name"), resp.Bulk("username"),
+									resp.Bulk("type"), resp.Bulk("string"),
+								),
+								resp.Map(
+									resp.Bulk("name"), resp.Bulk("password"),
+									resp.Bulk("type"), resp.Bulk("string"),
+								),
+							),
+						),
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("clientname"),
+							resp.Bulk("type"), resp.Bulk("string"),
+							resp.Bulk("token"), resp.Bulk("SETNAME"),
+							resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+						),
+					),
+				),
+			),
+		),
+	},
+	"client": {
+		Arity: -2, Flags: []string{}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@slow")),
+		Tips:          resp.SetOf(),
+		KeySpecs:      resp.SetOf(),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("A container for client connection commands"),
 			resp.Bulk("since"), resp.Bulk("2.4.0"),
-			resp.Bulk("group"), resp.Bulk("string"),
-			resp.Bulk("complexity"), resp.Bulk("O(N) where N is the length of the returned string. The complexity is ultimately determined by the returned length, but because creating a substring from an existing string is very cheap, it can be considered O(1) for small strings."),
-			resp.Bulk("arguments"), resp.Array(
-				resp.Map(
-					resp.Bulk("name"), resp.Bulk("key"),
-					resp.Bulk("type"), resp.Bulk("key"),
-					resp.Bulk("key_spec_index"), resp.Int(0),
-				),
-				resp.Map(resp.Bulk("name"), resp.Bulk("start"), resp.Bulk("type"), resp.Bulk("integer")),
-				resp.Map(resp.Bulk("name"), resp.Bulk("end"), resp.Bulk("type"), resp.Bulk("integer")),
-			),
+			resp.Bulk("group"), resp.Bulk("connection"),
+			resp.Bulk("complexity"), resp.Bulk("Depends on subcommand."),
 		),
 	},
-	"setrange": {
-		Arity: 4, Flags: []string{"write", "denyoom"}, FirstKey: 1, LastKey: 1, Step: 1,
-		ACLCategories: resp.SetOf(resp.Simple("@write"), resp.Simple("@string"), resp.Simple("@slow")),
+	"client|getname": {
+		Arity: 2, Flags: []string{"noscript", "loading", "stale"}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@slow"), resp.Simple("@connection")),
 		Tips:          resp.SetOf(),
-		KeySpecs: resp.SetOf(
-			resp.Map(
-				resp.Bulk("flags"), resp.SetOf(resp.Simple("RW"), resp.Simple("update")),
-				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
-				resp.Bulk("find_keys"), resp.Map(
-					resp.Bulk("type"), resp.Bulk("range"),
-					resp.Bulk("spec"), resp.Map(
-						resp.Bulk("lastkey"), resp.Int(0),
-						resp.Bulk("keystep"), resp.Int(1),
-						resp.Bulk("limit"), resp.Int(0),
+		KeySpecs:      resp.SetOf(),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Get the current connection name"),
+			resp.Bulk("since"), resp.Bulk("2.6.9"),
+			resp.Bulk("group"), resp.Bulk("connection"),
+			resp.Bulk("complexity"), resp.Bulk("O(1)"),
+		),
+	},
+	"client|help": {
+		Arity: 2, Flags: []string{"loading", "stale"}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@slow"), resp.Simple("@connection")),
+		Tips:          resp.SetOf(),
+		KeySpecs:      resp.SetOf(),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Show helpful text about the different subcommands"),
+			resp.Bulk("since"), resp.Bulk("5.0.0"),
+			resp.Bulk("group"), resp.Bulk("connection"),
+			resp.Bulk("complexity"), resp.Bulk("O(1)"),
+		),
+	},
+	"client|info": {
+		Arity: 2, Flags: []string{"noscript", "loading", "stale"}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@slow"), resp.Simple("@connection")),
+		Tips:          resp.SetOf(resp.Bulk("nondeterministic_output")),
+		KeySpecs:      resp.SetOf(),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Returns information about the current client connection."),
+			resp.Bulk("since"), resp.Bulk("6.2.0"),
+			resp.Bulk("group"), resp.Bulk("connection"),
+			resp.Bulk("complexity"), resp.Bulk("O(1)"),
+		),
+	},
+	"client|no-evict": {
+		Arity: 3, Flags: []string{"admin", "noscript", "loading", "stale"}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@admin"), resp.Simple("@slow"), resp.Simple("@dangerous"), resp.Simple("@connection")),
+		Tips:          resp.SetOf(),
+		KeySpecs:      resp.SetOf(),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Set client eviction mode for the current connection"),
+			resp.Bulk("since"), resp.Bulk("7.0.0"),
+			resp.Bulk("group"), resp.Bulk("connection"),
+			resp.Bulk("complexity"), resp.Bulk("O(1)"),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("enabled"),
+					resp.Bulk("type"), resp.Bulk("oneof"),
+					resp.Bulk("arguments"), resp.Array(
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("on"),
+							resp.Bulk("type"), resp.Bulk("pure-token"),
+							resp.Bulk("token"), resp.Bulk("ON"),
+						),
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("off"),
+							resp.Bulk("type"), resp.Bulk("pure-token"),
+							resp.Bulk("token"), resp.Bulk("OFF"),
+						),
 					),
 				),
 			),
 		),
+	},
+	"client|list": {
+		Arity: -2, Flags: []string{"admin", "noscript", "loading", "stale"}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@admin"), resp.Simple("@slow"), resp.Simple("@dangerous"), resp.Simple("@connection")),
+		Tips:          resp.SetOf(resp.Bulk("nondeterministic_output")),
+		KeySpecs:      resp.SetOf(),
 		Docs: resp.Map(
-			resp.Bulk("summary"), resp.Bulk("Overwrite part of a string at key starting at the specified offset"),
-			resp.Bulk("since"), resp.Bulk("2.2.0"),
-			resp.Bulk("group"), resp.Bulk("string"),
-			resp.Bulk("complexity"), resp.Bulk("O(1), not counting the time taken to copy the new string in place. Usually, this string is very small so the amortized complexity is O(1). Otherwise, complexity is O(M) with M being the length of the value argument."),
+			resp.Bulk("summary"), resp.Bulk("Get the list of client connections"),
+			resp.Bulk("since"), resp.Bulk("2.4.0"),
+			resp.Bulk("group"), resp.Bulk("connection"),
+			resp.Bulk("complexity"), resp.Bulk("O(N) where N is the number of client connections"),
+			resp.Bulk("history"), resp.SetOf(
+				resp.Array(resp.Bulk("2.8.12"), resp.Bulk("Added unique client `id` field.")),
+				resp.Array(resp.Bulk("5.0.0"), resp.Bulk("Added optional `TYPE` filter.")),
+				resp.Array(resp.Bulk("6.0.0"), resp.Bulk("Added `user` field.")),
+				resp.Array(
+					resp.Bulk("6.2.0"),
+					resp.Bulk("Added `argv-mem`, `tot-mem`, `laddr` and `redir` fields and the optional `ID` filter."),
+				),
+				resp.Array(
+					resp.Bulk("7.0.0"),
+					resp.Bulk("Added `resp`, `multi-mem`, `rbs` and `rbp` fields."),
+				),
+				resp.Array(resp.Bulk("7.0.3"), resp.Bulk("Added `ssub` field.")),
+			),
 			resp.Bulk("arguments"), resp.Array(
 				resp.Map(
-					resp.Bulk("name"), resp.Bulk("key"),
-					resp.Bulk("type"), resp.Bulk("key"),
-					resp.Bulk("key_spec_index"), resp.Int(0),
+					resp.Bulk("name"), resp.Bulk("normal_master_replica_pubsub"),
+					resp.Bulk("type"), resp.Bulk("oneof"),
+					resp.Bulk("token"), resp.Bulk("TYPE"),
+					resp.Bulk("since"), resp.Bulk("5.0.0"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+					resp.Bulk("arguments"), resp.Array(
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("normal"),
+							resp.Bulk("type"), resp.Bulk("pure-token"),
+							resp.Bulk("token"), resp.Bulk("NORMAL"),
+						),
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("master"),
+							resp.Bulk("type"), resp.Bulk("pure-token"),
+							resp.Bulk("token"), resp.Bulk("MASTER"),
+						),
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("replica"),
+							resp.Bulk("type"), resp.Bulk("pure-token"),
+							resp.Bulk("token"), resp.Bulk("REPLICA"),
+						),
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("pubsub"),
+							resp.Bulk("type"), resp.Bulk("pure-token"),
+							resp.Bulk("token"), resp.Bulk("PUBSUB"),
+						),
+					),
 				),
-				resp.Map(resp.Bulk("name"), resp.Bulk("offset"), resp.Bulk("type"), resp.Bulk("integer")),
-				resp.Map(resp.Bulk("name"), resp.Bulk("value"), resp.Bulk("type"), resp.Bulk("string")),
-			),
-		),
-	},
-	"incr": {
-		Arity: 2, Flags: []string{"write", "denyoom", "fast"}, FirstKey: 1, LastKey: 1, Step: 1,
-		ACLCategories: resp.SetOf(resp.Simple("@write"), resp.Simple("@string"), resp.Simple("@fast")),
-		Tips:          resp.SetOf(),
-		KeySpecs: resp.SetOf(
-			resp.Map(
-				resp.Bulk("flags"), resp.SetOf(resp.Simple("RW"), resp.Simple("access"), resp.Simple("update")),
-				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
-				resp.Bulk("find_keys"), resp.Map(
-					resp.Bulk("type"), resp.Bulk("range"),
-					resp.Bulk("spec"), resp.Map(
-						resp.Bulk("lastkey"), resp.Int(0),
-						resp.Bulk("keystep"), resp.Int(1),
-						resp.Bulk("limit"), resp.Int(0),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("id"),
+					resp.Bulk("type"), resp.Bulk("block"),
+					resp.Bulk("token"), resp.Bulk("ID"),
+					resp.Bulk("since"), resp.Bulk("6.2.0"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+					resp.Bulk("arguments"), resp.Array(
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("client-id"),
+							resp.Bulk("type"), resp.Bulk("integer"),
+							resp.Bulk("flags"), resp.SetOf(resp.Simple("multiple")),
+						),
 					),
 				),
 			),
 		),
+	},
+	"client|kill": {
+		Arity: -3, Flags: []string{"admin", "noscript", "loading", "stale"}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@admin"), resp.Simple("@slow"), resp.Simple("@dangerous"), resp.Simple("@connection")),
+		Tips:          resp.SetOf(),
+		KeySpecs:      resp.SetOf(),
 		Docs: resp.Map(
-			resp.Bulk("summary"), resp.Bulk("Increment the integer value of a key by one"),
+			resp.Bulk("summary"), resp.Bulk("Kill the connection of a client"),
+			resp.Bulk("since"), resp.Bulk("2.4.0"),
+			resp.Bulk("group"), resp.Bulk("connection"),
+			resp.Bulk("complexity"), resp.Bulk("O(N) where N is the number of client connections"),
+			resp.Bulk("history"), resp.SetOf(
+				resp.Array(resp.Bulk("2.8.12"), resp.Bulk("Added new filter format.")),
+				resp.Array(resp.Bulk("2.8.12"), resp.Bulk("`ID` option.")),
+				resp.Array(resp.Bulk("3.2.0"), resp.Bulk("Added `master` type in for `TYPE` option.")),
+				resp.Array(
+					resp.Bulk("5.0.0"),
+					resp.Bulk("Replaced `slave` `TYPE` with `replica`. `slave` still supported for backward compatibility."),
+				),
+				resp.Array(resp.Bulk("6.2.0"), resp.Bulk("`LADDR` option.")),
+			),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("filter"),
+					resp.Bulk("type"), resp.Bulk("oneof"),
+					resp.Bulk("arguments"), resp.Array(
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("ip:port"),
+							resp.Bulk("type"), resp.Bulk("string"),
+							resp.Bulk("deprecated_since"), resp.Bulk("2.8.12"),
+						),
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("new-format"),
+							resp.Bulk("type"), resp.Bulk("oneof"),
+							resp.Bulk("flags"), resp.SetOf(resp.Simple("multiple")),
+							resp.Bulk("arguments"), resp.Array(
+								resp.Map(
+									resp.Bulk("name"), resp.Bulk("client-id"),
+									resp.Bulk("type"), resp.Bulk("integer"),
+									resp.Bulk("token"), resp.Bulk("ID"),
+									resp.Bulk("since"), resp.Bulk("2.8.12"),
+									resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+								),
+								resp.Map(
+									resp.Bulk("name"), resp.Bulk("normal_master_slave_pubsub"),
+									resp.Bulk("type"), resp.Bulk("oneof"),
+									resp.Bulk("token"), resp.Bulk("TYPE"),
+									resp.Bulk("since"), resp.Bulk("2.8.12"),
+									resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+									resp.Bulk("arguments"), resp.Array(
+										resp.Map(
+											resp.Bulk("name"), resp.Bulk("normal"),
+											resp.Bulk("type"), resp.Bulk("pure-token"),
+											resp.Bulk("token"), resp.Bulk("NORMAL"),
+										),
+										resp.Map(
+											resp.Bulk("name"), resp.Bulk("master"),
+											resp.Bulk("type"), resp.Bulk("pure-token"),
+											resp.Bulk("token"), resp.Bulk("MASTER"),
+											resp.Bulk("since"), resp.Bulk("3.2.0"),
+										),
+										resp.Map(
+											resp.Bulk("name"), resp.Bulk("slave"),
+											resp.Bulk("type"), resp.Bulk("pure-token"),
+											resp.Bulk("token"), resp.Bulk("SLAVE"),
+										),
+										resp.Map(
+											resp.Bulk("name"), resp.Bulk("replica"),
+											resp.Bulk("type"), resp.Bulk("pure-token"),
+											resp.Bulk("token"), resp.Bulk("REPLICA"),
+											resp.Bulk("since"), resp.Bulk("5.0.0"),
+										),
+										resp.Map(
+											resp.Bulk("name"), resp.Bulk("pubsub"),
+											resp.Bulk("type"), resp.Bulk("pure-token"),
+											resp.Bulk("token"), resp.Bulk("PUBSUB"),
+										),
+									),
+								),
+								resp.Map(
+									resp.Bulk("name"), resp.Bulk("username"),
+									resp.Bulk("type"), resp.Bulk("string"),
+									resp.Bulk("token"), resp.Bulk("USER"),
+									resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+								),
+								resp.Map(
+									resp.Bulk("name"), resp.Bulk("ip:port"),
+									resp.Bulk("type"), resp.Bulk("string"),
+									resp.Bulk("token"), resp.Bulk("ADDR"),
+									resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+								),
+								resp.Map(
+									resp.Bulk("name"), resp.Bulk("ip:port"),
+									resp.Bulk("type"), resp.Bulk("string"),
+									resp.Bulk("token"), resp.Bulk("LADDR"),
+									resp.Bulk("since"), resp.Bulk("6.2.0"),
+									resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+								),
+								resp.Map(
+									resp.Bulk("name"), resp.Bulk("yes/no"),
+									resp.Bulk("type"), resp.Bulk("string"),
+									resp.Bulk("token"), resp.Bulk("SKIPME"),
+									resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+								),
+							),
+						),
+					),
+				),
+			),
+		),
+	},
+	"client|id": {
+		Arity: 2, Flags: []string{"noscript", "loading", "stale"}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@slow"), resp.Simple("@connection")),
+		Tips:          resp.SetOf(),
+		KeySpecs:      resp.SetOf(),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Returns the client ID for the current connection"),
+			resp.Bulk("since"), resp.Bulk("5.0.0"),
+			resp.Bulk("group"), resp.Bulk("connection"),
+			resp.Bulk("complexity"), resp.Bulk("O(1)"),
+		),
+	},
+	"client|setname": {
+		Arity: 3, Flags: []string{"noscript", "loading", "stale"}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@slow"), resp.Simple("@connection")),
+		Tips:          resp.SetOf(),
+		KeySpecs:      resp.SetOf(),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Set the current connection name"),
+			resp.Bulk("since"), resp.Bulk("2.6.9"),
+			resp.Bulk("group"), resp.Bulk("connection"),
+			resp.Bulk("complexity"), resp.Bulk("O(1)"),
+			resp.Bulk("arguments"), resp.Array(resp.Map(resp.Bulk("name"), resp.Bulk("connection-name"), resp.Bulk("type"), resp.Bulk("string"))),
+		),
+	},
+	"info": {
+		Arity: -1, Flags: []string{"loading", "stale"}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@slow"), resp.Simple("@dangerous")),
+		Tips: resp.SetOf(
+			resp.Bulk("nondeterministic_output"),
+			resp.Bulk("request_policy:all_shards"),
+			resp.Bulk("response_policy:special"),
+		),
+		KeySpecs: resp.SetOf(),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Get information and statistics about the server"),
 			resp.Bulk("since"), resp.Bulk("1.0.0"),
-			resp.Bulk("group"), resp.Bulk("string"),
+			resp.Bulk("group"), resp.Bulk("server"),
 			resp.Bulk("complexity"), resp.Bulk("O(1)"),
+			resp.Bulk("history"), resp.SetOf(
+				resp.Array(
+					resp.Bulk("7.0.0"),
+					resp.Bulk("Added support for taking multiple section arguments."),
+				),
+			),
 			resp.Bulk("arguments"), resp.Array(
 				resp.Map(
-					resp.Bulk("name"), resp.Bulk("key"),
-					resp.Bulk("type"), resp.Bulk("key"),
-					resp.Bulk("key_spec_index"), resp.Int(0),
+					resp.Bulk("name"), resp.Bulk("section"),
+					resp.Bulk("type"), resp.Bulk("string"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional"), resp.Simple("multiple")),
 				),
-			),
-		),
-	},
-	"decr": {
-		Arity: 2, Flags: []string{"write", "denyoom", "fast"}, FirstKey: 1, LastKey: 1, Step: 1,
-		ACLCategories: resp.SetOf(resp.Simple("@write"), resp.Simple("@string"), resp.Simple("@fast")),
-		Tips:          resp.SetOf(),
-		KeySpecs: resp.SetOf(
-			resp.Map(
-				resp.Bulk("flags"), resp.SetOf(resp.Simple("RW"), resp.Simple("access"), resp.Simple("update")),
-				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
-				resp.Bulk("find_keys"), resp.Map(
-					resp.Bulk("type"), resp.Bulk("range"),
-					resp.Bulk("spec"), resp.Map(
-						resp.Bulk("lastkey"), resp.Int(0),
-						resp.Bulk("keystep"), resp.Int(1),
-						resp.Bulk("limit"), resp.Int(0),
-					),
-				),
-			),
-		),
-		Docs: resp.Map(
-			resp.Bulk("summary"), resp.Bulk("Decrement the integer value of a key by one"),
-			resp.Bulk("since"), resp.Bulk("1.0.0"),
-			resp.Bulk("group"), resp.Bulk("string"),
-			resp.Bulk("complexity"), resp.Bulk("O(1)"),
-			resp.Bulk("arguments"), resp.Array(
-				resp.Map(
-					resp.Bulk("name"), resp.Bulk("key"),
-					resp.Bulk("type"), resp.Bulk("key"),
-					resp.Bulk("key_spec_index"), resp.Int(0),
-				),
-			),
-		),
-	},
-	"incrby": {
-		Arity: 3, Flags: []string{"write", "denyoom", "fast"}, FirstKey: 1, LastKey: 1, Step: 1,
-		ACLCategories: resp.SetOf(resp.Simple("@write"), resp.Simple("@string"), resp.Simple("@fast")),
-		Tips:          resp.SetOf(),
-		KeySpecs: resp.SetOf(
-			resp.Map(
-				resp.Bulk("flags"), resp.SetOf(resp.Simple("RW"), resp.Simple("access"), resp.Simple("update")),
-				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
-				resp.Bulk("find_keys"), resp.Map(
-					resp.Bulk("type"), resp.Bulk("range"),
-					resp.Bulk("spec"), resp.Map(
-						resp.Bulk("lastkey"), resp.Int(0),
-						resp.Bulk("keystep"), resp.Int(1),
-						resp.Bulk("limit"), resp.Int(0),
-					),
-				),
-			),
-		),
-		Docs: resp.Map(
-			resp.Bulk("summary"), resp.Bulk("Increment the integer value of a key by the given amount"),
-			resp.Bulk("since"), resp.Bulk("1.0.0"),
-			resp.Bulk("group"), resp.Bulk("string"),
-			resp.Bulk("complexity"), resp.Bulk("O(1)"),
-			resp.Bulk("arguments"), resp.Array(
-				resp.Map(
-					resp.Bulk("name"), resp.Bulk("key"),
-					resp.Bulk("type"), resp.Bulk("key"),
-					resp.Bulk("key_spec_index"), resp.Int(0),
-				),
-				resp.Map(resp.Bulk("name"), resp.Bulk("increment"), resp.Bulk("type"), resp.Bulk("integer")),
-			),
-		),
-	},
-	"decrby": {
-		Arity: 3, Flags: []string{"write", "denyoom", "fast"}, FirstKey: 1, LastKey: 1, Step: 1,
-		ACLCategories: resp.SetOf(resp.Simple("@write"), resp.Simple("@string"), resp.Simple("@fast")),
-		Tips:          resp.SetOf(),
-		KeySpecs: resp.SetOf(
-			resp.Map(
-				resp.Bulk("flags"), resp.SetOf(resp.Simple("RW"), resp.Simple("access"), resp.Simple("update")),
-				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
-				resp.Bulk("find_keys"), resp.Map(
-					resp.Bulk("type"), resp.Bulk("range"),
-					resp.Bulk("spec"), resp.Map(
-						resp.Bulk("lastkey"), resp.Int(0),
-						resp.Bulk("keystep"), resp.Int(1),
-						resp.Bulk("limit"), resp.Int(0),
-					),
-				),
-			),
-		),
-		Docs: resp.Map(
-			resp.Bulk("summary"), resp.Bulk("Decrement the integer value of a key by the given number"),
-			resp.Bulk("since"), resp.Bulk("1.0.0"),
-			resp.Bulk("group"), resp.Bulk("string"),
-			resp.Bulk("complexity"), resp.Bulk("O(1)"),
-			resp.Bulk("arguments"), resp.Array(
-				resp.Map(
-					resp.Bulk("name"), resp.Bulk("key"),
-					resp.Bulk("type"), resp.Bulk("key"),
-					resp.Bulk("key_spec_index"), resp.Int(0),
-				),
-				resp.Map(resp.Bulk("name"), resp.Bulk("decrement"), resp.Bulk("type"), resp.Bulk("integer")),
-			),
-		),
-	},
-	"incrbyfloat": {
-		Arity: 3, Flags: []string{"write", "denyoom", "fast"}, FirstKey: 1, LastKey: 1, Step: 1,
-		ACLCategories: resp.SetOf(resp.Simple("@write"), resp.Simple("@string"), resp.Simple("@fast")),
-		Tips:          resp.SetOf(),
-		KeySpecs: resp.SetOf(
-			resp.Map(
-				resp.Bulk("flags"), resp.SetOf(resp.Simple("RW"), resp.Simple("access"), resp.Simple("update")),
-				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
-				resp.Bulk("find_keys"), resp.Map(
-					resp.Bulk("type"), resp.Bulk("range"),
-					resp.Bulk("spec"), resp.Map(
-						resp.Bulk("lastkey"), resp.Int(0),
-						resp.Bulk("keystep"), resp.Int(1),
-						resp.Bulk("limit"), resp.Int(0),
-					),
-				),
-			),
-		),
-		Docs: resp.Map(
-			resp.Bulk("summary"), resp.Bulk("Increment the float value of a key by the given amount"),
-			resp.Bulk("since"), resp.Bulk("2.6.0"),
-			resp.Bulk("group"), resp.Bulk("string"),
-			resp.Bulk("complexity"), resp.Bulk("O(1)"),
-			resp.Bulk("arguments"), resp.Array(
-				resp.Map(
-					resp.Bulk("name"), resp.Bulk("key"),
-					resp.Bulk("type"), resp.Bulk("key"),
-					resp.Bulk("key_spec_index"), resp.Int(0),
-				),
-				resp.Map(resp.Bulk("name"), resp.Bulk("increment"), resp.Bulk("type"), resp.Bulk("double")),
 			),
 		),
 	},
@@ -1746,809 +2284,6 @@ var redisCommandDocs = map[string]*commandDoc{
 			),
 		),
 	},
-	"ping": {
-		Arity: -1, Flags: []string{"fast"}, FirstKey: 0, LastKey: 0, Step: 0,
-		ACLCategories: resp.SetOf(resp.Simple("@fast"), resp.Simple("@connection")),
-		Tips:          resp.SetOf(resp.Bulk("request_policy:all_shards"), resp.Bulk("response_policy:all_succeeded")),
-		KeySpecs:      resp.SetOf(),
-		Docs: resp.Map(
-			resp.Bulk("summary"), resp.Bulk("Ping the server"),
-			resp.Bulk("since"), resp.Bulk("1.0.0"),
-			resp.Bulk("group"), resp.Bulk("connection"),
-			resp.Bulk("complexity"), resp.Bulk("O(1)"),
-			resp.Bulk("arguments"), resp.Array(
-				resp.Map(
-					resp.Bulk("name"), resp.Bulk("message"),
-					resp.Bulk("type"), resp.Bulk("string"),
-					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
-				),
-			),
-		),
-	},
-	"echo": {
-		Arity: 2, Flags: []string{"loading", "stale", "fast"}, FirstKey: 0, LastKey: 0, Step: 0,
-		ACLCategories: resp.SetOf(resp.Simple("@fast"), resp.Simple("@connection")),
-		Tips:          resp.SetOf(),
-		KeySpecs:      resp.SetOf(),
-		Docs: resp.Map(
-			resp.Bulk("summary"), resp.Bulk("Echo the given string"),
-			resp.Bulk("since"), resp.Bulk("1.0.0"),
-			resp.Bulk("group"), resp.Bulk("connection"),
-			resp.Bulk("complexity"), resp.Bulk("O(1)"),
-			resp.Bulk("arguments"), resp.Array(resp.Map(resp.Bulk("name"), resp.Bulk("message"), resp.Bulk("type"), resp.Bulk("string"))),
-		),
-	},
-	"quit": {
-		Arity: -1, Flags: []string{"noscript", "loading", "stale", "fast", "no_auth", "allow_busy"}, FirstKey: 0, LastKey: 0, Step: 0,
-		ACLCategories: resp.SetOf(resp.Simple("@fast"), resp.Simple("@connection")),
-		Tips:          resp.SetOf(),
-		KeySpecs:      resp.SetOf(),
-		Docs: resp.Map(
-			resp.Bulk("summary"), resp.Bulk("Close the connection"),
-			resp.Bulk("since"), resp.Bulk("1.0.0"),
-			resp.Bulk("group"), resp.Bulk("connection"),
-			resp.Bulk("complexity"), resp.Bulk("O(1)"),
-		),
-	},
-	"reset": {
-		Arity: 1, Flags: []string{"noscript", "loading", "stale", "fast", "no_auth", "allow_busy"}, FirstKey: 0, LastKey: 0, Step: 0,
-		ACLCategories: resp.SetOf(resp.Simple("@fast"), resp.Simple("@connection")),
-		Tips:          resp.SetOf(),
-		KeySpecs:      resp.SetOf(),
-		Docs: resp.Map(
-			resp.Bulk("summary"), resp.Bulk("Reset the connection"),
-			resp.Bulk("since"), resp.Bulk("6.2.0"),
-			resp.Bulk("group"), resp.Bulk("connection"),
-			resp.Bulk("complexity"), resp.Bulk("O(1)"),
-		),
-	},
-	"auth": {
-		Arity: -2, Flags: []string{"noscript", "loading", "stale", "fast", "no_auth", "allow_busy"}, FirstKey: 0, LastKey: 0, Step: 0,
-		ACLCategories: resp.SetOf(resp.Simple("@fast"), resp.Simple("@connection")),
-		Tips:          resp.SetOf(),
-		KeySpecs:      resp.SetOf(),
-		Docs: resp.Map(
-			resp.Bulk("summary"), resp.Bulk("Authenticate to the server"),
-			resp.Bulk("since"), resp.Bulk("1.0.0"),
-			resp.Bulk("group"), resp.Bulk("connection"),
-			resp.Bulk("complexity"), resp.Bulk("O(N) where N is the number of passwords defined for the user"),
-			resp.Bulk("history"), resp.SetOf(resp.Array(resp.Bulk("6.0.0"), resp.Bulk("Added ACL style (username and password)."))),
-			resp.Bulk("arguments"), resp.Array(
-				resp.Map(
-					resp.Bulk("name"), resp.Bulk("username"),
-					resp.Bulk("type"), resp.Bulk("string"),
-					resp.Bulk("since"), resp.Bulk("6.0.0"),
-					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
-				),
-				resp.Map(resp.Bulk("name"), resp.Bulk("password"), resp.Bulk("type"), resp.Bulk("string")),
-			),
-		),
-	},
-	"hello": {
-		Arity: -1, Flags: []string{"noscript", "loading", "stale", "fast", "no_auth", "allow_busy"}, FirstKey: 0, LastKey: 0, Step: 0,
-		ACLCategories: resp.SetOf(resp.Simple("@fast"), resp.Simple("@connection")),
-		Tips:          resp.SetOf(),
-		KeySpecs:      resp.SetOf(),
-		Docs: resp.Map(
-			resp.Bulk("summary"), resp.Bulk("Handshake with Redis"),
-			resp.Bulk("since"), resp.Bulk("6.0.0"),
-			resp.Bulk("group"), resp.Bulk("connection"),
-			resp.Bulk("complexity"), resp.Bulk("O(1)"),
-			resp.Bulk("history"), resp.SetOf(
-				resp.Array(
-					resp.Bulk("6.2.0"),
-					resp.Bulk("`protover` made optional; when called without arguments the command reports the current connection's context."),
-				),
-			),
-			resp.Bulk("arguments"), resp.Array(
-				resp.Map(
-					resp.Bulk("name"), resp.Bulk("arguments"),
-					resp.Bulk("type"), resp.Bulk("block"),
-					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
-					resp.Bulk("arguments"), resp.Array(
-						resp.Map(
-							resp.Bulk("name"), resp.Bulk("protover"),
-							resp.Bulk("type"), resp.Bulk("integer"),
-						),
-						resp.Map(
-							resp.Bulk("name"), resp.Bulk("username_password"),
-							resp.Bulk("type"), resp.Bulk("block"),
-							resp.Bulk("token"), resp.Bulk("AUTH"),
-							resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
-							resp.Bulk("arguments"), resp.Array(
-								resp.Map(
-									resp.Bulk("name"), resp.Bulk("username"),
-									resp.Bulk("type"), resp.Bulk("string"),
-								),
-								resp.Map(
-									resp.Bulk("name"), resp.Bulk("password"),
-									resp.Bulk("type"), resp.Bulk("string"),
-								),
-							),
-						),
-						resp.Map(
-							resp.Bulk("name"), resp.Bulk("clientname"),
-							resp.Bulk("type"), resp.Bulk("string"),
-							resp.Bulk("token"), resp.Bulk("SETNAME"),
-							resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
-						),
-					),
-				),
-			),
-		),
-	},
-	"client": {
-		Arity: -2, Flags: []string{}, FirstKey: 0, LastKey: 0, Step: 0,
-		ACLCategories: resp.SetOf(resp.Simple("@slow")),
-		Tips:          resp.SetOf(),
-		KeySpecs:      resp.SetOf(),
-		Docs: resp.Map(
-			resp.Bulk("summary"), resp.Bulk("A container for client connection commands"),
-			resp.Bulk("since"), resp.Bulk("2.4.0"),
-			resp.Bulk("group"), resp.Bulk("connection"),
-			resp.Bulk("complexity"), resp.Bulk("Depends on subcommand."),
-		),
-	},
-	"client|getname": {
-		Arity: 2, Flags: []string{"noscript", "loading", "stale"}, FirstKey: 0, LastKey: 0, Step: 0,
-		ACLCategories: resp.SetOf(resp.Simple("@slow"), resp.Simple("@connection")),
-		Tips:          resp.SetOf(),
-		KeySpecs:      resp.SetOf(),
-		Docs: resp.Map(
-			resp.Bulk("summary"), resp.Bulk("Get the current connection name"),
-			resp.Bulk("since"), resp.Bulk("2.6.9"),
-			resp.Bulk("group"), resp.Bulk("connection"),
-			resp.Bulk("complexity"), resp.Bulk("O(1)"),
-		),
-	},
-	"client|help": {
-		Arity: 2, Flags: []string{"loading", "stale"}, FirstKey: 0, LastKey: 0, Step: 0,
-		ACLCategories: resp.SetOf(resp.Simple("@slow"), resp.Simple("@connection")),
-		Tips:          resp.SetOf(),
-		KeySpecs:      resp.SetOf(),
-		Docs: resp.Map(
-			resp.Bulk("summary"), resp.Bulk("Show helpful text about the different subcommands"),
-			resp.Bulk("since"), resp.Bulk("5.0.0"),
-			resp.Bulk("group"), resp.Bulk("connection"),
-			resp.Bulk("complexity"), resp.Bulk("O(1)"),
-		),
-	},
-	"client|info": {
-		Arity: 2, Flags: []string{"noscript", "loading", "stale"}, FirstKey: 0, LastKey: 0, Step: 0,
-		ACLCategories: resp.SetOf(resp.Simple("@slow"), resp.Simple("@connection")),
-		Tips:          resp.SetOf(resp.Bulk("nondeterministic_output")),
-		KeySpecs:      resp.SetOf(),
-		Docs: resp.Map(
-			resp.Bulk("summary"), resp.Bulk("Returns information about the current client connection."),
-			resp.Bulk("since"), resp.Bulk("6.2.0"),
-			resp.Bulk("group"), resp.Bulk("connection"),
-			resp.Bulk("complexity"), resp.Bulk("O(1)"),
-		),
-	},
-	"client|no-evict": {
-		Arity: 3, Flags: []string{"admin", "noscript", "loading", "stale"}, FirstKey: 0, LastKey: 0, Step: 0,
-		ACLCategories: resp.SetOf(resp.Simple("@admin"), resp.Simple("@slow"), resp.Simple("@dangerous"), resp.Simple("@connection")),
-		Tips:          resp.SetOf(),
-		KeySpecs:      resp.SetOf(),
-		Docs: resp.Map(
-			resp.Bulk("summary"), resp.Bulk("Set client eviction mode for the current connection"),
-			resp.Bulk("since"), resp.Bulk("7.0.0"),
-			resp.Bulk("group"), resp.Bulk("connection"),
-			resp.Bulk("complexity"), resp.Bulk("O(1)"),
-			resp.Bulk("arguments"), resp.Array(
-				resp.Map(
-					resp.Bulk("name"), resp.Bulk("enabled"),
-					resp.Bulk("type"), resp.Bulk("oneof"),
-					resp.Bulk("arguments"), resp.Array(
-						resp.Map(
-							resp.Bulk("name"), resp.Bulk("on"),
-							resp.Bulk("type"), resp.Bulk("pure-token"),
-							resp.Bulk("token"), resp.Bulk("ON"),
-						),
-						resp.Map(
-							resp.Bulk("name"), resp.Bulk("off"),
-							resp.Bulk("type"), resp.Bulk("pure-token"),
-							resp.Bulk("token"), resp.Bulk("OFF"),
-						),
-					),
-				),
-			),
-		),
-	},
-	"client|list": {
-		Arity: -2, Flags: []string{"admin", "noscript", "loading", "stale"}, FirstKey: 0, LastKey: 0, Step: 0,
-		ACLCategories: resp.SetOf(resp.Simple("@admin"), resp.Simple("@slow"), resp.Simple("@dangerous"), resp.Simple("@connection")),
-		Tips:          resp.SetOf(resp.Bulk("nondeterministic_output")),
-		KeySpecs:      resp.SetOf(),
-		Docs: resp.Map(
-			resp.Bulk("summary"), resp.Bulk("Get the list of client connections"),
-			resp.Bulk("since"), resp.Bulk("2.4.0"),
-			resp.Bulk("group"), resp.Bulk("connection"),
-			resp.Bulk("complexity"), resp.Bulk("O(N) where N is the number of client connections"),
-			resp.Bulk("history"), resp.SetOf(
-				resp.Array(resp.Bulk("2.8.12"), resp.Bulk("Added unique client `id` field.")),
-				resp.Array(resp.Bulk("5.0.0"), resp.Bulk("Added optional `TYPE` filter.")),
-				resp.Array(resp.Bulk("6.0.0"), resp.Bulk("Added `user` field.")),
-				resp.Array(
-					resp.Bulk("6.2.0"),
-					resp.Bulk("Added `argv-mem`, `tot-mem`, `laddr` and `redir` fields and the optional `ID` filter."),
-				),
-				resp.Array(
-					resp.Bulk("7.0.0"),
-					resp.Bulk("Added `resp`, `multi-mem`, `rbs` and `rbp` fields."),
-				),
-				resp.Array(resp.Bulk("7.0.3"), resp.Bulk("Added `ssub` field.")),
-			),
-			resp.Bulk("arguments"), resp.Array(
-				resp.Map(
-					resp.Bulk("name"), resp.Bulk("normal_master_replica_pubsub"),
-					resp.Bulk("type"), resp.Bulk("oneof"),
-					resp.Bulk("token"), resp.Bulk("TYPE"),
-					resp.Bulk("since"), resp.Bulk("5.0.0"),
-					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
-					resp.Bulk("arguments"), resp.Array(
-						resp.Map(
-							resp.Bulk("name"), resp.Bulk("normal"),
-							resp.Bulk("type"), resp.Bulk("pure-token"),
-							resp.Bulk("token"), resp.Bulk("NORMAL"),
-						),
-						resp.Map(
-							resp.Bulk("name"), resp.Bulk("master"),
-							resp.Bulk("type"), resp.Bulk("pure-token"),
-							resp.Bulk("token"), resp.Bulk("MASTER"),
-						),
-						resp.Map(
-							resp.Bulk("name"), resp.Bulk("replica"),
-							resp.Bulk("type"), resp.Bulk("pure-token"),
-							resp.Bulk("token"), resp.Bulk("REPLICA"),
-						),
-						resp.Map(
-							resp.Bulk("name"), resp.Bulk("pubsub"),
-							resp.Bulk("type"), resp.Bulk("pure-token"),
-							resp.Bulk("token"), resp.Bulk("PUBSUB"),
-						),
-					),
-				),
-				resp.Map(
-					resp.Bulk("name"), resp.Bulk("id"),
-					resp.Bulk("type"), resp.Bulk("block"),
-					resp.Bulk("token"), resp.Bulk("ID"),
-					resp.Bulk("since"), resp.Bulk("6.2.0"),
-					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
-					resp.Bulk("arguments"), resp.Array(
-						resp.Map(
-							resp.Bulk("name"), resp.Bulk("client-id"),
-							resp.Bulk("type"), resp.Bulk("integer"),
-							resp.Bulk("flags"), resp.SetOf(resp.Simple("multiple")),
-						),
-					),
-				),
-			),
-		),
-	},
-	"client|kill": {
-		Arity: -3, Flags: []string{"admin", "noscript", "loading", "stale"}, FirstKey: 0, LastKey: 0, Step: 0,
-		ACLCategories: resp.SetOf(resp.Simple("@admin"), resp.Simple("@slow"), resp.Simple("@dangerous"), resp.Simple("@connection")),
-		Tips:          resp.SetOf(),
-		KeySpecs:      resp.SetOf(),
-		Docs: resp.Map(
-			resp.Bulk("summary"), resp.Bulk("Kill the connection of a client"),
-			resp.Bulk("since"), resp.Bulk("2.4.0"),
-			resp.Bulk("group"), resp.Bulk("connection"),
-			resp.Bulk("complexity"), resp.Bulk("O(N) where N is the number of client connections"),
-			resp.Bulk("history"), resp.SetOf(
-				resp.Array(resp.Bulk("2.8.12"), resp.Bulk("Added new filter format.")),
-				resp.Array(resp.Bulk("2.8.12"), resp.Bulk("`ID` option.")),
-				resp.Array(resp.Bulk("3.2.0"), resp.Bulk("Added `master` type in for `TYPE` option.")),
-				resp.Array(
-					resp.Bulk("5.0.0"),
-					resp.Bulk("Replaced `slave` `TYPE` with `replica`. `slave` still supported for backward compatibility."),
-				),
-				resp.Array(resp.Bulk("6.2.0"), resp.Bulk("`LADDR` option.")),
-			),
-			resp.Bulk("arguments"), resp.Array(
-				resp.Map(
-					resp.Bulk("name"), resp.Bulk("filter"),
-					resp.Bulk("type"), resp.Bulk("oneof"),
-					resp.Bulk("arguments"), resp.Array(
-						resp.Map(
-							resp.Bulk("name"), resp.Bulk("ip:port"),
-							resp.Bulk("type"), resp.Bulk("string"),
-							resp.Bulk("deprecated_since"), resp.Bulk("2.8.12"),
-						),
-						resp.Map(
-							resp.Bulk("name"), resp.Bulk("new-format"),
-							resp.Bulk("type"), resp.Bulk("oneof"),
-							resp.Bulk("flags"), resp.SetOf(resp.Simple("multiple")),
-							resp.Bulk("arguments"), resp.Array(
-								resp.Map(
-									resp.Bulk("name"), resp.Bulk("client-id"),
-									resp.Bulk("type"), resp.Bulk("integer"),
-									resp.Bulk("token"), resp.Bulk("ID"),
-									resp.Bulk("since"), resp.Bulk("2.8.12"),
-									resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
-								),
-								resp.Map(
-									resp.Bulk("name"), resp.Bulk("normal_master_slave_pubsub"),
-									resp.Bulk("type"), resp.Bulk("oneof"),
-									resp.Bulk("token"), resp.Bulk("TYPE"),
-									resp.Bulk("since"), resp.Bulk("2.8.12"),
-									resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
-									resp.Bulk("arguments"), resp.Array(
-										resp.Map(
-											resp.Bulk("name"), resp.Bulk("normal"),
-											resp.Bulk("type"), resp.Bulk("pure-token"),
-											resp.Bulk("token"), resp.Bulk("NORMAL"),
-										),
-										resp.Map(
-											resp.Bulk("name"), resp.Bulk("master"),
-											resp.Bulk("type"), resp.Bulk("pure-token"),
-											resp.Bulk("token"), resp.Bulk("MASTER"),
-											resp.Bulk("since"), resp.Bulk("3.2.0"),
-										),
-										resp.Map(
-											resp.Bulk("name"), resp.Bulk("slave"),
-											resp.Bulk("type"), resp.Bulk("pure-token"),
-											resp.Bulk("token"), resp.Bulk("SLAVE"),
-										),
-										resp.Map(
-											resp.Bulk("name"), resp.Bulk("replica"),
-											resp.Bulk("type"), resp.Bulk("pure-token"),
-											resp.Bulk("token"), resp.Bulk("REPLICA"),
-											resp.Bulk("since"), resp.Bulk("5.0.0"),
-										),
-										resp.Map(
-											resp.Bulk("name"), resp.Bulk("pubsub"),
-											resp.Bulk("type"), resp.Bulk("pure-token"),
-											resp.Bulk("token"), resp.Bulk("PUBSUB"),
-										),
-									),
-								),
-								resp.Map(
-									resp.Bulk("name"), resp.Bulk("username"),
-									resp.Bulk("type"), resp.Bulk("string"),
-									resp.Bulk("token"), resp.Bulk("USER"),
-									resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
-								),
-								resp.Map(
-									resp.Bulk("name"), resp.Bulk("ip:port"),
-									resp.Bulk("type"), resp.Bulk("string"),
-									resp.Bulk("token"), resp.Bulk("ADDR"),
-									resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
-								),
-								resp.Map(
-									resp.Bulk("name"), resp.Bulk("ip:port"),
-									resp.Bulk("type"), resp.Bulk("string"),
-									resp.Bulk("token"), resp.Bulk("LADDR"),
-									resp.Bulk("since"), resp.Bulk("6.2.0"),
-									resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
-								),
-								resp.Map(
-									resp.Bulk("name"), resp.Bulk("yes/no"),
-									resp.Bulk("type"), resp.Bulk("string"),
-									resp.Bulk("token"), resp.Bulk("SKIPME"),
-									resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
-								),
-							),
-						),
-					),
-				),
-			),
-		),
-	},
-	"client|id": {
-		Arity: 2, Flags: []string{"noscript", "loading", "stale"}, FirstKey: 0, LastKey: 0, Step: 0,
-		ACLCategories: resp.SetOf(resp.Simple("@slow"), resp.Simple("@connection")),
-		Tips:          resp.SetOf(),
-		KeySpecs:      resp.SetOf(),
-		Docs: resp.Map(
-			resp.Bulk("summary"), resp.Bulk("Returns the client ID for the current connection"),
-			resp.Bulk("since"), resp.Bulk("5.0.0"),
-			resp.Bulk("group"), resp.Bulk("connection"),
-			resp.Bulk("complexity"), resp.Bulk("O(1)"),
-		),
-	},
-	"client|setname": {
-		Arity: 3, Flags: []string{"noscript", "loading", "stale"}, FirstKey: 0, LastKey: 0, Step: 0,
-		ACLCategories: resp.SetOf(resp.Simple("@slow"), resp.Simple("@connection")),
-		Tips:          resp.SetOf(),
-		KeySpecs:      resp.SetOf(),
-		Docs: resp.Map(
-			resp.Bulk("summary"), resp.Bulk("Set the current connection name"),
-			resp.Bulk("since"), resp.Bulk("2.6.9"),
-			resp.Bulk("group"), resp.Bulk("connection"),
-			resp.Bulk("complexity"), resp.Bulk("O(1)"),
-			resp.Bulk("arguments"), resp.Array(resp.Map(resp.Bulk("name"), resp.Bulk("connection-name"), resp.Bulk("type"), resp.Bulk("string"))),
-		),
-	},
-	"acl": {
-		Arity: -2, Flags: []string{}, FirstKey: 0, LastKey: 0, Step: 0,
-		ACLCategories: resp.SetOf(resp.Simple("@slow")),
-		Tips:          resp.SetOf(),
-		KeySpecs:      resp.SetOf(),
-		Docs: resp.Map(
-			resp.Bulk("summary"), resp.Bulk("A container for Access List Control commands "),
-			resp.Bulk("since"), resp.Bulk("6.0.0"),
-			resp.Bulk("group"), resp.Bulk("server"),
-			resp.Bulk("complexity"), resp.Bulk("Depends on subcommand."),
-		),
-	},
-	"acl|cat": {
-		Arity: -2, Flags: []string{"noscript", "loading", "stale"}, FirstKey: 0, LastKey: 0, Step: 0,
-		ACLCategories: resp.SetOf(resp.Simple("@slow")),
-		Tips:          resp.SetOf(),
-		KeySpecs:      resp.SetOf(),
-		Docs: resp.Map(
-			resp.Bulk("summary"), resp.Bulk("List the ACL categories or the commands inside a category"),
-			resp.Bulk("since"), resp.Bulk("6.0.0"),
-			resp.Bulk("group"), resp.Bulk("server"),
-			resp.Bulk("complexity"), resp.Bulk("O(1) since the categories and commands are a fixed set."),
-			resp.Bulk("arguments"), resp.Array(
-				resp.Map(
-					resp.Bulk("name"), resp.Bulk("categoryname"),
-					resp.Bulk("type"), resp.Bulk("string"),
-					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
-				),
-			),
-		),
-	},
-	"acl|dryrun": {
-		Arity: -4, Flags: []string{"admin", "noscript", "loading", "stale"}, FirstKey: 0, LastKey: 0, Step: 0,
-		ACLCategories: resp.SetOf(resp.Simple("@admin"), resp.Simple("@slow"), resp.Simple("@dangerous")),
-		Tips:          resp.SetOf(),
-		KeySpecs:      resp.SetOf(),
-		Docs: resp.Map(
-			resp.Bulk("summary"), resp.Bulk("Returns whether the user can execute the given command without executing the command."),
-			resp.Bulk("since"), resp.Bulk("7.0.0"),
-			resp.Bulk("group"), resp.Bulk("server"),
-			resp.Bulk("complexity"), resp.Bulk("O(1)."),
-			resp.Bulk("arguments"), resp.Array(
-				resp.Map(resp.Bulk("name"), resp.Bulk("username"), resp.Bulk("type"), resp.Bulk("string")),
-				resp.Map(resp.Bulk("name"), resp.Bulk("command"), resp.Bulk("type"), resp.Bulk("string")),
-				resp.Map(
-					resp.Bulk("name"), resp.Bulk("arg"),
-					resp.Bulk("type"), resp.Bulk("string"),
-					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional"), resp.Simple("multiple")),
-				),
-			),
-		),
-	},
-	"acl|genpass": {
-		Arity: -2, Flags: []string{"noscript", "loading", "stale"}, FirstKey: 0, LastKey: 0, Step: 0,
-		ACLCategories: resp.SetOf(resp.Simple("@slow")),
-		Tips:          resp.SetOf(),
-		KeySpecs:      resp.SetOf(),
-		Docs: resp.Map(
-			resp.Bulk("summary"), resp.Bulk("Generate a pseudorandom secure password to use for ACL users"),
-			resp.Bulk("since"), resp.Bulk("6.0.0"),
-			resp.Bulk("group"), resp.Bulk("server"),
-			resp.Bulk("complexity"), resp.Bulk("O(1)"),
-			resp.Bulk("arguments"), resp.Array(
-				resp.Map(
-					resp.Bulk("name"), resp.Bulk("bits"),
-					resp.Bulk("type"), resp.Bulk("integer"),
-					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
-				),
-			),
-		),
-	},
-	"acl|help": {
-		Arity: 2, Flags: []string{"loading", "stale"}, FirstKey: 0, LastKey: 0, Step: 0,
-		ACLCategories: resp.SetOf(resp.Simple("@slow")),
-		Tips:          resp.SetOf(),
-		KeySpecs:      resp.SetOf(),
-		Docs: resp.Map(
-			resp.Bulk("summary"), resp.Bulk("Show helpful text about the different subcommands"),
-			resp.Bulk("since"), resp.Bulk("6.0.0"),
-			resp.Bulk("group"), resp.Bulk("server"),
-			resp.Bulk("complexity"), resp.Bulk("O(1)"),
-		),
-	},
-	"acl|list": {
-		Arity: 2, Flags: []string{"admin", "noscript", "loading", "stale"}, FirstKey: 0, LastKey: 0, Step: 0,
-		ACLCategories: resp.SetOf(resp.Simple("@admin"), resp.Simple("@slow"), resp.Simple("@dangerous")),
-		Tips:          resp.SetOf(),
-		KeySpecs:      resp.SetOf(),
-		Docs: resp.Map(
-			resp.Bulk("summary"), resp.Bulk("List the current ACL rules in ACL config file format"),
-			resp.Bulk("since"), resp.Bulk("6.0.0"),
-			resp.Bulk("group"), resp.Bulk("server"),
-			resp.Bulk("complexity"), resp.Bulk("O(N). Where N is the number of configured users."),
-		),
-	},
-	"acl|users": {
-		Arity: 2, Flags: []string{"admin", "noscript", "loading", "stale"}, FirstKey: 0, LastKey: 0, Step: 0,
-		ACLCategories: resp.SetOf(resp.Simple("@admin"), resp.Simple("@slow"), resp.Simple("@dangerous")),
-		Tips:          resp.SetOf(),
-		KeySpecs:      resp.SetOf(),
-		Docs: resp.Map(
-			resp.Bulk("summary"), resp.Bulk("List the username of all the configured ACL rules"),
-			resp.Bulk("since"), resp.Bulk("6.0.0"),
-			resp.Bulk("group"), resp.Bulk("server"),
-			resp.Bulk("complexity"), resp.Bulk("O(N). Where N is the number of configured users."),
-		),
-	},
-	"acl|whoami": {
-		Arity: 2, Flags: []string{"noscript", "loading", "stale"}, FirstKey: 0, LastKey: 0, Step: 0,
-		ACLCategories: resp.SetOf(resp.Simple("@slow")),
-		Tips:          resp.SetOf(),
-		KeySpecs:      resp.SetOf(),
-		Docs: resp.Map(
-			resp.Bulk("summary"), resp.Bulk("Return the name of the user associated to the current connection"),
-			resp.Bulk("since"), resp.Bulk("6.0.0"),
-			resp.Bulk("group"), resp.Bulk("server"),
-			resp.Bulk("complexity"), resp.Bulk("O(1)"),
-		),
-	},
-	"info": {
-		Arity: -1, Flags: []string{"loading", "stale"}, FirstKey: 0, LastKey: 0, Step: 0,
-		ACLCategories: resp.SetOf(resp.Simple("@slow"), resp.Simple("@dangerous")),
-		Tips: resp.SetOf(
-			resp.Bulk("nondeterministic_output"),
-			resp.Bulk("request_policy:all_shards"),
-			resp.Bulk("response_policy:special"),
-		),
-		KeySpecs: resp.SetOf(),
-		Docs: resp.Map(
-			resp.Bulk("summary"), resp.Bulk("Get information and statistics about the server"),
-			resp.Bulk("since"), resp.Bulk("1.0.0"),
-			resp.Bulk("group"), resp.Bulk("server"),
-			resp.Bulk("complexity"), resp.Bulk("O(1)"),
-			resp.Bulk("history"), resp.SetOf(
-				resp.Array(
-					resp.Bulk("7.0.0"),
-					resp.Bulk("Added support for taking multiple section arguments."),
-				),
-			),
-			resp.Bulk("arguments"), resp.Array(
-				resp.Map(
-					resp.Bulk("name"), resp.Bulk("section"),
-					resp.Bulk("type"), resp.Bulk("string"),
-					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional"), resp.Simple("multiple")),
-				),
-			),
-		),
-	},
-	"config": {
-		Arity: -2, Flags: []string{}, FirstKey: 0, LastKey: 0, Step: 0,
-		ACLCategories: resp.SetOf(resp.Simple("@slow")),
-		Tips:          resp.SetOf(),
-		KeySpecs:      resp.SetOf(),
-		Docs: resp.Map(
-			resp.Bulk("summary"), resp.Bulk("A container for server configuration commands"),
-			resp.Bulk("since"), resp.Bulk("2.0.0"),
-			resp.Bulk("group"), resp.Bulk("server"),
-			resp.Bulk("complexity"), resp.Bulk("Depends on subcommand."),
-		),
-	},
-	"config|resetstat": {
-		Arity: 2, Flags: []string{"admin", "noscript", "loading", "stale"}, FirstKey: 0, LastKey: 0, Step: 0,
-		ACLCategories: resp.SetOf(resp.Simple("@admin"), resp.Simple("@slow"), resp.Simple("@dangerous")),
-		Tips:          resp.SetOf(),
-		KeySpecs:      resp.SetOf(),
-		Docs: resp.Map(
-			resp.Bulk("summary"), resp.Bulk("Reset the stats returned by INFO"),
-			resp.Bulk("since"), resp.Bulk("2.0.0"),
-			resp.Bulk("group"), resp.Bulk("server"),
-			resp.Bulk("complexity"), resp.Bulk("O(1)"),
-		),
-	},
-	"config|rewrite": {
-		Arity: 2, Flags: []string{"admin", "noscript", "loading", "stale"}, FirstKey: 0, LastKey: 0, Step: 0,
-		ACLCategories: resp.SetOf(resp.Simple("@admin"), resp.Simple("@slow"), resp.Simple("@dangerous")),
-		Tips:          resp.SetOf(),
-		KeySpecs:      resp.SetOf(),
-		Docs: resp.Map(
-			resp.Bulk("summary"), resp.Bulk("Rewrite the configuration file with the in memory configuration"),
-			resp.Bulk("since"), resp.Bulk("2.8.0"),
-			resp.Bulk("group"), resp.Bulk("server"),
-			resp.Bulk("complexity"), resp.Bulk("O(1)"),
-		),
-	},
-	"config|help": {
-		Arity: 2, Flags: []string{"loading", "stale"}, FirstKey: 0, LastKey: 0, Step: 0,
-		ACLCategories: resp.SetOf(resp.Simple("@slow")),
-		Tips:          resp.SetOf(),
-		KeySpecs:      resp.SetOf(),
-		Docs: resp.Map(
-			resp.Bulk("summary"), resp.Bulk("Show helpful text about the different subcommands"),
-			resp.Bulk("since"), resp.Bulk("5.0.0"),
-			resp.Bulk("group"), resp.Bulk("server"),
-			resp.Bulk("complexity"), resp.Bulk("O(1)"),
-		),
-	},
-	"config|get": {
-		Arity: -3, Flags: []string{"admin", "noscript", "loading", "stale"}, FirstKey: 0, LastKey: 0, Step: 0,
-		ACLCategories: resp.SetOf(resp.Simple("@admin"), resp.Simple("@slow"), resp.Simple("@dangerous")),
-		Tips:          resp.SetOf(),
-		KeySpecs:      resp.SetOf(),
-		Docs: resp.Map(
-			resp.Bulk("summary"), resp.Bulk("Get the values of configuration parameters"),
-			resp.Bulk("since"), resp.Bulk("2.0.0"),
-			resp.Bulk("group"), resp.Bulk("server"),
-			resp.Bulk("complexity"), resp.Bulk("O(N) when N is the number of configuration parameters provided"),
-			resp.Bulk("history"), resp.SetOf(
-				resp.Array(
-					resp.Bulk("7.0.0"),
-					resp.Bulk("Added the ability to pass multiple pattern parameters in one call"),
-				),
-			),
-			resp.Bulk("arguments"), resp.Array(
-				resp.Map(
-					resp.Bulk("name"), resp.Bulk("parameter"),
-					resp.Bulk("type"), resp.Bulk("block"),
-					resp.Bulk("flags"), resp.SetOf(resp.Simple("multiple")),
-					resp.Bulk("arguments"), resp.Array(
-						resp.Map(
-							resp.Bulk("name"), resp.Bulk("parameter"),
-							resp.Bulk("type"), resp.Bulk("string"),
-						),
-					),
-				),
-			),
-		),
-	},
-	"config|set": {
-		Arity: -4, Flags: []string{"admin", "noscript", "loading", "stale"}, FirstKey: 0, LastKey: 0, Step: 0,
-		ACLCategories: resp.SetOf(resp.Simple("@admin"), resp.Simple("@slow"), resp.Simple("@dangerous")),
-		Tips:          resp.SetOf(resp.Bulk("request_policy:all_nodes"), resp.Bulk("response_policy:all_succeeded")),
-		KeySpecs:      resp.SetOf(),
-		Docs: resp.Map(
-			resp.Bulk("summary"), resp.Bulk("Set configuration parameters to the given values"),
-			resp.Bulk("since"), resp.Bulk("2.0.0"),
-			resp.Bulk("group"), resp.Bulk("server"),
-			resp.Bulk("complexity"), resp.Bulk("O(N) when N is the number of configuration parameters provided"),
-			resp.Bulk("history"), resp.SetOf(
-				resp.Array(
-					resp.Bulk("7.0.0"),
-					resp.Bulk("Added the ability to set multiple parameters in one call."),
-				),
-			),
-			resp.Bulk("arguments"), resp.Array(
-				resp.Map(
-					resp.Bulk("name"), resp.Bulk("parameter_value"),
-					resp.Bulk("type"), resp.Bulk("block"),
-					resp.Bulk("flags"), resp.SetOf(resp.Simple("multiple")),
-					resp.Bulk("arguments"), resp.Array(
-						resp.Map(
-							resp.Bulk("name"), resp.Bulk("parameter"),
-							resp.Bulk("type"), resp.Bulk("string"),
-						),
-						resp.Map(resp.Bulk("name"), resp.Bulk("value"), resp.Bulk("type"), resp.Bulk("string")),
-					),
-				),
-			),
-		),
-	},
-	"command": {
-		Arity: -1, Flags: []string{"loading", "stale"}, FirstKey: 0, LastKey: 0, Step: 0,
-		ACLCategories: resp.SetOf(resp.Simple("@slow"), resp.Simple("@connection")),
-		Tips:          resp.SetOf(resp.Bulk("nondeterministic_output_order")),
-		KeySpecs:      resp.SetOf(),
-		Docs: resp.Map(
-			resp.Bulk("summary"), resp.Bulk("Get array of Redis command details"),
-			resp.Bulk("since"), resp.Bulk("2.8.13"),
-			resp.Bulk("group"), resp.Bulk("server"),
-			resp.Bulk("complexity"), resp.Bulk("O(N) where N is the total number of Redis commands"),
-		),
-	},
-	"command|count": {
-		Arity: 2, Flags: []string{"loading", "stale"}, FirstKey: 0, LastKey: 0, Step: 0,
-		ACLCategories: resp.SetOf(resp.Simple("@slow"), resp.Simple("@connection")),
-		Tips:          resp.SetOf(),
-		KeySpecs:      resp.SetOf(),
-		Docs: resp.Map(
-			resp.Bulk("summary"), resp.Bulk("Get total number of Redis commands"),
-			resp.Bulk("since"), resp.Bulk("2.8.13"),
-			resp.Bulk("group"), resp.Bulk("server"),
-			resp.Bulk("complexity"), resp.Bulk("O(1)"),
-		),
-	},
-	"command|docs": {
-		Arity: -2, Flags: []string{"loading", "stale"}, FirstKey: 0, LastKey: 0, Step: 0,
-		ACLCategories: resp.SetOf(resp.Simple("@slow"), resp.Simple("@connection")),
-		Tips:          resp.SetOf(resp.Bulk("nondeterministic_output_order")),
-		KeySpecs:      resp.SetOf(),
-		Docs: resp.Map(
-			resp.Bulk("summary"), resp.Bulk("Get array of specific Redis command documentation"),
-			resp.Bulk("since"), resp.Bulk("7.0.0"),
-			resp.Bulk("group"), resp.Bulk("server"),
-			resp.Bulk("complexity"), resp.Bulk("O(N) where N is the number of commands to look up"),
-			resp.Bulk("arguments"), resp.Array(
-				resp.Map(
-					resp.Bulk("name"), resp.Bulk("command-name"),
-					resp.Bulk("type"), resp.Bulk("string"),
-					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional"), resp.Simple("multiple")),
-				),
-			),
-		),
-	},
-	"command|info": {
-		Arity: -2, Flags: []string{"loading", "stale"}, FirstKey: 0, LastKey: 0, Step: 0,
-		ACLCategories: resp.SetOf(resp.Simple("@slow"), resp.Simple("@connection")),
-		Tips:          resp.SetOf(resp.Bulk("nondeterministic_output_order")),
-		KeySpecs:      resp.SetOf(),
-		Docs: resp.Map(
-			resp.Bulk("summary"), resp.Bulk("Get array of specific Redis command details, or all when no argument is given."),
-			resp.Bulk("since"), resp.Bulk("2.8.13"),
-			resp.Bulk("group"), resp.Bulk("server"),
-			resp.Bulk("complexity"), resp.Bulk("O(N) where N is the number of commands to look up"),
-			resp.Bulk("history"), resp.SetOf(
-				resp.Array(
-					resp.Bulk("7.0.0"),
-					resp.Bulk("Allowed to be called with no argument to get info on all commands."),
-				),
-			),
-			resp.Bulk("arguments"), resp.Array(
-				resp.Map(
-					resp.Bulk("name"), resp.Bulk("command-name"),
-					resp.Bulk("type"), resp.Bulk("string"),
-					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional"), resp.Simple("multiple")),
-				),
-			),
-		),
-	},
-	"command|list": {
-		Arity: -2, Flags: []string{"loading", "stale"}, FirstKey: 0, LastKey: 0, Step: 0,
-		ACLCategories: resp.SetOf(resp.Simple("@slow"), resp.Simple("@connection")),
-		Tips:          resp.SetOf(resp.Bulk("nondeterministic_output_order")),
-		KeySpecs:      resp.SetOf(),
-		Docs: resp.Map(
-			resp.Bulk("summary"), resp.Bulk("Get an array of Redis command names"),
-			resp.Bulk("since"), resp.Bulk("7.0.0"),
-			resp.Bulk("group"), resp.Bulk("server"),
-			resp.Bulk("complexity"), resp.Bulk("O(N) where N is the total number of Redis commands"),
-			resp.Bulk("arguments"), resp.Array(
-				resp.Map(
-					resp.Bulk("name"), resp.Bulk("filterby"),
-					resp.Bulk("type"), resp.Bulk("oneof"),
-					resp.Bulk("token"), resp.Bulk("FILTERBY"),
-					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
-					resp.Bulk("arguments"), resp.Array(
-						resp.Map(
-							resp.Bulk("name"), resp.Bulk("module-name"),
-							resp.Bulk("type"), resp.Bulk("string"),
-							resp.Bulk("token"), resp.Bulk("MODULE"),
-						),
-						resp.Map(
-							resp.Bulk("name"), resp.Bulk("category"),
-							resp.Bulk("type"), resp.Bulk("string"),
-							resp.Bulk("token"), resp.Bulk("ACLCAT"),
-						),
-						resp.Map(
-							resp.Bulk("name"), resp.Bulk("pattern"),
-							resp.Bulk("type"), resp.Bulk("pattern"),
-							resp.Bulk("token"), resp.Bulk("PATTERN"),
-						),
-					),
-				),
-			),
-		),
-	},
-	"command|getkeys": {
-		Arity: -4, Flags: []string{"loading", "stale"}, FirstKey: 0, LastKey: 0, Step: 0,
-		ACLCategories: resp.SetOf(resp.Simple("@slow"), resp.Simple("@connection")),
-		Tips:          resp.SetOf(),
-		KeySpecs:      resp.SetOf(),
-		Docs: resp.Map(
-			resp.Bulk("summary"), resp.Bulk("Extract keys given a full Redis command"),
-			resp.Bulk("since"), resp.Bulk("2.8.13"),
-			resp.Bulk("group"), resp.Bulk("server"),
-			resp.Bulk("complexity"), resp.Bulk("O(N) where N is the number of arguments to the command"),
-		),
-	},
-	"command|help": {
-		Arity: 2, Flags: []string{"loading", "stale"}, FirstKey: 0, LastKey: 0, Step: 0,
-		ACLCategories: resp.SetOf(resp.Simple("@slow"), resp.Simple("@connection")),
-		Tips:          resp.SetOf(),
-		KeySpecs:      resp.SetOf(),
-		Docs: resp.Map(
-			resp.Bulk("summary"), resp.Bulk("Show helpful text about the different subcommands"),
-			resp.Bulk("since"), resp.Bulk("5.0.0"),
-			resp.Bulk("group"), resp.Bulk("server"),
-			resp.Bulk("complexity"), resp.Bulk("O(1)"),
-		),
-	},
 	"time": {
 		Arity: 1, Flags: []string{"loading", "stale", "fast"}, FirstKey: 0, LastKey: 0, Step: 0,
 		ACLCategories: resp.SetOf(resp.Simple("@fast")),
@@ -2673,524 +2408,789 @@ var redisCommandDocs = map[string]*commandDoc{
 			),
 		),
 	},
-	"cluster": {
-		Arity: -2, Flags: []string{}, FirstKey: 0, LastKey: 0, Step: 0,
-		ACLCategories: resp.SetOf(resp.Simple("@slow")),
+	"get": {
+		Arity: 2, Flags: []string{"readonly", "fast"}, FirstKey: 1, LastKey: 1, Step: 1,
+		ACLCategories: resp.SetOf(resp.Simple("@read"), resp.Simple("@string"), resp.Simple("@fast")),
 		Tips:          resp.SetOf(),
-		KeySpecs:      resp.SetOf(),
-		Docs: resp.Map(
-			resp.Bulk("summary"), resp.Bulk("A container for cluster commands"),
-			resp.Bulk("since"), resp.Bulk("3.0.0"),
-			resp.Bulk("group"), resp.Bulk("cluster"),
-			resp.Bulk("complexity"), resp.Bulk("Depends on subcommand."),
-		),
-	},
-	"cluster|addslots": {
-		Arity: -3, Flags: []string{"admin", "stale", "no_async_loading"}, FirstKey: 0, LastKey: 0, Step: 0,
-		ACLCategories: resp.SetOf(resp.Simple("@admin"), resp.Simple("@slow"), resp.Simple("@dangerous")),
-		Tips:          resp.SetOf(),
-		KeySpecs:      resp.SetOf(),
-		Docs: resp.Map(
-			resp.Bulk("summary"), resp.Bulk("Assign new hash slots to receiving node"),
-			resp.Bulk("since"), resp.Bulk("3.0.0"),
-			resp.Bulk("group"), resp.Bulk("cluster"),
-			resp.Bulk("complexity"), resp.Bulk("O(N) where N is the total number of hash slot arguments"),
-			resp.Bulk("arguments"), resp.Array(
-				resp.Map(
-					resp.Bulk("name"), resp.Bulk("slot"),
-					resp.Bulk("type"), resp.Bulk("integer"),
-					resp.Bulk("flags"), resp.SetOf(resp.Simple("multiple")),
-				),
-			),
-		),
-	},
-	"cluster|addslotsrange": {
-		Arity: -4, Flags: []string{"admin", "stale", "no_async_loading"}, FirstKey: 0, LastKey: 0, Step: 0,
-		ACLCategories: resp.SetOf(resp.Simple("@admin"), resp.Simple("@slow"), resp.Simple("@dangerous")),
-		Tips:          resp.SetOf(),
-		KeySpecs:      resp.SetOf(),
-		Docs: resp.Map(
-			resp.Bulk("summary"), resp.Bulk("Assign new hash slots to receiving node"),
-			resp.Bulk("since"), resp.Bulk("7.0.0"),
-			resp.Bulk("group"), resp.Bulk("cluster"),
-			resp.Bulk("complexity"), resp.Bulk("O(N) where N is the total number of the slots between the start slot and end slot arguments."),
-			resp.Bulk("arguments"), resp.Array(
-				resp.Map(
-					resp.Bulk("name"), resp.Bulk("start-slot_end-slot"),
-					resp.Bulk("type"), resp.Bulk("block"),
-					resp.Bulk("flags"), resp.SetOf(resp.Simple("multiple")),
-					resp.Bulk("arguments"), resp.Array(
-						resp.Map(
-							resp.Bulk("name"), resp.Bulk("start-slot"),
-							resp.Bulk("type"), resp.Bulk("integer"),
-						),
-						resp.Map(
-							resp.Bulk("name"), resp.Bulk("end-slot"),
-							resp.Bulk("type"), resp.Bulk("integer"),
-						),
+		KeySpecs: resp.SetOf(
+			resp.Map(
+				resp.Bulk("flags"), resp.SetOf(resp.Simple("RO"), resp.Simple("access")),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
+				resp.Bulk("find_keys"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("range"),
+					resp.Bulk("spec"), resp.Map(
+						resp.Bulk("lastkey"), resp.Int(0),
+						resp.Bulk("keystep"), resp.Int(1),
+						resp.Bulk("limit"), resp.Int(0),
 					),
 				),
 			),
 		),
-	},
-	"cluster|bumpepoch": {
-		Arity: 2, Flags: []string{"admin", "stale", "no_async_loading"}, FirstKey: 0, LastKey: 0, Step: 0,
-		ACLCategories: resp.SetOf(resp.Simple("@admin"), resp.Simple("@slow"), resp.Simple("@dangerous")),
-		Tips:          resp.SetOf(resp.Bulk("nondeterministic_output")),
-		KeySpecs:      resp.SetOf(),
 		Docs: resp.Map(
-			resp.Bulk("summary"), resp.Bulk("Advance the cluster config epoch"),
-			resp.Bulk("since"), resp.Bulk("3.0.0"),
-			resp.Bulk("group"), resp.Bulk("cluster"),
+			resp.Bulk("summary"), resp.Bulk("Get the value of a key"),
+			resp.Bulk("since"), resp.Bulk("1.0.0"),
+			resp.Bulk("group"), resp.Bulk("string"),
 			resp.Bulk("complexity"), resp.Bulk("O(1)"),
-		),
-	},
-	"cluster|count-failure-reports": {
-		Arity: 3, Flags: []string{"admin", "stale"}, FirstKey: 0, LastKey: 0, Step: 0,
-		ACLCategories: resp.SetOf(resp.Simple("@admin"), resp.Simple("@slow"), resp.Simple("@dangerous")),
-		Tips:          resp.SetOf(resp.Bulk("nondeterministic_output")),
-		KeySpecs:      resp.SetOf(),
-		Docs: resp.Map(
-			resp.Bulk("summary"), resp.Bulk("Return the number of failure reports active for a given node"),
-			resp.Bulk("since"), resp.Bulk("3.0.0"),
-			resp.Bulk("group"), resp.Bulk("cluster"),
-			resp.Bulk("complexity"), resp.Bulk("O(N) where N is the number of failure reports"),
-			resp.Bulk("arguments"), resp.Array(resp.Map(resp.Bulk("name"), resp.Bulk("node-id"), resp.Bulk("type"), resp.Bulk("string"))),
-		),
-	},
-	"cluster|countkeysinslot": {
-		Arity: 3, Flags: []string{"stale"}, FirstKey: 0, LastKey: 0, Step: 0,
-		ACLCategories: resp.SetOf(resp.Simple("@slow")),
-		Tips:          resp.SetOf(),
-		KeySpecs:      resp.SetOf(),
-		Docs: resp.Map(
-			resp.Bulk("summary"), resp.Bulk("Return the number of local keys in the specified hash slot"),
-			resp.Bulk("since"), resp.Bulk("3.0.0"),
-			resp.Bulk("group"), resp.Bulk("cluster"),
-			resp.Bulk("complexity"), resp.Bulk("O(1)"),
-			resp.Bulk("arguments"), resp.Array(resp.Map(resp.Bulk("name"), resp.Bulk("slot"), resp.Bulk("type"), resp.Bulk("integer"))),
-		),
-	},
-	"cluster|delslots": {
-		Arity: -3, Flags: []string{"admin", "stale", "no_async_loading"}, FirstKey: 0, LastKey: 0, Step: 0,
-		ACLCategories: resp.SetOf(resp.Simple("@admin"), resp.Simple("@slow"), resp.Simple("@dangerous")),
-		Tips:          resp.SetOf(),
-		KeySpecs:      resp.SetOf(),
-		Docs: resp.Map(
-			resp.Bulk("summary"), resp.Bulk("Set hash slots as unbound in receiving node"),
-			resp.Bulk("since"), resp.Bulk("3.0.0"),
-			resp.Bulk("group"), resp.Bulk("cluster"),
-			resp.Bulk("complexity"), resp.Bulk("O(N) where N is the total number of hash slot arguments"),
 			resp.Bulk("arguments"), resp.Array(
 				resp.Map(
-					resp.Bulk("name"), resp.Bulk("slot"),
-					resp.Bulk("type"), resp.Bulk("integer"),
-					resp.Bulk("flags"), resp.SetOf(resp.Simple("multiple")),
+					resp.Bulk("name"), resp.Bulk("key"),
+					resp.Bulk("type"), resp.Bulk("key"),
+					resp.Bulk("key_spec_index"), resp.Int(0),
 				),
 			),
 		),
 	},
-	"cluster|delslotsrange": {
-		Arity: -4, Flags: []string{"admin", "stale", "no_async_loading"}, FirstKey: 0, LastKey: 0, Step: 0,
-		ACLCategories: resp.SetOf(resp.Simple("@admin"), resp.Simple("@slow"), resp.Simple("@dangerous")),
+	"set": {
+		Arity: -3, Flags: []string{"write", "denyoom"}, FirstKey: 1, LastKey: 1, Step: 1,
+		ACLCategories: resp.SetOf(resp.Simple("@write"), resp.Simple("@string"), resp.Simple("@slow")),
 		Tips:          resp.SetOf(),
-		KeySpecs:      resp.SetOf(),
-		Docs: resp.Map(
-			resp.Bulk("summary"), resp.Bulk("Set hash slots as unbound in receiving node"),
-			resp.Bulk("since"), resp.Bulk("7.0.0"),
-			resp.Bulk("group"), resp.Bulk("cluster"),
-			resp.Bulk("complexity"), resp.Bulk("O(N) where N is the total number of the slots between the start slot and end slot arguments."),
-			resp.Bulk("arguments"), resp.Array(
-				resp.Map(
-					resp.Bulk("name"), resp.Bulk("start-slot_end-slot"),
-					resp.Bulk("type"), resp.Bulk("block"),
-					resp.Bulk("flags"), resp.SetOf(resp.Simple("multiple")),
-					resp.Bulk("arguments"), resp.Array(
-						resp.Map(
-							resp.Bulk("name"), resp.Bulk("start-slot"),
-							resp.Bulk("type"), resp.Bulk("integer"),
-						),
-						resp.Map(
-							resp.Bulk("name"), resp.Bulk("end-slot"),
-							resp.Bulk("type"), resp.Bulk("integer"),
-						),
+		KeySpecs: resp.SetOf(
+			resp.Map(
+				resp.Bulk("notes"), resp.Bulk("RW and ACCESS due to the optional `GET` argument"),
+				resp.Bulk("flags"), resp.SetOf(
+					resp.Simple("RW"),
+					resp.Simple("access"),
+					resp.Simple("update"),
+					resp.Simple("variable_flags"),
+				),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
+				resp.Bulk("find_keys"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("range"),
+					resp.Bulk("spec"), resp.Map(
+						resp.Bulk("lastkey"), resp.Int(0),
+						resp.Bulk("keystep"), resp.Int(1),
+						resp.Bulk("limit"), resp.Int(0),
 					),
 				),
 			),
 		),
-	},
-	"cluster|failover": {
-		Arity: -2, Flags: []string{"admin", "stale", "no_async_loading"}, FirstKey: 0, LastKey: 0, Step: 0,
-		ACLCategories: resp.SetOf(resp.Simple("@admin"), resp.Simple("@slow"), resp.Simple("@dangerous")),
-		Tips:          resp.SetOf(),
-		KeySpecs:      resp.SetOf(),
 		Docs: resp.Map(
-			resp.Bulk("summary"), resp.Bulk("Forces a replica to perform a manual failover of its master."),
-			resp.Bulk("since"), resp.Bulk("3.0.0"),
-			resp.Bulk("group"), resp.Bulk("cluster"),
+			resp.Bulk("summary"), resp.Bulk("Set the string value of a key"),
+			resp.Bulk("since"), resp.Bulk("1.0.0"),
+			resp.Bulk("group"), resp.Bulk("string"),
 			resp.Bulk("complexity"), resp.Bulk("O(1)"),
-			resp.Bulk("arguments"), resp.Array(
-				resp.Map(
-					resp.Bulk("name"), resp.Bulk("options"),
-					resp.Bulk("type"), resp.Bulk("oneof"),
-					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
-					resp.Bulk("arguments"), resp.Array(
-						resp.Map(
-							resp.Bulk("name"), resp.Bulk("force"),
-							resp.Bulk("type"), resp.Bulk("pure-token"),
-							resp.Bulk("token"), resp.Bulk("FORCE"),
-						),
-						resp.Map(
-							resp.Bulk("name"), resp.Bulk("takeover"),
-							resp.Bulk("type"), resp.Bulk("pure-token"),
-							resp.Bulk("token"), resp.Bulk("TAKEOVER"),
-						),
-					),
-				),
-			),
-		),
-	},
-	"cluster|flushslots": {
-		Arity: 2, Flags: []string{"admin", "stale", "no_async_loading"}, FirstKey: 0, LastKey: 0, Step: 0,
-		ACLCategories: resp.SetOf(resp.Simple("@admin"), resp.Simple("@slow"), resp.Simple("@dangerous")),
-		Tips:          resp.SetOf(),
-		KeySpecs:      resp.SetOf(),
-		Docs: resp.Map(
-			resp.Bulk("summary"), resp.Bulk("Delete a node's own slots information"),
-			resp.Bulk("since"), resp.Bulk("3.0.0"),
-			resp.Bulk("group"), resp.Bulk("cluster"),
-			resp.Bulk("complexity"), resp.Bulk("O(1)"),
-		),
-	},
-	"cluster|forget": {
-		Arity: 3, Flags: []string{"admin", "stale", "no_async_loading"}, FirstKey: 0, LastKey: 0, Step: 0,
-		ACLCategories: resp.SetOf(resp.Simple("@admin"), resp.Simple("@slow"), resp.Simple("@dangerous")),
-		Tips:          resp.SetOf(),
-		KeySpecs:      resp.SetOf(),
-		Docs: resp.Map(
-			resp.Bulk("summary"), resp.Bulk("Remove a node from the nodes table"),
-			resp.Bulk("since"), resp.Bulk("3.0.0"),
-			resp.Bulk("group"), resp.Bulk("cluster"),
-			resp.Bulk("complexity"), resp.Bulk("O(1)"),
-			resp.Bulk("arguments"), resp.Array(resp.Map(resp.Bulk("name"), resp.Bulk("node-id"), resp.Bulk("type"), resp.Bulk("string"))),
-		),
-	},
-	"cluster|getkeysinslot": {
-		Arity: 4, Flags: []string{"stale"}, FirstKey: 0, LastKey: 0, Step: 0,
-		ACLCategories: resp.SetOf(resp.Simple("@slow")),
-		Tips:          resp.SetOf(resp.Bulk("nondeterministic_output")),
-		KeySpecs:      resp.SetOf(),
-		Docs: resp.Map(
-			resp.Bulk("summary"), resp.Bulk("Return local key names in the specified hash slot"),
-			resp.Bulk("since"), resp.Bulk("3.0.0"),
-			resp.Bulk("group"), resp.Bulk("cluster"),
-			resp.Bulk("complexity"), resp.Bulk("O(log(N)) where N is the number of requested keys"),
-			resp.Bulk("arguments"), resp.Array(
-				resp.Map(resp.Bulk("name"), resp.Bulk("slot"), resp.Bulk("type"), resp.Bulk("integer")),
-				resp.Map(resp.Bulk("name"), resp.Bulk("count"), resp.Bulk("type"), resp.Bulk("integer")),
-			),
-		),
-	},
-	"cluster|help": {
-		Arity: 2, Flags: []string{"loading", "stale"}, FirstKey: 0, LastKey: 0, Step: 0,
-		ACLCategories: resp.SetOf(resp.Simple("@slow")),
-		Tips:          resp.SetOf(),
-		KeySpecs:      resp.SetOf(),
-		Docs: resp.Map(
-			resp.Bulk("summary"), resp.Bulk("Show helpful text about the different subcommands"),
-			resp.Bulk("since"), resp.Bulk("5.0.0"),
-			resp.Bulk("group"), resp.Bulk("cluster"),
-			resp.Bulk("complexity"), resp.Bulk("O(1)"),
-		),
-	},
-	"cluster|info": {
-		Arity: 2, Flags: []string{"stale"}, FirstKey: 0, LastKey: 0, Step: 0,
-		ACLCategories: resp.SetOf(resp.Simple("@slow")),
-		Tips:          resp.SetOf(resp.Bulk("nondeterministic_output")),
-		KeySpecs:      resp.SetOf(),
-		Docs: resp.Map(
-			resp.Bulk("summary"), resp.Bulk("Provides info about Redis Cluster node state"),
-			resp.Bulk("since"), resp.Bulk("3.0.0"),
-			resp.Bulk("group"), resp.Bulk("cluster"),
-			resp.Bulk("complexity"), resp.Bulk("O(1)"),
-		),
-	},
-	"cluster|keyslot": {
-		Arity: 3, Flags: []string{"stale"}, FirstKey: 0, LastKey: 0, Step: 0,
-		ACLCategories: resp.SetOf(resp.Simple("@slow")),
-		Tips:          resp.SetOf(),
-		KeySpecs:      resp.SetOf(),
-		Docs: resp.Map(
-			resp.Bulk("summary"), resp.Bulk("Returns the hash slot of the specified key"),
-			resp.Bulk("since"), resp.Bulk("3.0.0"),
-			resp.Bulk("group"), resp.Bulk("cluster"),
-			resp.Bulk("complexity"), resp.Bulk("O(N) where N is the number of bytes in the key"),
-			resp.Bulk("arguments"), resp.Array(resp.Map(resp.Bulk("name"), resp.Bulk("key"), resp.Bulk("type"), resp.Bulk("string"))),
-		),
-	},
-	"cluster|links": {
-		Arity: 2, Flags: []string{"stale"}, FirstKey: 0, LastKey: 0, Step: 0,
-		ACLCategories: resp.SetOf(resp.Simple("@slow")),
-		Tips:          resp.SetOf(resp.Bulk("nondeterministic_output")),
-		KeySpecs:      resp.SetOf(),
-		Docs: resp.Map(
-			resp.Bulk("summary"), resp.Bulk("Returns a list of all TCP links to and from peer nodes in cluster"),
-			resp.Bulk("since"), resp.Bulk("7.0.0"),
-			resp.Bulk("group"), resp.Bulk("cluster"),
-			resp.Bulk("complexity"), resp.Bulk("O(N) where N is the total number of Cluster nodes"),
-		),
-	},
-	"cluster|meet": {
-		Arity: -4, Flags: []string{"admin", "stale", "no_async_loading"}, FirstKey: 0, LastKey: 0, Step: 0,
-		ACLCategories: resp.SetOf(resp.Simple("@admin"), resp.Simple("@slow"), resp.Simple("@dangerous")),
-		Tips:          resp.SetOf(),
-		KeySpecs:      resp.SetOf(),
-		Docs: resp.Map(
-			resp.Bulk("summary"), resp.Bulk("Force a node cluster to handshake with another node"),
-			resp.Bulk("since"), resp.Bulk("3.0.0"),
-			resp.Bulk("group"), resp.Bulk("cluster"),
-			resp.Bulk("complexity"), resp.Bulk("O(1)"),
-			resp.Bulk("history"), resp.SetOf(resp.Array(resp.Bulk("4.0.0"), resp.Bulk("Added the optional `cluster_bus_port` argument."))),
-			resp.Bulk("arguments"), resp.Array(
-				resp.Map(resp.Bulk("name"), resp.Bulk("ip"), resp.Bulk("type"), resp.Bulk("string")),
-				resp.Map(resp.Bulk("name"), resp.Bulk("port"), resp.Bulk("type"), resp.Bulk("integer")),
-				resp.Map(
-					resp.Bulk("name"), resp.Bulk("cluster_bus_port"),
-					resp.Bulk("type"), resp.Bulk("integer"),
-					resp.Bulk("since"), resp.Bulk("4.0.0"),
-					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
-				),
-			),
-		),
-	},
-	"cluster|myid": {
-		Arity: 2, Flags: []string{"stale"}, FirstKey: 0, LastKey: 0, Step: 0,
-		ACLCategories: resp.SetOf(resp.Simple("@slow")),
-		Tips:          resp.SetOf(),
-		KeySpecs:      resp.SetOf(),
-		Docs: resp.Map(
-			resp.Bulk("summary"), resp.Bulk("Return the node id"),
-			resp.Bulk("since"), resp.Bulk("3.0.0"),
-			resp.Bulk("group"), resp.Bulk("cluster"),
-			resp.Bulk("complexity"), resp.Bulk("O(1)"),
-		),
-	},
-	"cluster|nodes": {
-		Arity: 2, Flags: []string{"stale"}, FirstKey: 0, LastKey: 0, Step: 0,
-		ACLCategories: resp.SetOf(resp.Simple("@slow")),
-		Tips:          resp.SetOf(resp.Bulk("nondeterministic_output")),
-		KeySpecs:      resp.SetOf(),
-		Docs: resp.Map(
-			resp.Bulk("summary"), resp.Bulk("Get Cluster config for the node"),
-			resp.Bulk("since"), resp.Bulk("3.0.0"),
-			resp.Bulk("group"), resp.Bulk("cluster"),
-			resp.Bulk("complexity"), resp.Bulk("O(N) where N is the total number of Cluster nodes"),
-		),
-	},
-	"cluster|replicas": {
-		Arity: 3, Flags: []string{"admin", "stale"}, FirstKey: 0, LastKey: 0, Step: 0,
-		ACLCategories: resp.SetOf(resp.Simple("@admin"), resp.Simple("@slow"), resp.Simple("@dangerous")),
-		Tips:          resp.SetOf(resp.Bulk("nondeterministic_output")),
-		KeySpecs:      resp.SetOf(),
-		Docs: resp.Map(
-			resp.Bulk("summary"), resp.Bulk("List replica nodes of the specified master node"),
-			resp.Bulk("since"), resp.Bulk("5.0.0"),
-			resp.Bulk("group"), resp.Bulk("cluster"),
-			resp.Bulk("complexity"), resp.Bulk("O(1)"),
-			resp.Bulk("arguments"), resp.Array(resp.Map(resp.Bulk("name"), resp.Bulk("node-id"), resp.Bulk("type"), resp.Bulk("string"))),
-		),
-	},
-	"cluster|replicate": {
-		Arity: 3, Flags: []string{"admin", "stale", "no_async_loading"}, FirstKey: 0, LastKey: 0, Step: 0,
-		ACLCategories: resp.SetOf(resp.Simple("@admin"), resp.Simple("@slow"), resp.Simple("@dangerous")),
-		Tips:          resp.SetOf(),
-		KeySpecs:      resp.SetOf(),
-		Docs: resp.Map(
-			resp.Bulk("summary"), resp.Bulk("Reconfigure a node as a replica of the specified master node"),
-			resp.Bulk("since"), resp.Bulk("3.0.0"),
-			resp.Bulk("group"), resp.Bulk("cluster"),
-			resp.Bulk("complexity"), resp.Bulk("O(1)"),
-			resp.Bulk("arguments"), resp.Array(resp.Map(resp.Bulk("name"), resp.Bulk("node-id"), resp.Bulk("type"), resp.Bulk("string"))),
-		),
-	},
-	"cluster|reset": {
-		Arity: -2, Flags: []string{"admin", "noscript", "stale"}, FirstKey: 0, LastKey: 0, Step: 0,
-		ACLCategories: resp.SetOf(resp.Simple("@admin"), resp.Simple("@slow"), resp.Simple("@dangerous")),
-		Tips:          resp.SetOf(),
-		KeySpecs:      resp.SetOf(),
-		Docs: resp.Map(
-			resp.Bulk("summary"), resp.Bulk("Reset a Redis Cluster node"),
-			resp.Bulk("since"), resp.Bulk("3.0.0"),
-			resp.Bulk("group"), resp.Bulk("cluster"),
-			resp.Bulk("complexity"), resp.Bulk("O(N) where N is the number of known nodes. The command may execute a FLUSHALL as a side effect."),
-			resp.Bulk("arguments"), resp.Array(
-				resp.Map(
-					resp.Bulk("name"), resp.Bulk("hard_soft"),
-					resp.Bulk("type"), resp.Bulk("oneof"),
-					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
-					resp.Bulk("arguments"), resp.Array(
-						resp.Map(
-							resp.Bulk("name"), resp.Bulk("hard"),
-							resp.Bulk("type"), resp.Bulk("pure-token"),
-							resp.Bulk("token"), resp.Bulk("HARD"),
-						),
-						resp.Map(
-							resp.Bulk("name"), resp.Bulk("soft"),
-							resp.Bulk("type"), resp.Bulk("pure-token"),
-							resp.Bulk("token"), resp.Bulk("SOFT"),
-						),
-					),
-				),
-			),
-		),
-	},
-	"cluster|saveconfig": {
-		Arity: 2, Flags: []string{"admin", "stale", "no_async_loading"}, FirstKey: 0, LastKey: 0, Step: 0,
-		ACLCategories: resp.SetOf(resp.Simple("@admin"), resp.Simple("@slow"), resp.Simple("@dangerous")),
-		Tips:          resp.SetOf(),
-		KeySpecs:      resp.SetOf(),
-		Docs: resp.Map(
-			resp.Bulk("summary"), resp.Bulk("Forces the node to save cluster state on disk"),
-			resp.Bulk("since"), resp.Bulk("3.0.0"),
-			resp.Bulk("group"), resp.Bulk("cluster"),
-			resp.Bulk("complexity"), resp.Bulk("O(1)"),
-		),
-	},
-	"cluster|set-config-epoch": {
-		Arity: 3, Flags: []string{"admin", "stale", "no_async_loading"}, FirstKey: 0, LastKey: 0, Step: 0,
-		ACLCategories: resp.SetOf(resp.Simple("@admin"), resp.Simple("@slow"), resp.Simple("@dangerous")),
-		Tips:          resp.SetOf(),
-		KeySpecs:      resp.SetOf(),
-		Docs: resp.Map(
-			resp.Bulk("summary"), resp.Bulk("Set the configuration epoch in a new node"),
-			resp.Bulk("since"), resp.Bulk("3.0.0"),
-			resp.Bulk("group"), resp.Bulk("cluster"),
-			resp.Bulk("complexity"), resp.Bulk("O(1)"),
-			resp.Bulk("arguments"), resp.Array(resp.Map(resp.Bulk("name"), resp.Bulk("config-epoch"), resp.Bulk("type"), resp.Bulk("integer"))),
-		),
-	},
-	"cluster|setslot": {
-		Arity: -4, Flags: []string{"admin", "stale", "no_async_loading"}, FirstKey: 0, LastKey: 0, Step: 0,
-		ACLCategories: resp.SetOf(resp.Simple("@admin"), resp.Simple("@slow"), resp.Simple("@dangerous")),
-		Tips:          resp.SetOf(),
-		KeySpecs:      resp.SetOf(),
-		Docs: resp.Map(
-			resp.Bulk("summary"), resp.Bulk("Bind a hash slot to a specific node"),
-			resp.Bulk("since"), resp.Bulk("3.0.0"),
-			resp.Bulk("group"), resp.Bulk("cluster"),
-			resp.Bulk("complexity"), resp.Bulk("O(1)"),
-			resp.Bulk("arguments"), resp.Array(
-				resp.Map(resp.Bulk("name"), resp.Bulk("slot"), resp.Bulk("type"), resp.Bulk("integer")),
-				resp.Map(
-					resp.Bulk("name"), resp.Bulk("subcommand"),
-					resp.Bulk("type"), resp.Bulk("oneof"),
-					resp.Bulk("arguments"), resp.Array(
-						resp.Map(
-							resp.Bulk("name"), resp.Bulk("node-id"),
-							resp.Bulk("type"), resp.Bulk("string"),
-							resp.Bulk("token"), resp.Bulk("IMPORTING"),
-						),
-						resp.Map(
-							resp.Bulk("name"), resp.Bulk("node-id"),
-							resp.Bulk("type"), resp.Bulk("string"),
-							resp.Bulk("token"), resp.Bulk("MIGRATING"),
-						),
-						resp.Map(
-							resp.Bulk("name"), resp.Bulk("node-id"),
-							resp.Bulk("type"), resp.Bulk("string"),
-							resp.Bulk("token"), resp.Bulk("NODE"),
-						),
-						resp.Map(
-							resp.Bulk("name"), resp.Bulk("stable"),
-							resp.Bulk("type"), resp.Bulk("pure-token"),
-							resp.Bulk("token"), resp.Bulk("STABLE"),
-						),
-					),
-				),
-			),
-		),
-	},
-	"cluster|shards": {
-		Arity: 2, Flags: []string{"stale"}, FirstKey: 0, LastKey: 0, Step: 0,
-		ACLCategories: resp.SetOf(resp.Simple("@slow")),
-		Tips:          resp.SetOf(resp.Bulk("nondeterministic_output")),
-		KeySpecs:      resp.SetOf(),
-		Docs: resp.Map(
-			resp.Bulk("summary"), resp.Bulk("Get array of cluster slots to node mappings"),
-			resp.Bulk("since"), resp.Bulk("7.0.0"),
-			resp.Bulk("group"), resp.Bulk("cluster"),
-			resp.Bulk("complexity"), resp.Bulk("O(N) where N is the total number of cluster nodes"),
-		),
-	},
-	"cluster|slaves": {
-		Arity: 3, Flags: []string{"admin", "stale"}, FirstKey: 0, LastKey: 0, Step: 0,
-		ACLCategories: resp.SetOf(resp.Simple("@admin"), resp.Simple("@slow"), resp.Simple("@dangerous")),
-		Tips:          resp.SetOf(resp.Bulk("nondeterministic_output")),
-		KeySpecs:      resp.SetOf(),
-		Docs: resp.Map(
-			resp.Bulk("summary"), resp.Bulk("List replica nodes of the specified master node"),
-			resp.Bulk("since"), resp.Bulk("3.0.0"),
-			resp.Bulk("group"), resp.Bulk("cluster"),
-			resp.Bulk("complexity"), resp.Bulk("O(1)"),
-			resp.Bulk("doc_flags"), resp.SetOf(resp.Simple("deprecated")),
-			resp.Bulk("deprecated_since"), resp.Bulk("5.0.0"),
-			resp.Bulk("replaced_by"), resp.Bulk("`CLUSTER REPLICAS`"),
-			resp.Bulk("arguments"), resp.Array(resp.Map(resp.Bulk("name"), resp.Bulk("node-id"), resp.Bulk("type"), resp.Bulk("string"))),
-		),
-	},
-	"cluster|slots": {
-		Arity: 2, Flags: []string{"stale"}, FirstKey: 0, LastKey: 0, Step: 0,
-		ACLCategories: resp.SetOf(resp.Simple("@slow")),
-		Tips:          resp.SetOf(resp.Bulk("nondeterministic_output")),
-		KeySpecs:      resp.SetOf(),
-		Docs: resp.Map(
-			resp.Bulk("summary"), resp.Bulk("Get array of Cluster slot to node mappings"),
-			resp.Bulk("since"), resp.Bulk("3.0.0"),
-			resp.Bulk("group"), resp.Bulk("cluster"),
-			resp.Bulk("complexity"), resp.Bulk("O(N) where N is the total number of Cluster nodes"),
-			resp.Bulk("doc_flags"), resp.SetOf(resp.Simple("deprecated")),
-			resp.Bulk("deprecated_since"), resp.Bulk("7.0.0"),
-			resp.Bulk("replaced_by"), resp.Bulk("`CLUSTER SHARDS`"),
 			resp.Bulk("history"), resp.SetOf(
-				resp.Array(resp.Bulk("4.0.0"), resp.Bulk("Added node IDs.")),
-				resp.Array(resp.Bulk("7.0.0"), resp.Bulk("Added additional networking metadata field.")),
+				resp.Array(resp.Bulk("2.6.12"), resp.Bulk("Added the `EX`, `PX`, `NX` and `XX` options.")),
+				resp.Array(resp.Bulk("6.0.0"), resp.Bulk("Added the `KEEPTTL` option.")),
+				resp.Array(resp.Bulk("6.2.0"), resp.Bulk("Added the `GET`, `EXAT` and `PXAT` option.")),
+				resp.Array(
+					resp.Bulk("7.0.0"),
+					resp.Bulk("Allowed the `NX` and `GET` options to be used together."),
+				),
+			),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("key"),
+					resp.Bulk("type"), resp.Bulk("key"),
+					resp.Bulk("key_spec_index"), resp.Int(0),
+				),
+				resp.Map(resp.Bulk("name"), resp.Bulk("value"), resp.Bulk("type"), resp.Bulk("string")),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("condition"),
+					resp.Bulk("type"), resp.Bulk("oneof"),
+					resp.Bulk("since"), resp.Bulk("2.6.12"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+					resp.Bulk("arguments"), resp.Array(
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("nx"),
+							resp.Bulk("type"), resp.Bulk("pure-token"),
+							resp.Bulk("token"), resp.Bulk("NX"),
+						),
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("xx"),
+							resp.Bulk("type"), resp.Bulk("pure-token"),
+							resp.Bulk("token"), resp.Bulk("XX"),
+						),
+					),
+				),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("get"),
+					resp.Bulk("type"), resp.Bulk("pure-token"),
+					resp.Bulk("token"), resp.Bulk("GET"),
+					resp.Bulk("since"), resp.Bulk("6.2.0"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+				),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("expiration"),
+					resp.Bulk("type"), resp.Bulk("oneof"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+					resp.Bulk("arguments"), resp.Array(
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("seconds"),
+							resp.Bulk("type"), resp.Bulk("integer"),
+							resp.Bulk("token"), resp.Bulk("EX"),
+							resp.Bulk("since"), resp.Bulk("2.6.12"),
+						),
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("milliseconds"),
+							resp.Bulk("type"), resp.Bulk("integer"),
+							resp.Bulk("token"), resp.Bulk("PX"),
+							resp.Bulk("since"), resp.Bulk("2.6.12"),
+						),
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("unix-time-seconds"),
+							resp.Bulk("type"), resp.Bulk("unix-time"),
+							resp.Bulk("token"), resp.Bulk("EXAT"),
+							resp.Bulk("since"), resp.Bulk("6.2.0"),
+						),
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("unix-time-milliseconds"),
+							resp.Bulk("type"), resp.Bulk("unix-time"),
+							resp.Bulk("token"), resp.Bulk("PXAT"),
+							resp.Bulk("since"), resp.Bulk("6.2.0"),
+						),
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("keepttl"),
+							resp.Bulk("type"), resp.Bulk("pure-token"),
+							resp.Bulk("token"), resp.Bulk("KEEPTTL"),
+							resp.Bulk("since"), resp.Bulk("6.0.0"),
+						),
+					),
+				),
 			),
 		),
 	},
-	"readonly": {
-		Arity: 1, Flags: []string{"loading", "stale", "fast"}, FirstKey: 0, LastKey: 0, Step: 0,
-		ACLCategories: resp.SetOf(resp.Simple("@fast"), resp.Simple("@connection")),
+	"setnx": {
+		Arity: 3, Flags: []string{"write", "denyoom", "fast"}, FirstKey: 1, LastKey: 1, Step: 1,
+		ACLCategories: resp.SetOf(resp.Simple("@write"), resp.Simple("@string"), resp.Simple("@fast")),
 		Tips:          resp.SetOf(),
-		KeySpecs:      resp.SetOf(),
+		KeySpecs: resp.SetOf(
+			resp.Map(
+				resp.Bulk("flags"), resp.SetOf(resp.Simple("OW"), resp.Simple("insert")),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
+				resp.Bulk("find_keys"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("range"),
+					resp.Bulk("spec"), resp.Map(
+						resp.Bulk("lastkey"), resp.Int(0),
+						resp.Bulk("keystep"), resp.Int(1),
+						resp.Bulk("limit"), resp.Int(0),
+					),
+				),
+			),
+		),
 		Docs: resp.Map(
-			resp.Bulk("summary"), resp.Bulk("Enables read queries for a connection to a cluster replica node"),
-			resp.Bulk("since"), resp.Bulk("3.0.0"),
-			resp.Bulk("group"), resp.Bulk("cluster"),
+			resp.Bulk("summary"), resp.Bulk("Set the value of a key, only if the key does not exist"),
+			resp.Bulk("since"), resp.Bulk("1.0.0"),
+			resp.Bulk("group"), resp.Bulk("string"),
 			resp.Bulk("complexity"), resp.Bulk("O(1)"),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("key"),
+					resp.Bulk("type"), resp.Bulk("key"),
+					resp.Bulk("key_spec_index"), resp.Int(0),
+				),
+				resp.Map(resp.Bulk("name"), resp.Bulk("value"), resp.Bulk("type"), resp.Bulk("string")),
+			),
 		),
 	},
-	"readwrite": {
-		Arity: 1, Flags: []string{"loading", "stale", "fast"}, FirstKey: 0, LastKey: 0, Step: 0,
-		ACLCategories: resp.SetOf(resp.Simple("@fast"), resp.Simple("@connection")),
+	"setex": {
+		Arity: 4, Flags: []string{"write", "denyoom"}, FirstKey: 1, LastKey: 1, Step: 1,
+		ACLCategories: resp.SetOf(resp.Simple("@write"), resp.Simple("@string"), resp.Simple("@slow")),
 		Tips:          resp.SetOf(),
-		KeySpecs:      resp.SetOf(),
+		KeySpecs: resp.SetOf(
+			resp.Map(
+				resp.Bulk("flags"), resp.SetOf(resp.Simple("OW"), resp.Simple("update")),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
+				resp.Bulk("find_keys"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("range"),
+					resp.Bulk("spec"), resp.Map(
+						resp.Bulk("lastkey"), resp.Int(0),
+						resp.Bulk("keystep"), resp.Int(1),
+						resp.Bulk("limit"), resp.Int(0),
+					),
+				),
+			),
+		),
 		Docs: resp.Map(
-			resp.Bulk("summary"), resp.Bulk("Disables read queries for a connection to a cluster replica node"),
-			resp.Bulk("since"), resp.Bulk("3.0.0"),
-			resp.Bulk("group"), resp.Bulk("cluster"),
+			resp.Bulk("summary"), resp.Bulk("Set the value and expiration of a key"),
+			resp.Bulk("since"), resp.Bulk("2.0.0"),
+			resp.Bulk("group"), resp.Bulk("string"),
 			resp.Bulk("complexity"), resp.Bulk("O(1)"),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("key"),
+					resp.Bulk("type"), resp.Bulk("key"),
+					resp.Bulk("key_spec_index"), resp.Int(0),
+				),
+				resp.Map(resp.Bulk("name"), resp.Bulk("seconds"), resp.Bulk("type"), resp.Bulk("integer")),
+				resp.Map(resp.Bulk("name"), resp.Bulk("value"), resp.Bulk("type"), resp.Bulk("string")),
+			),
 		),
 	},
-	"asking": {
-		Arity: 1, Flags: []string{"fast"}, FirstKey: 0, LastKey: 0, Step: 0,
-		ACLCategories: resp.SetOf(resp.Simple("@fast"), resp.Simple("@connection")),
+	"psetex": {
+		Arity: 4, Flags: []string{"write", "denyoom"}, FirstKey: 1, LastKey: 1, Step: 1,
+		ACLCategories: resp.SetOf(resp.Simple("@write"), resp.Simple("@string"), resp.Simple("@slow")),
 		Tips:          resp.SetOf(),
-		KeySpecs:      resp.SetOf(),
+		KeySpecs: resp.SetOf(
+			resp.Map(
+				resp.Bulk("flags"), resp.SetOf(resp.Simple("OW"), resp.Simple("update")),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
+				resp.Bulk("find_keys"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("range"),
+					resp.Bulk("spec"), resp.Map(
+						resp.Bulk("lastkey"), resp.Int(0),
+						resp.Bulk("keystep"), resp.Int(1),
+						resp.Bulk("limit"), resp.Int(0),
+					),
+				),
+			),
+		),
 		Docs: resp.Map(
-			resp.Bulk("summary"), resp.Bulk("Sent by cluster clients after an -ASK redirect"),
-			resp.Bulk("since"), resp.Bulk("3.0.0"),
-			resp.Bulk("group"), resp.Bulk("cluster"),
+			resp.Bulk("summary"), resp.Bulk("Set the value and expiration in milliseconds of a key"),
+			resp.Bulk("since"), resp.Bulk("2.6.0"),
+			resp.Bulk("group"), resp.Bulk("string"),
 			resp.Bulk("complexity"), resp.Bulk("O(1)"),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("key"),
+					resp.Bulk("type"), resp.Bulk("key"),
+					resp.Bulk("key_spec_index"), resp.Int(0),
+				),
+				resp.Map(resp.Bulk("name"), resp.Bulk("milliseconds"), resp.Bulk("type"), resp.Bulk("integer")),
+				resp.Map(resp.Bulk("name"), resp.Bulk("value"), resp.Bulk("type"), resp.Bulk("string")),
+			),
+		),
+	},
+	"getdel": {
+		Arity: 2, Flags: []string{"write", "fast"}, FirstKey: 1, LastKey: 1, Step: 1,
+		ACLCategories: resp.SetOf(resp.Simple("@write"), resp.Simple("@string"), resp.Simple("@fast")),
+		Tips:          resp.SetOf(),
+		KeySpecs: resp.SetOf(
+			resp.Map(
+				resp.Bulk("flags"), resp.SetOf(resp.Simple("RW"), resp.Simple("access"), resp.Simple("delete")),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
+				resp.Bulk("find_keys"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("range"),
+					resp.Bulk("spec"), resp.Map(
+						resp.Bulk("lastkey"), resp.Int(0),
+						resp.Bulk("keystep"), resp.Int(1),
+						resp.Bulk("limit"), resp.Int(0),
+					),
+				),
+			),
+		),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Get the value of a key and delete the key"),
+			resp.Bulk("since"), resp.Bulk("6.2.0"),
+			resp.Bulk("group"), resp.Bulk("string"),
+			resp.Bulk("complexity"), resp.Bulk("O(1)"),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("key"),
+					resp.Bulk("type"), resp.Bulk("key"),
+					resp.Bulk("key_spec_index"), resp.Int(0),
+				),
+			),
+		),
+	},
+	"getex": {
+		Arity: -2, Flags: []string{"write", "fast"}, FirstKey: 1, LastKey: 1, Step: 1,
+		ACLCategories: resp.SetOf(resp.Simple("@write"), resp.Simple("@string"), resp.Simple("@fast")),
+		Tips:          resp.SetOf(),
+		KeySpecs: resp.SetOf(
+			resp.Map(
+				resp.Bulk("notes"), resp.Bulk("RW and UPDATE because it changes the TTL"),
+				resp.Bulk("flags"), resp.SetOf(resp.Simple("RW"), resp.Simple("access"), resp.Simple("update")),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
+				resp.Bulk("find_keys"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("range"),
+					resp.Bulk("spec"), resp.Map(
+						resp.Bulk("lastkey"), resp.Int(0),
+						resp.Bulk("keystep"), resp.Int(1),
+						resp.Bulk("limit"), resp.Int(0),
+					),
+				),
+			),
+		),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Get the value of a key and optionally set its expiration"),
+			resp.Bulk("since"), resp.Bulk("6.2.0"),
+			resp.Bulk("group"), resp.Bulk("string"),
+			resp.Bulk("complexity"), resp.Bulk("O(1)"),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("key"),
+					resp.Bulk("type"), resp.Bulk("key"),
+					resp.Bulk("key_spec_index"), resp.Int(0),
+				),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("expiration"),
+					resp.Bulk("type"), resp.Bulk("oneof"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+					resp.Bulk("arguments"), resp.Array(
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("seconds"),
+							resp.Bulk("type"), resp.Bulk("integer"),
+							resp.Bulk("token"), resp.Bulk("EX"),
+						),
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("milliseconds"),
+							resp.Bulk("type"), resp.Bulk("integer"),
+							resp.Bulk("token"), resp.Bulk("PX"),
+						),
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("unix-time-seconds"),
+							resp.Bulk("type"), resp.Bulk("unix-time"),
+							resp.Bulk("token"), resp.Bulk("EXAT"),
+						),
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("unix-time-milliseconds"),
+							resp.Bulk("type"), resp.Bulk("unix-time"),
+							resp.Bulk("token"), resp.Bulk("PXAT"),
+						),
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("persist"),
+							resp.Bulk("type"), resp.Bulk("pure-token"),
+							resp.Bulk("token"), resp.Bulk("PERSIST"),
+						),
+					),
+				),
+			),
+		),
+	},
+	"getset": {
+		Arity: 3, Flags: []string{"write", "denyoom", "fast"}, FirstKey: 1, LastKey: 1, Step: 1,
+		ACLCategories: resp.SetOf(resp.Simple("@write"), resp.Simple("@string"), resp.Simple("@fast")),
+		Tips:          resp.SetOf(),
+		KeySpecs: resp.SetOf(
+			resp.Map(
+				resp.Bulk("flags"), resp.SetOf(resp.Simple("RW"), resp.Simple("access"), resp.Simple("update")),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
+				resp.Bulk("find_keys"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("range"),
+					resp.Bulk("spec"), resp.Map(
+						resp.Bulk("lastkey"), resp.Int(0),
+						resp.Bulk("keystep"), resp.Int(1),
+						resp.Bulk("limit"), resp.Int(0),
+					),
+				),
+			),
+		),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Set the string value of a key and return its old value"),
+			resp.Bulk("since"), resp.Bulk("1.0.0"),
+			resp.Bulk("group"), resp.Bulk("string"),
+			resp.Bulk("complexity"), resp.Bulk("O(1)"),
+			resp.Bulk("doc_flags"), resp.SetOf(resp.Simple("deprecated")),
+			resp.Bulk("deprecated_since"), resp.Bulk("6.2.0"),
+			resp.Bulk("replaced_by"), resp.Bulk("`SET` with the `!GET` argument"),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("key"),
+					resp.Bulk("type"), resp.Bulk("key"),
+					resp.Bulk("key_spec_index"), resp.Int(0),
+				),
+				resp.Map(resp.Bulk("name"), resp.Bulk("value"), resp.Bulk("type"), resp.Bulk("string")),
+			),
+		),
+	},
+	"mget": {
+		Arity: -2, Flags: []string{"readonly", "fast"}, FirstKey: 1, LastKey: -1, Step: 1,
+		ACLCategories: resp.SetOf(resp.Simple("@read"), resp.Simple("@string"), resp.Simple("@fast")),
+		Tips:          resp.SetOf(resp.Bulk("request_policy:multi_shard")),
+		KeySpecs: resp.SetOf(
+			resp.Map(
+				resp.Bulk("flags"), resp.SetOf(resp.Simple("RO"), resp.Simple("access")),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
+				resp.Bulk("find_keys"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("range"),
+					resp.Bulk("spec"), resp.Map(
+						resp.Bulk("lastkey"), resp.Int(-1),
+						resp.Bulk("keystep"), resp.Int(1),
+						resp.Bulk("limit"), resp.Int(0),
+					),
+				),
+			),
+		),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Get the values of all the given keys"),
+			resp.Bulk("since"), resp.Bulk("1.0.0"),
+			resp.Bulk("group"), resp.Bulk("string"),
+			resp.Bulk("complexity"), resp.Bulk("O(N) where N is the number of keys to retrieve."),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("key"),
+					resp.Bulk("type"), resp.Bulk("key"),
+					resp.Bulk("key_spec_index"), resp.Int(0),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("multiple")),
+				),
+			),
+		),
+	},
+	"mset": {
+		Arity: -3, Flags: []string{"write", "denyoom"}, FirstKey: 1, LastKey: -1, Step: 2,
+		ACLCategories: resp.SetOf(resp.Simple("@write"), resp.Simple("@string"), resp.Simple("@slow")),
+		Tips:          resp.SetOf(resp.Bulk("request_policy:multi_shard"), resp.Bulk("response_policy:all_succeeded")),
+		KeySpecs: resp.SetOf(
+			resp.Map(
+				resp.Bulk("flags"), resp.SetOf(resp.Simple("OW"), resp.Simple("update")),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
+				resp.Bulk("find_keys"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("range"),
+					resp.Bulk("spec"), resp.Map(
+						resp.Bulk("lastkey"), resp.Int(-1),
+						resp.Bulk("keystep"), resp.Int(2),
+						resp.Bulk("limit"), resp.Int(0),
+					),
+				),
+			),
+		),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Set multiple keys to multiple values"),
+			resp.Bulk("since"), resp.Bulk("1.0.1"),
+			resp.Bulk("group"), resp.Bulk("string"),
+			resp.Bulk("complexity"), resp.Bulk("O(N) where N is the number of keys to set."),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("key_value"),
+					resp.Bulk("type"), resp.Bulk("block"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("multiple")),
+					resp.Bulk("arguments"), resp.Array(
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("key"),
+							resp.Bulk("type"), resp.Bulk("key"),
+							resp.Bulk("key_spec_index"), resp.Int(0),
+						),
+						resp.Map(resp.Bulk("name"), resp.Bulk("value"), resp.Bulk("type"), resp.Bulk("string")),
+					),
+				),
+			),
+		),
+	},
+	"msetnx": {
+		Arity: -3, Flags: []string{"write", "denyoom"}, FirstKey: 1, LastKey: -1, Step: 2,
+		ACLCategories: resp.SetOf(resp.Simple("@write"), resp.Simple("@string"), resp.Simple("@slow")),
+		Tips:          resp.SetOf(resp.Bulk("request_policy:multi_shard"), resp.Bulk("response_policy:agg_min")),
+		KeySpecs: resp.SetOf(
+			resp.Map(
+				resp.Bulk("flags"), resp.SetOf(resp.Simple("OW"), resp.Simple("insert")),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
+				resp.Bulk("find_keys"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("range"),
+					resp.Bulk("spec"), resp.Map(
+						resp.Bulk("lastkey"), resp.Int(-1),
+						resp.Bulk("keystep"), resp.Int(2),
+						resp.Bulk("limit"), resp.Int(0),
+					),
+				),
+			),
+		),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Set multiple keys to multiple values, only if none of the keys exist"),
+			resp.Bulk("since"), resp.Bulk("1.0.1"),
+			resp.Bulk("group"), resp.Bulk("string"),
+			resp.Bulk("complexity"), resp.Bulk("O(N) where N is the number of keys to set."),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("key_value"),
+					resp.Bulk("type"), resp.Bulk("block"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("multiple")),
+					resp.Bulk("arguments"), resp.Array(
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("key"),
+							resp.Bulk("type"), resp.Bulk("key"),
+							resp.Bulk("key_spec_index"), resp.Int(0),
+						),
+						resp.Map(resp.Bulk("name"), resp.Bulk("value"), resp.Bulk("type"), resp.Bulk("string")),
+					),
+				),
+			),
+		),
+	},
+	"strlen": {
+		Arity: 2, Flags: []string{"readonly", "fast"}, FirstKey: 1, LastKey: 1, Step: 1,
+		ACLCategories: resp.SetOf(resp.Simple("@read"), resp.Simple("@string"), resp.Simple("@fast")),
+		Tips:          resp.SetOf(),
+		KeySpecs: resp.SetOf(
+			resp.Map(
+				resp.Bulk("flags"), resp.SetOf(resp.Simple("RO")),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
+				resp.Bulk("find_keys"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("range"),
+					resp.Bulk("spec"), resp.Map(
+						resp.Bulk("lastkey"), resp.Int(0),
+						resp.Bulk("keystep"), resp.Int(1),
+						resp.Bulk("limit"), resp.Int(0),
+					),
+				),
+			),
+		),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Get the length of the value stored in a key"),
+			resp.Bulk("since"), resp.Bulk("2.2.0"),
+			resp.Bulk("group"), resp.Bulk("string"),
+			resp.Bulk("complexity"), resp.Bulk("O(1)"),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("key"),
+					resp.Bulk("type"), resp.Bulk("key"),
+					resp.Bulk("key_spec_index"), resp.Int(0),
+				),
+			),
+		),
+	},
+	"append": {
+		Arity: 3, Flags: []string{"write", "denyoom", "fast"}, FirstKey: 1, LastKey: 1, Step: 1,
+		ACLCategories: resp.SetOf(resp.Simple("@write"), resp.Simple("@string"), resp.Simple("@fast")),
+		Tips:          resp.SetOf(),
+		KeySpecs: resp.SetOf(
+			resp.Map(
+				resp.Bulk("flags"), resp.SetOf(resp.Simple("RW"), resp.Simple("insert")),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
+				resp.Bulk("find_keys"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("range"),
+					resp.Bulk("spec"), resp.Map(
+						resp.Bulk("lastkey"), resp.Int(0),
+						resp.Bulk("keystep"), resp.Int(1),
+						resp.Bulk("limit"), resp.Int(0),
+					),
+				),
+			),
+		),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Append a value to a key"),
+			resp.Bulk("since"), resp.Bulk("2.0.0"),
+			resp.Bulk("group"), resp.Bulk("string"),
+			resp.Bulk("complexity"), resp.Bulk("O(1). The amortized time complexity is O(1) assuming the appended value is small and the already present value is of any size, since the dynamic string library used by Redis will double the free space available on every reallocation."),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("key"),
+					resp.Bulk("type"), resp.Bulk("key"),
+					resp.Bulk("key_spec_index"), resp.Int(0),
+				),
+				resp.Map(resp.Bulk("name"), resp.Bulk("value"), resp.Bulk("type"), resp.Bulk("string")),
+			),
+		),
+	},
+	"getrange": {
+		Arity: 4, Flags: []string{"readonly"}, FirstKey: 1, LastKey: 1, Step: 1,
+		ACLCategories: resp.SetOf(resp.Simple("@read"), resp.Simple("@string"), resp.Simple("@slow")),
+		Tips:          resp.SetOf(),
+		KeySpecs: resp.SetOf(
+			resp.Map(
+				resp.Bulk("flags"), resp.SetOf(resp.Simple("RO"), resp.Simple("access")),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
+				resp.Bulk("find_keys"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("range"),
+					resp.Bulk("spec"), resp.Map(
+						resp.Bulk("lastkey"), resp.Int(0),
+						resp.Bulk("keystep"), resp.Int(1),
+						resp.Bulk("limit"), resp.Int(0),
+					),
+				),
+			),
+		),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Get a substring of the string stored at a key"),
+			resp.Bulk("since"), resp.Bulk("2.4.0"),
+			resp.Bulk("group"), resp.Bulk("string"),
+			resp.Bulk("complexity"), resp.Bulk("O(N) where N is the length of the returned string. The complexity is ultimately determined by the returned length, but because creating a substring from an existing string is very cheap, it can be considered O(1) for small strings."),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("key"),
+					resp.Bulk("type"), resp.Bulk("key"),
+					resp.Bulk("key_spec_index"), resp.Int(0),
+				),
+				resp.Map(resp.Bulk("name"), resp.Bulk("start"), resp.Bulk("type"), resp.Bulk("integer")),
+				resp.Map(resp.Bulk("name"), resp.Bulk("end"), resp.Bulk("type"), resp.Bulk("integer")),
+			),
+		),
+	},
+	"setrange": {
+		Arity: 4, Flags: []string{"write", "denyoom"}, FirstKey: 1, LastKey: 1, Step: 1,
+		ACLCategories: resp.SetOf(resp.Simple("@write"), resp.Simple("@string"), resp.Simple("@slow")),
+		Tips:          resp.SetOf(),
+		KeySpecs: resp.SetOf(
+			resp.Map(
+				resp.Bulk("flags"), resp.SetOf(resp.Simple("RW"), resp.Simple("update")),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
+				resp.Bulk("find_keys"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("range"),
+					resp.Bulk("spec"), resp.Map(
+						resp.Bulk("lastkey"), resp.Int(0),
+						resp.Bulk("keystep"), resp.Int(1),
+						resp.Bulk("limit"), resp.Int(0),
+					),
+				),
+			),
+		),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Overwrite part of a string at key starting at the specified offset"),
+			resp.Bulk("since"), resp.Bulk("2.2.0"),
+			resp.Bulk("group"), resp.Bulk("string"),
+			resp.Bulk("complexity"), resp.Bulk("O(1), not counting the time taken to copy the new string in place. Usually, this string is very small so the amortized complexity is O(1). Otherwise, complexity is O(M) with M being the length of the value argument."),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("key"),
+					resp.Bulk("type"), resp.Bulk("key"),
+					resp.Bulk("key_spec_index"), resp.Int(0),
+				),
+				resp.Map(resp.Bulk("name"), resp.Bulk("offset"), resp.Bulk("type"), resp.Bulk("integer")),
+				resp.Map(resp.Bulk("name"), resp.Bulk("value"), resp.Bulk("type"), resp.Bulk("string")),
+			),
+		),
+	},
+	"incr": {
+		Arity: 2, Flags: []string{"write", "denyoom", "fast"}, FirstKey: 1, LastKey: 1, Step: 1,
+		ACLCategories: resp.SetOf(resp.Simple("@write"), resp.Simple("@string"), resp.Simple("@fast")),
+		Tips:          resp.SetOf(),
+		KeySpecs: resp.SetOf(
+			resp.Map(
+				resp.Bulk("flags"), resp.SetOf(resp.Simple("RW"), resp.Simple("access"), resp.Simple("update")),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
+				resp.Bulk("find_keys"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("range"),
+					resp.Bulk("spec"), resp.Map(
+						resp.Bulk("lastkey"), resp.Int(0),
+						resp.Bulk("keystep"), resp.Int(1),
+						resp.Bulk("limit"), resp.Int(0),
+					),
+				),
+			),
+		),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Increment the integer value of a key by one"),
+			resp.Bulk("since"), resp.Bulk("1.0.0"),
+			resp.Bulk("group"), resp.Bulk("string"),
+			resp.Bulk("complexity"), resp.Bulk("O(1)"),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("key"),
+					resp.Bulk("type"), resp.Bulk("key"),
+					resp.Bulk("key_spec_index"), resp.Int(0),
+				),
+			),
+		),
+	},
+	"decr": {
+		Arity: 2, Flags: []string{"write", "denyoom", "fast"}, FirstKey: 1, LastKey: 1, Step: 1,
+		ACLCategories: resp.SetOf(resp.Simple("@write"), resp.Simple("@string"), resp.Simple("@fast")),
+		Tips:          resp.SetOf(),
+		KeySpecs: resp.SetOf(
+			resp.Map(
+				resp.Bulk("flags"), resp.SetOf(resp.Simple("RW"), resp.Simple("access"), resp.Simple("update")),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
+				resp.Bulk("find_keys"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("range"),
+					resp.Bulk("spec"), resp.Map(
+						resp.Bulk("lastkey"), resp.Int(0),
+						resp.Bulk("keystep"), resp.Int(1),
+						resp.Bulk("limit"), resp.Int(0),
+					),
+				),
+			),
+		),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Decrement the integer value of a key by one"),
+			resp.Bulk("since"), resp.Bulk("1.0.0"),
+			resp.Bulk("group"), resp.Bulk("string"),
+			resp.Bulk("complexity"), resp.Bulk("O(1)"),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("key"),
+					resp.Bulk("type"), resp.Bulk("key"),
+					resp.Bulk("key_spec_index"), resp.Int(0),
+				),
+			),
+		),
+	},
+	"incrby": {
+		Arity: 3, Flags: []string{"write", "denyoom", "fast"}, FirstKey: 1, LastKey: 1, Step: 1,
+		ACLCategories: resp.SetOf(resp.Simple("@write"), resp.Simple("@string"), resp.Simple("@fast")),
+		Tips:          resp.SetOf(),
+		KeySpecs: resp.SetOf(
+			resp.Map(
+				resp.Bulk("flags"), resp.SetOf(resp.Simple("RW"), resp.Simple("access"), resp.Simple("update")),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
+				resp.Bulk("find_keys"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("range"),
+					resp.Bulk("spec"), resp.Map(
+						resp.Bulk("lastkey"), resp.Int(0),
+						resp.Bulk("keystep"), resp.Int(1),
+						resp.Bulk("limit"), resp.Int(0),
+					),
+				),
+			),
+		),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Increment the integer value of a key by the given amount"),
+			resp.Bulk("since"), resp.Bulk("1.0.0"),
+			resp.Bulk("group"), resp.Bulk("string"),
+			resp.Bulk("complexity"), resp.Bulk("O(1)"),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("key"),
+					resp.Bulk("type"), resp.Bulk("key"),
+					resp.Bulk("key_spec_index"), resp.Int(0),
+				),
+				resp.Map(resp.Bulk("name"), resp.Bulk("increment"), resp.Bulk("type"), resp.Bulk("integer")),
+			),
+		),
+	},
+	"decrby": {
+		Arity: 3, Flags: []string{"write", "denyoom", "fast"}, FirstKey: 1, LastKey: 1, Step: 1,
+		ACLCategories: resp.SetOf(resp.Simple("@write"), resp.Simple("@string"), resp.Simple("@fast")),
+		Tips:          resp.SetOf(),
+		KeySpecs: resp.SetOf(
+			resp.Map(
+				resp.Bulk("flags"), resp.SetOf(resp.Simple("RW"), resp.Simple("access"), resp.Simple("update")),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
+				resp.Bulk("find_keys"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("range"),
+					resp.Bulk("spec"), resp.Map(
+						resp.Bulk("lastkey"), resp.Int(0),
+						resp.Bulk("keystep"), resp.Int(1),
+						resp.Bulk("limit"), resp.Int(0),
+					),
+				),
+			),
+		),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Decrement the integer value of a key by the given number"),
+			resp.Bulk("since"), resp.Bulk("1.0.0"),
+			resp.Bulk("group"), resp.Bulk("string"),
+			resp.Bulk("complexity"), resp.Bulk("O(1)"),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("key"),
+					resp.Bulk("type"), resp.Bulk("key"),
+					resp.Bulk("key_spec_index"), resp.Int(0),
+				),
+				resp.Map(resp.Bulk("name"), resp.Bulk("decrement"), resp.Bulk("type"), resp.Bulk("integer")),
+			),
+		),
+	},
+	"incrbyfloat": {
+		Arity: 3, Flags: []string{"write", "denyoom", "fast"}, FirstKey: 1, LastKey: 1, Step: 1,
+		ACLCategories: resp.SetOf(resp.Simple("@write"), resp.Simple("@string"), resp.Simple("@fast")),
+		Tips:          resp.SetOf(),
+		KeySpecs: resp.SetOf(
+			resp.Map(
+				resp.Bulk("flags"), resp.SetOf(resp.Simple("RW"), resp.Simple("access"), resp.Simple("update")),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
+				resp.Bulk("find_keys"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("range"),
+					resp.Bulk("spec"), resp.Map(
+						resp.Bulk("lastkey"), resp.Int(0),
+						resp.Bulk("keystep"), resp.Int(1),
+						resp.Bulk("limit"), resp.Int(0),
+					),
+				),
+			),
+		),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Increment the float value of a key by the given amount"),
+			resp.Bulk("since"), resp.Bulk("2.6.0"),
+			resp.Bulk("group"), resp.Bulk("string"),
+			resp.Bulk("complexity"), resp.Bulk("O(1)"),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("key"),
+					resp.Bulk("type"), resp.Bulk("key"),
+					resp.Bulk("key_spec_index"), resp.Int(0),
+				),
+				resp.Map(resp.Bulk("name"), resp.Bulk("increment"), resp.Bulk("type"), resp.Bulk("double")),
+			),
 		),
 	},
 }

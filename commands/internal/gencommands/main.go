@@ -18,7 +18,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"flag"
@@ -27,13 +26,14 @@ import (
 	"go/format"
 	"go/parser"
 	"go/token"
-	"io"
 	"net"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/kvserver/kvserver/respclient"
 )
 
 func main() {
@@ -64,17 +64,17 @@ func run(addr, tablePath, outPath string) error {
 		return fmt.Errorf("connect to redis-server: %w", err)
 	}
 	defer conn.Close()
-	r := &client{conn: conn, rd: bufio.NewReader(conn)}
+	r := &client{conn: conn, rd: respclient.NewReader(conn, 64<<10)}
 
 	hello, err := r.do("HELLO", "3")
 	if err != nil {
 		return fmt.Errorf("HELLO 3: %w", err)
 	}
 	version := ""
-	if hello.kind == '%' {
-		for i := 0; i+1 < len(hello.elems); i += 2 {
-			if hello.elems[i].str == "version" {
-				version = hello.elems[i+1].str
+	if hello.Type == '%' {
+		for i := 0; i+1 < len(hello.Elems); i += 2 {
+			if hello.Elems[i].Str == "version" {
+				version = hello.Elems[i+1].Str
 			}
 		}
 	}
@@ -199,49 +199,49 @@ func describe(r *client, name string) (string, bool, error) {
 	if err != nil {
 		return "", false, err
 	}
-	if info.kind != '*' || len(info.elems) != 1 {
-		return "", false, fmt.Errorf("COMMAND INFO: unexpected reply %q", info.kind)
+	if info.Type != '*' || len(info.Elems) != 1 {
+		return "", false, fmt.Errorf("COMMAND INFO: unexpected reply %q", info.Type)
 	}
-	entry := info.elems[0]
-	if entry.kind == '_' {
+	entry := info.Elems[0]
+	if entry.Type == '_' {
 		return "", false, nil
 	}
-	if entry.kind != '*' || len(entry.elems) != 10 {
-		return "", false, fmt.Errorf("COMMAND INFO: want an array of 10, got %q of %d", entry.kind, len(entry.elems))
+	if entry.Type != '*' || len(entry.Elems) != 10 {
+		return "", false, fmt.Errorf("COMMAND INFO: want an array of 10, got %q of %d", entry.Type, len(entry.Elems))
 	}
-	e := entry.elems
+	e := entry.Elems
 	var flags []string
-	for _, f := range e[2].elems {
-		flags = append(flags, strconv.Quote(f.str))
+	for _, f := range e[2].Elems {
+		flags = append(flags, strconv.Quote(f.Str))
 	}
 
 	docsReply, err := r.do("COMMAND", "DOCS", name)
 	if err != nil {
 		return "", false, err
 	}
-	if docsReply.kind != '%' || len(docsReply.elems) != 2 {
-		return "", false, fmt.Errorf("COMMAND DOCS: unexpected reply %q of %d", docsReply.kind, len(docsReply.elems))
+	if docsReply.Type != '%' || len(docsReply.Elems) != 2 {
+		return "", false, fmt.Errorf("COMMAND DOCS: unexpected reply %q of %d", docsReply.Type, len(docsReply.Elems))
 	}
-	docs := docsReply.elems[1]
-	if docs.kind != '%' {
-		return "", false, fmt.Errorf("COMMAND DOCS: docs are %q, not a map", docs.kind)
+	docs := docsReply.Elems[1]
+	if docs.Type != '%' {
+		return "", false, fmt.Errorf("COMMAND DOCS: docs are %q, not a map", docs.Type)
 	}
-	var kept []*value
-	for i := 0; i+1 < len(docs.elems); i += 2 {
-		if docs.elems[i].str == "subcommands" {
+	var kept []respclient.Reply
+	for i := 0; i+1 < len(docs.Elems); i += 2 {
+		if docs.Elems[i].Str == "subcommands" {
 			continue
 		}
-		kept = append(kept, docs.elems[i], docs.elems[i+1])
+		kept = append(kept, docs.Elems[i], docs.Elems[i+1])
 	}
-	docs = &value{kind: '%', elems: kept}
+	docs = respclient.Reply{Type: '%', Elems: kept}
 
 	parts := []string{
 		fmt.Sprintf("Arity: %d, Flags: []string{%s}, FirstKey: %d, LastKey: %d, Step: %d",
-			e[1].num, strings.Join(flags, ", "), e[3].num, e[4].num, e[5].num),
+			e[1].Int, strings.Join(flags, ", "), e[3].Int, e[4].Int, e[5].Int),
 	}
 	for _, f := range []struct {
 		field string
-		v     *value
+		v     respclient.Reply
 	}{{"ACLCategories", e[6]}, {"Tips", e[7]}, {"KeySpecs", e[8]}, {"Docs", docs}} {
 		lit, err := goValue(f.v, 2)
 		if err != nil {
@@ -254,15 +254,15 @@ func describe(r *client, name string) (string, bool, error) {
 
 // goValue writes v as a Go expression building a resp.Value: short trees
 // on one line, longer ones one element (or map entry) per line.
-func goValue(v *value, depth int) (string, error) {
+func goValue(v respclient.Reply, depth int) (string, error) {
 	var ctor string
-	switch v.kind {
+	switch v.Type {
 	case '+':
-		return qualifier + "Simple(" + strconv.Quote(v.str) + ")", nil
+		return qualifier + "Simple(" + strconv.Quote(v.Str) + ")", nil
 	case '$':
-		return qualifier + "Bulk(" + strconv.Quote(v.str) + ")", nil
+		return qualifier + "Bulk(" + strconv.Quote(v.Str) + ")", nil
 	case ':':
-		return qualifier + "Int(" + strconv.FormatInt(v.num, 10) + ")", nil
+		return qualifier + "Int(" + strconv.FormatInt(v.Int, 10) + ")", nil
 	case '_':
 		return qualifier + "Value{Kind: " + qualifier + "KindNull}", nil
 	case '*':
@@ -272,10 +272,10 @@ func goValue(v *value, depth int) (string, error) {
 	case '%':
 		ctor = qualifier + "Map"
 	default:
-		return "", fmt.Errorf("RESP3 type %q has no Value kind", v.kind)
+		return "", fmt.Errorf("RESP3 type %q has no Value kind", v.Type)
 	}
-	elems := make([]string, len(v.elems))
-	for i, e := range v.elems {
+	elems := make([]string, len(v.Elems))
+	for i, e := range v.Elems {
 		s, err := goValue(e, depth+1)
 		if err != nil {
 			return "", err
@@ -292,7 +292,7 @@ func goValue(v *value, depth int) (string, error) {
 	var b strings.Builder
 	b.WriteString(ctor + "(\n")
 	step := 1
-	if v.kind == '%' {
+	if v.Type == '%' {
 		step = 2
 	}
 	for i := 0; i < len(elems); i += step {
@@ -307,94 +307,35 @@ func goValue(v *value, depth int) (string, error) {
 const qualifier = "resp."
 
 // qualifiers counts the qualified names goValue writes for v.
-func qualifiers(v *value) int {
-	if v.kind == '_' {
+func qualifiers(v respclient.Reply) int {
+	if v.Type == '_' {
 		return 2 // resp.Value{Kind: resp.KindNull}
 	}
 	n := 1
-	for _, e := range v.elems {
+	for _, e := range v.Elems {
 		n += qualifiers(e)
 	}
 	return n
 }
 
-// value is one parsed RESP3 reply.
-type value struct {
-	kind  byte // the RESP3 type byte: + - : $ * % ~ _ and others
-	str   string
-	num   int64
-	elems []*value // map entries alternate key, value
-}
-
-// client is a minimal RESP3 client: one command at a time.
+// client is a minimal RESP3 client over respclient: one command at a time.
 type client struct {
 	conn net.Conn
-	rd   *bufio.Reader
+	rd   *respclient.Reader
 }
 
-func (c *client) do(args ...string) (*value, error) {
-	var b bytes.Buffer
-	fmt.Fprintf(&b, "*%d\r\n", len(args))
-	for _, a := range args {
-		fmt.Fprintf(&b, "$%d\r\n%s\r\n", len(a), a)
-	}
+// do sends one command and reads its reply; an error reply is an error.
+func (c *client) do(args ...string) (respclient.Reply, error) {
 	c.conn.SetDeadline(time.Now().Add(10 * time.Second))
-	if _, err := c.conn.Write(b.Bytes()); err != nil {
-		return nil, err
+	if _, err := c.conn.Write(respclient.AppendCommand(nil, args...)); err != nil {
+		return respclient.Reply{}, err
 	}
-	v, err := c.read()
+	_, v, err := c.rd.ReadReply(nil)
 	if err != nil {
-		return nil, err
+		return respclient.Reply{}, err
 	}
-	if v.kind == '-' {
-		return nil, errors.New(v.str)
+	if v.IsError() {
+		return respclient.Reply{}, errors.New(v.Str)
 	}
 	return v, nil
-}
-
-func (c *client) read() (*value, error) {
-	line, err := c.rd.ReadString('\n')
-	if err != nil {
-		return nil, err
-	}
-	line = strings.TrimSuffix(line, "\r\n")
-	if line == "" {
-		return nil, errors.New("empty reply line")
-	}
-	v := &value{kind: line[0]}
-	body := line[1:]
-	switch v.kind {
-	case '+', '-':
-		v.str = body
-	case ':':
-		v.num, err = strconv.ParseInt(body, 10, 64)
-	case '_':
-	case '$':
-		var n int
-		if n, err = strconv.Atoi(body); err != nil || n < 0 {
-			return nil, fmt.Errorf("bad bulk length %q", body)
-		}
-		buf := make([]byte, n+2)
-		if _, err = io.ReadFull(c.rd, buf); err == nil {
-			v.str = string(buf[:n])
-		}
-	case '*', '~', '%':
-		var n int
-		if n, err = strconv.Atoi(body); err != nil || n < 0 {
-			return nil, fmt.Errorf("bad aggregate length %q", body)
-		}
-		if v.kind == '%' {
-			n *= 2
-		}
-		for range n {
-			e, err := c.read()
-			if err != nil {
-				return nil, err
-			}
-			v.elems = append(v.elems, e)
-		}
-	default:
-		return nil, fmt.Errorf("unsupported RESP3 type %q", v.kind)
-	}
-	return v, err
 }

@@ -1,12 +1,12 @@
 package main
 
 import (
-	"bufio"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/kvserver/kvserver/commands"
+	"github.com/kvserver/kvserver/respclient"
 )
 
 // TestTableNamesReadsCommandsAndSubcommandsInOrder checks that the names
@@ -34,8 +34,7 @@ func TestTableNamesReadsCommandsAndSubcommandsInOrder(t *testing.T) {
 
 func TestGoValueRendersRESP3Types(t *testing.T) {
 	reply := "~2\r\n%2\r\n$4\r\nname\r\n+key\r\n$5\r\nindex\r\n:-1\r\n*1\r\n_\r\n"
-	c := &client{rd: bufio.NewReader(strings.NewReader(reply))}
-	v, err := c.read()
+	_, v, err := respclient.NewReader(strings.NewReader(reply), 4096).ReadReply(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +46,7 @@ func TestGoValueRendersRESP3Types(t *testing.T) {
 	if got != want {
 		t.Errorf("goValue = %s\nwant %s", got, want)
 	}
-	if _, err := goValue(&value{kind: ','}, 0); err == nil {
+	if _, err := goValue(respclient.Reply{Type: ','}, 0); err == nil {
 		t.Error("a double, which Value cannot hold, was accepted")
 	}
 }
