@@ -6,8 +6,9 @@
 // SET may change it at run time, how CONFIG REWRITE treats it, and a doc
 // line. The flags, YAML keys, KVSERVER_* variables, defaults and bounds
 // checks of Load, the CONFIG parameters (package server), the README's flag
-// table (FlagTable) and configs/kvserver.yaml all follow from it; tests fail
-// when the README or the YAML file disagree with it.
+// table (FlagTable) and configs/kvserver.yaml (DefaultYAML) all follow from
+// it: go generate ./config writes the two files, and tests fail when they
+// differ from what the table renders.
 //
 // Adding a setting is adding its row. A row without a Config field is read
 // by name (Config.Int, String, Bool), and a running server keeps such

@@ -70,6 +70,10 @@ type Setting struct {
 	Values []string
 	// Doc is the one-line meaning, for --help and the README's flag table.
 	Doc string
+	// Notes, when set, is the longer text configs/kvserver.yaml gives the
+	// setting as its comment (lines without "# "), its default included;
+	// without it the comment is Doc and the default.
+	Notes string
 
 	// ConfigOnly marks a Redis parameter that kvserver does not implement
 	// but reports, and accepts only at, its Default, so that clients
@@ -97,15 +101,26 @@ type Setting struct {
 // pattern replies.
 var settings = []Setting{
 	{Name: "port", Kind: KindInt, Default: "6379", Min: 0, Max: math.MaxUint16,
-		Doc: "client port", InConfig: true, Rewrite: RewriteAlways,
+		Doc: "client port",
+		Notes: "TCP port on which clients speak the Redis protocol, 0..65535.\n" +
+			"Default: 6379.", InConfig: true, Rewrite: RewriteAlways,
 		field: func(c *Config) any { return &c.Port }},
 	{Name: "bind", Kind: KindString, Default: "127.0.0.1",
-		Doc: "listen address", InConfig: true, Rewrite: RewriteAlways,
+		Doc: "listen address",
+		Notes: "Address the client port listens on. Use 0.0.0.0 to listen on every IPv4\n" +
+			"interface; only do so together with requirepass.\n" +
+			"Default: 127.0.0.1.", InConfig: true, Rewrite: RewriteAlways,
 		field: func(c *Config) any { return &c.Bind }, check: notEmpty("bind", func(c Config) string { return c.Bind })},
 	{Name: "dir", Kind: KindString, Default: "./data",
-		Doc: "data directory (the disk tier lives here)", InConfig: true, Rewrite: RewriteAlways,
+		Doc: "data directory (the disk tier lives here)",
+		Notes: "Directory where kvserver keeps its data files.\n" +
+			"Default: ./data (relative to the working directory).", InConfig: true, Rewrite: RewriteAlways,
 		field: func(c *Config) any { return &c.Dir }, check: notEmpty("dir", func(c Config) string { return c.Dir })},
-	{Name: "maxmemory", Kind: KindSize, Default: "0", DefaultDoc: "25% of RAM", Min: 0, Max: math.MaxInt64,
+	{Name: "maxmemory", Kind: KindSize, Default: "0", DefaultDoc: "25% of RAM",
+		Notes: "Memory limit for the dataset, as a size. 0 or empty means 25% of the\n" +
+			"machine's physical memory (MemTotal from /proc/meminfo; 1gb when that\n" +
+			"cannot be read).\n" +
+			"Default: 0.", Min: 0, Max: math.MaxInt64,
 		Doc: "memory bound, Redis size syntax (`64mb`, `4gb`)", InConfig: true, Mutable: true, Rewrite: RewriteAlways,
 		field: func(c *Config) any { return &c.MaxMemory },
 		check: func(c Config, bad func(string, string, ...any)) {
@@ -118,7 +133,10 @@ var settings = []Setting{
 	{Name: "maxmemory-samples", Kind: KindInt, Default: "5", ConfigOnly: true, InConfig: true, Mutable: true,
 		Doc: "Redis's LRU sample count; reported only"},
 	{Name: "metrics-port", Kind: KindInt, Default: "9121", Min: 0, Max: math.MaxUint16,
-		Doc:   "Prometheus `/metrics` and `/debug/pprof/`; 0 disables",
+		Doc: "Prometheus `/metrics` and `/debug/pprof/`; 0 disables",
+		Notes: "TCP port of the HTTP endpoint serving /metrics (Prometheus) and\n" +
+			"/debug/pprof/, 0..65535. 0 disables the endpoint.\n" +
+			"Default: 9121.",
 		field: func(c *Config) any { return &c.MetricsPort },
 		check: func(c Config, bad func(string, string, ...any)) {
 			if c.MetricsPort != 0 && c.MetricsPort == c.Port {
@@ -126,75 +144,187 @@ var settings = []Setting{
 			}
 		}},
 	{Name: "requirepass", Kind: KindString, Default: "",
-		Doc: "password for `AUTH` / `HELLO … AUTH`", InConfig: true, Mutable: true, Rewrite: RewriteAlways,
+		Doc: "password for `AUTH` / `HELLO … AUTH`",
+		Notes: "Password clients must send with AUTH before other commands. Empty means no\n" +
+			"password. Quote it so YAML keeps it a string (requirepass: \"0123\").\n" +
+			"Default: \"\" (no password).", InConfig: true, Mutable: true, Rewrite: RewriteAlways,
 		field: func(c *Config) any { return &c.RequirePass }},
 	{Name: "proto-max-bulk-len", Kind: KindSize, Default: "512mb", Min: minProtoMaxBulkLen, Max: math.MaxInt64,
-		Doc: "largest bulk a client may send", InConfig: true, Mutable: true, Rewrite: RewriteAlways,
+		Doc: "largest bulk a client may send",
+		Notes: "Largest bulk string a client may send in one request, as a size. Like\n" +
+			"Redis, at least 1mb.\n" +
+			"Default: 512mb.", InConfig: true, Mutable: true, Rewrite: RewriteAlways,
 		field: func(c *Config) any { return &c.ProtoMaxBulkLen }},
 	{Name: "maxclients", Kind: KindInt, Default: "10000", Min: 1, Max: math.MaxUint32,
-		Doc: "concurrent connections", InConfig: true, Mutable: true, Rewrite: RewriteAlways,
+		Doc: "concurrent connections",
+		Notes: "Most clients connected at once; further connections are refused. At least 1.\n" +
+			"Default: 10000.", InConfig: true, Mutable: true, Rewrite: RewriteAlways,
 		field: func(c *Config) any { return &c.MaxClients }},
 	{Name: "databases", Kind: KindInt, Default: "16", Min: 1,
-		Doc: "numbered databases", InConfig: true, Rewrite: RewriteAlways,
+		Doc: "numbered databases",
+		Notes: "Number of logical databases (SELECT 0 .. databases-1). At least 1.\n" +
+			"Default: 16.", InConfig: true, Rewrite: RewriteAlways,
 		field: func(c *Config) any { return &c.Databases }},
 	{Name: "save", Kind: KindString, Default: "", ConfigOnly: true, InConfig: true, Mutable: true,
 		Doc: "Redis's snapshot schedule; kvserver takes no snapshots"},
 	{Name: "appendonly", Kind: KindBool, Default: "no", ConfigOnly: true, InConfig: true, Mutable: true,
 		Doc: "Redis's AOF; kvserver has none"},
 	{Name: "log-level", Kind: KindEnum, Default: "info", Values: []string{"debug", "info", "warn", "error"},
-		Doc:   "debug, info, warn, error",
+		Doc: "debug, info, warn, error",
+		Notes: "Least severe log messages written: debug, info, warn or error.\n" +
+			"Default: info.",
 		field: func(c *Config) any { return &c.LogLevel }},
-	{Name: "maxdisk", Kind: KindSize, Default: "0", DefaultDoc: "80% of free space", Min: 0, Max: math.MaxInt64,
+	{Name: "maxdisk", Kind: KindSize, Default: "0", DefaultDoc: "80% of free space",
+		Notes: "Size limit of the disk tier (Pebble under dir), as a size. When it is\n" +
+			"reached the coldest chunk groups are evicted from disk. 0 means 80% of the\n" +
+			"free space of dir's file system when the server starts.\n" +
+			"Default: 0.", Min: 0, Max: math.MaxInt64,
 		Doc:   "disk tier bound, Redis size syntax",
 		field: func(c *Config) any { return &c.MaxDisk }},
 	{Name: "disk-compression", Kind: KindEnum, Default: "none", Values: []string{"none", "s2", "zstd"},
-		Doc:   "none, s2 or zstd for the disk tier",
+		Doc: "none, s2 or zstd for the disk tier",
+		Notes: "Lossless compression of the disk tier: none, s2 or zstd. fp16/bf16 KV\n" +
+			"chunks (recognised by their LMCache metadata) are byte-plane shuffled\n" +
+			"first. Measurements behind the default are in disktier/doc.go.\n" +
+			"Default: none (zstd+shuffle stores ~71% of bf16 KV bytes but halves disk write speed; see disktier/doc.go).",
 		field: func(c *Config) any { return &c.DiskCompression }},
 	{Name: "exists-lease-ms", Kind: KindInt, Default: "2000", Min: 0,
-		Doc: "lease an `EXISTS` hit grants the chunk; 0 disables"},
+		Doc: "lease an `EXISTS` hit grants the chunk; 0 disables",
+		Notes: "Milliseconds for which an EXISTS hit protects the key's chunk group from\n" +
+			"eviction, so that the GET an LMCache client sends next cannot miss\n" +
+			"(Mooncake's store does the same). 0 disables the implicit lease.\n" +
+			"Default: 2000."},
 	{Name: "max-pin-seconds", Kind: KindInt, Default: "86400", Min: 1,
-		Doc: "longest `KVC.PIN`"},
+		Doc: "longest `KVC.PIN`",
+		Notes: "Longest lifetime, in seconds, that KVC.PIN accepts for pinning hot chunk\n" +
+			"groups (system prompts) against eviction.\n" +
+			"Default: 86400 (24 hours)."},
 	{Name: "max-lease-ms", Kind: KindInt, Default: "60000", Min: 1, Max: math.MaxInt32,
-		Doc: "longest lease `KVC.PROBE LEASE` grants; longer ones are clamped to it", InConfig: true, Mutable: true, Rewrite: RewriteIfChanged},
+		Doc: "longest lease `KVC.PROBE LEASE` grants; longer ones are clamped to it",
+		Notes: "Longest lease, in milliseconds, that KVC.PROBE LEASE grants: a longer one\n" +
+			"is clamped to it, so that a client allowed only to read cannot protect\n" +
+			"chunk groups from eviction for longer than this (KVC.PIN, a write, is\n" +
+			"bounded by max-pin-seconds). CONFIG SET max-lease-ms changes it at run\n" +
+			"time; leases already granted keep their deadline.\n" +
+			"Default: 60000 (one minute).", InConfig: true, Mutable: true, Rewrite: RewriteIfChanged},
 	{Name: "kv-quant", Kind: KindEnum, Default: "off", Values: []string{"off", "int8", "fp8", "int4"},
-		Doc:   "off, int8, fp8, int4: quantized storage of fp16/bf16 KV chunks (lossy unless off)",
+		Doc: "off, int8, fp8, int4: quantized storage of fp16/bf16 KV chunks (lossy unless off)",
+		Notes: "Quantized storage of fp16/bf16 KV chunks whose LMCache metadata names a KV\n" +
+			"format: off, int8, fp8 or int4. Anything but off is lossy (bounded error,\n" +
+			"see codec/doc.go); GET still returns the original dtype and length.\n" +
+			"Default: off (every byte comes back exactly).",
 		field: func(c *Config) any { return &c.KVQuant }},
 	{Name: "cluster-config", Kind: KindString, Default: "", DefaultDoc: "none",
+		Notes: "Redis Cluster mode: a YAML file mapping the 16384 hash slots to nodes\n" +
+			"(format in README.md, \"Cluster mode\"). Every node is started with the same\n" +
+			"file and finds itself in it by bind and port. Keys of other nodes' slots\n" +
+			"are answered with MOVED, multi-key commands across slots with CROSSSLOT.\n" +
+			"SIGHUP re-reads the file. Empty runs a standalone server.\n" +
+			"Default: \"\" (standalone).",
 		Doc:   "slot map that turns on Redis Cluster mode (see Cluster mode)",
 		field: func(c *Config) any { return &c.ClusterConfig }},
 	{Name: "timeout", Kind: KindInt, Default: "0", Min: 0, Max: math.MaxInt32,
-		Doc: "close clients idle this many seconds (counted from the last byte received); 0 never", InConfig: true, Mutable: true, Rewrite: RewriteIfChanged,
+		Doc: "close clients idle this many seconds (counted from the last byte received); 0 never",
+		Notes: "---------------------------------------------------------------------------\n" +
+			"Security and client limits. These follow Redis 7.0's settings of the same\n" +
+			"names; README.md (\"Security\") has a worked example.\n" +
+			"Seconds a client may stay idle (no request, no progress reading a reply)\n" +
+			"before it is disconnected, 0..2147483647. 0 never closes idle clients.\n" +
+			"CONFIG SET timeout changes it at run time.\n" +
+			"Default: 0.", InConfig: true, Mutable: true, Rewrite: RewriteIfChanged,
 		field: func(c *Config) any { return &c.Timeout }},
 	{Name: "lazyfree-lazy-user-flush", Kind: KindBool, Default: "no", ConfigOnly: true, InConfig: true, Mutable: true,
 		Doc: "Redis's lazy FLUSHALL; kvserver flushes at once"},
 	{Name: "protected-mode", Kind: KindBool, Default: "yes",
-		Doc: "refuse non-loopback clients while the default user has no password", InConfig: true, Mutable: true, Rewrite: RewriteIfChanged,
+		Doc: "refuse non-loopback clients while the default user has no password",
+		Notes: "yes: while the default user has no password (no requirepass, and no\n" +
+			"`user: [\"default ...\"]` line giving it one), connections from addresses\n" +
+			"other than loopback are answered with Redis's -DENIED error and closed.\n" +
+			"It only matters with a non-loopback bind. CONFIG SET protected-mode no\n" +
+			"turns it off at run time.\n" +
+			"Default: yes.", InConfig: true, Mutable: true, Rewrite: RewriteIfChanged,
 		field: func(c *Config) any { return &c.ProtectedMode }},
 	{Name: "enable-debug-command", Kind: KindEnum, Default: "no", Values: []string{"", "no", "yes", "local"},
-		Doc: "who may run `DEBUG`: no, yes, or local (loopback clients), as in Redis 7", InConfig: true,
+		Doc: "who may run `DEBUG`: no, yes, or local (loopback clients), as in Redis 7",
+		Notes: "Who may run DEBUG, as in Redis 7: no (nobody), yes (every client), or\n" +
+			"local (clients connected over loopback). Refused clients get Redis's\n" +
+			"\"ERR DEBUG command not allowed...\" error. Fixed at start.\n" +
+			"Default: no.", InConfig: true,
 		field: func(c *Config) any { return &c.EnableDebugCommand }},
 	{Name: "tls-port", Kind: KindInt, Default: "0", Min: 0, Max: math.MaxUint16,
-		Doc: "TLS client port; with `--port 0` the only one", InConfig: true,
+		Doc: "TLS client port; with `--port 0` the only one",
+		Notes: "TCP port for TLS clients, 0..65535; 0 disables TLS. It may run beside the\n" +
+			"plain port, or alone with `port: 0`. Needs tls-cert-file and tls-key-file.\n" +
+			"Default: 0.", InConfig: true,
 		field: func(c *Config) any { return &c.TLSPort }, check: checkTLS},
 	{Name: "tls-cert-file", Kind: KindString, Default: "",
-		Doc: "PEM file of the server certificate", InConfig: true,
+		Doc: "PEM file of the server certificate",
+		Notes: "PEM file of the server certificate, with any intermediate certificates\n" +
+			"after it.\n" +
+			"Default: \"\".", InConfig: true,
 		field: func(c *Config) any { return &c.TLSCertFile }},
 	{Name: "tls-key-file", Kind: KindString, Default: "",
-		Doc: "PEM file of the server certificate's private key", InConfig: true,
+		Doc: "PEM file of the server certificate's private key",
+		Notes: "PEM file of the private key of tls-cert-file.\n" +
+			"Default: \"\".", InConfig: true,
 		field: func(c *Config) any { return &c.TLSKeyFile }},
 	{Name: "tls-ca-cert-file", Kind: KindString, Default: "",
-		Doc: "PEM file of the CA that client certificates must chain to", InConfig: true,
+		Doc: "PEM file of the CA that client certificates must chain to",
+		Notes: "PEM file of the CA certificates that client certificates must chain to.\n" +
+			"Required unless tls-auth-clients is no.\n" +
+			"Default: \"\".", InConfig: true,
 		field: func(c *Config) any { return &c.TLSCACertFile }},
 	{Name: "tls-auth-clients", Kind: KindEnum, Default: "yes", Values: []string{"", "yes", "no", "optional"},
-		Doc: "client certificates: yes (required), optional, no", InConfig: true,
+		Doc: "client certificates: yes (required), optional, no",
+		Notes: "Client certificates on the TLS port: yes (required, the handshake fails\n" +
+			"without one), optional (checked when sent) or no (not asked for).\n" +
+			"Default: yes (like Redis).", InConfig: true,
 		field: func(c *Config) any { return &c.TLSAuthClients }},
 	{Name: "client-output-buffer-limit", Kind: KindOutputBufferLimits, Default: "normal 0 0 0 replica 256mb 64mb 60 pubsub 32mb 8mb 60", DefaultDoc: "`normal 0 0 0 …`",
+		Notes: "Output buffer limits in Redis's syntax: \"<class> <hard> <soft>\n" +
+			"<soft-seconds>\" per class (normal, replica, pubsub), sizes in Redis syntax.\n" +
+			"A normal client whose pending reply reaches <hard> bytes, or stays at or\n" +
+			"above <soft> bytes for <soft-seconds>, is disconnected and the event is\n" +
+			"logged. Replies of stored values count in full, so one GET of a value\n" +
+			"larger than <hard> closes the client (as in Redis): keep <hard> above\n" +
+			"the largest value. 0 disables a limit. kvserver writes a client's replies\n" +
+			"before reading its next request, so a slow reader holds at most one\n" +
+			"batch of replies (1 MiB plus the last value); these limits bound how long.\n" +
+			"Default: \"normal 0 0 0 replica 256mb 64mb 60 pubsub 32mb 8mb 60\".",
 		Doc: "Redis syntax; hard/soft limits on a client's pending replies", InConfig: true, Mutable: true, Rewrite: RewriteIfChanged,
 		field: func(c *Config) any { return &c.ClientOutputBufferLimit }},
 	{Name: "rename-command", Kind: KindRenames, DefaultDoc: "none",
+		Notes: "Commands to rename or disable, by their original name (case-insensitive):\n" +
+			"a map OLD: NEW, with \"\" disabling the command, which then answers like an\n" +
+			"unknown command. On the command line: --rename-command OLD=NEW (repeat it);\n" +
+			"in the environment: KVSERVER_RENAME_COMMAND=\"FLUSHALL= CONFIG=CONFIG_x9\".\n" +
+			"Flags or the environment replace the file's whole map.\n" +
+			"ACL rules keep naming commands by their original names.\n" +
+			"Example: rename-command: {FLUSHALL: \"\", CONFIG: \"CONFIG_x9\"}\n" +
+			"Default: {} (none).",
 		Doc:   "`OLD=NEW` renames, `OLD=` disables a command (repeatable)",
 		field: func(c *Config) any { return &c.RenameCommand }, check: checkRenames},
 	{Name: "user", Kind: KindUsers, DefaultDoc: "none",
+		Notes: "ACL users, one Redis ACL user line each: a name, then rules. on|off;\n" +
+			"#<sha256 hex> (or >password) adds a password, nopass allows any;\n" +
+			"~pattern allows keys (~* or allkeys: every key); +@category, -@category,\n" +
+			"+command, -command, +command|subcommand (+@all, -@all; categories as in\n" +
+			"ACL CAT: read, write, keyspace, string, fast, slow, admin, dangerous,\n" +
+			"connection, ...). Rules apply left to right. Clients log in with\n" +
+			"AUTH <user> <password> or HELLO 3 AUTH <user> <password>.\n" +
+			"The default user is \"on nopass ~* &* +@all\", with requirepass as its\n" +
+			"password when set; a line for default replaces that entirely. To make\n" +
+			"every client log in as a named user, add \"default off\".\n" +
+			"On the command line: --user \"alice on #... ~cache:* +@read\" (repeat it);\n" +
+			"in the environment: KVSERVER_USER with lines separated by ';'. Flags or the\n" +
+			"environment replace the file's whole list. Rules are separated by spaces,\n" +
+			"so give a password containing spaces as its #hash.\n" +
+			"Example:\n" +
+			"  user:\n" +
+			"    - \"lmcache on #<sha256 hex of the password> ~* +@read +@write -@dangerous\"\n" +
+			"    - \"ops on #<sha256 hex> ~* +@all\"\n" +
+			"    - \"default off\"\n" +
+			"Default: [] (only the default user).",
 		Doc:   "an ACL user, Redis syntax (repeatable); see [Security](#security)",
 		field: func(c *Config) any { return &c.Users }},
 }
