@@ -293,6 +293,8 @@ var settings = []Setting{
 			"Default: \"normal 0 0 0 replica 256mb 64mb 60 pubsub 32mb 8mb 60\".",
 		Doc: "Redis syntax; hard/soft limits on a client's pending replies", InConfig: true, Mutable: true, Rewrite: RewriteIfChanged,
 		field: func(c *Config) any { return &c.ClientOutputBufferLimit }},
+	{Name: "client-stall-grace-ms", Kind: KindInt, Default: "2000", Min: 100, Max: math.MaxInt32,
+		Doc: "how long a client holding memory budget may leave its replies unread while others wait before it is closed", InConfig: true, Mutable: true, Rewrite: RewriteIfChanged},
 	{Name: "rename-command", Kind: KindRenames, DefaultDoc: "none",
 		Notes: "Commands to rename or disable, by their original name (case-insensitive):\n" +
 			"a map OLD: NEW, with \"\" disabling the command, which then answers like an\n" +

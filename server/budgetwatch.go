@@ -11,13 +11,13 @@ import (
 const (
 	// budgetWatchTick is how often the watch looks at the clients.
 	budgetWatchTick = 250 * time.Millisecond
-	// readerGrace is how long a client may leave its queued replies
-	// unread (no byte accepted while the server is blocked writing to
-	// it), holding budget bytes while other clients wait for the budget,
-	// before it is disconnected (unless CLIENT NO-EVICT is on). A client
-	// that keeps reading, however slowly (flushPiece bytes per grace), is
-	// never cut off, and nobody is while nobody waits.
-	readerGrace = 2 * time.Second
+	// A client that holds budget bytes while other clients wait for the
+	// budget is disconnected (unless CLIENT NO-EVICT is on) when it
+	// leaves its queued replies unread (no byte accepted while the server
+	// is blocked writing to it) for client-stall-grace-ms. A client that
+	// keeps reading, however slowly, is never cut off, and nobody is while
+	// nobody waits.
+	//
 	// senderGrace is the same for a client that announced a large value
 	// and sends none of its bytes. It is longer: a value's buffer costs
 	// memory only as its bytes arrive, and a client under load (one that
@@ -65,7 +65,7 @@ func (s *Server) watchClient(c *Client, now time.Time, waiters int) {
 		c.seenProgress, c.stallSince = p, now
 		return
 	}
-	grace := readerGrace
+	grace := time.Duration(s.settings.Int("client-stall-grace-ms")) * time.Millisecond
 	if on == onClientRead {
 		grace = senderGrace
 	}
