@@ -430,7 +430,11 @@ func (s Setting) decode(x any, c *Config) error {
 		}
 		*dst = int(n)
 	case *int64:
-		n, err := toSize(x)
+		conv := toSize
+		if s.Kind == KindInt {
+			conv = toInt
+		}
+		n, err := conv(x)
 		if err != nil {
 			return err
 		}
