@@ -38,6 +38,8 @@ var stringCommands = []*Spec{
 		KeySpecs: []KeySpec{{Flags: KeyRW | KeyInsert, ReadsValue: true, Begin: Index(1), Find: Range(0, 1, 0)}}, Handler: cmdAppend},
 	{Name: "getrange", Arity: 4, Flags: FlagReadonly, ACL: "@read @string @slow",
 		KeySpecs: []KeySpec{{Flags: KeyRO | KeyAccess, ReadsValue: true, Begin: Index(1), Find: Range(0, 1, 0)}}, Handler: cmdGetrange},
+	{Name: "substr", Arity: 4, Flags: FlagReadonly, ACL: "@read @string @slow",
+		KeySpecs: []KeySpec{{Flags: KeyRO | KeyAccess, ReadsValue: true, Begin: Index(1), Find: Range(0, 1, 0)}}, Handler: cmdGetrange},
 	{Name: "setrange", Arity: 4, Flags: FlagWrite | FlagDenyoom, ACL: "@write @string @slow",
 		KeySpecs: []KeySpec{{Flags: KeyRW | KeyUpdate, ReadsValue: true, Begin: Index(1), Find: Range(0, 1, 0)}}, Handler: cmdSetrange},
 	{Name: "incr", Arity: 2, Flags: FlagWrite | FlagDenyoom | FlagFast, ACL: "@write @string @fast",

@@ -342,6 +342,14 @@ func stringScripts() []script {
 			do("GETRANGE", "k", "0"),
 			do("GETRANGE", "k", "0", "1", "2"),
 		}},
+		{"substr", []step{
+			do("SUBSTR", "missing", "0", "-1"),
+			do("SET", "k", "Hello World"),
+			do("SUBSTR", "k", "0", "4"),
+			do("SUBSTR", "k", "-3", "-1"),
+			do("SUBSTR", "k", "a", "1"),
+			do("SUBSTR", "k", "0"),
+		}},
 		{"setrange", []step{
 			do("SETRANGE", "k", "0", "Hello"),
 			do("GET", "k"),
