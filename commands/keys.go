@@ -138,8 +138,13 @@ func (s *Spec) Keys(args [][]byte) []int {
 }
 
 // ValueKeys returns the arguments whose stored values the command reads
-// (the keys of its ReadsValue key specs), nil when there are none.
+// (the keys of its ReadsValue key specs), nil when there are none. For the
+// common shapes (one key, or every argument from one on) it returns a
+// slice of args, without allocating.
 func (s *Spec) ValueKeys(args [][]byte) [][]byte {
+	if s.valueRun != nil {
+		return s.valueRun.slice(args)
+	}
 	var out [][]byte
 	for i := range s.KeySpecs {
 		ks := &s.KeySpecs[i]
@@ -283,4 +288,42 @@ func bytesEqualFold(arg []byte, keyword string) bool {
 		}
 	}
 	return true
+}
+
+// keyRun is a key spec whose keys are consecutive arguments: from first to
+// last (a negative last counts from the end).
+type keyRun struct{ first, last int }
+
+// slice returns the run's arguments in args, nil when there are none.
+func (r *keyRun) slice(args [][]byte) [][]byte {
+	last := r.last
+	if last < 0 {
+		last += len(args)
+	}
+	last = min(last, len(args)-1)
+	if r.first > last {
+		return nil
+	}
+	return args[r.first : last+1]
+}
+
+// valueRunOf returns the run of the command's only ReadsValue key spec
+// when its keys are consecutive arguments, nil otherwise.
+func valueRunOf(specs []KeySpec) *keyRun {
+	var run *keyRun
+	for i := range specs {
+		ks := &specs[i]
+		if !ks.ReadsValue {
+			continue
+		}
+		if run != nil || ks.Begin.Keyword != "" || ks.Find.KeyNum || ks.Find.KeyStep != 1 || ks.Find.Limit != 0 {
+			return nil
+		}
+		last := ks.Find.LastKey
+		if last >= 0 {
+			last += ks.Begin.Index
+		}
+		run = &keyRun{first: ks.Begin.Index, last: last}
+	}
+	return run
 }

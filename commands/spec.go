@@ -105,6 +105,8 @@ type Spec struct {
 	// reports, derived from the key specs.
 	firstKey, lastKey, step int
 	categories              []string
+	// valueRun is ValueKeys's allocation-free answer, when it has one.
+	valueRun *keyRun
 }
 
 // CheckArity reports whether argc arguments fit the arity.
@@ -165,6 +167,7 @@ func (s *Spec) finish() {
 	if s.GetKeys != nil || movable {
 		s.Flags |= FlagMovablekeys
 	}
+	s.valueRun = valueRunOf(s.KeySpecs)
 	if s.ACL != "" {
 		s.categories = strings.Fields(s.ACL)
 	} else {

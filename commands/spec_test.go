@@ -218,3 +218,54 @@ func sameValue(a, b resp.Value) bool {
 	}
 	return true
 }
+
+// TestValueKeysFollowTheKeySpecs checks ValueKeys, with and without its
+// allocation-free path, against the keys of the ReadsValue key specs.
+func TestValueKeysFollowTheKeySpecs(t *testing.T) {
+	table := NewTable(Specs())
+	tests := []struct {
+		cmd  string
+		want string
+	}{
+		{"get k", "k"},
+		{"mget a b c", "a b c"},
+		{"rename a b", "a"},
+		{"copy a b db 1", "a"},
+		{"set k v", ""},
+		{"append k v", "k"},
+		{"del a b", ""},
+	}
+	for _, tt := range tests {
+		args := bytesFields(tt.cmd)
+		spec := table.Lookup(args[0])
+		var got []string
+		for _, k := range spec.ValueKeys(args) {
+			got = append(got, string(k))
+		}
+		if strings.Join(got, " ") != tt.want {
+			t.Errorf("ValueKeys(%q) = %q, want %q", tt.cmd, got, tt.want)
+		}
+		slow := *spec
+		slow.valueRun = nil
+		var viaSpecs []string
+		for _, k := range slow.ValueKeys(args) {
+			viaSpecs = append(viaSpecs, string(k))
+		}
+		if !slices.Equal(got, viaSpecs) {
+			t.Errorf("ValueKeys(%q): fast path %q, key specs %q", tt.cmd, got, viaSpecs)
+		}
+	}
+	get := table.Lookup([]byte("get"))
+	args := bytesFields("get k")
+	if n := testing.AllocsPerRun(100, func() { get.ValueKeys(args) }); n != 0 {
+		t.Errorf("ValueKeys(GET) allocates %v times", n)
+	}
+}
+
+func bytesFields(s string) [][]byte {
+	var out [][]byte
+	for _, f := range strings.Fields(s) {
+		out = append(out, []byte(f))
+	}
+	return out
+}
