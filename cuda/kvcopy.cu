@@ -123,122 +123,72 @@ kv_copy(u8 *layer_base, const i64 *__restrict__ slots, u8 *chunk, int num_kv,
   }
 }
 
+// KV_GATHER_SCATTER defines kv_gather_<name> and its inverse
+// kv_scatter_<name>: kernels with the same parameters (params, in
+// parentheses) that call kv_copy with the same arguments (the rest), in
+// either direction.
+#define KV_GATHER_SCATTER(name, params, ...)                                  \
+  __global__ void kv_gather_##name params { kv_copy<true>(__VA_ARGS__); }     \
+  __global__ void kv_scatter_##name params { kv_copy<false>(__VA_ARGS__); }
+
 extern "C" {
 
 // kv_gather_2ltd gathers num_tokens tokens of gridDim.y layers into one
 // KV_2LTD chunk [2, L, T, row]. layer_ptrs[l] is layer l's paged buffer.
-__global__ void kv_gather_2ltd(const u64 *__restrict__ layer_ptrs,
-                               const i64 *__restrict__ slots, u8 *chunk,
-                               int num_tokens, i64 block_size, i64 row_bytes,
-                               i64 paged_kv_stride, i64 paged_block_stride) {
-  const i64 layers = gridDim.y;
-  kv_copy<true>((u8 *)layer_ptrs[blockIdx.y], slots, chunk, 2, block_size,
-                row_bytes, paged_kv_stride, paged_block_stride,
-                layers * num_tokens * row_bytes, num_tokens * row_bytes,
-                row_bytes);
-}
-
-// kv_scatter_2ltd is the inverse of kv_gather_2ltd.
-__global__ void kv_scatter_2ltd(const u64 *__restrict__ layer_ptrs,
-                                const i64 *__restrict__ slots, u8 *chunk,
-                                int num_tokens, i64 block_size, i64 row_bytes,
-                                i64 paged_kv_stride, i64 paged_block_stride) {
-  const i64 layers = gridDim.y;
-  kv_copy<false>((u8 *)layer_ptrs[blockIdx.y], slots, chunk, 2, block_size,
-                 row_bytes, paged_kv_stride, paged_block_stride,
-                 layers * num_tokens * row_bytes, num_tokens * row_bytes,
-                 row_bytes);
-}
+KV_GATHER_SCATTER(2ltd,
+                  (const u64 *__restrict__ layer_ptrs,
+                   const i64 *__restrict__ slots, u8 *chunk, int num_tokens,
+                   i64 block_size, i64 row_bytes, i64 paged_kv_stride,
+                   i64 paged_block_stride),
+                  (u8 *)layer_ptrs[blockIdx.y], slots, chunk, 2, block_size,
+                  row_bytes, paged_kv_stride, paged_block_stride,
+                  (i64)gridDim.y * num_tokens * row_bytes,
+                  num_tokens * row_bytes, row_bytes)
 
 // kv_gather_mla gathers an MLA chunk KV_MLA_FMT [1, L, T, row] from per-layer
 // [num_blocks, block_size, row] buffers.
-__global__ void kv_gather_mla(const u64 *__restrict__ layer_ptrs,
-                              const i64 *__restrict__ slots, u8 *chunk,
-                              int num_tokens, i64 block_size, i64 row_bytes,
-                              i64 paged_block_stride) {
-  kv_copy<true>((u8 *)layer_ptrs[blockIdx.y], slots, chunk, 1, block_size,
-                row_bytes, 0, paged_block_stride, 0, num_tokens * row_bytes,
-                row_bytes);
-}
-
-// kv_scatter_mla is the inverse of kv_gather_mla.
-__global__ void kv_scatter_mla(const u64 *__restrict__ layer_ptrs,
-                               const i64 *__restrict__ slots, u8 *chunk,
-                               int num_tokens, i64 block_size, i64 row_bytes,
-                               i64 paged_block_stride) {
-  kv_copy<false>((u8 *)layer_ptrs[blockIdx.y], slots, chunk, 1, block_size,
-                 row_bytes, 0, paged_block_stride, 0, num_tokens * row_bytes,
-                 row_bytes);
-}
+KV_GATHER_SCATTER(mla,
+                  (const u64 *__restrict__ layer_ptrs,
+                   const i64 *__restrict__ slots, u8 *chunk, int num_tokens,
+                   i64 block_size, i64 row_bytes, i64 paged_block_stride),
+                  (u8 *)layer_ptrs[blockIdx.y], slots, chunk, 1, block_size,
+                  row_bytes, 0, paged_block_stride, 0, num_tokens * row_bytes,
+                  row_bytes)
 
 // kv_gather_t2d gathers one layer (gridDim.y == 1) into a KV_T2D chunk
 // [T, 2, row], the layer-wise format.
-__global__ void kv_gather_t2d(u64 layer_ptr, const i64 *__restrict__ slots,
-                              u8 *chunk, i64 block_size, i64 row_bytes,
-                              i64 paged_kv_stride, i64 paged_block_stride) {
-  kv_copy<true>((u8 *)layer_ptr, slots, chunk, 2, block_size, row_bytes,
-                paged_kv_stride, paged_block_stride, row_bytes, 0,
-                2 * row_bytes);
-}
-
-// kv_scatter_t2d is the inverse of kv_gather_t2d.
-__global__ void kv_scatter_t2d(u64 layer_ptr, const i64 *__restrict__ slots,
-                               u8 *chunk, i64 block_size, i64 row_bytes,
-                               i64 paged_kv_stride, i64 paged_block_stride) {
-  kv_copy<false>((u8 *)layer_ptr, slots, chunk, 2, block_size, row_bytes,
-                 paged_kv_stride, paged_block_stride, row_bytes, 0,
-                 2 * row_bytes);
-}
+KV_GATHER_SCATTER(t2d,
+                  (u64 layer_ptr, const i64 *__restrict__ slots, u8 *chunk,
+                   i64 block_size, i64 row_bytes, i64 paged_kv_stride,
+                   i64 paged_block_stride),
+                  (u8 *)layer_ptr, slots, chunk, 2, block_size, row_bytes,
+                  paged_kv_stride, paged_block_stride, row_bytes, 0,
+                  2 * row_bytes)
 
 // kv_gather_strided is the general form every kernel above specialises: any
 // number of layers (gridDim.y) and kv planes, any chunk strides (KV_2TD,
 // or a chunk embedded in a larger buffer).
-__global__ void kv_gather_strided(const u64 *__restrict__ layer_ptrs,
-                                  const i64 *__restrict__ slots, u8 *chunk,
-                                  int num_kv, i64 block_size, i64 row_bytes,
-                                  i64 paged_kv_stride, i64 paged_block_stride,
-                                  i64 chunk_kv_stride, i64 chunk_layer_stride,
-                                  i64 chunk_token_stride) {
-  kv_copy<true>((u8 *)layer_ptrs[blockIdx.y], slots, chunk, num_kv, block_size,
-                row_bytes, paged_kv_stride, paged_block_stride,
-                chunk_kv_stride, chunk_layer_stride, chunk_token_stride);
-}
-
-// kv_scatter_strided is the inverse of kv_gather_strided.
-__global__ void kv_scatter_strided(const u64 *__restrict__ layer_ptrs,
-                                   const i64 *__restrict__ slots, u8 *chunk,
-                                   int num_kv, i64 block_size, i64 row_bytes,
-                                   i64 paged_kv_stride, i64 paged_block_stride,
-                                   i64 chunk_kv_stride, i64 chunk_layer_stride,
-                                   i64 chunk_token_stride) {
-  kv_copy<false>((u8 *)layer_ptrs[blockIdx.y], slots, chunk, num_kv,
-                 block_size, row_bytes, paged_kv_stride, paged_block_stride,
-                 chunk_kv_stride, chunk_layer_stride, chunk_token_stride);
-}
+KV_GATHER_SCATTER(strided,
+                  (const u64 *__restrict__ layer_ptrs,
+                   const i64 *__restrict__ slots, u8 *chunk, int num_kv,
+                   i64 block_size, i64 row_bytes, i64 paged_kv_stride,
+                   i64 paged_block_stride, i64 chunk_kv_stride,
+                   i64 chunk_layer_stride, i64 chunk_token_stride),
+                  (u8 *)layer_ptrs[blockIdx.y], slots, chunk, num_kv,
+                  block_size, row_bytes, paged_kv_stride, paged_block_stride,
+                  chunk_kv_stride, chunk_layer_stride, chunk_token_stride)
 
 // kv_gather_layer gathers one layer with explicit chunk strides, taking the
 // layer's paged buffer by value (no pointer table): KV_2TD, KV_T2D or one
 // layer of an MLA cache, as a layer-wise storer issues them. gridDim.y must be 1.
-__global__ void kv_gather_layer(u64 layer_ptr, const i64 *__restrict__ slots,
-                                u8 *chunk, int num_kv, i64 block_size,
-                                i64 row_bytes, i64 paged_kv_stride,
-                                i64 paged_block_stride, i64 chunk_kv_stride,
-                                i64 chunk_token_stride) {
-  kv_copy<true>((u8 *)layer_ptr, slots, chunk, num_kv, block_size, row_bytes,
-                paged_kv_stride, paged_block_stride, chunk_kv_stride, 0,
-                chunk_token_stride);
-}
-
-// kv_scatter_layer is the inverse of kv_gather_layer.
-__global__ void kv_scatter_layer(u64 layer_ptr, const i64 *__restrict__ slots,
-                                 u8 *chunk, int num_kv, i64 block_size,
-                                 i64 row_bytes, i64 paged_kv_stride,
-                                 i64 paged_block_stride, i64 chunk_kv_stride,
-                                 i64 chunk_token_stride) {
-  kv_copy<false>((u8 *)layer_ptr, slots, chunk, num_kv, block_size, row_bytes,
-                 paged_kv_stride, paged_block_stride, chunk_kv_stride, 0,
-                 chunk_token_stride);
-}
+KV_GATHER_SCATTER(layer,
+                  (u64 layer_ptr, const i64 *__restrict__ slots, u8 *chunk,
+                   int num_kv, i64 block_size, i64 row_bytes,
+                   i64 paged_kv_stride, i64 paged_block_stride,
+                   i64 chunk_kv_stride, i64 chunk_token_stride),
+                  (u8 *)layer_ptr, slots, chunk, num_kv, block_size, row_bytes,
+                  paged_kv_stride, paged_block_stride, chunk_kv_stride, 0,
+                  chunk_token_stride)
 
 } // extern "C"
 

@@ -50,28 +50,25 @@ func (o LayerOptions) buffers() int {
 // Every goroutine it starts ends when the retrieval does: after the last
 // layer, on an error, or on Close. Result or Close must be called.
 type LayerRetriever struct {
-	c      *Connector
-	ctx    context.Context
-	cancel context.CancelFunc
-	cn     *conn
-	opts   LayerOptions
-	slots  []int64
-	data   []string // chunk-major layer keys of the found chunks
-	meta   []string
-	found  int
+	layerRun // done[l] is closed once layer l is scattered
 
-	layerDone []chan struct{} // closed once layer l is scattered
-	waited    atomic.Int64    // highest layer asked for (Sequential)
-	kick      chan struct{}
-	finished  chan struct{}
+	c     *Connector
+	ctx   context.Context
+	cn    *conn
+	opts  LayerOptions
+	slots []int64
+	data  []string // chunk-major layer keys of the found chunks
+	meta  []string
+	found int
+
+	waited atomic.Int64 // highest layer asked for (Sequential)
+	kick   chan struct{}
 
 	// Written by the pipeline's goroutines, read after finished.
-	failed  []ChunkError
-	loaded  int
-	bytes   int64
-	errOnce sync.Once
-	err     error
-	res     RetrieveResult
+	failed []ChunkError
+	loaded int
+	bytes  int64
+	res    RetrieveResult
 }
 
 // layerItem is one fetched layer: its staging buffer (found chunks of one
@@ -87,50 +84,23 @@ type layerItem struct {
 // loading it layer by layer into the paged cache at slotMapping. ctx
 // bounds the whole retrieval, not only this call.
 func (c *Connector) RetrieveLayers(ctx context.Context, tokens []uint32, slotMapping []int64, opts LayerOptions) (*LayerRetriever, error) {
-	hashes, err := c.plan(tokens, slotMapping)
+	lc, err := c.openLayers(ctx, tokens, slotMapping, c.leaseMs(), "retrieve layers")
 	if err != nil {
 		return nil, err
 	}
-	L := c.cfg.Layers
-	data, meta := c.layerKeys(hashes)
-	cn, err := c.client.get(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("gpuclient: retrieve layers: %w", err)
-	}
-	rctx, cancel := context.WithCancel(ctx)
+	L, found := c.cfg.Layers, lc.found
 	r := &LayerRetriever{
-		c: c, ctx: rctx, cancel: cancel, cn: cn, opts: opts, slots: slotMapping,
-		layerDone: make([]chan struct{}, L),
-		kick:      make(chan struct{}, 1),
-		finished:  make(chan struct{}),
-		res:       RetrieveResult{Chunks: len(hashes)},
+		c: c, ctx: lc.ctx, cn: lc.cn, opts: opts, slots: slotMapping,
+		kick: make(chan struct{}, 1),
+		res:  RetrieveResult{Chunks: len(lc.hashes)},
 	}
+	r.init(lc.cancel, L)
 	r.waited.Store(-1)
-	for l := range r.layerDone {
-		r.layerDone[l] = make(chan struct{})
-	}
-	stop := cn.watch(rctx)
-	found := 0
-	if len(meta) > 0 {
-		n, err := cn.probe(c.leaseMs(), meta)
-		if err != nil {
-			stop()
-			cancel()
-			c.client.put(cn)
-			return nil, fmt.Errorf("gpuclient: retrieve layers: %w", err)
-		}
-		found = int(n) / L
-	}
 	r.found, r.loaded = found, found
-	r.data, r.meta = data[:found*L], meta[:found*L]
+	r.data, r.meta = lc.data[:found*L], lc.meta[:found*L]
 	r.res.Found = found
 	ready := make(chan layerItem, r.opts.buffers())
-	free := make(chan []byte, r.opts.buffers())
-	if found > 0 {
-		for range r.opts.buffers() {
-			free <- c.bufs.get(found * c.layer.Size())
-		}
-	}
+	free := c.layerBuffers(opts, found)
 	var fetcher sync.WaitGroup
 	fetcher.Add(1)
 	go func() {
@@ -141,20 +111,13 @@ func (c *Connector) RetrieveLayers(ctx context.Context, tokens []uint32, slotMap
 	go func() {
 		r.scatter(ready, free)
 		fetcher.Wait()
-		stop()
-		if r.ctx.Err() != nil {
-			cn.broken.Store(true)
-		}
-		c.client.put(cn)
-		for len(free) > 0 {
-			c.bufs.put(<-free)
-		}
+		c.closeLayers(lc, free)
 		r.finish()
 		if r.err == nil {
 			r.err = c.dropFailed(r.ctx, r.res.Failed)
 		}
 		close(r.finished)
-		cancel()
+		r.cancel()
 	}()
 	return r, nil
 }
@@ -162,12 +125,6 @@ func (c *Connector) RetrieveLayers(ctx context.Context, tokens []uint32, slotMap
 // Tokens is the number of tokens the probe found: what the retrieval loads
 // unless a chunk fails.
 func (r *LayerRetriever) Tokens() int { return r.found * r.c.cfg.ChunkTokens }
-
-// fail records the retrieval's first error and stops it.
-func (r *LayerRetriever) fail(err error) {
-	r.errOnce.Do(func() { r.err = err })
-	r.cancel()
-}
 
 // fetch is the fetching goroutine. Pipelined, it sends the GETs of every
 // layer at once, so that the server streams layer after layer with no
@@ -288,7 +245,7 @@ func (r *LayerRetriever) scatter(ready <-chan layerItem, free chan<- []byte) {
 			if r.ctx.Err() == nil {
 				r.bytes += int64(item.limit * size)
 				r.loaded = item.limit
-				close(r.layerDone[l])
+				close(r.done[l])
 			}
 		}
 		if item.buf != nil {
@@ -327,47 +284,21 @@ func (r *LayerRetriever) ask(l int) {
 // WaitLayer blocks until layer l is in the paged cache (for the chunks
 // still valid at that layer), the retrieval failed, or ctx is done.
 func (r *LayerRetriever) WaitLayer(ctx context.Context, l int) error {
-	if l < 0 || l >= len(r.layerDone) {
-		return fmt.Errorf("gpuclient: WaitLayer(%d): the model has %d layers", l, len(r.layerDone))
+	if err := r.checkLayer(l); err != nil {
+		return err
 	}
 	r.ask(l)
-	select {
-	case <-r.layerDone[l]:
-		return nil
-	case <-r.finished:
-		select {
-		case <-r.layerDone[l]:
-			return nil
-		default:
-		}
-		if r.err != nil {
-			return fmt.Errorf("gpuclient: layer %d not loaded: %w", l, r.err)
-		}
-		return fmt.Errorf("gpuclient: layer %d not loaded", l)
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return r.waitLayer(ctx, l, "loaded")
 }
 
 // Result waits for every layer and returns what was loaded. Tokens is 0
 // when the retrieval failed (err set): layers after the failure were not
 // loaded.
 func (r *LayerRetriever) Result(ctx context.Context) (RetrieveResult, error) {
-	r.ask(len(r.layerDone) - 1)
-	select {
-	case <-r.finished:
-	case <-ctx.Done():
-		return RetrieveResult{}, ctx.Err()
-	}
-	if r.err != nil {
-		return r.res, fmt.Errorf("gpuclient: retrieve layers: %w", r.err)
-	}
-	return r.res, nil
+	r.ask(len(r.done) - 1)
+	return runResult(ctx, &r.layerRun, &r.res, "retrieve layers")
 }
 
 // Close abandons the retrieval if it is still running and waits for its
 // goroutines. Layers not yet done are left partly written.
-func (r *LayerRetriever) Close() {
-	r.cancel()
-	<-r.finished
-}
+func (r *LayerRetriever) Close() { r.close() }

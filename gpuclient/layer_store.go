@@ -16,20 +16,16 @@ import (
 // must not change under the stored slots of a signalled layer until
 // WaitLayer for it (or Wait) returns. Wait or Close must be called.
 type LayerStorer struct {
-	c      *Connector
-	ctx    context.Context
-	cancel context.CancelFunc
-	opts   LayerOptions
+	layerRun // done[l] is closed once layer l is acknowledged
+
+	c    *Connector
+	ctx  context.Context
+	opts LayerOptions
 
 	mu   sync.Mutex
 	next int // the layer LayerDone expects
 
-	signals  chan int
-	stored   []chan struct{} // closed once layer l is acknowledged
-	finished chan struct{}
-
-	errOnce sync.Once
-	err     error
+	signals chan int
 	res     StoreResult // valid after finished
 }
 
@@ -38,59 +34,25 @@ type LayerStorer struct {
 // storer for the rest, reading the paged cache at slotMapping. ctx bounds
 // the whole store, not only this call.
 func (c *Connector) StoreLayers(ctx context.Context, tokens []uint32, slotMapping []int64, opts LayerOptions) (*LayerStorer, error) {
-	hashes, err := c.plan(tokens, slotMapping)
+	lc, err := c.openLayers(ctx, tokens, slotMapping, 0, "store layers")
 	if err != nil {
 		return nil, err
 	}
-	L := c.cfg.Layers
-	data, meta := c.layerKeys(hashes)
-	cn, err := c.client.get(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("gpuclient: store layers: %w", err)
-	}
-	sctx, cancel := context.WithCancel(ctx)
-	stop := cn.watch(sctx)
-	present := 0
-	if len(meta) > 0 {
-		n, err := cn.probe(0, meta)
-		if err != nil {
-			stop()
-			cancel()
-			c.client.put(cn)
-			return nil, fmt.Errorf("gpuclient: store layers: %w", err)
-		}
-		present = int(n) / L
-	}
+	L, hashes, present := c.cfg.Layers, lc.hashes, lc.found
 	s := &LayerStorer{
-		c: c, ctx: sctx, cancel: cancel, opts: opts,
-		signals:  make(chan int, L),
-		stored:   make([]chan struct{}, L),
-		finished: make(chan struct{}),
-		res:      StoreResult{Chunks: len(hashes), Present: present},
+		c: c, ctx: lc.ctx, opts: opts,
+		signals: make(chan int, L),
+		res:     StoreResult{Chunks: len(hashes), Present: present},
 	}
-	for l := range s.stored {
-		s.stored[l] = make(chan struct{})
-	}
+	s.init(lc.cancel, L)
 	todo := len(hashes) - present
-	free := make(chan []byte, opts.buffers())
-	if todo > 0 {
-		for range opts.buffers() {
-			free <- c.bufs.get(todo * c.layer.Size())
-		}
-	}
+	free := c.layerBuffers(opts, todo)
 	go func() {
-		snd := newSender(cn, free, len(hashes), L)
-		gatherErr := s.gather(snd, free, slotMapping, data, meta, present)
+		snd := newSender(lc.cn, free, len(hashes), L)
+		gatherErr := s.gather(snd, free, slotMapping, lc.data, lc.meta, present)
 		stored, bytes, sendErr := snd.close()
 		s.res.Stored, s.res.Bytes = stored, bytes
-		stop()
-		if sctx.Err() != nil {
-			cn.broken.Store(true)
-		}
-		c.client.put(cn)
-		for len(free) > 0 {
-			c.bufs.put(<-free)
-		}
+		c.closeLayers(lc, free)
 		switch {
 		case gatherErr != nil:
 			s.fail(gatherErr)
@@ -98,15 +60,9 @@ func (c *Connector) StoreLayers(ctx context.Context, tokens []uint32, slotMappin
 			s.fail(sendErr)
 		}
 		close(s.finished)
-		cancel()
+		lc.cancel()
 	}()
 	return s, nil
-}
-
-// fail records the store's first error and stops it.
-func (s *LayerStorer) fail(err error) {
-	s.errOnce.Do(func() { s.err = err })
-	s.cancel()
 }
 
 // gather is the storer's goroutine: for each signalled layer, the device
@@ -123,7 +79,7 @@ func (s *LayerStorer) gather(snd *sender, free chan []byte, slots []int64, data,
 			return s.ctx.Err()
 		}
 		if present == n {
-			close(s.stored[l])
+			close(s.done[l])
 			continue
 		}
 		var buf []byte
@@ -141,7 +97,7 @@ func (s *LayerStorer) gather(snd *sender, free chan []byte, slots []int64, data,
 			}
 			pairs = append(pairs, pair{chunk: i, data: data[i*L+l], meta: meta[i*L+l], value: dst, metaValue: c.lmeta})
 		}
-		done := s.stored[l]
+		done := s.done[l]
 		snd.send(sendJob{pairs: pairs, buf: buf, acked: func(err error) {
 			if err != nil {
 				s.fail(fmt.Errorf("layer %d: %w", l, err))
@@ -175,41 +131,18 @@ func (s *LayerStorer) LayerDone(ctx context.Context, l int) error {
 // store failed, or ctx is done. Then the caller may reuse the layer's
 // slots.
 func (s *LayerStorer) WaitLayer(ctx context.Context, l int) error {
-	if l < 0 || l >= len(s.stored) {
-		return fmt.Errorf("gpuclient: WaitLayer(%d): the model has %d layers", l, len(s.stored))
+	if err := s.checkLayer(l); err != nil {
+		return err
 	}
-	select {
-	case <-s.stored[l]:
-		return nil
-	case <-s.finished:
-		select {
-		case <-s.stored[l]:
-			return nil
-		default:
-		}
-		return fmt.Errorf("gpuclient: layer %d not stored: %w", l, s.err)
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return s.waitLayer(ctx, l, "stored")
 }
 
 // Wait waits until every layer is signalled, gathered and acknowledged,
 // and returns what was stored.
 func (s *LayerStorer) Wait(ctx context.Context) (StoreResult, error) {
-	select {
-	case <-s.finished:
-	case <-ctx.Done():
-		return StoreResult{}, ctx.Err()
-	}
-	if s.err != nil {
-		return s.res, fmt.Errorf("gpuclient: store layers: %w", s.err)
-	}
-	return s.res, nil
+	return runResult(ctx, &s.layerRun, &s.res, "store layers")
 }
 
 // Close abandons the store if it is still running and waits for its
 // goroutine; layers not acknowledged may or may not be on the server.
-func (s *LayerStorer) Close() {
-	s.cancel()
-	<-s.finished
-}
+func (s *LayerStorer) Close() { s.close() }

@@ -21,18 +21,15 @@ const pipelineMaxValue = 64 << 10
 
 // compareOptions are the flags of `kvbench compare`.
 type compareOptions struct {
-	sizes        []int64
-	conns        []int
-	pipeline     int
-	rounds       int
-	bytesPer     int64
-	phaseTime    time.Duration
-	keysPer      int
-	maxMemory    string
-	maxMemBytes  int64
+	sizes     []int64
+	conns     []int
+	pipeline  int
+	rounds    int
+	bytesPer  int64
+	phaseTime time.Duration
+	keysPer   int
+	pairOptions
 	loopbackTime time.Duration
-	redisBin     string
-	kvBin        string
 	jsonOutput   bool
 }
 
@@ -83,16 +80,11 @@ func parseCompareFlags(args []string) (compareOptions, error) {
 	bytesPer := fs.String("bytes", "512mb", "stop a phase (SET or GET) after moving this many bytes")
 	phaseSeconds := fs.Float64("phase-seconds", 2, "stop a phase after this many seconds")
 	fs.IntVar(&o.keysPer, "keys", 4, "distinct keys per connection, capped so all keys of one size fit in a quarter of maxmemory")
-	fs.StringVar(&o.maxMemory, "maxmemory", "4gb", "maxmemory for both servers")
 	loopSeconds := fs.Float64("loopback-seconds", 2, "duration of the loopback TCP measurement at the start (0 skips it)")
-	fs.StringVar(&o.redisBin, "redis-server", "redis-server", "redis-server binary")
-	fs.StringVar(&o.kvBin, "kvserver", "", "kvserver binary (default: build ./cmd/kvserver)")
+	o.pairOptions.define(fs)
 	fs.BoolVar(&o.jsonOutput, "json", false, "print JSON lines instead of a table")
-	if err := fs.Parse(args); err != nil {
+	if err := parseNoArgs(fs, args); err != nil {
 		return o, err
-	}
-	if fs.NArg() > 0 {
-		return o, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
 	var err error
 	if o.sizes, err = parseSizeList("sizes", *sizes); err != nil {
@@ -104,7 +96,7 @@ func parseCompareFlags(args []string) (compareOptions, error) {
 	if o.bytesPer, err = parseSize("bytes", *bytesPer); err != nil {
 		return o, err
 	}
-	if o.maxMemBytes, err = parseSize("maxmemory", o.maxMemory); err != nil {
+	if err = o.parseMaxMemory(); err != nil {
 		return o, err
 	}
 	switch {
@@ -159,7 +151,7 @@ func runCompare(ctx context.Context, args []string, out io.Writer) error {
 			return err
 		}
 	}
-	pair, err := startPair(ctx, o.redisBin, o.kvBin, o.maxMemory)
+	pair, err := o.start(ctx)
 	if err != nil {
 		return err
 	}

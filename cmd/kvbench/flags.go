@@ -24,6 +24,17 @@ func newFlagSet(name, synopsis, about string) *flag.FlagSet {
 	return fs
 }
 
+// parseNoArgs parses args into fs and rejects positional arguments.
+func parseNoArgs(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	return nil
+}
+
 // parseSizeList parses a comma-separated list of sizes in Redis syntax
 // (4kb,1mb); every size must be positive.
 func parseSizeList(flagName, s string) ([]int64, error) {

@@ -19,15 +19,13 @@ import (
 
 // lmcacheOptions are the flags of `kvbench lmcache`.
 type lmcacheOptions struct {
-	chunk     int64
-	chunks    int
-	conns     int
-	rounds    int
-	walks     int
-	maxMemory string
-	redisBin  string
-	kvBin     string
-	asJSON    bool
+	chunk  int64
+	chunks int
+	conns  int
+	rounds int
+	walks  int
+	pairOptions
+	asJSON bool
 }
 
 // lmcacheRow is the median of one phase of the LMCache pattern on both
@@ -72,28 +70,22 @@ func parseLMCacheFlags(args []string) (lmcacheOptions, error) {
 	fs.IntVar(&o.conns, "conns", 8, "connections storing and retrieving chunks in parallel")
 	fs.IntVar(&o.rounds, "rounds", 5, "alternating rounds; medians are reported")
 	fs.IntVar(&o.walks, "walks", 50, "lookup walks per round")
-	fs.StringVar(&o.maxMemory, "maxmemory", "4gb", "maxmemory for both servers")
-	fs.StringVar(&o.redisBin, "redis-server", "redis-server", "redis-server binary")
-	fs.StringVar(&o.kvBin, "kvserver", "", "kvserver binary (default: build ./cmd/kvserver)")
+	o.pairOptions.define(fs)
 	fs.BoolVar(&o.asJSON, "json", false, "print JSON instead of a table")
-	if err := fs.Parse(args); err != nil {
+	if err := parseNoArgs(fs, args); err != nil {
 		return o, err
-	}
-	if fs.NArg() > 0 {
-		return o, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
 	var err error
 	if o.chunk, err = parseSize("chunk", *chunk); err != nil {
 		return o, err
 	}
-	maxMem, err := parseSize("maxmemory", o.maxMemory)
-	if err != nil {
+	if err = o.parseMaxMemory(); err != nil {
 		return o, err
 	}
 	switch {
 	case o.chunks < 1, o.conns < 1, o.rounds < 1, o.walks < 1:
 		return o, fmt.Errorf("--chunks, --conns, --rounds and --walks must be at least 1")
-	case o.chunk*int64(o.chunks) > maxMem/2:
+	case o.chunk*int64(o.chunks) > o.maxMemBytes/2:
 		return o, fmt.Errorf("%d chunks of %s need more than half of --maxmemory %s; raise it so nothing is evicted",
 			o.chunks, config.FormatSize(o.chunk), o.maxMemory)
 	}
@@ -106,7 +98,7 @@ func runLMCache(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	pair, err := startPair(ctx, o.redisBin, o.kvBin, o.maxMemory)
+	pair, err := o.start(ctx)
 	if err != nil {
 		return err
 	}

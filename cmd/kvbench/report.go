@@ -82,7 +82,6 @@ func parseReportFlags(args []string) (reportOptions, error) {
 	bytesPer := fs.String("bytes", "512mb", "stop a compare phase after moving this many bytes")
 	phaseSeconds := fs.Float64("phase-seconds", 2, "stop a compare phase after this many seconds")
 	fs.IntVar(&o.compare.keysPer, "keys", 4, "distinct keys per connection in compare")
-	fs.StringVar(&o.compare.maxMemory, "maxmemory", "4gb", "maxmemory for both servers")
 	limitSeconds := fs.Float64("limit-seconds", 2, "duration of each loopback test")
 	chunk := fs.String("chunk", "16mb", "LMCache chunk size")
 	fs.IntVar(&o.lmcache.chunks, "chunks", 32, "LMCache chunks in the prefix")
@@ -92,14 +91,10 @@ func parseReportFlags(args []string) (reportOptions, error) {
 	memTotal := fs.String("memory-total", "512mb", "raw bytes stored per size in the memory measurement")
 	fs.StringVar(&o.out, "out", "BENCHMARKS.md", "markdown file to write")
 	fs.StringVar(&o.chart, "chart", "docs/throughput.png", "PNG chart to write")
-	fs.StringVar(&o.compare.redisBin, "redis-server", "redis-server", "redis-server binary")
-	fs.StringVar(&o.compare.kvBin, "kvserver", "", "kvserver binary (default: build ./cmd/kvserver)")
+	o.compare.pairOptions.define(fs)
 	fs.BoolVar(&o.asJSON, "json", false, "print the report's figures as JSON on stdout (the files are written too)")
-	if err := fs.Parse(args); err != nil {
+	if err := parseNoArgs(fs, args); err != nil {
 		return o, err
-	}
-	if fs.NArg() > 0 {
-		return o, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
 	var err error
 	if o.compare.sizes, err = parseSizeList("sizes", *sizes); err != nil {
@@ -124,7 +119,7 @@ func parseReportFlags(args []string) (reportOptions, error) {
 	if o.compare.bytesPer, err = parseSize("bytes", *bytesPer); err != nil {
 		return o, err
 	}
-	if o.compare.maxMemBytes, err = parseSize("maxmemory", o.compare.maxMemory); err != nil {
+	if err = o.compare.parseMaxMemory(); err != nil {
 		return o, err
 	}
 	if o.lmcache.chunk, err = parseSize("chunk", *chunk); err != nil {
@@ -180,7 +175,7 @@ func runReport(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	progress("starting redis-server and kvserver (maxmemory %s each)", o.compare.maxMemory)
-	pair, err := startPair(ctx, o.compare.redisBin, o.compare.kvBin, o.compare.maxMemory)
+	pair, err := o.compare.start(ctx)
 	if err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"net"
 	"os"
@@ -116,6 +117,36 @@ type serverPair struct {
 	redis, kv *target
 	tmp       string
 	kvBin     string // the kvserver binary both servers' runs use
+}
+
+// pairOptions are the flags of the commands that compare a serverPair.
+type pairOptions struct {
+	maxMemory   string // of both servers, in Redis size syntax
+	maxMemBytes int64  // maxMemory parsed, by parseMaxMemory
+	redisBin    string
+	kvBin       string // empty: build ./cmd/kvserver
+}
+
+// define defines --maxmemory, --redis-server and --kvserver in fs.
+func (o *pairOptions) define(fs *flag.FlagSet) {
+	fs.StringVar(&o.maxMemory, "maxmemory", "4gb", "maxmemory for both servers")
+	fs.StringVar(&o.redisBin, "redis-server", "redis-server", "redis-server binary")
+	fs.StringVar(&o.kvBin, "kvserver", "", "kvserver binary (default: build ./cmd/kvserver)")
+}
+
+// parseMaxMemory sets maxMemBytes from --maxmemory, once fs has parsed it.
+func (o *pairOptions) parseMaxMemory() error {
+	n, err := parseSize("maxmemory", o.maxMemory)
+	if err != nil {
+		return err
+	}
+	o.maxMemBytes = n
+	return nil
+}
+
+// start starts the pair o describes.
+func (o *pairOptions) start(ctx context.Context) (*serverPair, error) {
+	return startPair(ctx, o.redisBin, o.kvBin, o.maxMemory)
 }
 
 // startPair builds kvserver when kvBin is empty, then starts both servers.

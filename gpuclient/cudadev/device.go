@@ -287,17 +287,11 @@ func (d *Device) LastGPUTime() time.Duration {
 // buffers from Alloc and AllocPaged, pinned buffers from AllocHost
 // included) and releases the context. Later calls return ErrClosed.
 func (d *Device) Close() error {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.closed {
-		return nil
-	}
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	d.drv.cuCtxSetCurrent(d.ctx)
-	err := d.syncAll()
-	d.release()
-	return err
+	return d.locked(nil, func(int32) error {
+		err := d.syncAll()
+		d.release()
+		return err
+	})
 }
 
 // release frees whatever open created, on a thread with the context
@@ -342,25 +336,34 @@ func (d *Device) release() {
 }
 
 // do runs fn with the device locked, on a locked OS thread with the
-// context current (CUDA's current context is per thread, and goroutines
-// move between threads). After an error it waits for both streams, so that
-// no copy still reads or writes staging memory the next call reuses.
+// context current. After an error it waits for both streams, so that no
+// copy still reads or writes staging memory the next call reuses.
 func (d *Device) do(fn func() error) error {
+	return d.locked(ErrClosed, func(set int32) error {
+		if err := d.drv.check("cuCtxSetCurrent", set); err != nil {
+			return err
+		}
+		err := fn()
+		if err != nil {
+			d.syncAll()
+		}
+		return err
+	})
+}
+
+// locked runs fn with the device locked, on a locked OS thread, after
+// making the context current (CUDA's current context is per thread, and
+// goroutines move between threads); fn gets cuCtxSetCurrent's result. On a
+// closed device it returns ifClosed and does not run fn.
+func (d *Device) locked(ifClosed error, fn func(set int32) error) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.closed {
-		return ErrClosed
+		return ifClosed
 	}
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	if err := d.drv.check("cuCtxSetCurrent", d.drv.cuCtxSetCurrent(d.ctx)); err != nil {
-		return err
-	}
-	err := fn()
-	if err != nil {
-		d.syncAll()
-	}
-	return err
+	return fn(d.drv.cuCtxSetCurrent(d.ctx))
 }
 
 func (d *Device) syncAll() error {

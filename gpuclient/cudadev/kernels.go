@@ -31,9 +31,27 @@ func (p *params) slot() []byte {
 }
 
 func (p *params) u64(v uint64) { binary.NativeEndian.PutUint64(p.slot(), v) }
-func (p *params) i64(v int64)  { p.u64(uint64(v)) }
-func (p *params) i32(v int32)  { binary.NativeEndian.PutUint32(p.slot(), uint32(v)) }
-func (p *params) ptr(v Ptr)    { p.u64(uint64(v)) }
+
+// i32 appends int32 parameters, in order.
+func (p *params) i32(vs ...int32) {
+	for _, v := range vs {
+		binary.NativeEndian.PutUint32(p.slot(), uint32(v))
+	}
+}
+
+// i64 appends int64 parameters, in order.
+func (p *params) i64(vs ...int64) {
+	for _, v := range vs {
+		p.u64(uint64(v))
+	}
+}
+
+// ptr appends pointer parameters, in order.
+func (p *params) ptr(vs ...Ptr) {
+	for _, v := range vs {
+		p.u64(uint64(v))
+	}
+}
 
 const paramBytes = 16 * maxParams
 
@@ -89,16 +107,9 @@ func (d *Device) copyKernel(c gpuclient.Chunk, layers []Ptr, slots []int64, chun
 	// layerLaunch runs the single-layer kernel on layer i.
 	layerLaunch := func(i int) error {
 		q := &params{mem: p.mem}
-		q.ptr(layers[i])
-		q.ptr(slotPtr)
-		q.ptr(chunk + Ptr(int64(i)*s.ChunkLayer))
+		q.ptr(layers[i], slotPtr, chunk+Ptr(int64(i)*s.ChunkLayer))
 		q.i32(int32(s.Planes))
-		q.i64(s.BlockSize)
-		q.i64(s.Row)
-		q.i64(s.PagedKV)
-		q.i64(s.PagedBlock)
-		q.i64(s.ChunkKV)
-		q.i64(s.ChunkToken)
+		q.i64(s.BlockSize, s.Row, s.PagedKV, s.PagedBlock, s.ChunkKV, s.ChunkToken)
 		return d.launch(pick(cuda.KernelGatherLayer, cuda.KernelScatterLayer), t, 1, q)
 	}
 	return d.timed(d.compS, func() error {
@@ -115,47 +126,25 @@ func (d *Device) copyKernel(c gpuclient.Chunk, layers []Ptr, slots []int64, chun
 			}
 			return nil
 		case kernelsStrided:
-			p.ptr(table)
-			p.ptr(slotPtr)
-			p.ptr(chunk)
+			p.ptr(table, slotPtr, chunk)
 			p.i32(int32(s.Planes))
-			p.i64(s.BlockSize)
-			p.i64(s.Row)
-			p.i64(s.PagedKV)
-			p.i64(s.PagedBlock)
-			p.i64(s.ChunkKV)
-			p.i64(s.ChunkLayer)
-			p.i64(s.ChunkToken)
+			p.i64(s.BlockSize, s.Row, s.PagedKV, s.PagedBlock, s.ChunkKV, s.ChunkLayer, s.ChunkToken)
 			return d.launch(pick(cuda.KernelGatherStrided, cuda.KernelScatterStrided), t, l, p)
 		}
 		switch c.Format {
 		case kvmeta.FormatKV2LTD:
-			p.ptr(table)
-			p.ptr(slotPtr)
-			p.ptr(chunk)
+			p.ptr(table, slotPtr, chunk)
 			p.i32(int32(t))
-			p.i64(s.BlockSize)
-			p.i64(s.Row)
-			p.i64(s.PagedKV)
-			p.i64(s.PagedBlock)
+			p.i64(s.BlockSize, s.Row, s.PagedKV, s.PagedBlock)
 			return d.launch(pick(cuda.KernelGather2LTD, cuda.KernelScatter2LTD), t, l, p)
 		case kvmeta.FormatKVMLA:
-			p.ptr(table)
-			p.ptr(slotPtr)
-			p.ptr(chunk)
+			p.ptr(table, slotPtr, chunk)
 			p.i32(int32(t))
-			p.i64(s.BlockSize)
-			p.i64(s.Row)
-			p.i64(s.PagedBlock)
+			p.i64(s.BlockSize, s.Row, s.PagedBlock)
 			return d.launch(pick(cuda.KernelGatherMLA, cuda.KernelScatterMLA), t, l, p)
 		case kvmeta.FormatKVT2D:
-			p.ptr(layers[0])
-			p.ptr(slotPtr)
-			p.ptr(chunk)
-			p.i64(s.BlockSize)
-			p.i64(s.Row)
-			p.i64(s.PagedKV)
-			p.i64(s.PagedBlock)
+			p.ptr(layers[0], slotPtr, chunk)
+			p.i64(s.BlockSize, s.Row, s.PagedKV, s.PagedBlock)
 			return d.launch(pick(cuda.KernelGatherT2D, cuda.KernelScatterT2D), t, 1, p)
 		}
 		return fmt.Errorf("%w: no kernel for %s", gpuclient.ErrLayout, c.Format)
@@ -176,18 +165,11 @@ func (d *Device) dequantKernel(c gpuclient.Chunk, b gpuclient.Int8Blob, layers [
 		}
 		return 0
 	}
-	p.ptr(table)
-	p.ptr(slotPtr)
-	p.ptr(payload)
+	p.ptr(table, slotPtr, payload)
 	p.i32(int32(c.Tokens))
-	p.i64(int64(pl.BlockSize))
-	p.i64(int64(pl.KVStride()))
-	p.i64(int64(pl.BlockStride()))
-	p.i64(int64(pl.RowElems()))
-	p.i64(int64(b.KeyBlock))
-	p.i64(int64(b.ValueGroup))
-	p.i32(bool32(b.HasKeys))
-	p.i32(bool32(b.BF16))
+	p.i64(int64(pl.BlockSize), int64(pl.KVStride()), int64(pl.BlockStride()),
+		int64(pl.RowElems()), int64(b.KeyBlock), int64(b.ValueGroup))
+	p.i32(bool32(b.HasKeys), bool32(b.BF16))
 	return d.timed(d.compS, func() error {
 		return d.launch(cuda.KernelDequantScatterInt8, c.Tokens, c.Layers, p)
 	})
@@ -219,27 +201,30 @@ func checkOn(c gpuclient.Chunk, layers []Ptr, slots []int64, chunk Ptr) error {
 // give zero rows. The slot mapping is a host slice; it is copied to the GPU
 // with the call.
 func (d *Device) GatherOn(ctx context.Context, c gpuclient.Chunk, layers []Ptr, slots []int64, chunk Ptr) error {
-	if err := checkOn(c, layers, slots, chunk); err != nil {
-		return err
-	}
-	return d.do(func() error {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		return d.copyKernel(c, layers, slots, chunk, true)
-	})
+	return d.copyOn(ctx, c, layers, slots, chunk, true)
 }
 
 // ScatterOn is the inverse of GatherOn: negative slots are skipped.
 func (d *Device) ScatterOn(ctx context.Context, c gpuclient.Chunk, layers []Ptr, slots []int64, chunk Ptr) error {
+	return d.copyOn(ctx, c, layers, slots, chunk, false)
+}
+
+// copyOn is GatherOn (gather) or ScatterOn.
+func (d *Device) copyOn(ctx context.Context, c gpuclient.Chunk, layers []Ptr, slots []int64, chunk Ptr, gather bool) error {
 	if err := checkOn(c, layers, slots, chunk); err != nil {
 		return err
 	}
+	return d.doCtx(ctx, func() error { return d.copyKernel(c, layers, slots, chunk, gather) })
+}
+
+// doCtx is do, but returns ctx's error instead of running fn once ctx is
+// done.
+func (d *Device) doCtx(ctx context.Context, fn func() error) error {
 	return d.do(func() error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		return d.copyKernel(c, layers, slots, chunk, false)
+		return fn()
 	})
 }
 
@@ -253,12 +238,7 @@ func (d *Device) DequantScatterOn(ctx context.Context, c gpuclient.Chunk, b gpuc
 	if c.Paged.DType != gpuclient.FP16 && c.Paged.DType != gpuclient.BF16 || b.KeyBlock <= 0 || b.ValueGroup <= 0 {
 		return fmt.Errorf("%w: int8 blob geometry %+v for %v", gpuclient.ErrLayout, b, c.Paged)
 	}
-	return d.do(func() error {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		return d.dequantKernel(c, b, layers, slots, payload)
-	})
+	return d.doCtx(ctx, func() error { return d.dequantKernel(c, b, layers, slots, payload) })
 }
 
 // Paged is a paged KV cache in device memory, as an engine holds it: one
@@ -419,27 +399,31 @@ func (d *Device) gatherToHost(ctx context.Context, c gpuclient.Chunk, layers []P
 	return d.download(ctx, dst, d.chunkBuf)
 }
 
+// scatterFromHost scatters chunk c, host memory src (c.Size() bytes), into
+// layers.
 func (d *Device) scatterFromHost(ctx context.Context, c gpuclient.Chunk, layers []Ptr, slots []int64, src []byte) error {
-	if err := d.grow(&d.chunkBuf, &d.chunkCap, c.Size()); err != nil {
+	return d.runOnUpload(ctx, src, func(buf Ptr) error {
+		return d.copyKernel(c, layers, slots, buf, false)
+	})
+}
+
+// dequantFromHost decodes blob b, in host memory, into layers.
+func (d *Device) dequantFromHost(ctx context.Context, c gpuclient.Chunk, b gpuclient.Int8Blob, layers []Ptr, slots []int64) error {
+	return d.runOnUpload(ctx, b.Payload, func(buf Ptr) error {
+		return d.dequantKernel(c, b, layers, slots, buf)
+	})
+}
+
+// runOnUpload uploads src into the chunk scratch buffer, runs launch on
+// that buffer and waits for the GPU.
+func (d *Device) runOnUpload(ctx context.Context, src []byte, launch func(buf Ptr) error) error {
+	if err := d.grow(&d.chunkBuf, &d.chunkCap, len(src)); err != nil {
 		return err
 	}
 	if err := d.upload(ctx, d.chunkBuf, src); err != nil {
 		return err
 	}
-	if err := d.copyKernel(c, layers, slots, d.chunkBuf, false); err != nil {
-		return err
-	}
-	return d.syncAll()
-}
-
-func (d *Device) dequantFromHost(ctx context.Context, c gpuclient.Chunk, b gpuclient.Int8Blob, layers []Ptr, slots []int64) error {
-	if err := d.grow(&d.chunkBuf, &d.chunkCap, len(b.Payload)); err != nil {
-		return err
-	}
-	if err := d.upload(ctx, d.chunkBuf, b.Payload); err != nil {
-		return err
-	}
-	if err := d.dequantKernel(c, b, layers, slots, d.chunkBuf); err != nil {
+	if err := launch(d.chunkBuf); err != nil {
 		return err
 	}
 	return d.syncAll()
@@ -462,6 +446,22 @@ func (d *Device) stageLayers(ctx context.Context, c gpuclient.Chunk, layers [][]
 	return ptrs, nil
 }
 
+// onHostLayers runs fn, on the device, with host paged layers uploaded into
+// device scratch (ptrs are their addresses); if writeBack, it then copies
+// the scratch layers back into layers.
+func (d *Device) onHostLayers(ctx context.Context, c gpuclient.Chunk, layers [][]byte, writeBack bool, fn func(ptrs []Ptr) error) error {
+	return d.do(func() error {
+		ptrs, err := d.stageLayers(ctx, c, layers)
+		if err != nil {
+			return err
+		}
+		if err := fn(ptrs); err != nil || !writeBack {
+			return err
+		}
+		return d.unstageLayers(ctx, ptrs, layers)
+	})
+}
+
 // unstageLayers copies the device scratch layers back into host layers.
 func (d *Device) unstageLayers(ctx context.Context, ptrs []Ptr, layers [][]byte) error {
 	for l, b := range layers {
@@ -478,11 +478,7 @@ func (d *Device) Gather(ctx context.Context, c gpuclient.Chunk, layers [][]byte,
 	if err := gpuclient.CheckCopy(c, layers, slots, dst); err != nil {
 		return err
 	}
-	return d.do(func() error {
-		ptrs, err := d.stageLayers(ctx, c, layers)
-		if err != nil {
-			return err
-		}
+	return d.onHostLayers(ctx, c, layers, false, func(ptrs []Ptr) error {
 		return d.gatherToHost(ctx, c, ptrs, slots, dst)
 	})
 }
@@ -493,15 +489,8 @@ func (d *Device) Scatter(ctx context.Context, c gpuclient.Chunk, layers [][]byte
 	if err := gpuclient.CheckCopy(c, layers, slots, src); err != nil {
 		return err
 	}
-	return d.do(func() error {
-		ptrs, err := d.stageLayers(ctx, c, layers)
-		if err != nil {
-			return err
-		}
-		if err := d.scatterFromHost(ctx, c, ptrs, slots, src); err != nil {
-			return err
-		}
-		return d.unstageLayers(ctx, ptrs, layers)
+	return d.onHostLayers(ctx, c, layers, true, func(ptrs []Ptr) error {
+		return d.scatterFromHost(ctx, c, ptrs, slots, src)
 	})
 }
 
@@ -515,14 +504,7 @@ func (d *Device) DequantScatter(ctx context.Context, c gpuclient.Chunk, layers [
 	if err != nil {
 		return err
 	}
-	return d.do(func() error {
-		ptrs, err := d.stageLayers(ctx, c, layers)
-		if err != nil {
-			return err
-		}
-		if err := d.dequantFromHost(ctx, c, b, ptrs, slots); err != nil {
-			return err
-		}
-		return d.unstageLayers(ctx, ptrs, layers)
+	return d.onHostLayers(ctx, c, layers, true, func(ptrs []Ptr) error {
+		return d.dequantFromHost(ctx, c, b, ptrs, slots)
 	})
 }

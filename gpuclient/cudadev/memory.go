@@ -162,6 +162,17 @@ func (d *Device) after(s, on, ev uintptr) error {
 	return d.drv.check("cuStreamWaitEvent", d.drv.cuStreamWaitEvent(s, ev, 0))
 }
 
+// beginCopy orders a copy of n bytes on the copy stream after the work
+// queued so far on the compute stream: the copy must not overwrite what
+// queued kernels still read, nor read what they have not written yet. It
+// reports false, with no error, when n is 0 and there is nothing to copy.
+func (d *Device) beginCopy(n int) (bool, error) {
+	if n == 0 {
+		return false, nil
+	}
+	return true, d.after(d.copyS, d.compS, d.evComp)
+}
+
 // upload queues the copy of src to dst on the copy stream and makes the
 // compute stream wait for it. Pageable memory goes through the two staging
 // buffers: while the GPU pulls one piece, the CPU fills the other. It
@@ -169,19 +180,11 @@ func (d *Device) after(s, on, ev uintptr) error {
 // for pinned src, on the GPU).
 func (d *Device) upload(ctx context.Context, dst Ptr, src []byte) error {
 	drv := d.drv
-	if len(src) == 0 {
-		return nil
-	}
-	// The copy stream must not overwrite what queued kernels still read.
-	if err := d.after(d.copyS, d.compS, d.evComp); err != nil {
+	if ok, err := d.beginCopy(len(src)); !ok || err != nil {
 		return err
 	}
 	if d.isPinned(src) {
-		err := drv.check("cuMemcpyHtoDAsync_v2", drv.cuMemcpyHtoDAsync(uint64(dst), unsafe.Pointer(unsafe.SliceData(src)), uint64(len(src)), d.copyS))
-		if err != nil {
-			return err
-		}
-		if err := drv.check("cuStreamSynchronize", drv.cuStreamSynchronize(d.copyS)); err != nil {
+		if err := d.waitCopy("cuMemcpyHtoDAsync_v2", drv.cuMemcpyHtoDAsync(uint64(dst), unsafe.Pointer(unsafe.SliceData(src)), uint64(len(src)), d.copyS)); err != nil {
 			return err
 		}
 		return d.after(d.compS, d.copyS, d.evCopy)
@@ -216,18 +219,11 @@ func (d *Device) upload(ctx context.Context, dst Ptr, src []byte) error {
 // GPU fills the other.
 func (d *Device) download(ctx context.Context, dst []byte, src Ptr) error {
 	drv := d.drv
-	if len(dst) == 0 {
-		return nil
-	}
-	if err := d.after(d.copyS, d.compS, d.evComp); err != nil {
+	if ok, err := d.beginCopy(len(dst)); !ok || err != nil {
 		return err
 	}
 	if d.isPinned(dst) {
-		err := drv.check("cuMemcpyDtoHAsync_v2", drv.cuMemcpyDtoHAsync(unsafe.Pointer(unsafe.SliceData(dst)), uint64(src), uint64(len(dst)), d.copyS))
-		if err != nil {
-			return err
-		}
-		return drv.check("cuStreamSynchronize", drv.cuStreamSynchronize(d.copyS))
+		return d.waitCopy("cuMemcpyDtoHAsync_v2", drv.cuMemcpyDtoHAsync(unsafe.Pointer(unsafe.SliceData(dst)), uint64(src), uint64(len(dst)), d.copyS))
 	}
 	piece := len(d.stage[0].b)
 	n := (len(dst) + piece - 1) / piece
@@ -259,6 +255,15 @@ func (d *Device) download(ctx context.Context, dst []byte, src Ptr) error {
 		}
 	}
 	return nil
+}
+
+// waitCopy checks res, the result of queueing copy op on the copy stream,
+// and waits for that stream.
+func (d *Device) waitCopy(op string, res int32) error {
+	if err := d.drv.check(op, res); err != nil {
+		return err
+	}
+	return d.drv.check("cuStreamSynchronize", d.drv.cuStreamSynchronize(d.copyS))
 }
 
 // hostCopy copies between host buffers in up to d.pieces goroutines: one

@@ -13,24 +13,17 @@ import (
 // so a good host-to-device copy reaches 80-90% of it. It is 0 for an
 // unknown generation.
 func LinkBandwidth(gen, width int) float64 {
-	var gts, eff float64
-	switch gen {
-	case 1:
-		gts, eff = 2.5, 8.0/10
-	case 2:
-		gts, eff = 5, 8.0/10
-	case 3:
-		gts, eff = 8, 128.0/130
-	case 4:
-		gts, eff = 16, 128.0/130
-	case 5:
-		gts, eff = 32, 128.0/130
-	case 6:
-		gts, eff = 64, 242.0/256
-	default:
+	// Generations 1 to 6: transfer rate in GT/s, line-code efficiency.
+	gens := [...]struct{ gts, eff float64 }{
+		{2.5, 8.0 / 10}, {5, 8.0 / 10},
+		{8, 128.0 / 130}, {16, 128.0 / 130}, {32, 128.0 / 130},
+		{64, 242.0 / 256},
+	}
+	if gen < 1 || gen > len(gens) {
 		return 0
 	}
-	return gts * 1e9 * eff * float64(width) / 8
+	g := gens[gen-1]
+	return g.gts * 1e9 * g.eff * float64(width) / 8
 }
 
 // PCIeLink is a GPU's PCIe link as NVML reports it. Max is what the GPU and
