@@ -122,11 +122,7 @@ func (u *User) Describe() string {
 	var b strings.Builder
 	b.WriteString("user ")
 	b.WriteString(u.name)
-	if u.enabled {
-		b.WriteString(" on")
-	} else {
-		b.WriteString(" off")
-	}
+	b.WriteString(choose(u.enabled, " on", " off"))
 	if u.noPass {
 		b.WriteString(" nopass")
 	}
@@ -137,29 +133,47 @@ func (u *User) Describe() string {
 	if u.allKeys {
 		b.WriteString(" ~*")
 	}
-	for _, k := range u.keys {
-		b.WriteString(" ~")
-		b.WriteString(k)
-	}
+	writeEach(&b, " ~", u.keys)
 	if u.allChannels {
 		b.WriteString(" &*")
 	} else {
 		b.WriteString(" resetchannels")
-		for _, ch := range u.channels {
-			b.WriteString(" &")
-			b.WriteString(ch)
-		}
+		writeEach(&b, " &", u.channels)
 	}
-	if u.baseAll {
-		b.WriteString(" +@all")
-	} else {
-		b.WriteString(" -@all")
-	}
-	for _, r := range u.cmdRules {
-		b.WriteByte(' ')
-		b.WriteString(r)
-	}
+	b.WriteString(choose(u.baseAll, " +@all", " -@all"))
+	writeEach(&b, " ", u.cmdRules)
 	return b.String()
+}
+
+// addPattern applies a ~pattern or &pattern rule to a pattern list and
+// its "all" flag: "*" sets the flag and empties the list, another pattern
+// is added once; after the flag is set, it fails with errAfterAll.
+func addPattern(all *bool, patterns *[]string, arg string, errAfterAll error) error {
+	if *all {
+		return errAfterAll
+	}
+	if arg == "*" {
+		*all, *patterns = true, nil
+	} else if !slices.Contains(*patterns, arg) {
+		*patterns = append(*patterns, arg)
+	}
+	return nil
+}
+
+// choose returns yes if cond holds, no otherwise.
+func choose(cond bool, yes, no string) string {
+	if cond {
+		return yes
+	}
+	return no
+}
+
+// writeEach writes each of items to b, prefix before each.
+func writeEach(b *strings.Builder, prefix string, items []string) {
+	for _, it := range items {
+		b.WriteString(prefix)
+		b.WriteString(it)
+	}
 }
 
 // SetRule applies one rule of Redis's ACL syntax to u: on, off, nopass,
@@ -233,25 +247,9 @@ func (u *User) SetRule(rule string) error {
 		u.hashes = slices.Delete(u.hashes, i, i+1)
 		return nil
 	case '~':
-		if u.allKeys {
-			return ErrKeyAfterAll
-		}
-		if arg == "*" {
-			u.allKeys, u.keys = true, nil
-		} else if !slices.Contains(u.keys, arg) {
-			u.keys = append(u.keys, arg)
-		}
-		return nil
+		return addPattern(&u.allKeys, &u.keys, arg, ErrKeyAfterAll)
 	case '&':
-		if u.allChannels {
-			return ErrChanAfterAll
-		}
-		if arg == "*" {
-			u.allChannels, u.channels = true, nil
-		} else if !slices.Contains(u.channels, arg) {
-			u.channels = append(u.channels, arg)
-		}
-		return nil
+		return addPattern(&u.allChannels, &u.channels, arg, ErrChanAfterAll)
 	case '%', '(':
 		return ErrUnsupported
 	case '+', '-':

@@ -160,9 +160,8 @@ func cmdACLGenpass(x *Ctx) {
 		return
 	}
 	if len(args) == 3 {
-		n, ok := ParseInt64(args[2])
+		n, ok := intArg(x, 2)
 		if !ok {
-			x.W.Error(errNotInteger)
 			return
 		}
 		if n <= 0 || n > 4096 {

@@ -64,6 +64,16 @@ func ParseInt64(b []byte) (int64, bool) {
 	return int64(v), true
 }
 
+// intArg parses x.Args[i] with ParseInt64, answering Redis's
+// not-an-integer error if it is not one.
+func intArg(x *Ctx, i int) (int64, bool) {
+	n, ok := ParseInt64(x.Args[i])
+	if !ok {
+		x.W.Error(errNotInteger)
+	}
+	return n, ok
+}
+
 // longDoublePrec is the mantissa of the x86 80-bit long double that Redis
 // uses for INCRBYFLOAT; big.Float at this precision reproduces its results.
 const longDoublePrec = 64

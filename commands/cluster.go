@@ -265,9 +265,8 @@ func cmdClusterCountFailureReports(x *Ctx, m *cluster.Map) {
 // batches, so other clients are served in between): O(keys), fine for the
 // occasional administrative call, not for a hot path.
 func cmdClusterCountkeysinslot(x *Ctx, m *cluster.Map) {
-	slot, ok := ParseInt64(x.Args[2])
+	slot, ok := intArg(x, 2)
 	if !ok {
-		x.W.Error(errNotInteger)
 		return
 	}
 	if slot < 0 || slot >= cluster.Slots {

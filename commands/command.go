@@ -59,68 +59,56 @@ type commandDoc struct {
 // that the generating Redis (7.0) lacks. CLIENT SETINFO and CLIENT
 // NO-TOUCH follow Redis 7.2's definitions.
 var kvserverCommandDocs = map[string]*commandDoc{
-	"client|setinfo": {
+	"client|setinfo": connectionDoc("Sets information specific to the client or connection.", "7.2.0",
+		oneofArg("attr",
+			resp.Map(resp.Bulk("name"), resp.Bulk("libname"), resp.Bulk("type"), resp.Bulk("string"), resp.Bulk("token"), resp.Bulk("LIB-NAME")),
+			resp.Map(resp.Bulk("name"), resp.Bulk("libver"), resp.Bulk("type"), resp.Bulk("string"), resp.Bulk("token"), resp.Bulk("LIB-VER")),
+		),
+	),
+	"client|no-touch": connectionDoc("Controls whether commands sent by the client affect the LRU/LFU of accessed keys.", "7.2.0",
+		onOffArg(),
+	),
+	"client|maint_notifications": connectionDoc("Enables or disables maintenance notifications for the current connection (kvserver accepts the request and sends none).", "8.2.0",
+		onOffArg(),
+		resp.Map(
+			resp.Bulk("name"), resp.Bulk("option"),
+			resp.Bulk("type"), resp.Bulk("string"),
+			resp.Bulk("flags"), resp.SetOf(resp.Simple("optional"), resp.Simple("multiple")),
+		),
+	),
+}
+
+// connectionDoc describes an O(1) command of the connection group, without
+// tips, introduced in Redis since, taking args.
+func connectionDoc(summary, since string, args ...resp.Value) *commandDoc {
+	return &commandDoc{
 		Tips: resp.SetOf(),
 		Docs: resp.Map(
-			resp.Bulk("summary"), resp.Bulk("Sets information specific to the client or connection."),
-			resp.Bulk("since"), resp.Bulk("7.2.0"),
+			resp.Bulk("summary"), resp.Bulk(summary),
+			resp.Bulk("since"), resp.Bulk(since),
 			resp.Bulk("group"), resp.Bulk("connection"),
 			resp.Bulk("complexity"), resp.Bulk("O(1)"),
-			resp.Bulk("arguments"), resp.Array(
-				resp.Map(
-					resp.Bulk("name"), resp.Bulk("attr"),
-					resp.Bulk("type"), resp.Bulk("oneof"),
-					resp.Bulk("arguments"), resp.Array(
-						resp.Map(resp.Bulk("name"), resp.Bulk("libname"), resp.Bulk("type"), resp.Bulk("string"), resp.Bulk("token"), resp.Bulk("LIB-NAME")),
-						resp.Map(resp.Bulk("name"), resp.Bulk("libver"), resp.Bulk("type"), resp.Bulk("string"), resp.Bulk("token"), resp.Bulk("LIB-VER")),
-					),
-				),
-			),
+			resp.Bulk("arguments"), resp.Array(args...),
 		),
-	},
-	"client|no-touch": {
-		Tips: resp.SetOf(),
-		Docs: resp.Map(
-			resp.Bulk("summary"), resp.Bulk("Controls whether commands sent by the client affect the LRU/LFU of accessed keys."),
-			resp.Bulk("since"), resp.Bulk("7.2.0"),
-			resp.Bulk("group"), resp.Bulk("connection"),
-			resp.Bulk("complexity"), resp.Bulk("O(1)"),
-			resp.Bulk("arguments"), resp.Array(
-				resp.Map(
-					resp.Bulk("name"), resp.Bulk("enabled"),
-					resp.Bulk("type"), resp.Bulk("oneof"),
-					resp.Bulk("arguments"), resp.Array(
-						resp.Map(resp.Bulk("name"), resp.Bulk("on"), resp.Bulk("type"), resp.Bulk("pure-token"), resp.Bulk("token"), resp.Bulk("ON")),
-						resp.Map(resp.Bulk("name"), resp.Bulk("off"), resp.Bulk("type"), resp.Bulk("pure-token"), resp.Bulk("token"), resp.Bulk("OFF")),
-					),
-				),
-			),
-		),
-	},
-	"client|maint_notifications": {
-		Tips: resp.SetOf(),
-		Docs: resp.Map(
-			resp.Bulk("summary"), resp.Bulk("Enables or disables maintenance notifications for the current connection (kvserver accepts the request and sends none)."),
-			resp.Bulk("since"), resp.Bulk("8.2.0"),
-			resp.Bulk("group"), resp.Bulk("connection"),
-			resp.Bulk("complexity"), resp.Bulk("O(1)"),
-			resp.Bulk("arguments"), resp.Array(
-				resp.Map(
-					resp.Bulk("name"), resp.Bulk("enabled"),
-					resp.Bulk("type"), resp.Bulk("oneof"),
-					resp.Bulk("arguments"), resp.Array(
-						resp.Map(resp.Bulk("name"), resp.Bulk("on"), resp.Bulk("type"), resp.Bulk("pure-token"), resp.Bulk("token"), resp.Bulk("ON")),
-						resp.Map(resp.Bulk("name"), resp.Bulk("off"), resp.Bulk("type"), resp.Bulk("pure-token"), resp.Bulk("token"), resp.Bulk("OFF")),
-					),
-				),
-				resp.Map(
-					resp.Bulk("name"), resp.Bulk("option"),
-					resp.Bulk("type"), resp.Bulk("string"),
-					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional"), resp.Simple("multiple")),
-				),
-			),
-		),
-	},
+	}
+}
+
+// oneofArg is a COMMAND DOCS argument named name that takes one of choices.
+func oneofArg(name string, choices ...resp.Value) resp.Value {
+	return resp.Map(
+		resp.Bulk("name"), resp.Bulk(name),
+		resp.Bulk("type"), resp.Bulk("oneof"),
+		resp.Bulk("arguments"), resp.Array(choices...),
+	)
+}
+
+// onOffArg is the "enabled" argument of CLIENT NO-TOUCH and CLIENT
+// MAINT_NOTIFICATIONS: the pure token ON or OFF.
+func onOffArg() resp.Value {
+	return oneofArg("enabled",
+		resp.Map(resp.Bulk("name"), resp.Bulk("on"), resp.Bulk("type"), resp.Bulk("pure-token"), resp.Bulk("token"), resp.Bulk("ON")),
+		resp.Map(resp.Bulk("name"), resp.Bulk("off"), resp.Bulk("type"), resp.Bulk("pure-token"), resp.Bulk("token"), resp.Bulk("OFF")),
+	)
 }
 
 // docFor returns what is known about a command beyond its row, nil for a

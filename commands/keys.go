@@ -41,15 +41,7 @@ var keyFlagNames = [...]string{
 }
 
 // Names lists the flag names set in f, in Redis's order.
-func (f KeyFlags) Names() []string {
-	var out []string
-	for i, n := range keyFlagNames {
-		if f&(1<<i) != 0 {
-			out = append(out, n)
-		}
-	}
-	return out
-}
+func (f KeyFlags) Names() []string { return bitNames(f, keyFlagNames[:]) }
 
 // KeySpec is one Redis 7 key specification: where a run of keys begins
 // (BeginSearch), how many there are from there (FindKeys), and what the

@@ -285,14 +285,18 @@ func parseDBIndex(b []byte, msg string) (int, string) {
 
 func validDB(x *Ctx, db int) bool { return db >= 0 && db < x.Engine.Databases() }
 
-// parseExistingDB parses a database number that must exist (SELECT, MOVE,
-// COPY ... DB), returning Redis's error reply on failure.
-func parseExistingDB(x *Ctx, arg []byte) (int, string) {
+// existingDBArg parses a database number that must exist (SELECT, MOVE,
+// COPY ... DB), answering Redis's error reply on failure.
+func existingDBArg(x *Ctx, arg []byte) (int, bool) {
 	db, msg := parseDBIndex(arg, "")
 	if msg == "" && !validDB(x, db) {
 		msg = errDBIndex
 	}
-	return db, msg
+	if msg != "" {
+		x.W.Error(msg)
+		return 0, false
+	}
+	return db, true
 }
 
 func cmdCopy(x *Ctx) {
@@ -306,9 +310,8 @@ func cmdCopy(x *Ctx) {
 		case equalFold(args[j], "replace"):
 			replace = true
 		case equalFold(args[j], "db") && j < len(args)-1:
-			db, msg := parseExistingDB(x, args[j+1])
-			if msg != "" {
-				x.W.Error(msg)
+			db, ok := existingDBArg(x, args[j+1])
+			if !ok {
 				return
 			}
 			dstDB = db
@@ -352,9 +355,8 @@ func cmdMove(x *Ctx) {
 		x.W.Error("ERR MOVE is not allowed in cluster mode")
 		return
 	}
-	db, msg := parseExistingDB(x, args[2])
-	if msg != "" {
-		x.W.Error(msg)
+	db, ok := existingDBArg(x, args[2])
+	if !ok {
 		return
 	}
 	if db == x.Session.DB() {
@@ -448,9 +450,8 @@ func expireGeneric(x *Ctx, relative bool, unit int64) {
 		x.W.Error(msg)
 		return
 	}
-	when, ok := ParseInt64(args[2])
+	when, ok := intArg(x, 2)
 	if !ok {
-		x.W.Error(errNotInteger)
 		return
 	}
 	invalid := "ERR invalid expire time in '" + string(bytes.ToLower(args[0])) + "' command"
@@ -546,9 +547,8 @@ func cmdSelect(x *Ctx) {
 			return
 		}
 	}
-	db, msg := parseExistingDB(x, args[1])
-	if msg != "" {
-		x.W.Error(msg)
+	db, ok := existingDBArg(x, args[1])
+	if !ok {
 		return
 	}
 	x.Session.SetDB(db)

@@ -40,9 +40,12 @@ var flagNames = [...]string{
 }
 
 // Names lists the flag names set in f, in Redis's order.
-func (f Flags) Names() []string {
+func (f Flags) Names() []string { return bitNames(f, flagNames[:]) }
+
+// bitNames lists names[i] for each bit i set in f, in order.
+func bitNames[F KeyFlags | Flags](f F, names []string) []string {
 	var out []string
-	for i, n := range flagNames {
+	for i, n := range names {
 		if f&(1<<i) != 0 {
 			out = append(out, n)
 		}

@@ -87,6 +87,7 @@ func parseStringOptions(args [][]byte, forSet bool) (stringOptions, bool) {
 		a := args[j]
 		hasNext := j+1 < len(args)
 		noExpire := o.expire == expireNone
+		kind := expireOption(a)
 		switch {
 		case forSet && equalFold(a, "nx") && !o.xx:
 			o.nx = true
@@ -98,23 +99,47 @@ func parseStringOptions(args [][]byte, forSet bool) (stringOptions, bool) {
 			o.keepTTL = true
 		case !forSet && equalFold(a, "persist") && noExpire && !o.keepTTL:
 			o.persist = true
-		case equalFold(a, "ex") && !o.keepTTL && !o.persist && (noExpire || o.expire == expireEX) && hasNext:
-			o.expire, o.expireArg = expireEX, args[j+1]
-			j++
-		case equalFold(a, "px") && !o.keepTTL && !o.persist && (noExpire || o.expire == expirePX) && hasNext:
-			o.expire, o.expireArg = expirePX, args[j+1]
-			j++
-		case equalFold(a, "exat") && !o.keepTTL && !o.persist && (noExpire || o.expire == expireEXAT) && hasNext:
-			o.expire, o.expireArg = expireEXAT, args[j+1]
-			j++
-		case equalFold(a, "pxat") && !o.keepTTL && !o.persist && (noExpire || o.expire == expirePXAT) && hasNext:
-			o.expire, o.expireArg = expirePXAT, args[j+1]
+		case kind != expireNone && !o.keepTTL && !o.persist && (noExpire || o.expire == kind) && hasNext:
+			o.expire, o.expireArg = kind, args[j+1]
 			j++
 		default:
 			return o, false
 		}
 	}
 	return o, true
+}
+
+// parseStringOptionsOrReply is parseStringOptions answering the syntax
+// error itself.
+func parseStringOptionsOrReply(x *Ctx, args [][]byte, forSet bool) (stringOptions, bool) {
+	o, ok := parseStringOptions(args, forSet)
+	if !ok {
+		x.W.Error(errSyntax)
+	}
+	return o, ok
+}
+
+// expireAt returns the expiry o asks for in unix milliseconds, 0 if none,
+// or an error reply for the command cmdName.
+func (o stringOptions) expireAt(now int64, cmdName string) (int64, string) {
+	if o.expire == expireNone {
+		return 0, ""
+	}
+	return expireAt(o.expire, o.expireArg, now, cmdName)
+}
+
+// expireWords are the option words of the expiry kinds.
+var expireWords = [...]string{expireEX: "ex", expirePX: "px", expireEXAT: "exat", expirePXAT: "pxat"}
+
+// expireOption returns the expiry kind the option word a names (EX, PX,
+// EXAT, PXAT, any case), or expireNone.
+func expireOption(a []byte) expireKind {
+	for k := expireEX; k <= expirePXAT; k++ {
+		if equalFold(a, expireWords[k]) {
+			return k
+		}
+	}
+	return expireNone
 }
 
 // expireAt turns an expiry argument into unix milliseconds like Redis's
@@ -144,19 +169,14 @@ func expireAt(kind expireKind, arg []byte, now int64, cmdName string) (int64, st
 func cmdGet(x *Ctx) {
 	args := x.Args
 	x.View(func(tx *engine.Tx) {
-		if e, ok := tx.Get(args[1]); ok {
-			x.W.Bulk(e.Value)
-		} else {
-			x.W.Null()
-		}
+		writeValue(x, tx, args[1])
 	})
 }
 
 func cmdSet(x *Ctx) {
 	args := x.Args
-	o, ok := parseStringOptions(args[3:], true)
+	o, ok := parseStringOptionsOrReply(x, args[3:], true)
 	if !ok {
-		x.W.Error(errSyntax)
 		return
 	}
 	setGeneric(x, args[1], 2, o, "set", nil, nil)
@@ -169,14 +189,17 @@ func setGeneric(x *Ctx, key []byte, valueArg int, o stringOptions, name string, 
 	// Copy the value (when the reader did not already give it its own
 	// buffer) before taking the engine lock, not while holding it.
 	value := x.Session.Own(valueArg)
+	if okReply == nil {
+		okReply = x.W.OK
+	}
+	if abortReply == nil {
+		abortReply = x.W.Null
+	}
 	x.Update(func(tx *engine.Tx) {
-		var at int64
-		if o.expire != expireNone {
-			var msg string
-			if at, msg = expireAt(o.expire, o.expireArg, tx.Now(), name); msg != "" {
-				x.W.Error(msg)
-				return
-			}
+		at, msg := o.expireAt(tx.Now(), name)
+		if msg != "" {
+			x.W.Error(msg)
+			return
 		}
 		var old engine.Entry
 		var found bool
@@ -196,11 +219,7 @@ func setGeneric(x *Ctx, key []byte, valueArg int, o stringOptions, name string, 
 			if o.get {
 				return
 			}
-			if abortReply != nil {
-				abortReply()
-			} else {
-				x.W.Null()
-			}
+			abortReply()
 			return
 		}
 		if o.keepTTL && found {
@@ -210,11 +229,7 @@ func setGeneric(x *Ctx, key []byte, valueArg int, o stringOptions, name string, 
 		if o.get {
 			return
 		}
-		if okReply != nil {
-			okReply()
-		} else {
-			x.W.OK()
-		}
+		okReply()
 	})
 }
 
@@ -249,9 +264,8 @@ func cmdGetdel(x *Ctx) {
 
 func cmdGetex(x *Ctx) {
 	args := x.Args
-	o, ok := parseStringOptions(args[2:], false)
+	o, ok := parseStringOptionsOrReply(x, args[2:], false)
 	if !ok {
-		x.W.Error(errSyntax)
 		return
 	}
 	x.Update(func(tx *engine.Tx) {
@@ -260,13 +274,10 @@ func cmdGetex(x *Ctx) {
 			x.W.Null()
 			return
 		}
-		var at int64
-		if o.expire != expireNone {
-			var msg string
-			if at, msg = expireAt(o.expire, o.expireArg, tx.Now(), "getex"); msg != "" {
-				x.W.Error(msg)
-				return
-			}
+		at, msg := o.expireAt(tx.Now(), "getex")
+		if msg != "" {
+			x.W.Error(msg)
+			return
 		}
 		x.W.Bulk(e.Value)
 		switch {
@@ -281,11 +292,7 @@ func cmdGetex(x *Ctx) {
 func cmdGetset(x *Ctx) {
 	args := x.Args
 	x.Update(func(tx *engine.Tx) {
-		if e, ok := tx.Get(args[1]); ok {
-			x.W.Bulk(e.Value)
-		} else {
-			x.W.Null()
-		}
+		writeValue(x, tx, args[1])
 		tx.Set(args[1], x.Session.Own(2), 0)
 	})
 }
@@ -295,35 +302,26 @@ func cmdMget(x *Ctx) {
 	x.View(func(tx *engine.Tx) {
 		x.W.Array(len(args) - 1)
 		for _, k := range args[1:] {
-			if e, ok := tx.Get(k); ok {
-				x.W.Bulk(e.Value)
-			} else {
-				x.W.Null()
-			}
+			writeValue(x, tx, k)
 		}
 	})
 }
 
 func cmdMset(x *Ctx) {
-	args := x.Args
-	if len(args)%2 == 0 {
-		x.W.Error("ERR wrong number of arguments for 'mset' command")
+	if !checkPairs(x, "mset") {
 		return
 	}
 	x.Update(func(tx *engine.Tx) {
-		for i := 1; i < len(args); i += 2 {
-			tx.Set(args[i], x.Session.Own(i+1), 0)
-		}
+		setPairs(x, tx)
 		x.W.OK()
 	})
 }
 
 func cmdMsetnx(x *Ctx) {
-	args := x.Args
-	if len(args)%2 == 0 {
-		x.W.Error("ERR wrong number of arguments for 'msetnx' command")
+	if !checkPairs(x, "msetnx") {
 		return
 	}
+	args := x.Args
 	x.Update(func(tx *engine.Tx) {
 		for i := 1; i < len(args); i += 2 {
 			if _, ok := tx.Stat(args[i], false); ok {
@@ -331,11 +329,36 @@ func cmdMsetnx(x *Ctx) {
 				return
 			}
 		}
-		for i := 1; i < len(args); i += 2 {
-			tx.Set(args[i], x.Session.Own(i+1), 0)
-		}
+		setPairs(x, tx)
 		x.W.Int(1)
 	})
+}
+
+// writeValue answers the value of key, or null if it has none.
+func writeValue(x *Ctx, tx *engine.Tx, key []byte) {
+	if e, ok := tx.Get(key); ok {
+		x.W.Bulk(e.Value)
+	} else {
+		x.W.Null()
+	}
+}
+
+// checkPairs reports whether the arguments after the command name come in
+// key-value pairs, answering name's arity error if not.
+func checkPairs(x *Ctx, name string) bool {
+	if len(x.Args)%2 == 0 {
+		x.W.Error("ERR wrong number of arguments for '" + name + "' command")
+		return false
+	}
+	return true
+}
+
+// setPairs sets each key of the key-value pairs after the command name,
+// without expiry.
+func setPairs(x *Ctx, tx *engine.Tx) {
+	for i := 1; i < len(x.Args); i += 2 {
+		tx.Set(x.Args[i], x.Session.Own(i+1), 0)
+	}
 }
 
 func cmdStrlen(x *Ctx) {
@@ -410,9 +433,8 @@ func cmdGetrange(x *Ctx) {
 
 func cmdSetrange(x *Ctx) {
 	args := x.Args
-	offset, ok := ParseInt64(args[2])
+	offset, ok := intArg(x, 2)
 	if !ok {
-		x.W.Error(errNotInteger)
 		return
 	}
 	if offset < 0 {
@@ -449,9 +471,8 @@ func cmdDecr(x *Ctx) { incrBy(x, x.Args[1], -1) }
 
 func cmdIncrby(x *Ctx) {
 	args := x.Args
-	n, ok := ParseInt64(args[2])
+	n, ok := intArg(x, 2)
 	if !ok {
-		x.W.Error(errNotInteger)
 		return
 	}
 	incrBy(x, args[1], n)
@@ -459,9 +480,8 @@ func cmdIncrby(x *Ctx) {
 
 func cmdDecrby(x *Ctx) {
 	args := x.Args
-	n, ok := ParseInt64(args[2])
+	n, ok := intArg(x, 2)
 	if !ok {
-		x.W.Error(errNotInteger)
 		return
 	}
 	if n == math.MinInt64 {
