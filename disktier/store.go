@@ -410,6 +410,19 @@ func (s *Store) acquire() error {
 
 func (s *Store) release() { s.inflight.Done() }
 
+// acquireWrite is acquire for an operation that writes: it fails too, not
+// holding the store, while health refuses writes (admitWrite).
+func (s *Store) acquireWrite() error {
+	if err := s.acquire(); err != nil {
+		return err
+	}
+	if err := s.health.admitWrite(s.now()); err != nil {
+		s.release()
+		return err
+	}
+	return nil
+}
+
 // Close flushes the memtables (so that nothing is lost without a WAL and the
 // next Open replays nothing), waits for operations in flight and closes the
 // database. Using the Store afterwards returns ErrClosed.
@@ -452,13 +465,10 @@ func (s *Store) Flush(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if err := s.acquire(); err != nil {
+	if err := s.acquireWrite(); err != nil {
 		return err
 	}
 	defer s.release()
-	if err := s.health.admitWrite(s.now()); err != nil {
-		return err
-	}
 	if err := s.vlog.sync(); err != nil {
 		s.noteDiskError(err)
 		return err
@@ -651,13 +661,10 @@ func (s *Store) PutGroup(ctx context.Context, db int, entries []Entry) error {
 			}
 		}
 	}
-	if err := s.acquire(); err != nil {
+	if err := s.acquireWrite(); err != nil {
 		return err
 	}
 	defer s.release()
-	if err := s.health.admitWrite(s.now()); err != nil {
-		return err
-	}
 	wroteFile, err := s.putGroup(d, group, entries)
 	if err == nil && wroteFile {
 		// Only a value-log write shows the disk takes data: a Pebble
@@ -1206,13 +1213,10 @@ func (s *Store) SetExpire(ctx context.Context, db int, key []byte, expireAt int6
 	if err != nil {
 		return err
 	}
-	if err := s.acquire(); err != nil {
+	if err := s.acquireWrite(); err != nil {
 		return err
 	}
 	defer s.release()
-	if err := s.health.admitWrite(s.now()); err != nil {
-		return err
-	}
 	mu := s.stripe(d, grouping.Of(key))
 	mu.Lock()
 	defer mu.Unlock()

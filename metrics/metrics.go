@@ -116,39 +116,18 @@ type commandMetrics struct {
 // the same registry.
 func New(reg *prometheus.Registry, src Source) *Metrics {
 	m := &Metrics{
-		calls: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Namespace: namespace, Name: "commands_total",
-			Help: "Commands processed, by command name.",
-		}, []string{"command"}),
-		failures: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Namespace: namespace, Name: "command_errors_total",
-			Help: "Commands that answered with an error, by command name.",
-		}, []string{"command"}),
+		calls:    perCommandCounter("commands_total", "Commands processed, by command name."),
+		failures: perCommandCounter("command_errors_total", "Commands that answered with an error, by command name."),
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Namespace: namespace, Name: "command_duration_seconds",
 			Help:    "Time spent executing a command, by command name.",
 			Buckets: durationBuckets(),
 		}, []string{"command"}),
-		bytesIn: prometheus.NewCounter(prometheus.CounterOpts{
-			Namespace: namespace, Name: "net_input_bytes_total",
-			Help: "Bytes read from client connections.",
-		}),
-		bytesOut: prometheus.NewCounter(prometheus.CounterOpts{
-			Namespace: namespace, Name: "net_output_bytes_total",
-			Help: "Bytes written to client connections.",
-		}),
-		connsCurrent: prometheus.NewGauge(prometheus.GaugeOpts{
-			Namespace: namespace, Name: "connections_current",
-			Help: "Client connections open now.",
-		}),
-		connsTotal: prometheus.NewCounter(prometheus.CounterOpts{
-			Namespace: namespace, Name: "connections_total",
-			Help: "Client connections accepted.",
-		}),
-		connsRefused: prometheus.NewCounter(prometheus.CounterOpts{
-			Namespace: namespace, Name: "connections_rejected_total",
-			Help: "Client connections refused, for example over maxclients.",
-		}),
+		bytesIn:      counter("net_input_bytes_total", "Bytes read from client connections."),
+		bytesOut:     counter("net_output_bytes_total", "Bytes written to client connections."),
+		connsCurrent: prometheus.NewGauge(prometheus.GaugeOpts(opts("connections_current", "Client connections open now."))),
+		connsTotal:   counter("connections_total", "Client connections accepted."),
+		connsRefused: counter("connections_rejected_total", "Client connections refused, for example over maxclients."),
 	}
 	empty := map[string]*commandMetrics{}
 	m.byCommand.Store(&empty)
@@ -164,6 +143,22 @@ func New(reg *prometheus.Registry, src Source) *Metrics {
 		reg.MustRegister(newKeyspaceCollector(src))
 	}
 	return m
+}
+
+// opts names a metric of the server's namespace.
+func opts(name, help string) prometheus.Opts {
+	return prometheus.Opts{Namespace: namespace, Name: name, Help: help}
+}
+
+// counter is a counter of the server's namespace.
+func counter(name, help string) prometheus.Counter {
+	return prometheus.NewCounter(prometheus.CounterOpts(opts(name, help)))
+}
+
+// perCommandCounter is a counter of the server's namespace labelled by
+// command name.
+func perCommandCounter(name, help string) *prometheus.CounterVec {
+	return prometheus.NewCounterVec(prometheus.CounterOpts(opts(name, help)), []string{"command"})
 }
 
 // ObserveCommand records one execution of the command name that took d and
