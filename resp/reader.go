@@ -474,71 +474,42 @@ func splitArgs(line []byte) ([][]byte, bool) {
 			return out, true
 		}
 		var cur []byte
-		inDQ, inSQ, done := false, false, false
-		for !done {
-			if inDQ {
+		var quote byte // the open quote character, 0 outside quotes
+		for done := false; !done; {
+			switch {
+			case quote != 0:
 				if i >= len(line) {
 					return nil, false
 				}
 				c := line[i]
 				switch {
-				case c == '\\' && i+3 < len(line) && line[i+1] == 'x' && isHex(line[i+2]) && isHex(line[i+3]):
+				case c == quote:
+					if i+1 < len(line) && !isSpace(line[i+1]) {
+						return nil, false
+					}
+					done = true
+				case quote == '"' && c == '\\' && i+3 < len(line) && line[i+1] == 'x' && isHex(line[i+2]) && isHex(line[i+3]):
 					cur = append(cur, hexVal(line[i+2])<<4|hexVal(line[i+3]))
 					i += 3
-				case c == '\\' && i+1 < len(line):
+				case quote == '"' && c == '\\' && i+1 < len(line):
 					i++
-					switch line[i] {
-					case 'n':
-						cur = append(cur, '\n')
-					case 'r':
-						cur = append(cur, '\r')
-					case 't':
-						cur = append(cur, '\t')
-					case 'b':
-						cur = append(cur, '\b')
-					case 'a':
-						cur = append(cur, '\a')
-					default:
-						cur = append(cur, line[i])
-					}
-				case c == '"':
-					if i+1 < len(line) && !isSpace(line[i+1]) {
-						return nil, false
-					}
-					done = true
-				default:
-					cur = append(cur, c)
-				}
-			} else if inSQ {
-				if i >= len(line) {
-					return nil, false
-				}
-				c := line[i]
-				switch {
-				case c == '\\' && i+1 < len(line) && line[i+1] == '\'':
+					cur = append(cur, unescape(line[i]))
+				case quote == '\'' && c == '\\' && i+1 < len(line) && line[i+1] == '\'':
 					i++
 					cur = append(cur, '\'')
-				case c == '\'':
-					if i+1 < len(line) && !isSpace(line[i+1]) {
-						return nil, false
-					}
-					done = true
 				default:
 					cur = append(cur, c)
 				}
-			} else {
-				if i >= len(line) {
-					break
-				}
+			case i >= len(line):
+				done = true
+			default:
 				switch c := line[i]; {
 				case c == ' ' || c == '\n' || c == '\r' || c == '\t' || c == 0:
 					// sdssplitargs ends a word only at these; \v and \f
 					// are kept inside it (but skipped between words).
 					done = true
-				case c == '"':
-					inDQ = true
-				case c == '\'':
-					inSQ = true
+				case c == '"' || c == '\'':
+					quote = c
 				default:
 					cur = append(cur, c)
 				}
@@ -552,6 +523,24 @@ func splitArgs(line []byte) ([][]byte, bool) {
 		}
 		out = append(out, cur)
 	}
+}
+
+// unescape is the character that a backslash before c stands for inside
+// double quotes: \n \r \t \b \a, or c itself.
+func unescape(c byte) byte {
+	switch c {
+	case 'n':
+		return '\n'
+	case 'r':
+		return '\r'
+	case 't':
+		return '\t'
+	case 'b':
+		return '\b'
+	case 'a':
+		return '\a'
+	}
+	return c
 }
 
 func isSpace(c byte) bool {

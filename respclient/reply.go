@@ -78,6 +78,15 @@ func (r *Reader) readOne(buf *[]byte, depth int) (Reply, error) {
 	bad := func(what string) (Reply, error) {
 		return Reply{}, fmt.Errorf("%w: bad %s %q", ErrProtocol, what, line)
 	}
+	// null answers a length of -1, which only replies of type nullable
+	// may have.
+	null := func(nullable byte) (Reply, error) {
+		if rep.Type != nullable {
+			return bad("null (only " + string(nullable) + " may be null)")
+		}
+		rep.Null = true
+		return finish()
+	}
 	switch rep.Type {
 	case '+', '-', '(':
 		rep.Str = string(payload)
@@ -117,11 +126,7 @@ func (r *Reader) readOne(buf *[]byte, depth int) (Reply, error) {
 			return bad("bulk length")
 		}
 		if n == -1 {
-			if rep.Type != '$' {
-				return bad("null (only $ may be null)")
-			}
-			rep.Null = true
-			return finish()
+			return null('$')
 		}
 		body, err := r.appendBody(buf, int(n))
 		if err != nil {
@@ -141,11 +146,7 @@ func (r *Reader) readOne(buf *[]byte, depth int) (Reply, error) {
 			return bad("aggregate length")
 		}
 		if n == -1 {
-			if rep.Type != '*' {
-				return bad("null (only * may be null)")
-			}
-			rep.Null = true
-			return finish()
+			return null('*')
 		}
 		if rep.Type == '%' || rep.Type == '|' {
 			n *= 2

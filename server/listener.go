@@ -260,21 +260,11 @@ func (s *Server) Serve(ctx context.Context, lns ...net.Listener) error {
 	if s.ClusterEnabled() {
 		// Keys restored from disk may belong to slots of other nodes.
 		s.kickSlotPurge()
-		purgeCtx, stopPurge := context.WithCancel(ctx)
-		purged := make(chan struct{})
-		go func() {
-			defer close(purged)
-			s.runSlotPurge(purgeCtx)
-		}()
-		defer func() { stopPurge(); <-purged }()
+		stopPurge := runInBackground(ctx, s.runSlotPurge)
+		defer stopPurge()
 	}
-	watchCtx, stopWatch := context.WithCancel(ctx)
-	watched := make(chan struct{})
-	go func() {
-		defer close(watched)
-		s.watchBudget(watchCtx)
-	}()
-	defer func() { stopWatch(); <-watched }()
+	stopWatch := runInBackground(ctx, s.watchBudget)
+	defer stopWatch()
 	go func() {
 		select {
 		case <-ctx.Done():
@@ -546,4 +536,16 @@ type vectorConn struct{ net.Conn }
 func (c vectorConn) WriteBuffers(bufs [][]byte) (int64, error) {
 	nb := net.Buffers(bufs)
 	return nb.WriteTo(c.Conn)
+}
+
+// runInBackground runs fn in a goroutine under a context of its own, derived
+// from ctx; stop cancels that context and waits for fn to return.
+func runInBackground(ctx context.Context, fn func(context.Context)) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		fn(ctx)
+	}()
+	return func() { cancel(); <-done }
 }
