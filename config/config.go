@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"math"
 	"os"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -336,30 +337,12 @@ func decode(v *viper.Viper, source func(key string) string) (Config, error) {
 // must be plain decimal integers; floats must be whole.
 func toInt(x any) (int64, error) {
 	switch t := x.(type) {
-	case int:
-		return int64(t), nil
-	case int8:
-		return int64(t), nil
-	case int16:
-		return int64(t), nil
-	case int32:
-		return int64(t), nil
-	case int64:
-		return t, nil
-	case uint:
-		return fromUint(uint64(t))
-	case uint8:
-		return int64(t), nil
-	case uint16:
-		return int64(t), nil
-	case uint32:
-		return int64(t), nil
-	case uint64:
-		return fromUint(t)
-	case float32:
-		return fromFloat(float64(t))
-	case float64:
-		return fromFloat(t)
+	case int, int8, int16, int32, int64:
+		return reflect.ValueOf(t).Int(), nil
+	case uint, uint8, uint16, uint32, uint64:
+		return fromUint(reflect.ValueOf(t).Uint())
+	case float32, float64:
+		return fromFloat(reflect.ValueOf(t).Float())
 	case string:
 		n, err := strconv.ParseInt(t, 10, 64)
 		if err != nil {
