@@ -176,6 +176,14 @@ func writeEach(b *strings.Builder, prefix string, items []string) {
 	}
 }
 
+// ruleAliases are the rules that stand for another rule.
+var ruleAliases = map[string]string{
+	"allkeys":     "~*",
+	"allchannels": "&*",
+	"allcommands": "+@all",
+	"nocommands":  "-@all",
+}
+
 // SetRule applies one rule of Redis's ACL syntax to u: on, off, nopass,
 // resetpass, >password, <password, #sha256hex, !sha256hex, ~pattern,
 // allkeys, resetkeys, &pattern, allchannels, resetchannels, +@category,
@@ -183,50 +191,42 @@ func writeEach(b *strings.Builder, prefix string, items []string) {
 // -command|subcommand, allcommands, nocommands, reset. Errors carry
 // Redis's wording.
 func (u *User) SetRule(rule string) error {
-	switch strings.ToLower(rule) {
-	case "":
-		return nil
+	lower := strings.ToLower(rule)
+	if alias, ok := ruleAliases[lower]; ok {
+		return u.SetRule(alias)
+	}
+	switch lower {
+	case "", "clearselectors":
 	case "on":
 		u.enabled = true
-		return nil
 	case "off":
 		u.enabled = false
-		return nil
 	case "nopass":
 		u.noPass, u.hashes = true, nil
-		return nil
 	case "resetpass":
 		u.noPass, u.hashes = false, nil
-		return nil
-	case "allkeys":
-		return u.SetRule("~*")
 	case "resetkeys":
 		u.allKeys, u.keys = false, nil
-		return nil
-	case "allchannels":
-		return u.SetRule("&*")
 	case "resetchannels":
 		u.allChannels, u.channels = false, nil
-		return nil
-	case "allcommands":
-		return u.SetRule("+@all")
-	case "nocommands":
-		return u.SetRule("-@all")
 	case "reset":
 		for _, r := range []string{"resetpass", "resetkeys", "resetchannels", "off", "-@all"} {
 			u.SetRule(r)
 		}
-		return nil
-	case "clearselectors":
-		return nil
+	default:
+		return u.setOperatorRule(rule)
 	}
+	return nil
+}
+
+// setOperatorRule applies a rule that starts with an operator character:
+// >password, <password, #hash, !hash, ~pattern, &pattern, +rule, -rule.
+func (u *User) setOperatorRule(rule string) error {
 	switch op, arg := rule[0], rule[1:]; op {
 	case '>', '#':
-		var sum [sha256.Size]byte
-		if op == '>' {
-			sum = sha256.Sum256([]byte(arg))
-		} else if !parseHash(arg, &sum) {
-			return ErrBadHash
+		sum, err := ruleHash(op, arg)
+		if err != nil {
+			return err
 		}
 		if !slices.Contains(u.hashes, sum) {
 			u.hashes = append(u.hashes, sum)
@@ -234,11 +234,9 @@ func (u *User) SetRule(rule string) error {
 		u.noPass = false
 		return nil
 	case '<', '!':
-		var sum [sha256.Size]byte
-		if op == '<' {
-			sum = sha256.Sum256([]byte(arg))
-		} else if !parseHash(arg, &sum) {
-			return ErrBadHash
+		sum, err := ruleHash(op, arg)
+		if err != nil {
+			return err
 		}
 		i := slices.Index(u.hashes, sum)
 		if i < 0 {
@@ -317,6 +315,19 @@ func (u *User) setCommand(id int, allow bool) {
 	for _, sub := range u.cat.subs[id] {
 		set(sub)
 	}
+}
+
+// ruleHash is the SHA-256 digest a password rule names: of the password
+// after > or <, or the one spelled in hex after # or !.
+func ruleHash(op byte, arg string) ([sha256.Size]byte, error) {
+	if op == '>' || op == '<' {
+		return sha256.Sum256([]byte(arg)), nil
+	}
+	var sum [sha256.Size]byte
+	if !parseHash(arg, &sum) {
+		return sum, ErrBadHash
+	}
+	return sum, nil
 }
 
 // parseHash parses 64 lower-case hex digits, as Redis requires of #hash.

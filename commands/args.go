@@ -1,6 +1,7 @@
 package commands
 
 import (
+	"bytes"
 	"math/big"
 	"strings"
 )
@@ -25,16 +26,8 @@ func ParseInt64(b []byte) (int64, bool) {
 	if len(b) == 1 && b[0] == '0' {
 		return 0, true
 	}
-	neg := false
-	p := b
-	if p[0] == '-' {
-		neg = true
-		p = p[1:]
-		if len(p) == 0 {
-			return 0, false
-		}
-	}
-	if p[0] < '1' || p[0] > '9' {
+	p, neg := bytes.CutPrefix(b, []byte{'-'})
+	if len(p) == 0 || p[0] < '1' || p[0] > '9' {
 		return 0, false
 	}
 	var v uint64

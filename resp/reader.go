@@ -1,6 +1,7 @@
 package resp
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -431,16 +432,12 @@ func (r *Reader) readInline() (bool, error) {
 // parseInt parses a signed decimal the way Redis's string2ll does for
 // protocol lengths.
 func parseInt(b []byte) (int64, bool) {
-	if len(b) == 0 || len(b) > 20 {
+	if len(b) > 20 {
 		return 0, false
 	}
-	neg := false
-	if b[0] == '-' {
-		neg = true
-		b = b[1:]
-		if len(b) == 0 {
-			return 0, false
-		}
+	b, neg := bytes.CutPrefix(b, []byte{'-'})
+	if len(b) == 0 {
+		return 0, false
 	}
 	var n int64
 	for _, c := range b {
