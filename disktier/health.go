@@ -12,6 +12,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/kvserver/kvserver/wake"
 )
 
 // ErrUnavailable: the disk refused a recent write (full file system,
@@ -180,14 +182,7 @@ func backoffBackgroundError(consecutive int) time.Duration {
 // durable in Pebble.
 func (s *Store) probeLoop(ctx context.Context) {
 	defer close(s.probeDone)
-	t := time.NewTicker(probeTick)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
+	wake.Every(ctx, probeTick, func(time.Time) {
 		if err := s.dlog.sync(); err != nil {
 			s.log.Error("disktier: delete log", "err", err)
 		}
@@ -195,7 +190,7 @@ func (s *Store) probeLoop(ctx context.Context) {
 		if s.health.claimProbe(now) {
 			if err := s.probeDisk(); err != nil {
 				s.health.fail(err, s.now())
-				continue
+				return
 			}
 			s.health.ok(s.now())
 		}
@@ -204,7 +199,7 @@ func (s *Store) probeLoop(ctx context.Context) {
 				s.log.Error("disktier: applying deletes logged while the disk was unavailable", "err", err)
 			}
 		}
-	}
+	})
 }
 
 // probeDisk writes, syncs and removes a file next to the value log.

@@ -36,7 +36,7 @@ func (s *Store) reclaimLoop(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-		case <-s.reclaimNow:
+		case <-s.reclaimWake.C():
 			forced = true
 		}
 		if err := s.collectSegments(ctx); err != nil && ctx.Err() == nil {
@@ -69,12 +69,7 @@ func (s *Store) reclaimLoop(ctx context.Context) {
 }
 
 // kickReclaim asks the reclaimer to compact now (after FlushDB/FlushAll).
-func (s *Store) kickReclaim() {
-	select {
-	case s.reclaimNow <- struct{}{}:
-	default:
-	}
-}
+func (s *Store) kickReclaim() { s.reclaimWake.Notify() }
 
 // collectSegments deletes the value-log segments no record points to any
 // more. Which segments may be written to is known, not guessed: an append

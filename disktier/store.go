@@ -17,6 +17,7 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/kvserver/kvserver/grouping"
+	"github.com/kvserver/kvserver/wake"
 )
 
 // Errors returned by Store. Test with errors.Is.
@@ -240,7 +241,7 @@ type Store struct {
 	stopReclaim context.CancelFunc
 	reclaimDone chan struct{}
 	probeDone   chan struct{} // probeLoop (health.go), stopped with the reclaimer
-	reclaimNow  chan struct{}
+	reclaimWake wake.Signal
 	physical    atomic.Int64 // Pebble's DiskSpaceUsage as last sampled
 	reclaims    atomic.Int64
 
@@ -351,7 +352,7 @@ func open(ctx context.Context, opts Options) (*Store, error) {
 	s.vlog.segMax = segmentSizeFor(s.maxDisk)
 	s.vlog.mu.Unlock()
 	rctx, cancel := context.WithCancel(context.Background())
-	s.stopReclaim, s.reclaimDone, s.reclaimNow = cancel, make(chan struct{}), make(chan struct{}, 1)
+	s.stopReclaim, s.reclaimDone, s.reclaimWake = cancel, make(chan struct{}), wake.New()
 	s.probeDone = make(chan struct{})
 	go s.reclaimLoop(rctx)
 	go s.probeLoop(rctx)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/kvserver/kvserver/codec"
 	"github.com/kvserver/kvserver/disktier"
+	"github.com/kvserver/kvserver/wake"
 )
 
 // ErrOOM is returned when memory is above the bound and nothing can be
@@ -124,7 +125,7 @@ type Engine struct {
 	chunks map[ChunkClass]ChunkCount
 	// quantQueue holds groups that may be quantizable (quant.go).
 	quantQueue map[*group]struct{}
-	quantCh    chan struct{}
+	quantWake  wake.Signal
 	quantized  atomic.Int64
 	// decoded holds quantized values predecode decoded for the commands
 	// about to read them (quant.go).
@@ -134,8 +135,8 @@ type Engine struct {
 	// deleted while the disk was unavailable (faults.go).
 	deferredDeletes map[coldKey]struct{}
 
-	demoteCh chan struct{}
-	closing  bool
+	demoteWake wake.Signal
+	closing    bool
 	// writing counts the group writes and expiry rewrites in flight
 	// without the lock (their groups have demoting set); idle is
 	// signalled when it drops to zero, for Close.
@@ -206,12 +207,12 @@ func New(opts Options) *Engine {
 	if opts.BackpressureTimeout <= 0 {
 		opts.BackpressureTimeout = 30 * time.Second
 	}
-	e := &Engine{opts: opts, seed: maphash.MakeSeed(), cold: opts.Cold, demoteCh: make(chan struct{}, 1),
+	e := &Engine{opts: opts, seed: maphash.MakeSeed(), cold: opts.Cold, demoteWake: wake.New(),
 		dirty: make(map[*group]struct{}), protect: make(map[*group]struct{}),
 		chunks: make(map[ChunkClass]ChunkCount), quantQueue: make(map[*group]struct{}),
 		deferredDeletes: make(map[coldKey]struct{}), flushing: make(map[int]int),
-		decoded: make(map[*item]*decodedValue),
-		quantCh: make(chan struct{}, 1)}
+		decoded:   make(map[*item]*decodedValue),
+		quantWake: wake.New()}
 	e.memCond = sync.NewCond(&e.mu)
 	e.idle = sync.NewCond(&e.mu)
 	e.dbs = make([]*keyspace, opts.Databases)

@@ -49,21 +49,13 @@ func (e *Engine) queueQuantLocked(g *group) {
 		return
 	}
 	e.quantQueue[g] = struct{}{}
-	select {
-	case e.quantCh <- struct{}{}:
-	default:
-	}
+	e.quantWake.Notify()
 }
 
 // runQuantizer encodes queued chunks until ctx ends. The encoding runs
 // without the engine lock; a chunk changed meanwhile is left as it is.
 func (e *Engine) runQuantizer(ctx context.Context) {
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-e.quantCh:
-		}
+	for e.quantWake.Wait(ctx) {
 		for ctx.Err() == nil {
 			e.mu.Lock()
 			var g *group

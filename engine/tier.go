@@ -43,12 +43,7 @@ const writeBehindDelay = 2000
 const maxDirtyAge = 1500
 
 // kickDemoter wakes the demoter without blocking.
-func (e *Engine) kickDemoter() {
-	select {
-	case e.demoteCh <- struct{}{}:
-	default:
-	}
-}
+func (e *Engine) kickDemoter() { e.demoteWake.Notify() }
 
 // demotableLocked reports whether some group could be demoted or dropped.
 func (e *Engine) demotableLocked() bool {
@@ -73,7 +68,7 @@ func (e *Engine) runDemoter(ctx context.Context) {
 		select {
 		case <-ctx.Done():
 			return
-		case <-e.demoteCh:
+		case <-e.demoteWake.C():
 		case <-flushTick.C:
 			e.mu.Lock()
 			e.applyDeferredDeletesLocked(ctx)

@@ -3,6 +3,8 @@ package server
 import (
 	"context"
 	"time"
+
+	"github.com/kvserver/kvserver/wake"
 )
 
 // The budget watch: what keeps a dead or stalled connection from keeping
@@ -32,17 +34,10 @@ const (
 // of clients whose peer has closed the connection, and disconnects
 // stalled holders while others wait.
 func (s *Server) watchBudget(ctx context.Context) {
-	t := time.NewTicker(budgetWatchTick)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case now := <-t.C:
-			waiters := s.bulks.waiting()
-			s.forEachClient(func(c *Client) { s.watchClient(c, now, waiters) })
-		}
-	}
+	wake.Every(ctx, budgetWatchTick, func(now time.Time) {
+		waiters := s.bulks.waiting()
+		s.forEachClient(func(c *Client) { s.watchClient(c, now, waiters) })
+	})
 }
 
 func (s *Server) watchClient(c *Client, now time.Time, waiters int) {

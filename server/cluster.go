@@ -90,12 +90,7 @@ func (s *Server) clusterRedirect(spec *commands.Spec, args [][]byte) string {
 
 // kickSlotPurge asks the purger to sweep keys of slots this node does not
 // serve.
-func (s *Server) kickSlotPurge() {
-	select {
-	case s.purgeKick <- struct{}{}:
-	default:
-	}
-}
+func (s *Server) kickSlotPurge() { s.purgeWake.Notify() }
 
 // runSlotPurge deletes, whenever kicked, the keys of slots this node does
 // not serve: those restored from disk at start under an older map, and
@@ -106,12 +101,7 @@ func (s *Server) kickSlotPurge() {
 // batches of cluster.ScanBatch keys per engine step, so clients are served in
 // between, and returns when ctx ends.
 func (s *Server) runSlotPurge(ctx context.Context) {
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-s.purgeKick:
-		}
+	for s.purgeWake.Wait(ctx) {
 		if n := s.purgeForeignKeys(ctx); n > 0 {
 			s.log.Info("deleted keys of slots this node does not serve", "keys", n)
 		}

@@ -19,6 +19,7 @@ import (
 	"github.com/kvserver/kvserver/engine"
 	"github.com/kvserver/kvserver/metrics"
 	"github.com/kvserver/kvserver/resp"
+	"github.com/kvserver/kvserver/wake"
 )
 
 // ErrShutdown is returned by Serve when a client ran SHUTDOWN.
@@ -140,9 +141,9 @@ type Server struct {
 	settings *config.Live
 
 	// slotMap is the cluster slot map in effect, nil in standalone mode
-	// (cluster.go); purgeKick wakes the sweep of keys of foreign slots.
+	// (cluster.go); purgeWake wakes the sweep of keys of foreign slots.
 	slotMap   atomic.Pointer[cluster.Map]
-	purgeKick chan struct{}
+	purgeWake wake.Signal
 }
 
 // serverStats are the counters INFO stats reports.
@@ -198,7 +199,7 @@ func New(eng *engine.Engine, opts Options) *Server {
 	s.stats.lastSave.Store(time.Now().Unix())
 	s.maxBulk.Store(opts.ProtoMaxBulkLen)
 	s.bulks = newBulkBudget(opts.InFlightBulkBytes)
-	s.purgeKick = make(chan struct{}, 1)
+	s.purgeWake = wake.New()
 	if opts.Cluster != nil {
 		s.slotMap.Store(opts.Cluster)
 	}
