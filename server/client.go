@@ -48,9 +48,10 @@ type Client struct {
 	user          atomic.Pointer[acl.User]
 	noTouch       atomic.Bool
 	proto         atomic.Int32
+	// db is the selected database; dispatch reads it for every command.
+	db atomic.Int64
 
 	mu       sync.Mutex
-	db       int
 	name     string
 	libName  string
 	libVer   string
@@ -126,11 +127,7 @@ func (cc clientConn) Read(p []byte) (int, error) {
 }
 
 // DB is the selected database.
-func (c *Client) DB() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.db
-}
+func (c *Client) DB() int { return int(c.db.Load()) }
 
 // lastCommand is the last command run, for logs.
 func (c *Client) lastCommand() string {
@@ -145,11 +142,7 @@ func (c *Client) setProto(p int) {
 	c.proto.Store(int32(p))
 }
 
-func (c *Client) setDB(db int) {
-	c.mu.Lock()
-	c.db = db
-	c.mu.Unlock()
-}
+func (c *Client) setDB(db int) { c.db.Store(int64(db)) }
 
 // clientInfo is a snapshot for CLIENT LIST / CLIENT INFO.
 type clientInfo struct {
@@ -177,7 +170,7 @@ func (c *Client) info(now time.Time) clientInfo {
 		name:    c.name,
 		age:     int64(now.Sub(c.created) / time.Second),
 		idle:    int64(now.Sub(c.lastUsed) / time.Second),
-		db:      c.db,
+		db:      c.DB(),
 		lastCmd: c.lastCmd,
 		libName: c.libName,
 		libVer:  c.libVer,
