@@ -344,3 +344,28 @@ func TestEngineLockIsFreeDuringDiskWork(t *testing.T) {
 		})
 	}
 }
+
+// TestCloseWritesTheMarkerWhenNothingWritesMeanwhile checks the other side
+// of the marker's rule: with no write during Close, Close succeeds, the
+// marker is on disk and so is every value.
+func TestCloseWritesTheMarkerWhenNothingWritesMeanwhile(t *testing.T) {
+	dir := t.TempDir()
+	e, store := openTiered(t, dir, 4<<20)
+	const n = 48
+	for i := range n {
+		set(e, 0, fmt.Sprintf("k%02d", i), chunkValue(i, 128<<10), 0)
+	}
+	if err := e.Close(context.Background()); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	if _, _, err := store.Get(context.Background(), metaDB, cleanKey); err != nil {
+		t.Fatalf("no clean-shutdown marker after a quiet Close: %v", err)
+	}
+	for i := range n {
+		k := fmt.Sprintf("k%02d", i)
+		if v, ok := diskValue(t, store, k); !ok || !bytes.Equal(v, chunkValue(i, 128<<10)) {
+			t.Errorf("%s is not on disk after a quiet Close", k)
+		}
+	}
+	store.Close()
+}

@@ -137,6 +137,9 @@ type Engine struct {
 
 	demoteWake wake.Signal
 	closing    bool
+	// writeGen counts the write steps, flushes and swaps; Close compares
+	// it before and after writing the clean-shutdown marker.
+	writeGen uint64
 	// writing counts the group writes and expiry rewrites in flight
 	// without the lock (their groups have demoting set); idle is
 	// signalled when it drops to zero, for Close.
@@ -343,6 +346,9 @@ func (e *Engine) step(db int, fn func(tx *Tx), write bool) {
 	func() {
 		e.mu.Lock()
 		defer e.mu.Unlock()
+		if write {
+			e.writeGen++
+		}
 		tx := Tx{e: e, db: db, ks: e.dbs[db], now: e.opts.Now().UnixMilli(), post: &post}
 		fn(&tx)
 		var protect *item
@@ -422,6 +428,7 @@ func (e *Engine) Reserve(ctx context.Context) error {
 func (e *Engine) SwapDB(ctx context.Context, a, b int) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	e.writeGen++
 	e.dbs[a], e.dbs[b] = e.dbs[b], e.dbs[a]
 	return e.saveDBMapLocked(ctx)
 }
@@ -430,6 +437,7 @@ func (e *Engine) SwapDB(ctx context.Context, a, b int) error {
 // tier's range deletions run without the engine lock.
 func (e *Engine) FlushAll(ctx context.Context) error {
 	e.mu.Lock()
+	e.writeGen++
 	var phys []int
 	for i := range e.dbs {
 		phys = append(phys, e.flushLocked(i))
@@ -444,6 +452,7 @@ func (e *Engine) FlushAll(ctx context.Context) error {
 // writes in flight).
 func (e *Engine) FlushDB(ctx context.Context, db int) error {
 	e.mu.Lock()
+	e.writeGen++
 	phys := e.flushLocked(db)
 	e.publishLocked()
 	e.mu.Unlock()
@@ -470,6 +479,7 @@ func (e *Engine) flushCold(ctx context.Context, phys []int) error {
 		}
 	}
 	e.coldDeleted = true
+	e.writeGen++
 	e.mu.Unlock()
 	return errors.Join(errs...)
 }

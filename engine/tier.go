@@ -722,10 +722,53 @@ func (e *Engine) Close(ctx context.Context) error {
 	if e.cold == nil {
 		return nil
 	}
-	e.mu.Lock()
-	// Writes started before closing (expiry rewrites from clients, a
-	// demotion) finish first: a group being written would otherwise be
-	// written twice at once, or skipped.
+	// A client may still write while Close runs: the marker must not
+	// claim a write it was not preceded by. Close writes everything, then
+	// the marker, and takes the marker back when any write came in
+	// meanwhile, trying again a few times.
+	for attempt := 1; ; attempt++ {
+		e.mu.Lock()
+		errs := e.persistAllLocked(ctx)
+		gen := e.writeGen
+		e.mu.Unlock()
+		if len(errs) > 0 {
+			return errors.Join(append(errs, e.cold.Flush(ctx))...)
+		}
+		if err := e.cold.Put(ctx, metaDB, cleanKey, []byte{1}, disktier.RecordMeta{}); err != nil {
+			return errors.Join(err, e.cold.Flush(ctx))
+		}
+		if err := e.cold.Flush(ctx); err != nil {
+			return err
+		}
+		e.mu.Lock()
+		quiet := e.writeGen == gen && e.writing == 0 && len(e.flushing) == 0
+		e.mu.Unlock()
+		if quiet {
+			return nil
+		}
+		if _, err := e.cold.Delete(ctx, metaDB, cleanKey); err != nil {
+			return fmt.Errorf("take back the clean-shutdown marker after a write during Close: %w", err)
+		}
+		if err := e.cold.Flush(ctx); err != nil {
+			return err
+		}
+		if attempt == closeAttempts {
+			return errors.New("writes went on while closing: no clean-shutdown marker (the next start checks the disk tier as after a crash)")
+		}
+	}
+}
+
+// closeAttempts is how many times Close writes everything and the marker
+// while writes keep coming before it gives up on the marker.
+const closeAttempts = 3
+
+// persistAllLocked writes every group whose disk copy lacks its current
+// values or expiries, and reports what it could not write, or a key that
+// is still not on disk.
+func (e *Engine) persistAllLocked(ctx context.Context) []error {
+	// Writes started before (expiry rewrites from clients, a demotion)
+	// finish first: a group being written would otherwise be written
+	// twice at once, or skipped.
 	for e.writing > 0 {
 		e.idle.Wait()
 	}
@@ -757,12 +800,7 @@ func (e *Engine) Close(ctx context.Context) error {
 			errs = append(errs, fmt.Errorf("key %q is not on disk", key))
 		}
 	}
-	e.mu.Unlock()
-	if len(errs) == 0 {
-		errs = append(errs, e.cold.Put(ctx, metaDB, cleanKey, []byte{1}, disktier.RecordMeta{}))
-	}
-	errs = append(errs, e.cold.Flush(ctx))
-	return errors.Join(errs...)
+	return errs
 }
 
 // unwrittenLocked returns a key whose current value or expiry the disk
