@@ -166,11 +166,22 @@ func expireAt(kind expireKind, arg []byte, now int64, cmdName string) (int64, st
 	return n, ""
 }
 
+// cmdGet looks the value up under the engine lock and writes the reply
+// after it (stored values are never changed in place), so that copying a
+// value into the reply buffer does not hold up other clients.
 func cmdGet(x *Ctx) {
-	args := x.Args
+	var value []byte
+	found := false
 	x.View(func(tx *engine.Tx) {
-		writeValue(x, tx, args[1])
+		if e, ok := tx.Get(x.Args[1]); ok {
+			value, found = e.Value, true
+		}
 	})
+	if found {
+		x.W.Bulk(value)
+	} else {
+		x.W.Null()
+	}
 }
 
 func cmdSet(x *Ctx) {
@@ -297,14 +308,32 @@ func cmdGetset(x *Ctx) {
 	})
 }
 
+// cmdMget, like cmdGet, writes the reply after the engine lock.
 func cmdMget(x *Ctx) {
-	args := x.Args
+	keys := x.Args[1:]
+	type result struct {
+		value []byte
+		found bool
+	}
+	var small [16]result
+	results := small[:0]
+	if len(keys) > len(small) {
+		results = make([]result, 0, len(keys))
+	}
 	x.View(func(tx *engine.Tx) {
-		x.W.Array(len(args) - 1)
-		for _, k := range args[1:] {
-			writeValue(x, tx, k)
+		for _, k := range keys {
+			e, ok := tx.Get(k)
+			results = append(results, result{e.Value, ok})
 		}
 	})
+	x.W.Array(len(results))
+	for _, r := range results {
+		if r.found {
+			x.W.Bulk(r.value)
+		} else {
+			x.W.Null()
+		}
+	}
 }
 
 func cmdMset(x *Ctx) {
