@@ -236,7 +236,12 @@ func runUsers(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	res, err := measureUsers(ctx, o, func(format string, a ...any) {
+	pair, err := o.start(ctx)
+	if err != nil {
+		return err
+	}
+	defer pair.Close()
+	res, err := measureUsers(ctx, o, pair, func(format string, a ...any) {
 		fmt.Fprintf(os.Stderr, "kvbench users: %s\n", fmt.Sprintf(format, a...))
 	})
 	if err != nil {
@@ -248,9 +253,9 @@ func runUsers(ctx context.Context, args []string, out io.Writer) error {
 	return printUsers(out, res)
 }
 
-// measureUsers starts a pair on TCP and Unix sockets, runs every
-// workload, then the storm and idle memory on fresh servers.
-func measureUsers(ctx context.Context, o usersOptions, progress func(string, ...any)) (usersResult, error) {
+// measureUsers runs every workload on pair (started with unix sockets),
+// then the storm and idle memory on fresh servers of the same binaries.
+func measureUsers(ctx context.Context, o usersOptions, pair *serverPair, progress func(string, ...any)) (usersResult, error) {
 	bench, err := exec.LookPath(o.benchBin)
 	if err != nil {
 		return usersResult{}, fmt.Errorf("redis-benchmark not found (apt-get install redis-tools): %w", err)
@@ -259,11 +264,6 @@ func measureUsers(ctx context.Context, o usersOptions, progress func(string, ...
 	if v, err := exec.CommandContext(ctx, bench, "--version").Output(); err == nil {
 		res.RedisBenchmark = strings.TrimSpace(string(v))
 	}
-	pair, err := o.start(ctx)
-	if err != nil {
-		return res, err
-	}
-	defer pair.Close()
 	for _, w := range o.workloads() {
 		progress("%s %s %s x %d conns, pipeline %d", w.Client, w.Op, sizeLabel(w.Size), w.Conns, w.Pipeline)
 		row, err := o.measureWorkload(ctx, bench, pair, w)
