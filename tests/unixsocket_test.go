@@ -13,8 +13,8 @@ import (
 
 // TestUnixSocket serves clients on --unixsocket beside the TCP port, as
 // Redis does: redis-cli -s and go-redis over "unix" store and read values,
-// CONFIG GET reports the path and the octal permissions, and the socket
-// file carries those permissions.
+// CONFIG GET reports the path and the octal permissions, CLIENT INFO
+// names the socket, and the socket file carries those permissions.
 func TestUnixSocket(t *testing.T) {
 	t.Parallel()
 	// A short directory: a socket path is limited to 107 bytes, which a
@@ -49,6 +49,11 @@ func TestUnixSocket(t *testing.T) {
 	}
 	if got["unixsocket"] != path || got["unixsocketperm"] != "700" || len(got) != 2 {
 		t.Errorf("CONFIG GET unixsocket* gave %v, want unixsocket %s and unixsocketperm 700", got, path)
+	}
+
+	if got := redisCLI(t, s, "", "-s", path, "CLIENT", "INFO"); !strings.Contains(got, " addr="+path+":0 ") ||
+		!strings.Contains(got, " laddr="+path+":0 ") {
+		t.Errorf("CLIENT INFO over the socket printed %q, want addr=%s:0 and laddr=%s:0 as Redis writes them", got, path, path)
 	}
 
 	rdb := redis.NewClient(&redis.Options{Network: "unix", Addr: path, PoolSize: 4,
