@@ -63,7 +63,7 @@ type reportData struct {
 }
 
 const reportAbout = `
-Runs a reduced comparison (about eight to ten minutes with the defaults) and
+Runs a reduced comparison (about seven minutes with the defaults) and
 writes BENCHMARKS.md and the chart docs/throughput.png from it:
   users     third-party clients (kvbench users: redis-benchmark, go-redis,
             server CPU per operation, unix socket, storm, idle RSS), which

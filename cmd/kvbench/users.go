@@ -465,46 +465,120 @@ func stormOf(server string, perSecond []int64) stormResult {
 	return r
 }
 
-// userColumns are the headings of the users table; userCells fills them.
-var userColumns = []string{"client", "op", "value", "conns", "pipeline",
-	"redis ops/s", "kvserver ops/s", "kvserver/redis",
-	"redis GB/s", "kvserver GB/s",
-	"redis CPU µs/op", "kvserver CPU µs/op", "CPU/op kvserver/redis",
-	"redis CPU s/GB", "kvserver CPU s/GB",
-	"redis p50/p99 ms", "kvserver p50/p99 ms",
-	"unix redis ops/s", "unix kvserver ops/s", "unix kvserver/redis", "own client kvserver/redis"}
+// userTable is one table of the users measurement: its headings and what
+// a row puts under them. The text output and BENCHMARKS.md print the same
+// tables.
+type userTable struct {
+	columns []string
+	cells   func(userRow) []string
+}
 
-// userCells is one row of the users table, as text.
-func userCells(r userRow) []string {
-	orDash := func(x float64, f func(float64) string) string {
-		if x <= 0 {
-			return "-"
-		}
-		return f(x)
+// userTables are the ratios (what BENCHMARKS.md leads with), then the
+// absolute figures behind them.
+var userTables = []userTable{
+	{columns: []string{"client", "op", "value", "conns", "pipeline", "ops/s kvserver/redis", "CPU/op kvserver/redis",
+		"redis p50/p99 ms", "kvserver p50/p99 ms", "unix ops/s kvserver/redis", "own client kvserver/redis", "issue 17 target (ops, CPU/op)"},
+		cells: userRatioCells},
+	{columns: []string{"client", "op", "value", "conns", "pipeline", "redis ops/s", "kvserver ops/s", "redis GB/s", "kvserver GB/s",
+		"redis CPU µs/op", "kvserver CPU µs/op", "redis CPU s/GB", "kvserver CPU s/GB", "unix redis ops/s", "unix kvserver ops/s"},
+		cells: userFigureCells},
+}
+
+// userRowHead is the cells that name a row's workload.
+func userRowHead(r userRow) []string {
+	return []string{r.Client, r.Op, sizeLabel(r.ValueBytes), strconv.Itoa(r.Conns), strconv.Itoa(r.Pipeline)}
+}
+
+// orDash formats x with f, or "-" where it was not measured (0).
+func orDash(x float64, f func(float64) string) string {
+	if x <= 0 {
+		return "-"
 	}
-	times := func(x float64) string { return fmt.Sprintf("%.2fx", x) }
+	return f(x)
+}
+
+func timesText(x float64) string { return fmt.Sprintf("%.2fx", x) }
+
+// userRatioCells is a row of the ratio table.
+func userRatioCells(r userRow) []string {
 	lat := func(s phaseStats) string { return fmt.Sprintf("%.2f / %.2f", s.P50Ms, s.P99Ms) }
-	return []string{r.Client, r.Op, sizeLabel(r.ValueBytes), strconv.Itoa(r.Conns), strconv.Itoa(r.Pipeline),
-		formatOps(r.Redis.OpsPerSec), formatOps(r.KV.OpsPerSec), times(r.OpsRatio),
-		fmt.Sprintf("%.2f", r.Redis.GBps), fmt.Sprintf("%.2f", r.KV.GBps),
-		fmt.Sprintf("%.1f", r.Redis.CPUPerOp*1e6), fmt.Sprintf("%.1f", r.KV.CPUPerOp*1e6), times(r.CPURatio),
-		fmt.Sprintf("%.2f", r.Redis.CPUPerGB), fmt.Sprintf("%.2f", r.KV.CPUPerGB),
-		lat(r.Redis), lat(r.KV),
-		orDash(r.UnixRedisOps, formatOps), orDash(r.UnixKVOps, formatOps), orDash(r.UnixRatio, times),
-		orDash(r.OwnClientRatio, times)}
+	return append(userRowHead(r), timesText(r.OpsRatio), timesText(r.CPURatio), lat(r.Redis), lat(r.KV),
+		orDash(r.UnixRatio, timesText), orDash(r.OwnClientRatio, timesText), targetText(r))
+}
+
+// userFigureCells is a row of the absolute figures.
+func userFigureCells(r userRow) []string {
+	f2 := func(x float64) string { return fmt.Sprintf("%.2f", x) }
+	us := func(x float64) string { return fmt.Sprintf("%.1f", x*1e6) }
+	return append(userRowHead(r), formatOps(r.Redis.OpsPerSec), formatOps(r.KV.OpsPerSec), f2(r.Redis.GBps), f2(r.KV.GBps),
+		us(r.Redis.CPUPerOp), us(r.KV.CPUPerOp), f2(r.Redis.CPUPerGB), f2(r.KV.CPUPerGB),
+		orDash(r.UnixRedisOps, formatOps), orDash(r.UnixKVOps, formatOps))
+}
+
+// userTarget is issue 17's acceptance bound for a redis-benchmark row:
+// kvserver's throughput at least opsMin times redis's, and its CPU per
+// operation at most cpuMax times redis's (0: no bound). ok is false for
+// rows the issue sets no target for.
+func userTarget(r userRow) (opsMin, cpuMax float64, ok bool) {
+	switch {
+	case r.Client != clientRedisBenchmark:
+		return 0, 0, false
+	case r.ValueBytes <= 4<<10:
+		return 1.0, 1.0, true
+	case r.ValueBytes == 4<<20:
+		return 1.2, 0.7, true
+	}
+	return 1.2, 0, true
+}
+
+// Issue 17's targets for kvserver on a fresh server: the storm's first
+// second at least stormTarget of the steady rate, and idle RSS below
+// idleRSSTarget bytes.
+const (
+	stormTarget   = 0.8
+	idleRSSTarget = 150e6
+)
+
+// kvTarget states a target of kvserver's and whether it was met; "-" for
+// redis, which has none.
+func kvTarget(server, target string, met bool) string {
+	switch {
+	case server != "kvserver":
+		return "-"
+	case met:
+		return target + ": met"
+	}
+	return target + ": not met"
+}
+
+// targetText states a row's target and whether this run met it.
+func targetText(r userRow) string {
+	opsMin, cpuMax, ok := userTarget(r)
+	if !ok {
+		return "-"
+	}
+	text := fmt.Sprintf("≥%.1fx", opsMin)
+	met := r.OpsRatio >= opsMin
+	if cpuMax > 0 {
+		text += fmt.Sprintf(", ≤%.1fx", cpuMax)
+		met = met && r.CPURatio <= cpuMax
+	}
+	return kvTarget("kvserver", text, met)
 }
 
 // printUsers writes the users tables as aligned text.
 func printUsers(out io.Writer, res usersResult) error {
-	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, strings.Join(userColumns, "\t")+"\t")
-	for _, r := range res.Rows {
-		fmt.Fprintln(tw, strings.Join(userCells(r), "\t")+"\t")
+	for _, tab := range userTables {
+		tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, strings.Join(tab.columns, "\t")+"\t")
+		for _, r := range res.Rows {
+			fmt.Fprintln(tw, strings.Join(tab.cells(r), "\t")+"\t")
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+		fmt.Fprintln(out)
 	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	fmt.Fprintln(out)
 	for _, s := range res.Storm {
 		fmt.Fprintf(out, "storm %s: %d x %s SET on a fresh server: first second %.0f ops, steady %.0f ops/s (%.2fx); per second %v\n",
 			s.Server, s.Conns, sizeLabel(s.ValueBytes), s.FirstSecond, s.Steady, s.Ratio, s.PerSecond)
@@ -524,24 +598,33 @@ func renderUsers(p func(string, ...any), res usersResult) {
 	p("on a machine that clients share with the server, CPU per operation is the throughput. ")
 	p("Ratios are kvserver over redis: above 1 kvserver serves more (ops/s) or burns more (CPU). ")
 	p("The unix columns are the same redis-benchmark run over each server's Unix socket (`redis-benchmark -s`); ")
-	p("\"own client\" is kvbench's own client (below) for the same workload, where it was measured.\n\n")
-	p("| %s |\n|%s\n", strings.Join(userColumns, " | "), strings.Repeat("---:|", len(userColumns)))
-	for _, r := range res.Rows {
-		p("| %s |\n", strings.Join(userCells(r), " | "))
+	p("\"own client\" is kvbench's own client (below) for the same workload, where it was measured; ")
+	p("the last column is the acceptance bound of issue 17 for the row and whether this run met it.\n\n")
+	for i, tab := range userTables {
+		if i == 1 {
+			p("\nThe figures behind the ratios: throughput, GB/s (10^9 bytes of values per second) and server CPU per request and per GB.\n\n")
+		}
+		// The workload's name and size columns read left to right.
+		p("| %s |\n|---|---|%s\n", strings.Join(tab.columns, " | "), strings.Repeat("---:|", len(tab.columns)-2))
+		for _, r := range res.Rows {
+			p("| %s |\n", strings.Join(tab.cells(r), " | "))
+		}
 	}
 	if len(res.Storm) > 0 {
 		p("\n**SET storm on a fresh server**: %d go-redis connections of %s SETs, started right after the server answers PING; ", stormConns, sizeLabel(stormSize))
 		p("requests completed in the first second against the steady rate (median of the later full seconds).\n\n")
-		p("| server | first second (ops) | steady (ops/s) | first / steady | per second |\n|---|---:|---:|---:|---|\n")
+		p("| server | first second (ops) | steady (ops/s) | first / steady | per second | issue 17 target |\n|---|---:|---:|---:|---|---|\n")
 		for _, s := range res.Storm {
-			p("| %s | %.0f | %.0f | %.2fx | %s |\n", s.Server, s.FirstSecond, s.Steady, s.Ratio, strings.Trim(fmt.Sprint(s.PerSecond), "[]"))
+			p("| %s | %.0f | %.0f | %.2fx | %s | %s |\n", s.Server, s.FirstSecond, s.Steady, s.Ratio, strings.Trim(fmt.Sprint(s.PerSecond), "[]"),
+				kvTarget(s.Server, fmt.Sprintf("≥%.1fx", stormTarget), s.Ratio >= stormTarget))
 		}
 	}
 	if len(res.Idle) > 0 {
 		p("\n**Idle resident memory**: VmRSS of a fresh server after %d SETs of %s and %.0f s idle.\n\n", idleValues, sizeLabel(idleSize), res.IdleSeconds)
-		p("| server | VmRSS (MiB) |\n|---|---:|\n")
+		p("| server | VmRSS (MiB) | issue 17 target |\n|---|---:|---|\n")
 		for _, m := range res.Idle {
-			p("| %s | %.0f |\n", m.Server, float64(m.RSSBytes)/(1<<20))
+			p("| %s | %.0f | %s |\n", m.Server, float64(m.RSSBytes)/(1<<20),
+				kvTarget(m.Server, fmt.Sprintf("<%.0f MB", idleRSSTarget/1e6), m.RSSBytes < idleRSSTarget))
 		}
 	}
 	p("\n")

@@ -185,14 +185,38 @@ func TestReportLeadsWithThirdPartyClients(t *testing.T) {
 		t.Fatalf("the third-party section does not lead the report:\n%s", md)
 	}
 	expectLines(t, md,
-		"| redis-benchmark | SET | 4 KiB | 8 | 1 | 100.0k | 70.0k | 0.70x | 0.41 | 0.29 | 5.0 | 9.0 | 1.80x |",
-		"| 0.06 / 0.14 | 0.07 / 1.05 | 140.0k | 70.0k | 0.50x | 0.50x |", // own client: fixedReport's 4kb SET
-		"| go-redis | SET | 4 MiB | 8 | 1 | 330 | 380 | 1.15x |",
-		"| - | - | - | - |",
-		"| kvserver | 300 | 1600 | 0.19x | 300 1500 1700 |",
-		"| kvserver | 440 |",
+		// own client: fixedReport's 4kb SET
+		"| redis-benchmark | SET | 4 KiB | 8 | 1 | 0.70x | 1.80x | 0.06 / 0.14 | 0.07 / 1.05 | 0.50x | 0.50x | ≥1.0x, ≤1.0x: not met |",
+		"| go-redis | SET | 4 MiB | 8 | 1 | 1.15x | 1.40x | 19.00 / 89.00 | 17.00 / 83.00 | - | - | - |",
+		"| redis-benchmark | SET | 4 KiB | 8 | 1 | 100.0k | 70.0k | 0.41 | 0.29 | 5.0 | 9.0 | 1.22 | 2.20 | 140.0k | 70.0k |",
+		"| go-redis | SET | 4 MiB | 8 | 1 | 330 | 380 | 1.38 | 1.59 |",
+		"| kvserver | 300 | 1600 | 0.19x | 300 1500 1700 | ≥0.8x: not met |",
+		"| redis | 20 | - |",
+		"| kvserver | 440 | <150 MB: not met |",
 		"redis-benchmark 7.0.15",
 	)
+}
+
+func TestTargetTextFollowsIssue17(t *testing.T) {
+	row := func(size int64, ops, cpu float64) userRow {
+		return userRow{Client: clientRedisBenchmark, ValueBytes: size, OpsRatio: ops, CPURatio: cpu}
+	}
+	for _, tt := range []struct {
+		r    userRow
+		want string
+	}{
+		{row(4<<10, 1.05, 0.9), "≥1.0x, ≤1.0x: met"},
+		{row(4<<10, 1.05, 1.1), "≥1.0x, ≤1.0x: not met"},
+		{row(4<<20, 1.3, 0.69), "≥1.2x, ≤0.7x: met"},
+		{row(4<<20, 1.3, 0.8), "≥1.2x, ≤0.7x: not met"},
+		{row(32<<20, 1.25, 2), "≥1.2x: met"},
+		{row(1<<20, 1.1, 0.5), "≥1.2x: not met"},
+		{userRow{Client: clientGoRedis, ValueBytes: 4 << 10}, "-"},
+	} {
+		if got := targetText(tt.r); got != tt.want {
+			t.Errorf("targetText(%s %s) = %q, want %q", tt.r.Client, sizeLabel(tt.r.ValueBytes), got, tt.want)
+		}
+	}
 }
 
 func TestReportWithoutUsersHasNoUsersSection(t *testing.T) {
