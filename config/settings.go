@@ -111,6 +111,18 @@ var settings = []Setting{
 			"interface; only do so together with requirepass.\n" +
 			"Default: 127.0.0.1.", InConfig: true, Rewrite: RewriteAlways,
 		field: func(c *Config) any { return &c.Bind }, check: notEmpty("bind", func(c Config) string { return c.Bind })},
+	{Name: "unixsocket", Kind: KindString, Default: "", DefaultDoc: "none",
+		Doc: "Unix socket path to listen on as well (`redis-cli -s PATH`)",
+		Notes: "Path of a Unix domain socket on which clients speak the Redis protocol,\n" +
+			"beside (or, with port: 0, instead of) the TCP port. A stale socket file\n" +
+			"left at the path is replaced. Empty means no Unix socket.\n" +
+			"Default: \"\" (none).", InConfig: true},
+	{Name: "unixsocketperm", Kind: KindString, Default: "0",
+		Doc: "octal permissions of the Unix socket; 0 keeps the umask's",
+		Notes: "Permissions of the unixsocket file, in octal as in Redis (700, 770); 0\n" +
+			"leaves those the process's umask gives.\n" +
+			"Default: 0.", InConfig: true,
+		check: checkSocketPerm},
 	{Name: "dir", Kind: KindString, Default: "./data",
 		Doc: "data directory (the disk tier lives here)",
 		Notes: "Directory where kvserver keeps its data files.\n" +
@@ -550,6 +562,29 @@ func (s Setting) validate(c *Config, bad func(key, format string, args ...any)) 
 	if s.check != nil {
 		s.check(*c, bad)
 	}
+}
+
+// checkSocketPerm rejects a unixsocketperm that is not octal permission
+// bits. It reads the value from c.byName rather than through Config.String,
+// which looks rows up in this table and would make its initialization
+// circular.
+func checkSocketPerm(c Config, bad func(string, string, ...any)) {
+	p, ok := c.byName["unixsocketperm"].(*string)
+	if !ok {
+		return
+	}
+	if _, err := ParseSocketPerm(*p); err != nil {
+		bad("unixsocketperm", "%v", err)
+	}
+}
+
+// ParseSocketPerm reads unixsocketperm's octal permission bits ("700").
+func ParseSocketPerm(s string) (uint32, error) {
+	n, err := strconv.ParseUint(s, 8, 32)
+	if err != nil || n > 0o777 {
+		return 0, fmt.Errorf("%q is not octal permission bits (0..777)", s)
+	}
+	return uint32(n), nil
 }
 
 // SizeText writes a byte count in Redis's CONFIG REWRITE style: the

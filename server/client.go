@@ -165,8 +165,8 @@ func (c *Client) info(now time.Time) clientInfo {
 	defer c.mu.Unlock()
 	return clientInfo{
 		id:      c.ID,
-		addr:    c.conn.RemoteAddr().String(),
-		laddr:   c.conn.LocalAddr().String(),
+		addr:    clientAddr(c.conn.RemoteAddr(), c.conn.LocalAddr()),
+		laddr:   clientAddr(c.conn.LocalAddr(), c.conn.LocalAddr()),
 		name:    c.name,
 		age:     int64(now.Sub(c.created) / time.Second),
 		idle:    int64(now.Sub(c.lastUsed) / time.Second),
@@ -178,4 +178,14 @@ func (c *Client) info(now time.Time) clientInfo {
 		noTouch: c.noTouch.Load(),
 		proto:   int(c.proto.Load()),
 	}
+}
+
+// clientAddr is how CLIENT LIST and CLIENT INFO write an address: host:port
+// for TCP, and for a Unix socket client, whose own address is unnamed,
+// Redis's "<socket path>:0" from the listening side.
+func clientAddr(a, local net.Addr) string {
+	if _, ok := a.(*net.UnixAddr); ok {
+		return local.String() + ":0"
+	}
+	return a.String()
 }

@@ -4,6 +4,7 @@
 // Usage:
 //
 //	kvbench compare [--sizes 4kb,1mb,32mb] [--conns 1,8,64] [--pipeline 16] [--rounds 3] [--json]
+//	kvbench users [--rounds 3] [--conns 8,50] [--sizes 1mb,4mb,32mb] [--json]
 //	kvbench lmcache [--chunk 16mb] [--chunks 32] [--conns 8] [--json]
 //	kvbench limit [--seconds 2] [--json]
 //	kvbench report [--out BENCHMARKS.md] [--chart docs/throughput.png] [--json]
@@ -14,7 +15,7 @@
 //	kvbench gpuinfo [--json]
 //	kvbench layerwise [--addr HOST:PORT] [--layers 32] [--chunks 4] [--json]
 //
-// compare, lmcache and report start both servers themselves (building
+// compare, users, lmcache and report start both servers themselves (building
 // ./cmd/kvserver unless --kvserver names a binary), alternate which one goes
 // first in each round, and report medians and the kvserver/redis ratio.
 // Absolute figures on a shared machine are noise; the ratio is the result.
@@ -41,6 +42,7 @@ type commandFunc func(ctx context.Context, args []string, out io.Writer) error
 func commandTable() map[string]commandFunc {
 	return map[string]commandFunc{
 		"compare":   runCompare,
+		"users":     runUsers,
 		"lmcache":   runLMCache,
 		"limit":     runLimit,
 		"report":    runReport,
@@ -89,6 +91,9 @@ func usage() {
 commands:
   compare   SET/GET throughput (GB/s and ops/s) of kvserver vs redis-server,
             side by side, over value sizes, connection counts and pipelining
+  users     as users measure it: redis-benchmark and go-redis against both,
+            with server CPU per operation and per GB (from /proc), p50/p99,
+            Unix socket throughput, the SET storm on a fresh server, idle RSS
   lmcache   LMCache's store / EXISTS-walk lookup / retrieve pattern with
             16 MiB chunks against both
   limit     this machine's loopback TCP (1 and 8 streams) and memcpy GB/s

@@ -17,7 +17,9 @@ import (
 type target struct {
 	Name string
 	Addr string
-	cmd  *exec.Cmd
+	// Socket is the Unix socket the server also listens on, or "".
+	Socket string
+	cmd    *exec.Cmd
 }
 
 func freePort() (int, error) {
@@ -30,13 +32,14 @@ func freePort() (int, error) {
 }
 
 // startProcess runs a server binary and waits until it answers PING.
-func startProcess(ctx context.Context, name, bin string, args []string, port int) (*target, error) {
+// socket, when set, is the Unix socket the arguments make it listen on.
+func startProcess(ctx context.Context, name, bin string, args []string, port int, socket string) (*target, error) {
 	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Stdout, cmd.Stderr = nil, nil
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start %s (%s): %w", name, bin, err)
 	}
-	t := &target{Name: name, Addr: "127.0.0.1:" + strconv.Itoa(port), cmd: cmd}
+	t := &target{Name: name, Addr: "127.0.0.1:" + strconv.Itoa(port), Socket: socket, cmd: cmd}
 	if err := waitReady(ctx, t.Addr, 15*time.Second); err != nil {
 		t.Stop()
 		return nil, err
@@ -63,6 +66,12 @@ func (t *target) Stop() {
 // startRedis starts Debian's redis-server with the same memory bound and
 // persistence off.
 func startRedis(ctx context.Context, bin, dir string, maxMemory string) (*target, error) {
+	return startRedisOn(ctx, bin, dir, maxMemory, "")
+}
+
+// startRedisOn is startRedis that also listens on the Unix socket at
+// socket unless it is "".
+func startRedisOn(ctx context.Context, bin, dir, maxMemory, socket string) (*target, error) {
 	port, err := freePort()
 	if err != nil {
 		return nil, err
@@ -70,18 +79,33 @@ func startRedis(ctx context.Context, bin, dir string, maxMemory string) (*target
 	args := []string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "",
 		"--appendonly", "no", "--dir", dir, "--maxmemory", maxMemory,
 		"--maxmemory-policy", "allkeys-lru", "--daemonize", "no", "--loglevel", "warning"}
-	return startProcess(ctx, "redis", bin, args, port)
+	return startProcess(ctx, "redis", bin, withSocket(args, socket), port, socket)
 }
 
 // startKVServer starts kvserver with its data under dir.
 func startKVServer(ctx context.Context, bin, dir string, maxMemory string) (*target, error) {
+	return startKVServerOn(ctx, bin, dir, maxMemory, "")
+}
+
+// startKVServerOn is startKVServer that also listens on the Unix socket at
+// socket unless it is "" (which needs a kvserver with --unixsocket).
+func startKVServerOn(ctx context.Context, bin, dir, maxMemory, socket string) (*target, error) {
 	port, err := freePort()
 	if err != nil {
 		return nil, err
 	}
 	args := []string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--dir", dir,
 		"--maxmemory", maxMemory, "--metrics-port", "0", "--log-level", "warn"}
-	return startProcess(ctx, "kvserver", bin, args, port)
+	return startProcess(ctx, "kvserver", bin, withSocket(args, socket), port, socket)
+}
+
+// withSocket adds Redis's --unixsocket option to args when socket is set;
+// both servers spell it the same.
+func withSocket(args []string, socket string) []string {
+	if socket == "" {
+		return args
+	}
+	return append(args, "--unixsocket", socket)
 }
 
 // workDir makes a temporary directory for a run and, when kvBin is empty,
@@ -125,6 +149,9 @@ type pairOptions struct {
 	maxMemBytes int64  // maxMemory parsed, by parseMaxMemory
 	redisBin    string
 	kvBin       string // empty: build ./cmd/kvserver
+	// unixSockets makes both servers listen on a Unix socket in their
+	// directories as well (kvbench users); not a flag.
+	unixSockets bool
 }
 
 // define defines --maxmemory, --redis-server and --kvserver in fs.
@@ -146,11 +173,12 @@ func (o *pairOptions) parseMaxMemory() error {
 
 // start starts the pair o describes.
 func (o *pairOptions) start(ctx context.Context) (*serverPair, error) {
-	return startPair(ctx, o.redisBin, o.kvBin, o.maxMemory)
+	return startPair(ctx, o.redisBin, o.kvBin, o.maxMemory, o.unixSockets)
 }
 
-// startPair builds kvserver when kvBin is empty, then starts both servers.
-func startPair(ctx context.Context, redisBin, kvBin, maxMemory string) (*serverPair, error) {
+// startPair builds kvserver when kvBin is empty, then starts both servers,
+// each also on a Unix socket in its directory when sockets is set.
+func startPair(ctx context.Context, redisBin, kvBin, maxMemory string, sockets bool) (*serverPair, error) {
 	if _, err := exec.LookPath(redisBin); err != nil {
 		return nil, fmt.Errorf("redis-server not found (apt-get install redis-server): %w", err)
 	}
@@ -163,11 +191,18 @@ func startPair(ctx context.Context, redisBin, kvBin, maxMemory string) (*serverP
 		p.Close()
 		return nil, err
 	}
-	if p.redis, err = startRedis(ctx, redisBin, filepath.Join(tmp, "redis"), maxMemory); err != nil {
+	socket := func(dir string) string {
+		if !sockets {
+			return ""
+		}
+		return filepath.Join(dir, "server.sock")
+	}
+	redisDir, kvDir := filepath.Join(tmp, "redis"), filepath.Join(tmp, "kv")
+	if p.redis, err = startRedisOn(ctx, redisBin, redisDir, maxMemory, socket(redisDir)); err != nil {
 		p.Close()
 		return nil, err
 	}
-	if p.kv, err = startKVServer(ctx, kvBin, filepath.Join(tmp, "kv"), maxMemory); err != nil {
+	if p.kv, err = startKVServerOn(ctx, kvBin, kvDir, maxMemory, socket(kvDir)); err != nil {
 		p.Close()
 		return nil, err
 	}

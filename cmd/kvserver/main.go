@@ -108,11 +108,12 @@ func (e engineStats) Snapshot() metrics.Snapshot {
 }
 
 // listen opens the client ports: the plain one unless port is 0, the TLS
-// one when tls-port is set. Like Redis, a configuration that listens
-// nowhere is an error.
+// one when tls-port is set, and the Unix socket when unixsocket names one.
+// Like Redis, a configuration that listens nowhere is an error.
 func listen(cfg config.Config, tlsCfg *tls.Config) ([]net.Listener, string, error) {
-	if cfg.Port == 0 && cfg.TLSPort == 0 {
-		return nil, "", errors.New("configured to not listen anywhere: port and tls-port are both 0")
+	socket := cfg.String("unixsocket")
+	if cfg.Port == 0 && cfg.TLSPort == 0 && socket == "" {
+		return nil, "", errors.New("configured to not listen anywhere: port and tls-port are both 0 and unixsocket is empty")
 	}
 	var lns []net.Listener
 	var addrs []string
@@ -136,15 +137,53 @@ func listen(cfg config.Config, tlsCfg *tls.Config) ([]net.Listener, string, erro
 			return nil, "", err
 		}
 	}
+	closeAll := func() {
+		for _, ln := range lns {
+			ln.Close()
+		}
+	}
 	if cfg.TLSPort != 0 {
 		if err := open(cfg.TLSPort, tlsCfg); err != nil {
-			for _, ln := range lns {
-				ln.Close()
-			}
+			closeAll()
 			return nil, "", err
 		}
 	}
+	if socket != "" {
+		ln, err := listenUnix(socket, cfg.String("unixsocketperm"))
+		if err != nil {
+			closeAll()
+			return nil, "", err
+		}
+		lns = append(lns, ln)
+		addrs = append(addrs, socket+" (unix)")
+	}
 	return lns, strings.Join(addrs, ", "), nil
+}
+
+// listenUnix listens on a Unix socket at path, replacing a socket file a
+// previous run left there (as Redis does), and gives it perm (octal, "0"
+// keeps the umask's). The listener removes the file when it is closed.
+func listenUnix(path, perm string) (net.Listener, error) {
+	mode, err := config.ParseSocketPerm(perm)
+	if err != nil {
+		return nil, fmt.Errorf("unixsocketperm: %w", err)
+	}
+	if fi, err := os.Lstat(path); err == nil && fi.Mode()&os.ModeSocket != 0 {
+		if err := os.Remove(path); err != nil {
+			return nil, fmt.Errorf("remove stale unix socket %s: %w", path, err)
+		}
+	}
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		return nil, fmt.Errorf("listen on unix socket %s: %w", path, err)
+	}
+	if mode != 0 {
+		if err := os.Chmod(path, os.FileMode(mode)); err != nil {
+			ln.Close()
+			return nil, fmt.Errorf("chmod unix socket %s to %o: %w", path, mode, err)
+		}
+	}
+	return ln, nil
 }
 
 // run serves until ctx is cancelled (SIGINT, SIGTERM) or a client runs

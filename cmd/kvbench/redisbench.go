@@ -1,0 +1,165 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/csv"
+	"fmt"
+	"net"
+	"os/exec"
+	"strconv"
+	"strings"
+)
+
+// redisBenchKey is the key redis-benchmark's -r N uses for random number
+// k: "key:" and k as 12 zero-padded digits (its __rand_int__ placeholder).
+func redisBenchKey(k int) string { return fmt.Sprintf("key:%012d", k) }
+
+// redisBenchSpec is one run of redis-benchmark: one test (set or get),
+// Requests requests of Size-byte values over Conns connections, Pipeline
+// deep, on random keys of a keyspace of Keys (-r).
+type redisBenchSpec struct {
+	Test     string // "set" or "get"
+	Size     int64
+	Conns    int
+	Pipeline int
+	Requests int
+	Keys     int
+}
+
+// args is redis-benchmark's command line for the spec against a server at
+// addr (host:port), or at socket when that is set.
+func (s redisBenchSpec) args(addr, socket string) ([]string, error) {
+	var to []string
+	if socket != "" {
+		to = []string{"-s", socket}
+	} else {
+		host, port, err := net.SplitHostPort(addr)
+		if err != nil {
+			return nil, fmt.Errorf("redis-benchmark address %q: %w", addr, err)
+		}
+		to = []string{"-h", host, "-p", port}
+	}
+	return append(to, "-c", strconv.Itoa(s.Conns), "-n", strconv.Itoa(s.Requests),
+		"-d", strconv.FormatInt(s.Size, 10), "-P", strconv.Itoa(s.Pipeline),
+		"-r", strconv.Itoa(s.Keys), "-t", s.Test, "--csv"), nil
+}
+
+// redisBenchRow is one test's line of redis-benchmark --csv: requests per
+// second and latencies in milliseconds.
+type redisBenchRow struct {
+	Test  string
+	RPS   float64
+	AvgMs float64
+	P50Ms float64
+	P99Ms float64
+}
+
+// parseRedisBenchCSV reads redis-benchmark --csv output (Redis 7: a
+// header "test","rps","avg_latency_ms",...,"p99_latency_ms",... and one
+// line per test). Columns are found by the header's names, so that a
+// version that adds or reorders columns still parses.
+func parseRedisBenchCSV(out []byte) ([]redisBenchRow, error) {
+	r := csv.NewReader(bytes.NewReader(out))
+	r.FieldsPerRecord = -1
+	recs, err := r.ReadAll()
+	if err != nil {
+		return nil, fmt.Errorf("redis-benchmark --csv output: %w", err)
+	}
+	if len(recs) < 2 {
+		return nil, fmt.Errorf("redis-benchmark --csv output has no result line: %q", out)
+	}
+	col := map[string]int{}
+	for i, name := range recs[0] {
+		col[name] = i
+	}
+	for _, name := range []string{"test", "rps", "avg_latency_ms", "p50_latency_ms", "p99_latency_ms"} {
+		if _, ok := col[name]; !ok {
+			return nil, fmt.Errorf("redis-benchmark --csv header %q lacks %q", recs[0], name)
+		}
+	}
+	var rows []redisBenchRow
+	for _, rec := range recs[1:] {
+		if len(rec) != len(recs[0]) {
+			return nil, fmt.Errorf("redis-benchmark --csv line %q does not match its header", rec)
+		}
+		num := func(name string) (float64, error) {
+			v, err := strconv.ParseFloat(rec[col[name]], 64)
+			if err != nil {
+				return 0, fmt.Errorf("redis-benchmark %s %s: %w", rec[col["test"]], name, err)
+			}
+			return v, nil
+		}
+		row := redisBenchRow{Test: rec[col["test"]]}
+		for _, f := range []struct {
+			name string
+			dst  *float64
+		}{{"rps", &row.RPS}, {"avg_latency_ms", &row.AvgMs}, {"p50_latency_ms", &row.P50Ms}, {"p99_latency_ms", &row.P99Ms}} {
+			if *f.dst, err = num(f.name); err != nil {
+				return nil, err
+			}
+		}
+		rows = append(rows, row)
+	}
+	return rows, nil
+}
+
+// runRedisBenchmark runs redis-benchmark (bin) for spec against t, over
+// its Unix socket when unix is set, and measures the server's CPU time
+// around it.
+func runRedisBenchmark(ctx context.Context, bin string, t *target, spec redisBenchSpec, unix bool) (phaseStats, error) {
+	socket := ""
+	if unix {
+		socket = t.Socket
+	}
+	args, err := spec.args(t.Addr, socket)
+	if err != nil {
+		return phaseStats{}, err
+	}
+	var out []byte
+	cpu, err := serverCPU(t, func() error {
+		var stderr bytes.Buffer
+		cmd := exec.CommandContext(ctx, bin, args...)
+		cmd.Stderr = &stderr
+		var err error
+		if out, err = cmd.Output(); err != nil {
+			return fmt.Errorf("redis-benchmark %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
+		}
+		return nil
+	})
+	if err != nil {
+		return phaseStats{}, err
+	}
+	rows, err := parseRedisBenchCSV(out)
+	if err != nil {
+		return phaseStats{}, err
+	}
+	row := rows[0]
+	if !strings.EqualFold(row.Test, spec.Test) || row.RPS <= 0 {
+		return phaseStats{}, fmt.Errorf("redis-benchmark reported %+v for test %s", row, spec.Test)
+	}
+	return phaseStats{
+		OpsPerSec: row.RPS, GBps: row.RPS * float64(spec.Size) / 1e9,
+		P50Ms: row.P50Ms, P99Ms: row.P99Ms,
+		CPUPerOp: cpu / float64(spec.Requests),
+		CPUPerGB: cpu / (float64(spec.Requests) * float64(spec.Size) / 1e9),
+	}, nil
+}
+
+// serverCPU runs work and returns the CPU seconds t's process used
+// meanwhile (user plus system, from /proc).
+func serverCPU(t *target, work func() error) (float64, error) {
+	pid := t.cmd.Process.Pid
+	before, err := processCPU(pid)
+	if err != nil {
+		return 0, err
+	}
+	if err := work(); err != nil {
+		return 0, err
+	}
+	after, err := processCPU(pid)
+	if err != nil {
+		return 0, err
+	}
+	return after - before, nil
+}
