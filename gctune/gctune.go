@@ -157,13 +157,18 @@ func (t *Tuner) Slack(rate float64) int64 {
 	return max(int64(s), t.opts.MinSlack)
 }
 
+// minHeap is the Go runtime's smallest heap goal at GOGC=100 (4 MiB): the
+// goal is never below minHeap*percent/100, so a live heap smaller than it
+// (none yet, before the first collection) counts as minHeap. Counting it
+// as nothing would set MaxPercent and a first goal of 400 MiB: on a fresh
+// server, 400 MiB of fresh pages faulted in before any freed value could
+// be reused.
+const minHeap = 4 << 20
+
 // Percent is the GC percentage that puts the heap goal slack bytes above
 // a live heap of live bytes, within [MinPercent, MaxPercent].
 func (t *Tuner) Percent(live, slack int64) int {
-	if live <= 0 {
-		return t.opts.MaxPercent
-	}
-	p := slack * 100 / live
+	p := slack * 100 / max(live, minHeap)
 	return int(min(max(p, int64(t.opts.MinPercent)), int64(t.opts.MaxPercent)))
 }
 

@@ -14,8 +14,9 @@ func TestPercentKeepsSlackAboveLiveHeap(t *testing.T) {
 		live int64
 		want int
 	}{
-		{0, 10000},
-		{1 << 20, 10000},       // 25600% capped
+		{0, 6400},              // no collection yet: the runtime's 4 MiB minimum
+		{1 << 20, 6400},        //
+		{2 << 10, 6400},        //
 		{16 << 20, 1600},       // goal 16+256 MiB
 		{128 << 20, 200},       // goal 384 MiB
 		{256 << 20, 100},       // goal 512 MiB
