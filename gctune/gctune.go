@@ -140,6 +140,10 @@ func New(opts Options) *Tuner {
 	}
 	return &Tuner{
 		opts: opts,
+		// A fresh process starts as if it were busy: a server's first
+		// second is often a storm of writes, and the rate decays to
+		// MinSlack's within a few seconds if it is not.
+		rate: float64(opts.Slack) / opts.Window.Seconds(),
 		sample: []metrics.Sample{
 			{Name: "/gc/heap/live:bytes"},
 			{Name: "/gc/heap/allocs:bytes"},
