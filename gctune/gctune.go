@@ -12,9 +12,10 @@
 //
 // The slack is proportional to the allocation rate: what the process
 // allocates in Window (500 ms) at its recent rate, between MinSlack (32 MiB)
-// and Slack (256 MiB). A busy server thus collects at most about twice a
-// second until its live heap is large, while a quiet one holds little
-// garbage. Once the live heap passes 100*slack/MinPercent bytes the
+// and Slack (256 MiB). A server allocating up to 512 MiB/s thus collects
+// about twice a second while its live heap is small (a faster one as
+// before, once per 256 MiB), while a quiet one holds little garbage; a
+// fresh Tuner starts at the full slack, as if busy. Once the live heap passes 100*slack/MinPercent bytes the
 // percentage is back to MinPercent, and the memory limit
 // (debug.SetMemoryLimit, derived from maxmemory) still caps the heap
 // whatever the percentage: the slack is garbage the process may hold beyond
@@ -26,8 +27,11 @@
 // the Tuner calls debug.FreeOSMemory once: measured on kvserver after 2000
 // 1 MiB SETs from 50 connections to ten keys, resident memory fell from
 // 320 MB (held for good before) to 48 MB about 2.5 s after the last SET.
-// The next burst pays for it by faulting fresh pages (about 2 GB/s on a
-// small VM, 0.15 s for a full 256 MiB slack).
+// The release (a full collection, then returning every free page) took
+// 22 ms with 1000 values of 1 MiB and about 200 ms with 200,000 keys of
+// 4 KiB, on the Tuner's goroutine; the next burst pays for it by faulting
+// fresh pages (about 2 GB/s on a small VM, 0.15 s for a full 256 MiB
+// slack).
 package gctune
 
 import (
