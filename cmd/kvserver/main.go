@@ -62,8 +62,9 @@ func goMemoryLimit(maxMemory int64) int64 {
 	return maxMemory + max(maxMemory/4, 512<<20)
 }
 
-// gcSlack is the garbage the heap may hold above its live bytes before a
-// collection (package gctune). Go's plain GOGC=100 measured best for large
+// gcSlack is the most garbage the heap may hold above its live bytes before
+// a collection (package gctune; a server allocating slowly holds less, and
+// an idle one returns its free memory to the system). Go's plain GOGC=100 measured best for large
 // values (at GOGC=20, collections ran almost back to back under a stream of
 // 4 MiB SETs: SET/GET fell from 1.27x/1.42x Redis to 1.07x/0.93x), but with
 // a small live heap it collected about 150 times a second under pipelined
