@@ -7,8 +7,8 @@
 // is not a keyspace: it knows nothing of RESP, LRU order, leases or which tier
 // a key lives in, and it does not decide what to evict. The engine keeps the
 // index (rebuilt at start with Iterate), chooses victims, and calls Put,
-// PutGroup, Get, Delete and DeleteGroup; disktier reports ErrDiskFull when a write
-// does not fit.
+// PutGroup, PutGroups, Get, Delete and DeleteGroup; disktier reports ErrDiskFull
+// when a write does not fit.
 //
 // # Records, groups and databases
 //
@@ -19,6 +19,17 @@
 // Pebble batch and DeleteGroup removes all of them in one, so a crash or a
 // concurrent reader never sees half a chunk. Writes to one group are
 // serialized, reads take no lock.
+//
+// PutGroups writes many groups in one batch, atomic as a whole, which is how
+// the engine's write-behind persists small values: one commit, one pass of
+// stripe locks and accounting, and the headers of the records replaced read
+// by one iterator in key order rather than a Get each. Rewriting 100,000
+// keys of 4 KiB (go test ./disktier/ -run '^$' -bench WriteBehind4KiB
+// -benchtime=200000x, CPU of the whole process, Pebble's flushes and
+// compactions included, two runs each): a PutGroup per group 30.6-32.4 us
+// per record, 1000 groups per PutGroups 19.2-19.8 us. What is left is
+// Pebble's: the memtable inserts of the two keys of each record, the header
+// lookups, flushes and compactions.
 //
 // Expiry (unix ms) is stored in the header. An expired record reads as
 // ErrNotFound and is deleted on access, or by Iterate.

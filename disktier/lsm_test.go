@@ -182,6 +182,58 @@ func TestPutGroupOverMaxDiskWritesNothing(t *testing.T) {
 	}
 }
 
+func TestPutGroupsWritesSeveralGroupsInOneBatchOrNone(t *testing.T) {
+	s := openTest(t, Options{MaxDisk: 1 << 20})
+	mustPut(t, s, 1, "a:kv_bytes", []byte("old value of a"), RecordMeta{})
+	writes := []GroupWrite{
+		{DB: 1, Entries: []Entry{{Key: []byte("a:kv_bytes"), Value: randomBytes(1, 4096)},
+			{Key: []byte("a:metadata"), Value: []byte("meta a"), Fresh: true}}},
+		{DB: 2, Entries: []Entry{{Key: []byte("a:kv_bytes"), Value: randomBytes(2, 300), Fresh: true}}},
+		{DB: 1, Entries: nil},
+		{DB: 1, Entries: []Entry{{Key: []byte("b"), Value: []byte("small"), Meta: RecordMeta{ExpireAt: 1 << 60}, Fresh: true}}},
+	}
+	if err := s.PutGroups(ctx, writes); err != nil {
+		t.Fatal(err)
+	}
+	var want int64
+	for _, w := range writes {
+		for _, e := range w.Entries {
+			got, meta := mustGet(t, s, w.DB, string(e.Key))
+			if !bytes.Equal(got, e.Value) || meta.ExpireAt != e.Meta.ExpireAt {
+				t.Fatalf("db %d %s differs", w.DB, e.Key)
+			}
+			want += meta.StoredSize
+		}
+	}
+	if st := s.Stats(); st.Keys != 4 || st.Bytes != want || st.KeysByDB[1] != 3 || st.KeysByDB[2] != 1 {
+		t.Fatalf("Stats = %+v, want 4 keys of %d bytes", st, want)
+	}
+
+	// A group given twice, a bad group or a write over MaxDisk: nothing of
+	// the call is written.
+	twice := []GroupWrite{
+		{DB: 3, Entries: []Entry{{Key: []byte("c:kv_bytes"), Value: []byte("1")}}},
+		{DB: 3, Entries: []Entry{{Key: []byte("c:metadata"), Value: []byte("2")}}},
+	}
+	if err := s.PutGroups(ctx, twice); err == nil {
+		t.Fatal("PutGroups accepted a group twice")
+	}
+	mixed := []GroupWrite{twice[0], {DB: 3, Entries: []Entry{{Key: []byte("d:kv_bytes"), Value: []byte("1")},
+		{Key: []byte("e:metadata"), Value: []byte("2")}}}}
+	if err := s.PutGroups(ctx, mixed); err == nil {
+		t.Fatal("PutGroups accepted keys of two groups in one group")
+	}
+	full := []GroupWrite{twice[0], {DB: 4, Entries: []Entry{{Key: []byte("big"), Value: randomBytes(3, 2<<20)}}}}
+	if err := s.PutGroups(ctx, full); !errors.Is(err, ErrDiskFull) {
+		t.Fatalf("PutGroups over MaxDisk = %v, want ErrDiskFull", err)
+	}
+	wantNotFound(t, s, 3, "c:kv_bytes")
+	wantNotFound(t, s, 4, "big")
+	if st := s.Stats(); st.Keys != 4 || st.Bytes != want {
+		t.Fatalf("after refused calls: Stats = %+v, want 4 keys of %d bytes", st, want)
+	}
+}
+
 func TestExpiryIsStoredReturnedAndEnforced(t *testing.T) {
 	now := time.UnixMilli(1_700_000_000_000)
 	clock := func() time.Time { return now }

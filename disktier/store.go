@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"math"
 	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -521,12 +522,17 @@ func checkDB(db int) (uint32, error) {
 }
 
 func (s *Store) stripe(db uint32, group []byte) *sync.Mutex {
+	return &s.stripes[s.stripeIndex(db, group)]
+}
+
+// stripeIndex is the index in stripes of the lock of db's group.
+func (s *Store) stripeIndex(db uint32, group []byte) int {
 	var b [4]byte
 	b[0], b[1], b[2], b[3] = byte(db), byte(db>>8), byte(db>>16), byte(db>>24)
 	d := xxhash.New()
 	_, _ = d.Write(b[:])
 	_, _ = d.Write(group)
-	return &s.stripes[d.Sum64()%numStripes]
+	return int(d.Sum64() % numStripes)
 }
 
 func (s *Store) lockAll() {
@@ -635,38 +641,57 @@ func (s *Store) Put(ctx context.Context, db int, key, value []byte, meta RecordM
 // either all of them are there or none. Other keys of the group are left as
 // they are.
 func (s *Store) PutGroup(ctx context.Context, db int, entries []Entry) error {
+	return s.PutGroups(ctx, []GroupWrite{{DB: db, Entries: entries}})
+}
+
+// GroupWrite is one group of a PutGroups call: entries of one group of
+// database DB, as PutGroup takes them.
+type GroupWrite struct {
+	DB      int
+	Entries []Entry
+}
+
+// PutGroups stores several groups, each as PutGroup would, in one atomic
+// Pebble batch and one commit: after a crash either all of them are there or
+// none, so no group is ever seen half written. Groups must be distinct
+// (database and group). It is PutGroup for many small groups at once: the
+// commit, the stripe locks and the accounting are paid once per call rather
+// than once per group. ErrDiskFull (or any other error) means none of them
+// was written.
+func (s *Store) PutGroups(ctx context.Context, groups []GroupWrite) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	d, err := checkDB(db)
-	if err != nil {
-		return err
+	checked := make([]checkedGroup, 0, len(groups))
+	var seen map[string]struct{}
+	if len(groups) > 1 {
+		seen = make(map[string]struct{}, len(groups))
 	}
-	if len(entries) == 0 {
-		return nil
-	}
-	group := grouping.Of(entries[0].Key)
-	for i, e := range entries {
-		if len(e.Value) > MaxValueLen {
-			return fmt.Errorf("%w: %d bytes", ErrTooLarge, len(e.Value))
+	for _, g := range groups {
+		c, err := checkGroup(g)
+		if err != nil {
+			return err
 		}
-		if e.Meta.ExpireAt < 0 {
-			return fmt.Errorf("disktier: negative expiry %d", e.Meta.ExpireAt)
+		if len(g.Entries) == 0 {
+			continue
 		}
-		if !bytes.Equal(grouping.Of(e.Key), group) {
-			return fmt.Errorf("disktier: PutGroup: key %q is not in group %q", e.Key, group)
-		}
-		for _, o := range entries[:i] {
-			if bytes.Equal(o.Key, e.Key) {
-				return fmt.Errorf("disktier: PutGroup: key %q given twice", e.Key)
+		if seen != nil {
+			id := string(encodeKey(nil, prefixHeader, c.db, c.group))
+			if _, dup := seen[id]; dup {
+				return fmt.Errorf("disktier: PutGroups: group %q of database %d given twice", c.group, c.db)
 			}
+			seen[id] = struct{}{}
 		}
+		checked = append(checked, c)
+	}
+	if len(checked) == 0 {
+		return nil
 	}
 	if err := s.acquireWrite(); err != nil {
 		return err
 	}
 	defer s.release()
-	wroteFile, err := s.putGroup(d, group, entries)
+	wroteFile, err := s.putGroups(checked)
 	if err == nil && wroteFile {
 		// Only a value-log write shows the disk takes data: a Pebble
 		// commit without a WAL lands in the memtable whatever the disk.
@@ -676,57 +701,176 @@ func (s *Store) PutGroup(ctx context.Context, db int, entries []Entry) error {
 	return err
 }
 
-// putGroup is PutGroup once its arguments are checked and the disk is
+// checkedGroup is a GroupWrite whose arguments passed checkGroup.
+type checkedGroup struct {
+	db      uint32
+	group   []byte
+	entries []Entry
+}
+
+// checkGroup checks one group of a PutGroups call.
+func checkGroup(g GroupWrite) (checkedGroup, error) {
+	d, err := checkDB(g.DB)
+	if err != nil {
+		return checkedGroup{}, err
+	}
+	if len(g.Entries) == 0 {
+		return checkedGroup{db: d}, nil
+	}
+	group := grouping.Of(g.Entries[0].Key)
+	for i, e := range g.Entries {
+		if len(e.Value) > MaxValueLen {
+			return checkedGroup{}, fmt.Errorf("%w: %d bytes", ErrTooLarge, len(e.Value))
+		}
+		if e.Meta.ExpireAt < 0 {
+			return checkedGroup{}, fmt.Errorf("disktier: negative expiry %d", e.Meta.ExpireAt)
+		}
+		if !bytes.Equal(grouping.Of(e.Key), group) {
+			return checkedGroup{}, fmt.Errorf("disktier: PutGroup: key %q is not in group %q", e.Key, group)
+		}
+		for _, o := range g.Entries[:i] {
+			if bytes.Equal(o.Key, e.Key) {
+				return checkedGroup{}, fmt.Errorf("disktier: PutGroup: key %q given twice", e.Key)
+			}
+		}
+	}
+	return checkedGroup{db: d, group: group, entries: g.Entries}, nil
+}
+
+// lockStripes locks the stripes of groups in ascending order (the order
+// lockAll takes them in), each once, and returns the function that unlocks
+// them.
+func (s *Store) lockStripes(groups []checkedGroup) func() {
+	if len(groups) == 1 {
+		mu := &s.stripes[s.stripeIndex(groups[0].db, groups[0].group)]
+		mu.Lock()
+		return mu.Unlock
+	}
+	var held [numStripes]bool
+	for _, g := range groups {
+		held[s.stripeIndex(g.db, g.group)] = true
+	}
+	for i := range held {
+		if held[i] {
+			s.stripes[i].Lock()
+		}
+	}
+	return func() {
+		for i := range held {
+			if held[i] {
+				s.stripes[i].Unlock()
+			}
+		}
+	}
+}
+
+// dbUsage is an accounting change of one database.
+type dbUsage struct {
+	db uint32
+	u  usage
+}
+
+// addUsage adds u to db's entry of deltas.
+func addUsage(deltas []dbUsage, db uint32, u usage) []dbUsage {
+	for i := range deltas {
+		if deltas[i].db == db {
+			deltas[i].u.add(u)
+			return deltas
+		}
+	}
+	return append(deltas, dbUsage{db, u})
+}
+
+// reserveAll reserves every delta, or none: a refused one takes back those
+// already reserved.
+func (s *Store) reserveAll(deltas []dbUsage) error {
+	for i, d := range deltas {
+		if err := s.reserve(d.db, d.u); err != nil {
+			for _, r := range deltas[:i] {
+				s.account(r.db, r.u.neg())
+			}
+			return err
+		}
+	}
+	return nil
+}
+
+// putGroups is PutGroups once its arguments are checked and the disk is
 // admitting writes.
-func (s *Store) putGroup(d uint32, group []byte, entries []Entry) (wroteFile bool, err error) {
-	encoded := make([]encodedRecord, len(entries))
+func (s *Store) putGroups(groups []checkedGroup) (wroteFile bool, err error) {
+	n := 0
+	for _, g := range groups {
+		n += len(g.entries)
+	}
+	// Every record of the call: its group's database and its entry.
+	type record struct {
+		db       uint32
+		entry    *Entry
+		enc      encodedRecord
+		dropVkey bool
+	}
+	records := make([]record, 0, n)
 	defer func() {
-		for i := range encoded {
-			encoded[i].release(s)
+		for i := range records {
+			records[i].enc.release(s)
 		}
 	}()
 	size := 0
-	for i, e := range entries {
-		if err := s.encode(&encoded[i], d, e); err != nil {
-			return false, err
+	for _, g := range groups {
+		for i := range g.entries {
+			records = append(records, record{db: g.db, entry: &g.entries[i]})
+			r := &records[len(records)-1]
+			if err := s.encode(&r.enc, g.db, *r.entry); err != nil {
+				return false, err
+			}
+			size += r.enc.batchSize()
 		}
-		size += encoded[i].batchSize()
 	}
 
-	mu := s.stripe(d, group)
-	mu.Lock()
-	defer mu.Unlock()
+	unlock := s.lockStripes(groups)
+	defer unlock()
 
 	// Accounting first: a write refused for MaxDisk must not have touched
 	// the value log (50 refused 1 MiB puts once grew it by 50 MiB).
-	var delta usage
-	dropVkey := make([]bool, len(encoded))
-	for i := range encoded {
-		r := &encoded[i]
+	// The headers of the records replaced, for their accounting: one
+	// sorted pass of an iterator reads each sstable block once for the
+	// whole call where a Get per record read it once per record.
+	var lookups []headerLookup
+	for i := range records {
+		r := &records[i]
+		// A record awaiting a deferred delete is still there: the caller's
+		// promise that none exists does not hold for it.
+		if !r.entry.Fresh || s.dlog.pending(r.db, r.entry.Key) {
+			lookups = append(lookups, headerLookup{hkey: r.enc.hkey, index: i, err: ErrNotFound})
+		}
+	}
+	s.readHeaders(lookups)
+	var deltas []dbUsage
+	for i := range records {
+		r := &records[i]
 		var old header
 		var oldSize usage
 		err := ErrNotFound
-		// A record awaiting a deferred delete is still there: the caller's
-		// promise that none exists does not hold for it.
-		if !entries[i].Fresh || s.dlog.pending(d, entries[i].Key) {
-			old, oldSize, err = s.readHeader(r.hkey)
+		if len(lookups) > 0 && lookups[0].index == i {
+			old, oldSize, err = lookups[0].h, lookups[0].size, lookups[0].err
+			lookups = lookups[1:]
 		}
 		switch {
 		case errors.Is(err, ErrNotFound):
 		case errors.Is(err, errBadRecord):
 			// Replaced below. Its size is unknown, so the accounting keeps
 			// whatever it counted for it; a payload key it may have had goes.
-			s.noteCorrupt(d, entries[i].Key, err)
-			dropVkey[i] = r.payload == nil
+			s.noteCorrupt(r.db, r.entry.Key, err)
+			r.dropVkey = r.enc.payload == nil
 		case err != nil:
 			return false, err
 		default:
-			delta.add(oldSize.neg())
-			dropVkey[i] = !old.inline() && r.payload == nil
+			deltas = addUsage(deltas, r.db, oldSize.neg())
+			r.dropVkey = !old.inline() && r.enc.payload == nil
 		}
-		delta.add(r.size)
+		deltas = addUsage(deltas, r.db, r.enc.size)
 	}
-	if err := s.reserve(d, delta); err != nil {
+	if err := s.reserveAll(deltas); err != nil {
 		return false, err
 	}
 	committed := false
@@ -740,11 +884,13 @@ func (s *Store) putGroup(d uint32, group []byte, entries []Entry) (wroteFile boo
 			}
 		}
 		if !committed {
-			s.account(d, delta.neg())
+			for _, d := range deltas {
+				s.account(d.db, d.u.neg())
+			}
 		}
 	}()
-	for i := range encoded {
-		r := &encoded[i]
+	for i := range records {
+		r := &records[i].enc
 		if r.vlogPayload == nil {
 			continue
 		}
@@ -758,9 +904,9 @@ func (s *Store) putGroup(d uint32, group []byte, entries []Entry) (wroteFile boo
 
 	batch := s.db.NewBatchWithSize(size)
 	defer batch.Close()
-	for i := range encoded {
-		r := &encoded[i]
-		if dropVkey[i] {
+	for i := range records {
+		r := &records[i].enc
+		if records[i].dropVkey {
 			if err := batch.Delete(r.vkey, nil); err != nil {
 				return false, err
 			}
@@ -778,12 +924,13 @@ func (s *Store) putGroup(d uint32, group []byte, entries []Entry) (wroteFile boo
 		return false, fmt.Errorf("disktier: write: %w", err)
 	}
 	committed = true
-	for i := range encoded {
+	for i := range records {
+		r := &records[i]
 		s.writes.Add(1)
-		s.writeBytes.Add(int64(len(entries[i].Value)))
-		s.writeStored.Add(encoded[i].size.bytes)
-		wroteFile = wroteFile || encoded[i].vlogPayload != nil
-		s.dlog.forget(d, entries[i].Key)
+		s.writeBytes.Add(int64(len(r.entry.Value)))
+		s.writeStored.Add(r.enc.size.bytes)
+		wroteFile = wroteFile || r.enc.vlogPayload != nil
+		s.dlog.forget(r.db, r.entry.Key)
 	}
 	return wroteFile, nil
 }
@@ -901,6 +1048,62 @@ func (s *Store) readHeader(hkey []byte) (header, usage, error) {
 		return h, usage{}, err
 	}
 	return h, recordSize(hkey[keyPrefixLen:], len(v), &h), nil
+}
+
+// headerLookup is one header read by readHeaders: the header key and the
+// caller's index going in, the result of readHeader coming out.
+type headerLookup struct {
+	hkey  []byte
+	index int
+	h     header
+	size  usage
+	err   error
+}
+
+// readHeaders is readHeader for each of lookups, whose keys are distinct.
+// Several are read with one iterator in key order, which loads each block
+// once; the lookups keep their order.
+func (s *Store) readHeaders(lookups []headerLookup) {
+	if len(lookups) == 1 {
+		l := &lookups[0]
+		l.h, l.size, l.err = s.readHeader(l.hkey)
+		return
+	}
+	if len(lookups) == 0 {
+		return
+	}
+	order := make([]*headerLookup, len(lookups))
+	for i := range lookups {
+		order[i] = &lookups[i]
+	}
+	slices.SortFunc(order, func(a, b *headerLookup) int { return bytes.Compare(a.hkey, b.hkey) })
+	upper := append(slices.Clip(order[len(order)-1].hkey), 0)
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: order[0].hkey, UpperBound: upper})
+	if err != nil {
+		for _, l := range order {
+			l.err = readError(err)
+		}
+		return
+	}
+	defer it.Close()
+	for _, l := range order {
+		if !it.SeekGE(l.hkey) || !bytes.Equal(it.Key(), l.hkey) {
+			l.err = ErrNotFound
+			if err := it.Error(); err != nil {
+				l.err = readError(err)
+			}
+			continue
+		}
+		v, err := it.ValueAndErr()
+		if err != nil {
+			l.err = readError(err)
+			continue
+		}
+		l.h, l.err = decodeHeader(v, MaxValueLen)
+		if l.err == nil {
+			l.size = recordSize(l.hkey[keyPrefixLen:], len(v), &l.h)
+		}
+	}
 }
 
 func (s *Store) expiredAt(expireAt int64) bool {

@@ -227,7 +227,9 @@ func (e *Engine) syncExpiryLocked(ctx context.Context, it *item) error {
 
 // writeBehind persists dirty groups without freeing their memory, so that
 // a crash loses only what was written in the last second or so, and a later
-// demotion of those groups is free. It reports whether it wrote anything.
+// demotion of those groups is free. Ready groups are written many at a time
+// (writeBehindBatch), each batch in one atomic disk-tier commit. It reports
+// whether it wrote anything.
 func (e *Engine) writeBehind(ctx context.Context, budget int64) bool {
 	wrote := false
 	e.mu.Lock()
@@ -241,36 +243,95 @@ func (e *Engine) writeBehind(ctx context.Context, budget int64) bool {
 	// Oldest first, so that a budget-cut pass leaves the youngest.
 	slices.SortFunc(ready, func(a, b *group) int { return cmp.Compare(a.dirtySince, b.dirtySince) })
 	e.mu.Unlock()
-	for _, g := range ready {
-		if budget <= 0 || ctx.Err() != nil {
+	for len(ready) > 0 && budget > 0 && ctx.Err() == nil {
+		var n int64
+		var err error
+		n, ready, err = e.writeBehindBatch(ctx, ready, min(budget, writeBehindBatchBytes))
+		budget -= n
+		wrote = wrote || n > 0
+		if err != nil {
+			if !errors.Is(err, disktier.ErrUnavailable) {
+				e.opts.Logger.Error("write-behind", "err", err)
+			}
 			return wrote
 		}
-		e.mu.Lock()
+	}
+	return wrote
+}
+
+// writeBehindBatchBytes bounds the values one write-behind commit carries
+// (a group larger than that goes alone), well under half a memtable so the
+// batch goes through the memtable like a single group's.
+const writeBehindBatchBytes = 4 << 20
+
+// writeBehindBatch persists the first of the ready groups, up to about
+// limit bytes of values, in one atomic disk-tier batch written without the
+// lock (a group that needs room on a full disk is written alone, evicting).
+// It returns the bytes written, the groups not taken and the first error.
+func (e *Engine) writeBehindBatch(ctx context.Context, ready []*group, limit int64) (int64, []*group, error) {
+	type taken struct {
+		w     groupWrite
+		since int64
+	}
+	var batch []taken
+	var size int64
+	e.mu.Lock()
+	for len(ready) > 0 && (len(batch) == 0 || size < limit) {
+		g := ready[0]
+		ready = ready[1:]
 		if _, still := e.dirty[g]; !still || e.closing || g.demoting || e.flushing[g.ks.phys] > 0 {
-			e.mu.Unlock()
 			continue
 		}
 		since := g.dirtySince
 		delete(e.dirty, g)
-		n, err := e.persistLocked(ctx, g, false)
+		w := e.preparePersistLocked(g)
+		e.beginWriteLocked(g)
+		batch = append(batch, taken{w, since})
+		size += w.size
+	}
+	e.mu.Unlock()
+	if len(batch) == 0 {
+		return 0, ready, nil
+	}
+	writes := make([]disktier.GroupWrite, 0, len(batch))
+	for _, t := range batch {
+		writes = append(writes, disktier.GroupWrite{DB: t.w.phys, Entries: t.w.entries})
+	}
+	errs := make([]error, len(batch))
+	err := e.cold.PutGroups(ctx, writes)
+	if errors.Is(err, disktier.ErrDiskFull) {
+		// Room must be made: group by group, evicting as a demotion does.
+		for i, t := range batch {
+			if len(t.w.entries) > 0 {
+				errs[i] = e.putGroupEvicting(ctx, t.w.phys, t.w.entries)
+			}
+		}
+	} else {
+		for i := range errs {
+			errs[i] = err
+		}
+	}
+	var wrote int64
+	var first error
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for i, t := range batch {
+		g := t.w.g
+		e.endWriteLocked(g)
+		n, err := e.finishPersistLocked(ctx, t.w, false, errs[i])
 		if err == nil {
 			err = e.syncGroupExpiriesLocked(ctx, g)
 		}
 		if _, again := e.dirty[g]; again && err != nil {
-			g.dirtySince = min(g.dirtySince, since)
+			g.dirtySince = min(g.dirtySince, t.since)
 		}
-		e.publishLocked()
-		e.mu.Unlock()
-		if err != nil {
-			if !errors.Is(err, disktier.ErrUnavailable) {
-				e.opts.Logger.Error("write-behind of group", "group", g.name, "err", err)
-			}
-			return wrote
+		if err != nil && first == nil {
+			first = fmt.Errorf("group %q: %w", g.name, err)
 		}
-		budget -= n
-		wrote = wrote || n > 0
+		wrote += n
 	}
-	return wrote
+	e.publishLocked()
+	return wrote, ready, first
 }
 
 // syncGroupExpiriesLocked rewrites the expiries of g's disk-only items
@@ -303,58 +364,84 @@ func (e *Engine) demoteLocked(ctx context.Context, g *group) (bool, error) {
 // ones as on disk; with free it also drops them from memory. It returns the
 // bytes written.
 func (e *Engine) persistLocked(ctx context.Context, g *group, free bool) (int64, error) {
-	type pending struct {
-		it      *item
-		version uint64
-		written bool // a record is being written for it
+	w := e.preparePersistLocked(g)
+	var err error
+	if len(w.entries) > 0 {
+		e.beginWriteLocked(g)
+		e.mu.Unlock()
+		err = e.putGroupEvicting(ctx, w.phys, w.entries)
+		e.mu.Lock()
+		e.endWriteLocked(g)
 	}
-	var entries []disktier.Entry
-	var todo []pending
-	var size int64
+	return e.finishPersistLocked(ctx, w, free, err)
+}
+
+// groupWrite is the write of one group's resident values the disk lacks,
+// prepared under the lock (preparePersistLocked), written without it and
+// finished under it again (finishPersistLocked).
+type groupWrite struct {
+	g       *group
+	phys    int
+	entries []disktier.Entry
+	todo    []pendingItem
+	size    int64
+}
+
+// pendingItem is a resident item of a groupWrite with the version it had
+// when the write was prepared.
+type pendingItem struct {
+	it      *item
+	version uint64
+	written bool // a record is being written for it
+}
+
+// preparePersistLocked collects g's resident values the disk lacks.
+func (e *Engine) preparePersistLocked(g *group) groupWrite {
+	w := groupWrite{g: g, phys: g.ks.phys}
 	for _, it := range g.items {
 		if !it.resident {
 			continue
 		}
-		todo = append(todo, pending{it, it.version, !it.onDisk})
+		w.todo = append(w.todo, pendingItem{it, it.version, !it.onDisk})
 		if !it.onDisk {
 			// An older record (diskOld) is replaced in the same batch, so
 			// the disk holds one version or the other at every moment;
 			// without one, and with no delete of an earlier record still
 			// deferred (faults.go), the store need not look for it.
 			_, deferred := e.deferredDeletes[coldKey{g.ks.phys, it.key}]
-			entries = append(entries, disktier.Entry{Key: []byte(it.key), Value: it.value,
+			w.entries = append(w.entries, disktier.Entry{Key: []byte(it.key), Value: it.value,
 				Meta: disktier.RecordMeta{ExpireAt: it.expireAt, Quantized: it.quantized}, Fresh: !it.diskOld && !deferred})
-			size += int64(len(it.value))
+			w.size += int64(len(it.value))
 		}
 	}
 	if shuffle := g.halfPrecisionChunk(); shuffle {
-		for i := range entries {
-			if grouping.IsData(string(entries[i].Key)) && !entries[i].Meta.Quantized {
-				entries[i].Meta.Shuffle = true
+		for i := range w.entries {
+			if grouping.IsData(string(w.entries[i].Key)) && !w.entries[i].Meta.Quantized {
+				w.entries[i].Meta.Shuffle = true
 			}
 		}
 	}
-	phys := g.ks.phys
-	if len(entries) > 0 {
-		e.beginWriteLocked(g)
-		e.mu.Unlock()
-		err := e.putGroupEvicting(ctx, phys, entries)
-		e.mu.Lock()
-		e.endWriteLocked(g)
-		if err != nil {
-			e.markDirtyLocked(g)
-			return 0, err
-		}
+	return w
+}
+
+// finishPersistLocked records the outcome err of writing w: on success the
+// items unchanged since are on disk (and with free dropped from memory); on
+// failure the group is dirty again. It returns the bytes written.
+func (e *Engine) finishPersistLocked(ctx context.Context, w groupWrite, free bool, err error) (int64, error) {
+	g, phys := w.g, w.phys
+	if err != nil {
+		e.markDirtyLocked(g)
+		return 0, err
 	}
 	if e.dbIndexLocked(g.ks) < 0 {
 		// The database was flushed while the group was being written: what
 		// was just written must not outlive the flush.
-		for _, en := range entries {
+		for _, en := range w.entries {
 			e.deleteColdLocked(ctx, phys, string(en.Key))
 		}
-		return size, nil
+		return w.size, nil
 	}
-	for _, p := range todo {
+	for _, p := range w.todo {
 		it := p.it
 		switch cur := g.ks.items[it.key]; {
 		case cur == it && it.version == p.version:
@@ -377,7 +464,7 @@ func (e *Engine) persistLocked(ctx context.Context, g *group, free bool) (int64,
 			cur.diskOld = true
 		}
 	}
-	return size, nil
+	return w.size, nil
 }
 
 // putGroupEvicting writes a group to disk, evicting the coldest disk-only

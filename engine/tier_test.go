@@ -232,3 +232,45 @@ func TestExpiryOfDemotedKeysSurvivesRestart(t *testing.T) {
 		t.Fatal("expired key readable after restart")
 	}
 }
+
+func TestWriteBehindWritesManyGroupsInBatchesAndReplacesOldCopies(t *testing.T) {
+	ctx := context.Background()
+	store, err := disktier.Open(ctx, disktier.Options{Dir: t.TempDir(), MaxDisk: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	clock := &fakeClock{now: time.Unix(1_700_000_000, 0)}
+	e, err := Open(ctx, Options{Cold: store, Now: clock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// More than one batch (writeBehindBatchBytes) of 4 KiB values in two
+	// databases, written twice: the second pass replaces every record.
+	const keys = 1500
+	for round := range 2 {
+		for i := range keys {
+			set(e, i%2, fmt.Sprintf("k%d", i), chunkValue(round*keys+i, 4096), 0)
+		}
+		clock.Advance(3 * time.Second)
+		if !e.writeBehind(ctx, writeBehindBytes) {
+			t.Fatalf("round %d: write-behind wrote nothing", round)
+		}
+		e.mu.Lock()
+		dirty := len(e.dirty)
+		e.mu.Unlock()
+		if dirty != 0 {
+			t.Fatalf("round %d: %d groups still dirty", round, dirty)
+		}
+		for i := range keys {
+			v, _, err := store.Get(ctx, i%2, []byte(fmt.Sprintf("k%d", i)))
+			if err != nil || !bytes.Equal(v, chunkValue(round*keys+i, 4096)) {
+				t.Fatalf("round %d: disk copy of k%d: %v", round, i, err)
+			}
+		}
+		if st := store.Stats(); st.Keys != keys || st.RawBytes != keys*4096 {
+			t.Fatalf("round %d: disk tier holds %d keys, %d bytes; want %d, %d",
+				round, st.Keys, st.RawBytes, keys, keys*4096)
+		}
+	}
+}
