@@ -98,12 +98,9 @@ func runLMCache(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	pair, err := o.start(ctx)
-	if err != nil {
-		return err
-	}
-	defer pair.Close()
-	res, err := lmcacheRounds(ctx, o, pair)
+	res, err := onPair(ctx, &o.pairOptions, func(pair *serverPair) (lmcacheResult, error) {
+		return lmcacheRounds(ctx, o, pair)
+	})
 	if err != nil {
 		return err
 	}

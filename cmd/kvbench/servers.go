@@ -72,14 +72,21 @@ func startRedis(ctx context.Context, bin, dir string, maxMemory string) (*target
 // startRedisOn is startRedis that also listens on the Unix socket at
 // socket unless it is "".
 func startRedisOn(ctx context.Context, bin, dir, maxMemory, socket string) (*target, error) {
+	return startOnFreePort(ctx, "redis", bin, socket, func(port string) []string {
+		return []string{"--port", port, "--bind", "127.0.0.1", "--save", "",
+			"--appendonly", "no", "--dir", dir, "--maxmemory", maxMemory,
+			"--maxmemory-policy", "allkeys-lru", "--daemonize", "no", "--loglevel", "warning"}
+	})
+}
+
+// startOnFreePort starts bin as the server name on a free port, with the
+// arguments args gives for that port, and on socket unless it is "".
+func startOnFreePort(ctx context.Context, name, bin, socket string, args func(port string) []string) (*target, error) {
 	port, err := freePort()
 	if err != nil {
 		return nil, err
 	}
-	args := []string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "",
-		"--appendonly", "no", "--dir", dir, "--maxmemory", maxMemory,
-		"--maxmemory-policy", "allkeys-lru", "--daemonize", "no", "--loglevel", "warning"}
-	return startProcess(ctx, "redis", bin, withSocket(args, socket), port, socket)
+	return startProcess(ctx, name, bin, withSocket(args(strconv.Itoa(port)), socket), port, socket)
 }
 
 // startKVServer starts kvserver with its data under dir.
@@ -90,13 +97,10 @@ func startKVServer(ctx context.Context, bin, dir string, maxMemory string) (*tar
 // startKVServerOn is startKVServer that also listens on the Unix socket at
 // socket unless it is "" (which needs a kvserver with --unixsocket).
 func startKVServerOn(ctx context.Context, bin, dir, maxMemory, socket string) (*target, error) {
-	port, err := freePort()
-	if err != nil {
-		return nil, err
-	}
-	args := []string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--dir", dir,
-		"--maxmemory", maxMemory, "--metrics-port", "0", "--log-level", "warn"}
-	return startProcess(ctx, "kvserver", bin, withSocket(args, socket), port, socket)
+	return startOnFreePort(ctx, "kvserver", bin, socket, func(port string) []string {
+		return []string{"--port", port, "--bind", "127.0.0.1", "--dir", dir,
+			"--maxmemory", maxMemory, "--metrics-port", "0", "--log-level", "warn"}
+	})
 }
 
 // withSocket adds Redis's --unixsocket option to args when socket is set;
@@ -174,6 +178,18 @@ func (o *pairOptions) parseMaxMemory() error {
 // start starts the pair o describes.
 func (o *pairOptions) start(ctx context.Context) (*serverPair, error) {
 	return startPair(ctx, o.redisBin, o.kvBin, o.maxMemory, o.unixSockets)
+}
+
+// onPair starts the pair o describes, runs measure against it and stops
+// the pair.
+func onPair[R any](ctx context.Context, o *pairOptions, measure func(pair *serverPair) (R, error)) (R, error) {
+	pair, err := o.start(ctx)
+	if err != nil {
+		var zero R
+		return zero, err
+	}
+	defer pair.Close()
+	return measure(pair)
 }
 
 // startPair builds kvserver when kvBin is empty, then starts both servers,

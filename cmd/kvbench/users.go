@@ -4,14 +4,12 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 )
 
@@ -230,28 +228,6 @@ func (o usersOptions) requestsFor(w userWorkload) int {
 		return o.smallRequests
 	}
 	return int(max(int64(w.Conns), o.largeBytes/w.Size))
-}
-
-func runUsers(ctx context.Context, args []string, out io.Writer) error {
-	o, err := parseUsersFlags(args)
-	if err != nil {
-		return err
-	}
-	pair, err := o.start(ctx)
-	if err != nil {
-		return err
-	}
-	defer pair.Close()
-	res, err := measureUsers(ctx, o, pair, func(format string, a ...any) {
-		fmt.Fprintf(os.Stderr, "kvbench users: %s\n", fmt.Sprintf(format, a...))
-	})
-	if err != nil {
-		return err
-	}
-	if o.jsonOutput {
-		return writeJSONLines(out, []usersResult{res})
-	}
-	return printUsers(out, res)
 }
 
 // measureUsers runs every workload on pair (started with unix sockets),
@@ -565,29 +541,6 @@ func targetText(r userRow) string {
 		met = met && r.CPURatio <= cpuMax
 	}
 	return kvTarget("kvserver", text, met)
-}
-
-// printUsers writes the users tables as aligned text.
-func printUsers(out io.Writer, res usersResult) error {
-	for _, tab := range userTables {
-		tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, strings.Join(tab.columns, "\t")+"\t")
-		for _, r := range res.Rows {
-			fmt.Fprintln(tw, strings.Join(tab.cells(r), "\t")+"\t")
-		}
-		if err := tw.Flush(); err != nil {
-			return err
-		}
-		fmt.Fprintln(out)
-	}
-	for _, s := range res.Storm {
-		fmt.Fprintf(out, "storm %s: %d x %s SET on a fresh server: first second %.0f ops, steady %.0f ops/s (%.2fx); per second %v\n",
-			s.Server, s.Conns, sizeLabel(s.ValueBytes), s.FirstSecond, s.Steady, s.Ratio, s.PerSecond)
-	}
-	for _, m := range res.Idle {
-		fmt.Fprintf(out, "idle RSS %s after %d x %s SET: %.0f MiB\n", m.Server, m.Values, sizeLabel(m.ValueBytes), float64(m.RSSBytes)/(1<<20))
-	}
-	return nil
 }
 
 // renderUsers writes the users section of BENCHMARKS.md through p.
