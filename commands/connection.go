@@ -114,9 +114,10 @@ func cmdQuit(x *Ctx) {
 // cmdReset returns the connection to its state right after connecting,
 // like Redis's clearClientConnectionState: database 0, RESP2, no name, the
 // default user (not authenticated when it needs a password), no-evict and
-// no-touch off. The library name and version stay: they still describe
-// the client.
+// no-touch off, no transaction and no watched key. The library name and
+// version stay: they still describe the client.
 func cmdReset(x *Ctx) {
+	x.Transaction.Discard()
 	x.Session.SetDB(0)
 	x.Session.SetProto(2)
 	x.Session.ResetUser()

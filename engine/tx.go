@@ -168,6 +168,7 @@ func (tx *Tx) Exists(key []byte) bool {
 func (tx *Tx) Set(key []byte, value []byte, expireAt int64) {
 	k := string(key)
 	e := tx.e
+	e.touchLocked(tx.db, k)
 	if it := tx.ks.items[k]; it != nil {
 		if it.onDisk {
 			// The disk copy stays until the write-back writes the new
@@ -233,6 +234,7 @@ func (tx *Tx) SetExpire(key []byte, expireAt int64) bool {
 		tx.e.removeLocked(tx.ctx(), it)
 		return true
 	}
+	tx.e.touchLocked(tx.db, it.key)
 	tx.setExpireItem(it, expireAt)
 	return true
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/kvserver/kvserver/acl"
 	"github.com/kvserver/kvserver/commands"
+	"github.com/kvserver/kvserver/engine"
 	"github.com/kvserver/kvserver/resp"
 )
 
@@ -60,6 +61,14 @@ type Client struct {
 	lastUsed time.Time
 
 	killed atomic.Bool
+
+	// multi is the transaction while the connection is in MULTI, nil
+	// otherwise; watches are the keys WATCH watches; queuedArgs are the
+	// arguments of the queued command EXEC is running (Session.Own hands
+	// them out). All three belong to the connection's goroutine.
+	multi      *multiState
+	watches    []engine.WatchMark
+	queuedArgs [][]byte
 
 	// budget is the client's share of the server's bulkBudget: its big
 	// request values, the values loaded for its command and its queued
