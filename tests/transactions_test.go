@@ -6,16 +6,13 @@ package tests
 // rule in cluster mode.
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -241,19 +238,7 @@ print("lock expired", r.lock("py:lock", timeout=5).acquire(blocking=False))
 // acquisition (its release is a Lua script, and kvserver has no scripting).
 func TestPythonRedisTransactions(t *testing.T) {
 	t.Parallel()
-	if out, err := exec.Command(systemPython, "-c", "import redis").CombinedOutput(); err != nil {
-		t.Fatalf("%s cannot import redis (%v: %s); .ci/run installs python3-redis", systemPython, err, out)
-	}
-	s := startKVServer(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, systemPython, "-c", pythonTransactionsScript, strconv.Itoa(s.Port))
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("python script: %v\nstdout:\n%s\nstderr:\n%s", err, out, stderr.String())
-	}
+	out := runPythonRedis(t, pythonTransactionsScript)
 	want := strings.Join([]string{
 		"pipeline [True, 2, b'2']",
 		"exec error Command # 2 (INCRBY py b'y'",
