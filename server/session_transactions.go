@@ -12,6 +12,9 @@ type multiState struct {
 	// flagged: a command failed to queue, so EXEC aborts.
 	flagged bool
 	cmds    []queuedCommand
+	// mem is the queued arguments' size as CLIENT LIST's multi-mem counts
+	// it.
+	mem int
 }
 
 // queuedCommand is one command queued by MULTI, with arguments of its own
@@ -24,12 +27,16 @@ type queuedCommand struct {
 var _ commands.Transaction = session{}
 
 func (s session) InMulti() bool { return s.c.multi != nil }
-func (s session) Multi()        { s.c.multi = &multiState{} }
+func (s session) Multi() {
+	s.c.multi = &multiState{}
+	s.c.publishMulti()
+}
 func (s session) Flagged() bool { return s.c.multi != nil && s.c.multi.flagged }
 func (s session) Queued() int   { return len(s.c.multi.cmds) }
 
 func (s session) Discard() {
 	s.c.multi = nil
+	s.c.publishMulti()
 	s.Unwatch()
 }
 
@@ -81,9 +88,24 @@ func (s *Server) queue(c *Client, spec *commands.Spec) {
 	args := make([][]byte, len(c.cmd.Args))
 	for i := range args {
 		args[i] = c.cmd.Own(i)
+		c.multi.mem += len(args[i])
 	}
+	// Redis counts a pointer per argument too.
+	c.multi.mem += 8 * len(args)
 	c.multi.cmds = append(c.multi.cmds, queuedCommand{spec: spec, args: args})
+	c.publishMulti()
 	c.w.Simple("QUEUED")
+}
+
+// publishMulti copies the transaction's size where CLIENT LIST reads it.
+func (c *Client) publishMulti() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.inMulti = c.multi != nil
+	c.multiLen, c.multiMem = 0, 0
+	if c.multi != nil {
+		c.multiLen, c.multiMem = len(c.multi.cmds), c.multi.mem
+	}
 }
 
 // preloadQueued loads the values the queued commands of c read that are
