@@ -83,7 +83,7 @@ func (s *Server) dispatch(c *Client) {
 		s.observe(spec.Name, 0, true)
 		return
 	}
-	if spec.Flags&commands.FlagDenyoom != 0 {
+	if spec.Flags&commands.FlagDenyoom != 0 || (commands.IsExec(spec) && c.multi != nil && c.multi.denyoom) {
 		if err := s.eng.Reserve(c.ctx); err != nil {
 			if errors.Is(err, engine.ErrOOM) {
 				s.rejectCommand(c, spec, err.Error())

@@ -15,6 +15,9 @@ type multiState struct {
 	// mem is the queued arguments' size as CLIENT LIST's multi-mem counts
 	// it.
 	mem int
+	// denyoom: a queued command may grow memory, so EXEC makes room
+	// first, as Redis's processCommand does for EXEC.
+	denyoom bool
 }
 
 // queuedCommand is one command queued by MULTI, with arguments of its own
@@ -93,6 +96,7 @@ func (s *Server) queue(c *Client, spec *commands.Spec) {
 	// Redis counts a pointer per argument too.
 	c.multi.mem += 8 * len(args)
 	c.multi.cmds = append(c.multi.cmds, queuedCommand{spec: spec, args: args})
+	c.multi.denyoom = c.multi.denyoom || spec.Flags&commands.FlagDenyoom != 0
 	c.publishMulti()
 	c.w.Simple("QUEUED")
 }
