@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -279,4 +280,36 @@ func TestClusterTransactions(t *testing.T) {
 	checkReply(t, c0, "-ERR EXEC without MULTI\r\n", "EXEC")
 	checkReply(t, c0, "$1\r\n1\r\n", "GET", "{user1000}.a")
 	checkReply(t, c0, "$-1\r\n", "GET", keys[0])
+}
+
+// TestExecReadsValuesOnDisk runs transactions over keys whose values the
+// memory bound pushed to disk: EXEC reads them whole, and a watched key
+// demoted meanwhile is no change (demotion is not a write).
+func TestExecReadsValuesOnDisk(t *testing.T) {
+	if diffAgainstRedis() {
+		t.Skip("kvserver's disk tier has no Redis counterpart")
+	}
+	t.Parallel()
+	s := startKVServer(t, "--maxmemory", "4mb")
+	c := dialRaw(t, s.Addr)
+	value := string(randomBytes(7, 256<<10))
+	expectReply(t, c, "+OK\r\n", "SET", "cold:a", value)
+	expectReply(t, c, "+OK\r\n", "SET", "cold:b", value+"b")
+	expectReply(t, c, "+OK\r\n", "WATCH", "cold:a")
+	for i := range 40 { // push them to disk
+		expectReply(t, c, "+OK\r\n", "SET", fmt.Sprintf("filler:%d", i), value)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for infoInt(t, c, "tiers", "tier_memory_keys") > 30 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	promoted := infoInt(t, c, "tiers", "tier_memory_promotions")
+	checkReply(t, c, "+OK\r\n", "MULTI")
+	checkReply(t, c, "+QUEUED\r\n", "GET", "cold:a")
+	checkReply(t, c, "+QUEUED\r\n", "STRLEN", "cold:b")
+	checkReply(t, c, "+QUEUED\r\n", "GET", "cold:b")
+	checkReply(t, c, "*3\r\n"+bulk(value)+fmt.Sprintf(":%d\r\n", len(value)+1)+bulk(value+"b"), "EXEC")
+	if infoInt(t, c, "tiers", "tier_memory_promotions") == promoted {
+		t.Error("EXEC read no value from disk: the test did not push its keys there")
+	}
 }
