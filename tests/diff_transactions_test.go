@@ -148,7 +148,7 @@ func transactionScripts() []script {
 			do("GET", "missing"),
 			do("TTL", "k"),
 			do("EXISTS", "k", "missing"),
-			do("CONFIG", "GET", "maxmemory-policy"),
+			do("CONFIG", "GET", "databases"),
 			do("INCRBYFLOAT", "f", "1.5"),
 			do("TYPE", "k"),
 			do("ECHO", ""),
