@@ -234,7 +234,11 @@ func (tx *Tx) SetExpire(key []byte, expireAt int64) bool {
 		tx.e.removeLocked(tx.ctx(), it)
 		return true
 	}
-	tx.e.touchLocked(tx.db, it.key)
+	if expireAt != 0 || it.expireAt != 0 {
+		// Removing an expiry the key does not have is no change (Redis's
+		// PERSIST and GETEX PERSIST do not signal it).
+		tx.e.touchLocked(tx.db, it.key)
+	}
 	tx.setExpireItem(it, expireAt)
 	return true
 }
