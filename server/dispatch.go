@@ -108,17 +108,23 @@ func (s *Server) dispatch(c *Client) {
 		return
 	}
 	c.x.Args = args
-	if commands.IsExec(spec) && c.multi != nil {
-		s.exclusive.Lock()
-		spec.Handler(c.x)
-		s.exclusive.Unlock()
-	} else {
-		s.exclusive.RLock()
-		spec.Handler(c.x)
-		s.exclusive.RUnlock()
-	}
+	s.runHandler(c, spec)
 	c.x.Args = nil
 	s.observe(spec.Name, time.Since(start), false)
+}
+
+// runHandler runs the command's handler under Server.exclusive: shared
+// with the other clients' commands, or alone for the EXEC of a transaction,
+// so that no other client's command runs between the queued ones.
+func (s *Server) runHandler(c *Client, spec *commands.Spec) {
+	if commands.IsExec(spec) && c.multi != nil {
+		s.exclusive.Lock()
+		defer s.exclusive.Unlock()
+	} else {
+		s.exclusive.RLock()
+		defer s.exclusive.RUnlock()
+	}
+	spec.Handler(c.x)
 }
 
 // preload loads the values the command reads that are only on disk, or
