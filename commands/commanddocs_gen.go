@@ -3230,4 +3230,85 @@ var redisCommandDocs = map[string]*commandDoc{
 			),
 		),
 	},
+	"multi": {
+		Arity: 1, Flags: []string{"noscript", "loading", "stale", "fast", "allow_busy"}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@fast"), resp.Simple("@transaction")),
+		Tips:          resp.SetOf(),
+		KeySpecs:      resp.SetOf(),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Mark the start of a transaction block"),
+			resp.Bulk("since"), resp.Bulk("1.2.0"),
+			resp.Bulk("group"), resp.Bulk("transactions"),
+			resp.Bulk("complexity"), resp.Bulk("O(1)"),
+		),
+	},
+	"exec": {
+		Arity: 1, Flags: []string{"noscript", "loading", "stale", "skip_slowlog"}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@slow"), resp.Simple("@transaction")),
+		Tips:          resp.SetOf(),
+		KeySpecs:      resp.SetOf(),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Execute all commands issued after MULTI"),
+			resp.Bulk("since"), resp.Bulk("1.2.0"),
+			resp.Bulk("group"), resp.Bulk("transactions"),
+			resp.Bulk("complexity"), resp.Bulk("Depends on commands in the transaction"),
+		),
+	},
+	"discard": {
+		Arity: 1, Flags: []string{"noscript", "loading", "stale", "fast", "allow_busy"}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@fast"), resp.Simple("@transaction")),
+		Tips:          resp.SetOf(),
+		KeySpecs:      resp.SetOf(),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Discard all commands issued after MULTI"),
+			resp.Bulk("since"), resp.Bulk("2.0.0"),
+			resp.Bulk("group"), resp.Bulk("transactions"),
+			resp.Bulk("complexity"), resp.Bulk("O(N), when N is the number of queued commands"),
+		),
+	},
+	"watch": {
+		Arity: -2, Flags: []string{"noscript", "loading", "stale", "fast", "allow_busy"}, FirstKey: 1, LastKey: -1, Step: 1,
+		ACLCategories: resp.SetOf(resp.Simple("@fast"), resp.Simple("@transaction")),
+		Tips:          resp.SetOf(),
+		KeySpecs: resp.SetOf(
+			resp.Map(
+				resp.Bulk("flags"), resp.SetOf(resp.Simple("RO")),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
+				resp.Bulk("find_keys"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("range"),
+					resp.Bulk("spec"), resp.Map(
+						resp.Bulk("lastkey"), resp.Int(-1),
+						resp.Bulk("keystep"), resp.Int(1),
+						resp.Bulk("limit"), resp.Int(0),
+					),
+				),
+			),
+		),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Watch the given keys to determine execution of the MULTI/EXEC block"),
+			resp.Bulk("since"), resp.Bulk("2.2.0"),
+			resp.Bulk("group"), resp.Bulk("transactions"),
+			resp.Bulk("complexity"), resp.Bulk("O(1) for every key."),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("key"),
+					resp.Bulk("type"), resp.Bulk("key"),
+					resp.Bulk("key_spec_index"), resp.Int(0),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("multiple")),
+				),
+			),
+		),
+	},
+	"unwatch": {
+		Arity: 1, Flags: []string{"noscript", "loading", "stale", "fast", "allow_busy"}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@fast"), resp.Simple("@transaction")),
+		Tips:          resp.SetOf(),
+		KeySpecs:      resp.SetOf(),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Forget about all watched keys"),
+			resp.Bulk("since"), resp.Bulk("2.2.0"),
+			resp.Bulk("group"), resp.Bulk("transactions"),
+			resp.Bulk("complexity"), resp.Bulk("O(1)"),
+		),
+	},
 }

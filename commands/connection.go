@@ -80,6 +80,10 @@ type ClientInfo struct {
 	ArgvMem           int
 	Rbs, Rbp          int
 	Obl, Omem, TotMem int
+	// InMulti: the client is in MULTI, with Multi commands queued whose
+	// arguments take MultiMem bytes.
+	InMulti         bool
+	Multi, MultiMem int
 }
 
 const (
@@ -114,9 +118,10 @@ func cmdQuit(x *Ctx) {
 // cmdReset returns the connection to its state right after connecting,
 // like Redis's clearClientConnectionState: database 0, RESP2, no name, the
 // default user (not authenticated when it needs a password), no-evict and
-// no-touch off. The library name and version stay: they still describe
-// the client.
+// no-touch off, no transaction and no watched key. The library name and
+// version stay: they still describe the client.
 func cmdReset(x *Ctx) {
+	x.Transaction.Discard()
 	x.Session.SetDB(0)
 	x.Session.SetProto(2)
 	x.Session.ResetUser()
@@ -430,6 +435,11 @@ func cmdClientInfo(x *Ctx) {
 // Redis 7.2's format.
 func appendClientLine(b *strings.Builder, ci *ClientInfo) {
 	flags := ""
+	multi := int64(-1)
+	if ci.InMulti {
+		flags += "x"
+		multi = int64(ci.Multi)
+	}
 	if ci.NoEvict {
 		flags += "e"
 	}
@@ -466,11 +476,11 @@ func appendClientLine(b *strings.Builder, ci *ClientInfo) {
 	num("sub", 0)
 	num("psub", 0)
 	num("ssub", 0)
-	num("multi", -1)
+	num("multi", multi)
 	num("qbuf", int64(ci.Qbuf))
 	num("qbuf-free", int64(ci.QbufFree))
 	num("argv-mem", int64(ci.ArgvMem))
-	num("multi-mem", 0)
+	num("multi-mem", int64(ci.MultiMem))
 	num("rbs", int64(ci.Rbs))
 	num("rbp", int64(ci.Rbp))
 	num("obl", int64(ci.Obl))

@@ -41,6 +41,8 @@ type Ctx struct {
 	Stats Stats
 	// Lifecycle is the server's shutdown, for SHUTDOWN and DEBUG SLEEP.
 	Lifecycle Lifecycle
+	// Transaction is the connection's MULTI and WATCH state.
+	Transaction Transaction
 }
 
 // Session is the state of the connection a command came on that data

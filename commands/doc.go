@@ -1,8 +1,8 @@
 // Package commands is kvserver's command layer: the command table and the
 // handlers, one file per command family (strings.go, keyspace.go,
 // connection.go, server.go, config.go, info.go, cluster.go, acl.go,
-// kvcache.go, command.go), after Redis's t_*.c files and Kvrocks's
-// src/commands.
+// kvcache.go, command.go, transactions.go), after Redis's t_*.c files and
+// Kvrocks's src/commands.
 //
 // Each command is described once, by its Spec row beside its handler:
 // name, arity, flags, ACL categories, key specs (where its keys are and
@@ -16,8 +16,8 @@
 // A handler gets a *Ctx: the arguments, the reply writer, transactions on
 // the client's database, and the few narrow services its family needs,
 // each an interface declared in that family's file (KeyspaceConfig,
-// KVCache, Clients, Users, Config, Stats, Lifecycle, Cluster) besides the
-// connection's own Session. It never sees the server: package server
+// KVCache, Clients, Users, Config, Stats, Lifecycle, Cluster,
+// Transaction) besides the connection's own Session. It never sees the server: package server
 // builds one Ctx per connection and implements those interfaces
 // (server/session*.go). The engine stays unaware of RESP.
 package commands

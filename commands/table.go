@@ -39,6 +39,7 @@ var families = [][]*Spec{
 	commandFamily,
 	clusterCommands,
 	kvcacheCommands,
+	transactionCommands,
 }
 
 // NewTable builds the lookup table from copies of specs, deriving what

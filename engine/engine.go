@@ -110,6 +110,8 @@ type Engine struct {
 	opts    Options
 	cold    *disktier.Store
 	nextVer uint64
+	// watches are the watched keys (watch.go); nil until the first WATCH.
+	watches map[watchKey]*watchState
 
 	// dirty holds the groups with resident values the disk does not have
 	// yet; the write-behind pass persists them without freeing memory.
@@ -429,6 +431,8 @@ func (e *Engine) SwapDB(ctx context.Context, a, b int) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.writeGen++
+	e.touchKeyspaceLocked(a, e.dbs[a], e.dbs[b])
+	e.touchKeyspaceLocked(b, e.dbs[b], e.dbs[a])
 	e.dbs[a], e.dbs[b] = e.dbs[b], e.dbs[a]
 	return e.saveDBMapLocked(ctx)
 }
@@ -507,6 +511,7 @@ func (e *Engine) flushLocked(db int) int {
 	}
 	clear(e.decoded)
 	e.dbs[db] = newKeyspace(ks.phys)
+	e.touchKeyspaceLocked(db, ks, e.dbs[db])
 	if e.cold != nil {
 		e.flushing[ks.phys]++
 	}
@@ -614,6 +619,7 @@ func (e *Engine) insertLocked(ks *keyspace, it *item) {
 
 // removeLocked deletes an item from the server, its disk copy included.
 func (e *Engine) removeLocked(ctx context.Context, it *item) {
+	e.touchItemLocked(it, true)
 	ks := it.ks
 	e.forgetChunkLocked(it)
 	delete(ks.items, it.key)

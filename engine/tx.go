@@ -168,6 +168,7 @@ func (tx *Tx) Exists(key []byte) bool {
 func (tx *Tx) Set(key []byte, value []byte, expireAt int64) {
 	k := string(key)
 	e := tx.e
+	e.touchLocked(tx.db, k)
 	if it := tx.ks.items[k]; it != nil {
 		if it.onDisk {
 			// The disk copy stays until the write-back writes the new
@@ -232,6 +233,11 @@ func (tx *Tx) SetExpire(key []byte, expireAt int64) bool {
 	if expireAt != 0 && expireAt <= tx.now {
 		tx.e.removeLocked(tx.ctx(), it)
 		return true
+	}
+	if expireAt != 0 || it.expireAt != 0 {
+		// Removing an expiry the key does not have is no change (Redis's
+		// PERSIST and GETEX PERSIST do not signal it).
+		tx.e.touchLocked(tx.db, it.key)
 	}
 	tx.setExpireItem(it, expireAt)
 	return true

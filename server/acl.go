@@ -94,16 +94,14 @@ func (s *Server) aclCheck(u *acl.User, spec *commands.Spec, args [][]byte) (d co
 	return commands.ACLAllowed, 0
 }
 
-// checkACL replies NOPERM, as Redis 7.0 words it, and returns false when
-// c's user may not run the command.
-func (s *Server) checkACL(c *Client, spec *commands.Spec, args [][]byte) bool {
+// aclError is the NOPERM error, as Redis 7.0 words it, when c's user may
+// not run the command; "" when it may.
+func (s *Server) aclError(c *Client, spec *commands.Spec, args [][]byte) string {
 	switch d, _ := s.aclCheck(c.user.Load(), spec, args); d {
 	case commands.ACLDeniedCommand:
-		c.w.Error("NOPERM this user has no permissions to run the '" + spec.Name + "' command")
-		return false
+		return "NOPERM this user has no permissions to run the '" + spec.Name + "' command"
 	case commands.ACLDeniedKey:
-		c.w.Error(errNoPermKey)
-		return false
+		return errNoPermKey
 	}
-	return true
+	return ""
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/kvserver/kvserver/acl"
 	"github.com/kvserver/kvserver/commands"
+	"github.com/kvserver/kvserver/engine"
 	"github.com/kvserver/kvserver/resp"
 )
 
@@ -58,8 +59,21 @@ type Client struct {
 	lastCmd  string
 	noEvict  bool
 	lastUsed time.Time
+	// inMulti, multiLen and multiMem are CLIENT LIST's view of the
+	// transaction: in MULTI, the queued commands, their arguments' bytes.
+	inMulti  bool
+	multiLen int
+	multiMem int
 
 	killed atomic.Bool
+
+	// multi is the transaction while the connection is in MULTI, nil
+	// otherwise; watches are the keys WATCH watches; queuedArgs are the
+	// arguments of the queued command EXEC is running (Session.Own hands
+	// them out). All three belong to the connection's goroutine.
+	multi      *multiState
+	watches    []engine.WatchMark
+	queuedArgs [][]byte
 
 	// budget is the client's share of the server's bulkBudget: its big
 	// request values, the values loaded for its command and its queued
@@ -158,25 +172,31 @@ type clientInfo struct {
 	noTouch         bool
 	qbuf, qbufFree  int
 	omem            int
+	inMulti         bool
+	multiLen        int
+	multiMem        int
 }
 
 func (c *Client) info(now time.Time) clientInfo {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return clientInfo{
-		id:      c.ID,
-		addr:    clientAddr(c.conn.RemoteAddr(), c.conn.LocalAddr()),
-		laddr:   clientAddr(c.conn.LocalAddr(), c.conn.LocalAddr()),
-		name:    c.name,
-		age:     int64(now.Sub(c.created) / time.Second),
-		idle:    int64(now.Sub(c.lastUsed) / time.Second),
-		db:      c.DB(),
-		lastCmd: c.lastCmd,
-		libName: c.libName,
-		libVer:  c.libVer,
-		noEvict: c.noEvict,
-		noTouch: c.noTouch.Load(),
-		proto:   int(c.proto.Load()),
+		id:       c.ID,
+		addr:     clientAddr(c.conn.RemoteAddr(), c.conn.LocalAddr()),
+		laddr:    clientAddr(c.conn.LocalAddr(), c.conn.LocalAddr()),
+		name:     c.name,
+		age:      int64(now.Sub(c.created) / time.Second),
+		idle:     int64(now.Sub(c.lastUsed) / time.Second),
+		db:       c.DB(),
+		lastCmd:  c.lastCmd,
+		libName:  c.libName,
+		libVer:   c.libVer,
+		noEvict:  c.noEvict,
+		noTouch:  c.noTouch.Load(),
+		proto:    int(c.proto.Load()),
+		inMulti:  c.inMulti,
+		multiLen: c.multiLen,
+		multiMem: c.multiMem,
 	}
 }
 

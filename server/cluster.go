@@ -68,14 +68,30 @@ func (s *Server) clusterRedirect(spec *commands.Spec, args [][]byte) string {
 	if m == nil {
 		return ""
 	}
-	slot := -1
+	slot, msg := s.keysSlot(-1, spec, args)
+	if msg != "" {
+		return msg
+	}
+	return s.slotRedirect(m, slot)
+}
+
+// keysSlot is the slot of the routing keys of one command, which must be
+// slot unless slot is -1 (no key seen yet); it answers CROSSSLOT when they
+// hash to different slots.
+func (s *Server) keysSlot(slot int, spec *commands.Spec, args [][]byte) (int, string) {
 	for _, i := range spec.RoutingKeys(args) {
 		ks := cluster.KeySlot(args[i])
 		if slot >= 0 && ks != slot {
-			return errCrossSlot
+			return slot, errCrossSlot
 		}
 		slot = ks
 	}
+	return slot, ""
+}
+
+// slotRedirect is the answer for a command whose keys hash to slot (-1
+// for none): "" when this node serves it, else MOVED or CLUSTERDOWN.
+func (s *Server) slotRedirect(m *cluster.Map, slot int) string {
 	if slot < 0 || m.Serves(slot) {
 		return ""
 	}

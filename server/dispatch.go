@@ -11,33 +11,33 @@ import (
 
 // dispatch runs one command the way Redis's processCommand does: look it
 // up, check arity, check authentication, make room in memory for commands
-// that may grow it, then call the handler. Handlers never repeat these
-// checks.
+// that may grow it, then call the handler, or queue the command when the
+// connection is in MULTI. Handlers never repeat these checks.
 func (s *Server) dispatch(c *Client) {
 	args := c.cmd.Args
 	s.stats.commandsProcessed.Add(1)
 	spec := s.table.Lookup(args[0])
 	if spec == nil {
-		c.w.Error(unknownCommandError(args))
+		s.rejectCommand(c, nil, unknownCommandError(args))
 		s.observe("unknown", 0, true)
 		return
 	}
 	if !spec.CheckArity(len(args)) {
-		c.w.Error("ERR wrong number of arguments for '" + spec.Name + "' command")
+		s.rejectCommand(c, spec, "ERR wrong number of arguments for '"+spec.Name+"' command")
 		s.observe(spec.Name, 0, true)
 		return
 	}
 	if spec.IsContainer() && len(args) > 1 {
 		sub := spec.Sub(args[1])
 		if sub == nil {
-			c.w.Error("ERR unknown subcommand '" + sanitize(truncate(string(args[1]), 128)) +
-				"'. Try " + strings.ToUpper(spec.Name) + " HELP.")
+			s.rejectCommand(c, spec, "ERR unknown subcommand '"+sanitize(truncate(string(args[1]), 128))+
+				"'. Try "+strings.ToUpper(spec.Name)+" HELP.")
 			s.observe(spec.Name, 0, true)
 			return
 		}
 		spec = sub
 		if !spec.CheckArity(len(args)) {
-			c.w.Error("ERR wrong number of arguments for '" + spec.Name + "' command")
+			s.rejectCommand(c, spec, "ERR wrong number of arguments for '"+spec.Name+"' command")
 			s.observe(spec.Name, 0, true)
 			return
 		}
@@ -45,63 +45,135 @@ func (s *Server) dispatch(c *Client) {
 	if spec.Handler == nil {
 		// A container called without a subcommand (only COMMAND's arity
 		// allows it, and it has its own handler).
-		c.w.Error("ERR wrong number of arguments for '" + spec.Name + "' command")
+		s.rejectCommand(c, spec, "ERR wrong number of arguments for '"+spec.Name+"' command")
 		return
 	}
 	// Before authentication, as in Redis 7.0's processCommand.
 	if spec.Protected && !s.debugAllowed(c) {
-		c.w.Error(errDebugNotAllowed)
+		s.rejectCommand(c, spec, errDebugNotAllowed)
 		s.observe(spec.Name, 0, true)
 		return
 	}
 	if s.authRequired(c) && spec.Flags&commands.FlagNoAuth == 0 {
-		c.w.Error("NOAUTH Authentication required.")
+		s.rejectCommand(c, spec, "NOAUTH Authentication required.")
 		s.observe(spec.Name, 0, true)
 		return
 	}
-	if !s.checkACL(c, spec, args) {
+	if c.multi != nil && spec.Flags&commands.FlagNoMulti != 0 {
+		s.rejectCommand(c, spec, "ERR Command not allowed inside a transaction")
+		s.observe(spec.Name, 0, true)
+		return
+	}
+	if msg := s.aclError(c, spec, args); msg != "" {
+		s.rejectCommand(c, spec, msg)
 		s.observe(spec.Name, 0, true)
 		return
 	}
 	// After ACLs, as in Redis's processCommand.
-	if msg := s.clusterRedirect(spec, args); msg != "" {
+	if msg := s.routeError(c, spec, args); msg != "" {
+		// Redis discards the transaction of a redirected EXEC and flags
+		// that of any other command, then answers the redirect as is.
+		if c.multi != nil {
+			c.multi.flagged = true
+			if commands.IsExec(spec) {
+				session{c}.Discard()
+			}
+		}
 		c.w.Error(msg)
 		s.observe(spec.Name, 0, true)
 		return
 	}
-	if spec.Flags&commands.FlagDenyoom != 0 {
+	if spec.Flags&commands.FlagDenyoom != 0 || (commands.IsExec(spec) && c.multi != nil && c.multi.denyoom) {
 		if err := s.eng.Reserve(c.ctx); err != nil {
 			if errors.Is(err, engine.ErrOOM) {
-				c.w.Error(err.Error())
+				s.rejectCommand(c, spec, err.Error())
 			} else {
-				c.w.Error("ERR " + err.Error())
+				s.rejectCommand(c, spec, "ERR "+err.Error())
 			}
 			s.observe(spec.Name, 0, true)
 			return
 		}
+	}
+	if c.multi != nil && !commands.RunsInMulti(spec) {
+		s.queue(c, spec)
+		return
 	}
 	start := time.Now()
 	c.mu.Lock()
 	c.lastCmd = spec.Name
 	c.lastUsed = start
 	c.mu.Unlock()
-	if keys := spec.ValueKeys(args); keys != nil {
+	if !s.preload(c, spec, args) {
+		s.observe(spec.Name, 0, true)
+		return
+	}
+	c.x.Args = args
+	s.runHandler(c, spec)
+	c.x.Args = nil
+	s.observe(spec.Name, time.Since(start), false)
+}
+
+// runHandler runs the command's handler under Server.exclusive: shared
+// with the other clients' commands, or alone for the EXEC of a transaction,
+// so that no other client's command runs between the queued ones.
+func (s *Server) runHandler(c *Client, spec *commands.Spec) {
+	if commands.IsExec(spec) && c.multi != nil {
+		s.exclusive.Lock()
+		defer s.exclusive.Unlock()
+	} else {
+		s.exclusive.RLock()
+		defer s.exclusive.RUnlock()
+	}
+	spec.Handler(c.x)
+}
+
+// preload loads the values the command reads that are only on disk, or
+// for EXEC those its queued commands read; false when the client left
+// while waiting for the memory to load them into (the error is answered).
+func (s *Server) preload(c *Client, spec *commands.Spec, args [][]byte) bool {
+	var err error
+	if commands.IsExec(spec) && c.multi != nil {
+		err = s.preloadQueued(c)
+	} else if keys := spec.ValueKeys(args); keys != nil {
 		// Values only on disk are loaded into fresh memory for the reply:
 		// they wait for the budget that bounds what clients hold
 		// (budget.go), like request values.
-		if err := c.budget.Acquire(c.ctx, s.eng.DiskOnlyBytes(c.DB(), keys)); err != nil {
-			c.w.Error("ERR client closed while waiting for memory: " + err.Error())
-			s.observe(spec.Name, 0, true)
-			return
+		if err = c.budget.Acquire(c.ctx, s.eng.DiskOnlyBytes(c.DB(), keys)); err == nil {
+			// Bring values that are only on disk into memory before the
+			// handler runs under the engine lock.
+			s.eng.Preload(c.ctx, c.DB(), keys)
 		}
-		// Bring values that are only on disk into memory before the
-		// handler runs under the engine lock.
-		s.eng.Preload(c.ctx, c.DB(), keys)
 	}
-	c.x.Args = args
-	spec.Handler(c.x)
-	c.x.Args = nil
-	s.observe(spec.Name, time.Since(start), false)
+	if err != nil {
+		c.w.Error("ERR client closed while waiting for memory: " + err.Error())
+		return false
+	}
+	return true
+}
+
+// rejectCommand answers a command dispatch refuses with msg, Redis's
+// rejectCommand: inside MULTI the refusal flags the transaction, so that
+// EXEC aborts, and a refused EXEC aborts it at once (and answers
+// EXECABORT, in MULTI or not).
+func (s *Server) rejectCommand(c *Client, spec *commands.Spec, msg string) {
+	if spec != nil && commands.IsExec(spec) {
+		session{c}.Discard()
+		c.w.Error(commands.ExecAbortError(msg))
+		return
+	}
+	if c.multi != nil {
+		c.multi.flagged = true
+	}
+	c.w.Error(msg)
+}
+
+// routeError is the cluster redirect of a command, "" when this node runs
+// it; EXEC's is that of its queued commands.
+func (s *Server) routeError(c *Client, spec *commands.Spec, args [][]byte) string {
+	if commands.IsExec(spec) {
+		return s.execRedirect(c)
+	}
+	return s.clusterRedirect(spec, args)
 }
 
 // errDebugNotAllowed is Redis 7's refusal of DEBUG where

@@ -112,6 +112,11 @@ type Server struct {
 	cfgMu sync.RWMutex
 	opts  Options
 
+	// exclusive keeps EXEC atomic: every command's handler runs under
+	// its read lock, EXEC's under its write lock, so no other client's
+	// command runs between the commands of a transaction.
+	exclusive sync.RWMutex
+
 	clientsMu sync.Mutex
 	clients   map[int64]*Client
 
@@ -444,6 +449,7 @@ func (s *Server) serveClient(c *Client) {
 		c.cancel()
 		c.budget.settle(0)
 		c.conn.Close()
+		c.unwatchAll()
 		s.removeClient(c)
 	}()
 	if !s.handshake(c) {

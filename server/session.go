@@ -11,11 +11,16 @@ type session struct{ c *Client }
 
 var _ commands.Session = session{}
 
-func (s session) ID() int64                      { return s.c.ID }
-func (s session) DB() int                        { return s.c.DB() }
-func (s session) SetDB(db int)                   { s.c.setDB(db) }
-func (s session) NoTouch() bool                  { return s.c.noTouch.Load() }
-func (s session) Own(i int) []byte               { return s.c.cmd.Own(i) }
+func (s session) ID() int64     { return s.c.ID }
+func (s session) DB() int       { return s.c.DB() }
+func (s session) SetDB(db int)  { s.c.setDB(db) }
+func (s session) NoTouch() bool { return s.c.noTouch.Load() }
+func (s session) Own(i int) []byte {
+	if s.c.queuedArgs != nil {
+		return s.c.queuedArgs[i] // EXEC runs each queued command once
+	}
+	return s.c.cmd.Own(i)
+}
 func (s session) Context() context.Context       { return s.c.ctx }
 func (s session) ServerContext() context.Context { return s.c.serverCtx }
 func (s session) MaxBulk() int64                 { return s.c.srv.maxBulk.Load() }
@@ -36,5 +41,6 @@ func (s *Server) newCommandCtx(c *Client) *commands.Ctx {
 		Config:         session{c},
 		Stats:          session{c},
 		Lifecycle:      session{c},
+		Transaction:    session{c},
 	}
 }

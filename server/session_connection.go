@@ -100,6 +100,7 @@ func (s session) clientInfo(c *Client, now time.Time) commands.ClientInfo {
 		Name: ci.name, Age: ci.age, Idle: ci.idle, DB: ci.db,
 		LastCmd: ci.lastCmd, LibName: ci.libName, LibVer: ci.libVer,
 		Proto: ci.proto, NoEvict: ci.noEvict, NoTouch: ci.noTouch,
+		InMulti: ci.inMulti, Multi: ci.multiLen, MultiMem: ci.multiMem,
 		User:     c.user.Load().Name(),
 		QbufFree: idleQueryBuffer,
 		Rbs:      idleReplyBuffer,
@@ -117,6 +118,6 @@ func (s session) clientInfo(c *Client, now time.Time) commands.ClientInfo {
 		out.Obl = self.w.BufferLen()
 		out.Omem = self.w.QueuedBytes()
 	}
-	out.TotMem = out.Qbuf + out.QbufFree + out.ArgvMem + out.Rbs + out.Omem + clientOverhead
+	out.TotMem = out.Qbuf + out.QbufFree + out.ArgvMem + out.MultiMem + out.Rbs + out.Omem + clientOverhead
 	return out
 }

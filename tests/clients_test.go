@@ -411,22 +411,7 @@ print("expire", r.expire("py:counter", 100), 95 <= r.ttl("py:counter") <= 100)
 // TestPythonRedis runs Debian's redis-py (RESP2) against the server.
 func TestPythonRedis(t *testing.T) {
 	t.Parallel()
-	if _, err := os.Stat(systemPython); err != nil {
-		t.Fatalf("%s: %v; .ci/run installs python3 and python3-redis", systemPython, err)
-	}
-	if out, err := exec.Command(systemPython, "-c", "import redis").CombinedOutput(); err != nil {
-		t.Fatalf("%s cannot import redis (%v: %s); .ci/run installs python3-redis", systemPython, err, out)
-	}
-	s := startKVServer(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, systemPython, "-c", pythonRedisScript, strconv.Itoa(s.Port))
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("python script: %v\nstdout:\n%s\nstderr:\n%s", err, out, stderr.String())
-	}
+	out := runPythonRedis(t, pythonRedisScript)
 	want := strings.Join([]string{
 		"ping True",
 		"set True",
@@ -444,6 +429,30 @@ func TestPythonRedis(t *testing.T) {
 	if string(out) != want {
 		t.Errorf("python redis printed:\n%s\nwant:\n%s", out, want)
 	}
+}
+
+// runPythonRedis runs script with Debian's python3 and its redis module
+// against a fresh kvserver, whose port is the script's first argument,
+// and returns what it printed.
+func runPythonRedis(t *testing.T, script string) []byte {
+	t.Helper()
+	if _, err := os.Stat(systemPython); err != nil {
+		t.Fatalf("%s: %v; .ci/run installs python3 and python3-redis", systemPython, err)
+	}
+	if out, err := exec.Command(systemPython, "-c", "import redis").CombinedOutput(); err != nil {
+		t.Fatalf("%s cannot import redis (%v: %s); .ci/run installs python3-redis", systemPython, err, out)
+	}
+	s := startKVServer(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, systemPython, "-c", script, strconv.Itoa(s.Port))
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("python script: %v\nstdout:\n%s\nstderr:\n%s", err, out, stderr.String())
+	}
+	return out
 }
 
 // TestHello3LikeRedisPy8 replays the opening of redis-py 8 on a raw socket:

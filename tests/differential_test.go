@@ -70,6 +70,9 @@ type step struct {
 	delta  int64
 	fields []string
 	pause  time.Duration
+	// other sends the step on the script's second connection to each
+	// server (WATCH races: another client's write).
+	other bool
 }
 
 // script is a named sequence of steps run on one fresh connection per
@@ -113,6 +116,14 @@ func info(section string, fields ...string) step {
 
 // scanAll iterates SCAN 0 <opts...> to completion on both servers.
 func scanAll(opts ...string) step { return step{cmd: opts, mode: cmpScanAll} }
+
+// onOther runs st on the script's second connection to each server,
+// opened at its first use like the first one (protocol, SELECT 0) but
+// without FLUSHALL.
+func onOther(st step) step {
+	st.other = true
+	return st
+}
 
 // sleep pauses the script.
 func sleep(d time.Duration) step { return step{mode: cmpSleep, pause: d} }
@@ -183,24 +194,22 @@ func (s side) call(cmd []string) ([]byte, error) { return s.c.Call(cmd...) }
 // runScript runs one script on fresh connections to both servers.
 func runScript(t *testing.T, ref, kv *server, proto int, sc script) {
 	verbose := os.Getenv(envDiffVerbose) == "1"
-	sides := [2]side{{"redis", dialRaw(t, ref.Addr)}, {"kvserver", dialRaw(t, kv.Addr)}}
-	setup := [][]string{{"FLUSHALL"}, {"SELECT", "0"}}
+	setup := [][]string{{"SELECT", "0"}}
 	if proto == 3 {
 		setup = append([][]string{{"HELLO", "3"}}, setup...)
 	}
-	for _, cmd := range setup {
-		for _, s := range sides {
-			raw, err := s.call(cmd)
-			if err != nil {
-				t.Fatalf("%s: setup %q: %v", s.name, cmd, err)
-			}
-			if len(raw) == 0 || raw[0] == '-' || raw[0] == '!' {
-				t.Fatalf("%s: setup %q answered %s", s.name, cmd, strconv.Quote(string(raw)))
-			}
-		}
-	}
+	sides := dialSides(t, ref, kv, append([][]string{{"FLUSHALL"}}, setup...))
+	var others *[2]side
 	for i, st := range sc.steps {
 		where := fmt.Sprintf("script %q (RESP%d) step %d %s", sc.name, proto, i, describe(st))
+		sides := sides
+		if st.other {
+			if others == nil {
+				o := dialSides(t, ref, kv, setup)
+				others = &o
+			}
+			sides = *others
+		}
 		switch st.mode {
 		case cmpSleep:
 			time.Sleep(st.pause)
@@ -236,6 +245,25 @@ func runScript(t *testing.T, ref, kv *server, proto int, sc script) {
 	}
 }
 
+// dialSides opens one connection to each server and runs the setup
+// commands on both, which must not fail.
+func dialSides(t *testing.T, ref, kv *server, setup [][]string) [2]side {
+	t.Helper()
+	sides := [2]side{{"redis", dialRaw(t, ref.Addr)}, {"kvserver", dialRaw(t, kv.Addr)}}
+	for _, cmd := range setup {
+		for _, s := range sides {
+			raw, err := s.call(cmd)
+			if err != nil {
+				t.Fatalf("%s: setup %q: %v", s.name, cmd, err)
+			}
+			if len(raw) == 0 || raw[0] == '-' || raw[0] == '!' {
+				t.Fatalf("%s: setup %q answered %s", s.name, cmd, strconv.Quote(string(raw)))
+			}
+		}
+	}
+	return sides
+}
+
 // readWithin reads one reply with a shorter deadline than usual, for
 // steps that expect nothing but EOF.
 func readWithin(c *rawClient, d time.Duration) ([]byte, error) {
@@ -255,6 +283,10 @@ func describe(st step) string {
 	case cmpScanAll:
 		return fmt.Sprintf("(SCAN to completion %q)", st.cmd)
 	}
+	prefix := ""
+	if st.other {
+		prefix = "(other connection) "
+	}
 	parts := make([]string, len(st.cmd))
 	for i, a := range st.cmd {
 		if len(a) > 40 {
@@ -262,7 +294,7 @@ func describe(st step) string {
 		}
 		parts[i] = a
 	}
-	return fmt.Sprintf("%q", parts)
+	return prefix + fmt.Sprintf("%q", parts)
 }
 
 // quoteTrunc quotes a reply for a message, shortening huge ones.
