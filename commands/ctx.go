@@ -41,6 +41,9 @@ type Ctx struct {
 	Stats Stats
 	// Lifecycle is the server's shutdown, for SHUTDOWN and DEBUG SLEEP.
 	Lifecycle Lifecycle
+	// Diagnostics is the server's settings and slow log, for OBJECT,
+	// MEMORY and SLOWLOG.
+	Diagnostics Diagnostics
 }
 
 // Session is the state of the connection a command came on that data

@@ -36,5 +36,6 @@ func (s *Server) newCommandCtx(c *Client) *commands.Ctx {
 		Config:         session{c},
 		Stats:          session{c},
 		Lifecycle:      session{c},
+		Diagnostics:    session{c},
 	}
 }
