@@ -336,6 +336,13 @@ func cmdCommandGetkeysandflags(x *Ctx) {
 	}
 }
 
+// variableKeyFlags resolve the flags of a key spec marked
+// variable_flags from the arguments, as Redis's getkeys procs do for
+// COMMAND GETKEYSANDFLAGS.
+var variableKeyFlags = map[string]func(cmd [][]byte) KeyFlags{
+	"set": setKeyFlags,
+}
+
 // keyFlagsAt is the flags of the first key spec of spec that finds
 // argument k of cmd (none for keys a GetKeys function finds).
 func keyFlagsAt(spec *Spec, cmd [][]byte, k int) KeyFlags {
@@ -343,10 +350,15 @@ func keyFlagsAt(spec *Spec, cmd [][]byte, k int) KeyFlags {
 		return 0
 	}
 	for i := range spec.KeySpecs {
-		for _, j := range spec.KeySpecs[i].appendKeys(nil, cmd) {
-			if j == k {
-				return spec.KeySpecs[i].Flags
+		ks := &spec.KeySpecs[i]
+		for _, j := range ks.appendKeys(nil, cmd) {
+			if j != k {
+				continue
 			}
+			if resolve := variableKeyFlags[spec.Name]; resolve != nil && ks.Flags&KeyVariableFlags != 0 {
+				return resolve(cmd)
+			}
+			return ks.Flags
 		}
 	}
 	return 0

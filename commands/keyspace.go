@@ -690,8 +690,7 @@ func cmdObjectRefcount(x *Ctx) {
 		return
 	}
 	n, isInt := isIntEncoded(small)
-	policy := x.Diagnostics.Setting("maxmemory-policy")
-	lruOrLFU := strings.Contains(policy, "lru") || strings.Contains(policy, "lfu")
+	lruOrLFU := policyIs(x, "lru") || policyIs(x, "lfu")
 	if isInt && n >= 0 && n < sharedIntegers && (x.Engine.MaxMemory() == 0 || !lruOrLFU) {
 		x.W.Int(sharedRefcount)
 		return
@@ -711,7 +710,7 @@ func cmdObjectIdletime(x *Ctx) {
 	switch {
 	case !ok:
 		x.W.Null()
-	case strings.Contains(x.Diagnostics.Setting("maxmemory-policy"), "lfu"):
+	case policyIs(x, "lfu"):
 		x.W.Error(errLFU)
 	default:
 		x.W.Int(max(now-info.LastUsed, 0) / 1000)
@@ -726,9 +725,14 @@ func cmdObjectFreq(x *Ctx) {
 	switch {
 	case !ok:
 		x.W.Null()
-	case !strings.Contains(x.Diagnostics.Setting("maxmemory-policy"), "lfu"):
+	case !policyIs(x, "lfu"):
 		x.W.Error(errNotLFU)
 	default:
 		x.W.Int(0)
 	}
+}
+
+// policyIs reports whether maxmemory-policy is of a kind ("lru", "lfu").
+func policyIs(x *Ctx, kind string) bool {
+	return strings.Contains(strings.ToLower(x.Diagnostics.Setting("maxmemory-policy")), kind)
 }

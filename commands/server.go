@@ -47,7 +47,7 @@ var serverCommands = []*Spec{
 
 // Diagnostics is what ROLE, OBJECT, MEMORY and SLOWLOG read of the server.
 type Diagnostics interface {
-	// Setting is a settings-table value by name ("maxmemory-policy").
+	// Setting is a CONFIG parameter's value by name ("maxmemory-policy").
 	Setting(name string) string
 	// SlowLog returns up to n of the newest slow log entries, newest
 	// first (all of them when n < 0).
@@ -107,9 +107,11 @@ func cmdRole(x *Ctx) {
 }
 
 // cmdWait implements WAIT numreplicas timeout: kvserver has no replicas,
-// so it answers 0 at once.
+// so it answers 0, at once when none were asked for, else (as Redis
+// does) after the timeout in milliseconds, 0 meaning never.
 func cmdWait(x *Ctx) {
-	if _, ok := ParseInt64(x.Args[1]); !ok {
+	replicas, ok := ParseInt64(x.Args[1])
+	if !ok {
 		x.W.Error(errNotInteger)
 		return
 	}
@@ -120,7 +122,26 @@ func cmdWait(x *Ctx) {
 	case timeout < 0:
 		x.W.Error("ERR timeout is negative")
 	default:
+		if replicas > 0 {
+			waitReplicas(x, timeout)
+		}
 		x.W.Int(0)
+	}
+}
+
+// waitReplicas blocks the calling connection for timeout milliseconds
+// (forever when 0) or until it closes or the server stops.
+func waitReplicas(x *Ctx, timeout int64) {
+	var expired <-chan time.Time
+	if timeout > 0 {
+		t := time.NewTimer(time.Duration(min(timeout, math.MaxInt64/int64(time.Millisecond))) * time.Millisecond)
+		defer t.Stop()
+		expired = t.C
+	}
+	select {
+	case <-expired:
+	case <-x.Context().Done():
+	case <-x.Lifecycle.Stopping():
 	}
 }
 

@@ -16,3 +16,45 @@ func TestParseFloatPrefixIsStrtod(t *testing.T) {
 		}
 	}
 }
+
+// TestSlowLogArgsShortensLikeRedis checks slowlogCreateEntry's limits: 32
+// arguments (the last saying how many more), 128 bytes each.
+func TestSlowLogArgsShortensLikeRedis(t *testing.T) {
+	args := make([][]byte, 40)
+	for i := range args {
+		args[i] = []byte("a")
+	}
+	args[1] = make([]byte, 130)
+	got := SlowLogArgs(args)
+	if len(got) != 32 {
+		t.Fatalf("%d arguments kept, want 32", len(got))
+	}
+	if want := "... (9 more arguments)"; string(got[31]) != want {
+		t.Errorf("last argument %q, want %q", got[31], want)
+	}
+	if want := string(make([]byte, 128)) + "... (2 more bytes)"; string(got[1]) != want {
+		t.Errorf("long argument %q, want %q", got[1], want)
+	}
+	if short := SlowLogArgs(args[:3]); len(short) != 3 || string(short[2]) != "a" {
+		t.Errorf("short command shortened: %q", short)
+	}
+}
+
+func TestSetKeyFlagsFollowGet(t *testing.T) {
+	cmd := func(a ...string) [][]byte {
+		out := make([][]byte, len(a))
+		for i, s := range a {
+			out[i] = []byte(s)
+		}
+		return out
+	}
+	if f := setKeyFlags(cmd("set", "k", "v")); f != KeyOW|KeyUpdate {
+		t.Errorf("SET k v: %v", f.Names())
+	}
+	if f := setKeyFlags(cmd("set", "k", "v", "NX", "Get")); f != KeyRW|KeyAccess|KeyUpdate {
+		t.Errorf("SET k v NX Get: %v", f.Names())
+	}
+	if f := setKeyFlags(cmd("set", "k", "get")); f != KeyOW|KeyUpdate {
+		t.Errorf("SET k get: %v", f.Names())
+	}
+}

@@ -22,8 +22,13 @@ func (s session) Stopping() <-chan struct{} { return s.c.srv.shutdown }
 
 var _ commands.Diagnostics = session{}
 
-// Setting is a live setting's value by name.
-func (s session) Setting(name string) string { return s.c.srv.settings.Text(name) }
+// Setting is a CONFIG parameter's value by name, "" for none.
+func (s session) Setting(name string) string {
+	for _, p := range s.Params([][]byte{[]byte(name)}) {
+		return p.Value
+	}
+	return ""
+}
 
 // SlowLog returns up to n of the newest slow log entries.
 func (s session) SlowLog(n int) []commands.SlowLogEntry { return s.c.srv.slowlog.newest(n) }

@@ -1,0 +1,152 @@
+package tests
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestDifferentialServerCommands pins the diagnostic server commands to
+// Redis 7's replies: ROLE, WAIT, OBJECT, MEMORY, SLOWLOG, LATENCY and
+// COMMAND GETKEYSANDFLAGS. Replies whose values are the server's own
+// (memory sizes, slow log timings and addresses) are compared by type.
+func TestDifferentialServerCommands(t *testing.T) {
+	t.Parallel()
+	runDifferential(t, serverCommandScripts())
+}
+
+// serverCommandScripts are the scripts of TestDifferentialServerCommands.
+func serverCommandScripts() []script {
+	long := strings.Repeat("r", 45)
+	emb := strings.Repeat("e", 44)
+	return []script{
+		{"role and wait", seq(
+			do("ROLE"),
+			do("role"),
+			do("WAIT", "0", "0"),
+			do("WAIT", "1", "10"),
+			do("WAIT", "-1", "0"),
+			do("WAIT", "1", "x"),
+			do("WAIT", "x", "0"),
+			do("WAIT", "1", "-1"),
+			do("WAIT", "-1", "10"),
+			arity(line("ROLE", "x"), line("WAIT"), line("WAIT", "1"), line("WAIT", "1", "2", "3")),
+		)},
+		{"object", seq(
+			// Redis shares small integers (REFCOUNT) unless maxmemory is
+			// set with an LRU or LFU policy; kvserver's only policy is LRU.
+			do("CONFIG", "SET", "maxmemory-policy", "allkeys-lru"),
+			do("CONFIG", "SET", "maxmemory", "256mb"),
+			do("SET", "i", "123"),
+			do("SET", "neg", "-5"),
+			do("SET", "big", "12345678901234567890"),
+			do("SET", "lead", "0123"),
+			do("SET", "sp", " 1"),
+			do("SET", "emb", emb),
+			do("SET", "raw", long),
+			do("SET", "empty", ""),
+			do("OBJECT", "ENCODING", "i"),
+			do("OBJECT", "ENCODING", "neg"),
+			do("OBJECT", "ENCODING", "big"),
+			do("OBJECT", "ENCODING", "lead"),
+			do("OBJECT", "ENCODING", "sp"),
+			do("OBJECT", "ENCODING", "emb"),
+			do("OBJECT", "ENCODING", "raw"),
+			do("OBJECT", "ENCODING", "empty"),
+			do("OBJECT", "encoding", "missing"),
+			do("OBJECT", "REFCOUNT", "i"),
+			do("OBJECT", "REFCOUNT", "raw"),
+			do("OBJECT", "REFCOUNT", "missing"),
+			do("OBJECT", "IDLETIME", "i"),
+			do("OBJECT", "IDLETIME", "missing"),
+			do("OBJECT", "FREQ", "i"),
+			do("OBJECT", "FREQ", "missing"),
+			do("OBJECT", "HELP"),
+			do("OBJECT", "help"),
+			do("OBJECT", "NOSUCH", "i"),
+			arity(line("OBJECT"), line("OBJECT", "ENCODING"), line("OBJECT", "ENCODING", "i", "x"),
+				line("OBJECT", "HELP", "x"), line("OBJECT", "FREQ")),
+		)},
+		{"memory", seq(
+			do("SET", "k", "value"),
+			typeOnly("MEMORY", "USAGE", "k"),
+			typeOnly("MEMORY", "USAGE", "k", "SAMPLES", "0"),
+			typeOnly("MEMORY", "USAGE", "k", "samples", "5", "SAMPLES", "1"),
+			do("MEMORY", "USAGE", "missing"),
+			do("MEMORY", "USAGE", "k", "SAMPLES", "x"),
+			do("MEMORY", "USAGE", "k", "SAMPLES"),
+			do("MEMORY", "USAGE", "k", "FOO"),
+			do("MEMORY", "DOCTOR"),
+			typeOnly("MEMORY", "STATS"),
+			do("MEMORY", "HELP"),
+			do("MEMORY", "NOSUCH"),
+			arity(line("MEMORY"), line("MEMORY", "USAGE"), line("MEMORY", "STATS", "x"),
+				line("MEMORY", "DOCTOR", "x"), line("MEMORY", "HELP", "x")),
+		)},
+		{"slowlog", seq(
+			unorderedPairs("CONFIG", "GET", "slowlog-*"),
+			do("CONFIG", "GET", "latency-monitor-threshold"),
+			do("CONFIG", "SET", "slowlog-log-slower-than", "-1"),
+			do("SLOWLOG", "RESET"),
+			do("PING"),
+			do("SLOWLOG", "LEN"),
+			do("SLOWLOG", "GET"),
+			do("CONFIG", "SET", "slowlog-log-slower-than", "0"),
+			do("SLOWLOG", "RESET"),
+			do("SET", "k", "v"),
+			do("SLOWLOG", "LEN"),
+			typeOnly("SLOWLOG", "GET"),
+			typeOnly("SLOWLOG", "GET", "1"),
+			typeOnly("SLOWLOG", "GET", "-1"),
+			do("SLOWLOG", "GET", "0"),
+			do("SLOWLOG", "GET", "-2"),
+			do("SLOWLOG", "GET", "x"),
+			do("SLOWLOG", "GET", "1", "2"),
+			do("CONFIG", "SET", "slowlog-max-len", "2"),
+			do("PING"),
+			do("PING"),
+			do("SLOWLOG", "LEN"),
+			do("CONFIG", "SET", "slowlog-max-len", "0"),
+			do("PING"),
+			do("SLOWLOG", "LEN"),
+			do("SLOWLOG", "GET"),
+			do("CONFIG", "SET", "slowlog-max-len", "-1"),
+			do("CONFIG", "SET", "slowlog-log-slower-than", "-2"),
+			do("CONFIG", "SET", "slowlog-max-len", "128"),
+			do("CONFIG", "SET", "slowlog-log-slower-than", "10000"),
+			do("SLOWLOG", "RESET"),
+			do("SLOWLOG", "HELP"),
+			do("SLOWLOG", "NOSUCH"),
+			arity(line("SLOWLOG"), line("SLOWLOG", "LEN", "x"), line("SLOWLOG", "RESET", "x"), line("SLOWLOG", "HELP", "x")),
+		)},
+		{"latency", seq(
+			do("LATENCY", "LATEST"),
+			do("LATENCY", "HISTORY", "command"),
+			do("LATENCY", "RESET"),
+			do("LATENCY", "RESET", "command", "fork"),
+			do("LATENCY", "HELP"),
+			do("LATENCY", "NOSUCH"),
+			arity(line("LATENCY"), line("LATENCY", "LATEST", "x"), line("LATENCY", "HISTORY"),
+				line("LATENCY", "HISTORY", "a", "b"), line("LATENCY", "HELP", "x")),
+		)},
+		{"command getkeysandflags", seq(
+			do("COMMAND", "GETKEYSANDFLAGS", "SET", "a", "b"),
+			do("COMMAND", "GETKEYSANDFLAGS", "SET", "a", "b", "GET"),
+			do("COMMAND", "GETKEYSANDFLAGS", "SET", "a", "b", "EX", "10", "get"),
+			do("COMMAND", "GETKEYSANDFLAGS", "SET", "a", "get"),
+			do("COMMAND", "GETKEYSANDFLAGS", "GET", "a"),
+			do("COMMAND", "GETKEYSANDFLAGS", "MSET", "a", "1", "b", "2"),
+			do("COMMAND", "GETKEYSANDFLAGS", "RENAME", "a", "b"),
+			do("COMMAND", "GETKEYSANDFLAGS", "COPY", "a", "b"),
+			do("COMMAND", "GETKEYSANDFLAGS", "DEL", "a", "b", "c"),
+			do("COMMAND", "GETKEYSANDFLAGS", "object", "encoding", "a"),
+			do("COMMAND", "GETKEYSANDFLAGS", "memory", "usage", "a"),
+			do("COMMAND", "GETKEYSANDFLAGS", "PING"),
+			do("COMMAND", "GETKEYSANDFLAGS", "nosuch", "a"),
+			do("COMMAND", "GETKEYSANDFLAGS", "GET"),
+			do("COMMAND", "GETKEYSANDFLAGS", "GET", "a", "b"),
+			do("COMMAND", "GETKEYS", "SET", "a", "b"),
+			do("COMMAND", "HELP"),
+			arity(line("COMMAND", "GETKEYSANDFLAGS"), line("COMMAND", "GETKEYSANDFLAGS", "get")),
+		)},
+	}
+}
