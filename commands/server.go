@@ -183,68 +183,60 @@ func cmdMemoryDoctor(x *Ctx) {
 	x.W.Verbatim(doctorFine)
 }
 
-// cmdMemoryStats reports Redis's MEMORY STATS fields from kvserver's
-// accounting: the allocator's figures are the accounted memory.
+// cmdMemoryStats reports Redis's MEMORY STATS fields, in its order, from
+// kvserver's accounting: the allocator's figures are the accounted
+// memory, and what kvserver does not have (replication, AOF, Lua) is 0.
 func cmdMemoryStats(x *Ctx) {
 	used, peak := x.Stats.UsedMemory()
 	clients := x.Stats.ClientMemory()
-	dbs := x.Engine.DBStats()
 	var keys int64
-	for _, d := range dbs {
+	var dbs []int
+	for i, d := range x.Engine.DBStats() {
 		keys += int64(d.Keys)
-	}
-	perKey := int64(0)
-	if keys > 0 {
-		perKey = used / keys
-	}
-	pct := func(a, b int64) float64 {
-		if b == 0 {
-			return 0
+		if d.Keys > 0 {
+			dbs = append(dbs, i)
 		}
-		return float64(a) * 100 / float64(b)
 	}
-	ints := []struct {
-		name string
-		v    int64
-	}{
-		{"peak.allocated", peak}, {"total.allocated", used}, {"startup.allocated", 0},
-		{"replication.backlog", 0}, {"clients.slaves", 0}, {"clients.normal", clients},
-		{"cluster.links", 0}, {"aof.buffer", 0}, {"lua.caches", 0}, {"functions.caches", 0},
-	}
-	x.W.Map(len(ints) + 2 + 2*3 + 9)
-	for _, f := range ints {
-		x.W.BulkString(f.name)
-		x.W.Int(f.v)
-	}
-	x.W.BulkString("overhead.total")
-	x.W.Int(clients)
-	x.W.BulkString("keys.count")
-	x.W.Int(keys)
-	for _, f := range []struct {
-		name string
-		v    int64
-	}{{"keys.bytes-per-key", perKey}, {"dataset.bytes", used}} {
-		x.W.BulkString(f.name)
-		x.W.Int(f.v)
-	}
-	x.W.BulkString("dataset.percentage")
-	x.W.Double(pct(used, used))
-	x.W.BulkString("peak.percentage")
-	x.W.Double(pct(used, peak))
-	for _, name := range []string{"allocator.allocated", "allocator.active", "allocator.resident"} {
+	field := func(name string, v int64) {
 		x.W.BulkString(name)
-		x.W.Int(used)
+		x.W.Int(v)
+	}
+	ratio := func(name string, v float64) {
+		x.W.BulkString(name)
+		x.W.Double(v)
+	}
+	x.W.Map(27 + len(dbs))
+	field("peak.allocated", peak)
+	field("total.allocated", used)
+	for _, name := range []string{"startup.allocated", "replication.backlog", "clients.slaves"} {
+		field(name, 0)
+	}
+	field("clients.normal", clients)
+	for _, name := range []string{"cluster.links", "aof.buffer", "lua.caches", "functions.caches"} {
+		field(name, 0)
+	}
+	for _, db := range dbs {
+		x.W.BulkString("db." + strconv.Itoa(db))
+		x.W.Map(3)
+		for _, name := range []string{"overhead.hashtable.main", "overhead.hashtable.expires", "overhead.hashtable.slot-to-keys"} {
+			field(name, 0)
+		}
+	}
+	field("overhead.total", clients)
+	field("keys.count", keys)
+	field("keys.bytes-per-key", used/max(keys, 1))
+	field("dataset.bytes", used)
+	ratio("dataset.percentage", 100)
+	ratio("peak.percentage", float64(used)*100/float64(max(peak, 1)))
+	for _, name := range []string{"allocator.allocated", "allocator.active", "allocator.resident"} {
+		field(name, used)
 	}
 	for _, name := range []string{"allocator-fragmentation", "allocator-rss", "rss-overhead"} {
-		x.W.BulkString(name + ".ratio")
-		x.W.Double(1)
-		x.W.BulkString(name + ".bytes")
-		x.W.Int(0)
+		ratio(name+".ratio", 1)
+		field(name+".bytes", 0)
 	}
-	x.W.BulkString("fragmentation")
-	x.W.Double(1)
-	x.W.BulkString("fragmentation.bytes")
-	x.W.Int(0)
+	ratio("fragmentation", 1)
+	field("fragmentation.bytes", 0)
 }
 
 // cmdMemoryUsage implements MEMORY USAGE key [SAMPLES count] with

@@ -77,6 +77,12 @@ func serverCommandScripts() []script {
 			do("MEMORY", "USAGE", "k", "FOO"),
 			do("MEMORY", "DOCTOR"),
 			typeOnly("MEMORY", "STATS"),
+			do("FLUSHALL"),
+			typeOnly("MEMORY", "STATS"),
+			do("SELECT", "3"),
+			do("SET", "k3", "v"),
+			typeOnly("MEMORY", "STATS"),
+			do("SELECT", "0"),
 			do("MEMORY", "HELP"),
 			do("MEMORY", "NOSUCH"),
 			arity(line("MEMORY"), line("MEMORY", "USAGE"), line("MEMORY", "STATS", "x"),
@@ -149,4 +155,50 @@ func serverCommandScripts() []script {
 			arity(line("COMMAND", "GETKEYSANDFLAGS"), line("COMMAND", "GETKEYSANDFLAGS", "get")),
 		)},
 	}
+}
+
+// TestMemoryStatsHasRedisFields checks that MEMORY STATS names Redis's
+// fields in Redis's order and with Redis's reply types, one db.N map per
+// database with keys, in RESP2 and RESP3; the values are each server's own.
+func TestMemoryStatsHasRedisFields(t *testing.T) {
+	t.Parallel()
+	ref := startRedis(t, "--maxmemory", "256mb", "--maxmemory-policy", "allkeys-lru")
+	kv := startKVServer(t, "--maxmemory", "256mb")
+	shapes := [2]string{}
+	for i, s := range []*server{ref, kv} {
+		c := dialRaw(t, s.Addr)
+		for _, cmd := range [][]string{{"SET", "a", "1"}, {"SELECT", "3"}, {"SET", "b", "2"}} {
+			c.Do(cmd...)
+		}
+		for _, hello := range []string{"2", "3"} {
+			c.Do("HELLO", hello)
+			r, err := parseReply(c.Do("MEMORY", "STATS"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			shapes[i] += replyShape(r) + "\n"
+		}
+	}
+	if shapes[0] != shapes[1] {
+		t.Errorf("MEMORY STATS shapes differ:\n redis:    %s\n kvserver: %s", shapes[0], shapes[1])
+	}
+}
+
+// replyShape writes a reply's types and, for aggregates, its string
+// elements at even positions (map keys), leaving numbers out.
+func replyShape(r Reply) string {
+	var b strings.Builder
+	b.WriteByte(r.Type)
+	if len(r.Elems) > 0 {
+		b.WriteByte('[')
+		for i, e := range r.Elems {
+			if i%2 == 0 && e.Str != "" {
+				b.WriteString(e.Str)
+			}
+			b.WriteString(replyShape(e))
+			b.WriteByte(' ')
+		}
+		b.WriteByte(']')
+	}
+	return b.String()
 }
