@@ -77,9 +77,11 @@ const (
 )
 
 // SlowLogArgs copies args the way Redis's slowlogCreateEntry keeps them:
-// at most 32 arguments (the last one saying how many more there were),
-// each at most 128 bytes (saying how many more bytes there were).
+// secrets redacted, at most 32 arguments (the last one saying how many
+// more there were), each at most 128 bytes (saying how many more bytes
+// there were).
 func SlowLogArgs(args [][]byte) [][]byte {
+	secret := secretArgs(args)
 	n := min(len(args), slowLogMaxArgs)
 	out := make([][]byte, n)
 	for i := range n {
@@ -88,6 +90,9 @@ func SlowLogArgs(args [][]byte) [][]byte {
 			continue
 		}
 		a := args[i]
+		if secret(i) {
+			a = []byte("(redacted)")
+		}
 		if len(a) > slowLogMaxString {
 			out[i] = append(append([]byte(nil), a[:slowLogMaxString]...),
 				"... ("+strconv.Itoa(len(a)-slowLogMaxString)+" more bytes)"...)
@@ -96,6 +101,29 @@ func SlowLogArgs(args [][]byte) [][]byte {
 		out[i] = append([]byte(nil), a...)
 	}
 	return out
+}
+
+// secretArgs says which arguments Redis redacts from the slow log
+// (redactClientCommandArgument): AUTH's, HELLO's AUTH pair, ACL
+// SETUSER's rules and the values of sensitive CONFIG SET parameters.
+func secretArgs(args [][]byte) func(i int) bool {
+	switch {
+	case equalFold(args[0], "auth"):
+		return func(i int) bool { return i >= 1 }
+	case equalFold(args[0], "acl") && len(args) > 2 && equalFold(args[1], "setuser"):
+		return func(i int) bool { return i >= 2 }
+	case equalFold(args[0], "hello"):
+		for j := 2; j+2 < len(args); j++ {
+			if equalFold(args[j], "auth") {
+				return func(i int) bool { return i == j+1 || i == j+2 }
+			}
+		}
+	case equalFold(args[0], "config") && len(args) > 3 && equalFold(args[1], "set"):
+		return func(i int) bool {
+			return i >= 3 && i%2 == 1 && (equalFold(args[i-1], "requirepass") || equalFold(args[i-1], "masterauth"))
+		}
+	}
+	return func(int) bool { return false }
 }
 
 // cmdRole reports a master without replicas at replication offset 0.

@@ -1,6 +1,10 @@
 package commands
 
-import "testing"
+import (
+	"bytes"
+	"strings"
+	"testing"
+)
 
 func TestParseFloatPrefixIsStrtod(t *testing.T) {
 	cases := []struct {
@@ -56,5 +60,29 @@ func TestSetKeyFlagsFollowGet(t *testing.T) {
 	}
 	if f := setKeyFlags(cmd("set", "k", "get")); f != KeyOW|KeyUpdate {
 		t.Errorf("SET k get: %v", f.Names())
+	}
+}
+
+func TestSlowLogArgsRedactSecrets(t *testing.T) {
+	split := func(s string) [][]byte {
+		var out [][]byte
+		for _, f := range strings.Fields(s) {
+			out = append(out, []byte(f))
+		}
+		return out
+	}
+	join := func(args [][]byte) string { return string(bytes.Join(args, []byte(" "))) }
+	for in, want := range map[string]string{
+		"AUTH x":                               "AUTH (redacted)",
+		"auth u p":                             "auth (redacted) (redacted)",
+		"HELLO 2 AUTH default y SETNAME n":     "HELLO 2 AUTH (redacted) (redacted) SETNAME n",
+		"HELLO 3 AUTH u":                       "HELLO 3 AUTH u",
+		"CONFIG SET requirepass p maxmemory 0": "CONFIG SET requirepass (redacted) maxmemory 0",
+		"ACL SETUSER u on >pw":                 "ACL SETUSER (redacted) (redacted) (redacted)",
+		"SET requirepass x":                    "SET requirepass x",
+	} {
+		if got := join(SlowLogArgs(split(in))); got != want {
+			t.Errorf("%s: %s, want %s", in, got, want)
+		}
 	}
 }
