@@ -276,8 +276,13 @@ func cmdMemoryUsage(x *Ctx) {
 			x.W.Error(errSyntax)
 			return
 		}
-		if _, ok := ParseInt64(args[i+1]); !ok {
+		samples, ok := ParseInt64(args[i+1])
+		if !ok {
 			x.W.Error(errNotInteger)
+			return
+		}
+		if samples < 0 {
+			x.W.Error(errSyntax)
 			return
 		}
 		i++
