@@ -124,6 +124,12 @@ func serverCommandScripts() []script {
 			do("SLOWLOG", "RESET"),
 			do("SET", "k", "v"),
 			do("SLOWLOG", "LEN"),
+			// Only commands that ran are logged: not unknown ones, nor
+			// those refused for their arity.
+			do("NOSUCHCOMMAND", "x"),
+			do("GET"),
+			do("OBJECT", "NOSUCH"),
+			do("SLOWLOG", "LEN"),
 			typeOnly("SLOWLOG", "GET"),
 			typeOnly("SLOWLOG", "GET", "1"),
 			typeOnly("SLOWLOG", "GET", "-1"),
