@@ -33,6 +33,7 @@ var commandFamily = []*Spec{
 		{Name: "command|info", Arity: -2, Flags: FlagLoading | FlagStale, ACL: "@slow @connection", Handler: cmdCommandInfo},
 		{Name: "command|list", Arity: -2, Flags: FlagLoading | FlagStale, ACL: "@slow @connection", Handler: cmdCommandList},
 		{Name: "command|getkeys", Arity: -4, Flags: FlagLoading | FlagStale, ACL: "@slow @connection", Handler: cmdCommandGetkeys},
+		{Name: "command|getkeysandflags", Arity: -4, Flags: FlagLoading | FlagStale, ACL: "@slow @connection", Handler: cmdCommandGetkeysandflags},
 		{Name: "command|help", Arity: 2, Flags: FlagLoading | FlagStale, ACL: "@slow @connection", Handler: cmdCommandHelp},
 	}},
 }
@@ -305,6 +306,67 @@ func cmdCommandList(x *Ctx) {
 // cmdCommandGetkeys implements COMMAND GETKEYS command [arg ...] from the
 // command's key specs, with Redis's errors.
 func cmdCommandGetkeys(x *Ctx) {
+	_, keys, ok := commandKeys(x)
+	if !ok {
+		return
+	}
+	x.W.Array(len(keys))
+	for _, k := range keys {
+		x.W.Bulk(x.Args[2+k])
+	}
+}
+
+// cmdCommandGetkeysandflags implements COMMAND GETKEYSANDFLAGS: each key
+// with the flags of the key spec that found it.
+func cmdCommandGetkeysandflags(x *Ctx) {
+	spec, keys, ok := commandKeys(x)
+	if !ok {
+		return
+	}
+	cmd := x.Args[2:]
+	x.W.Array(len(keys))
+	for _, k := range keys {
+		x.W.Array(2)
+		x.W.Bulk(cmd[k])
+		names := keyFlagsAt(spec, cmd, k).Names()
+		x.W.Set(len(names))
+		for _, n := range names {
+			x.W.Simple(n)
+		}
+	}
+}
+
+// variableKeyFlags resolve the flags of a key spec marked
+// variable_flags from the arguments, as Redis's getkeys procs do for
+// COMMAND GETKEYSANDFLAGS.
+var variableKeyFlags = map[string]func(cmd [][]byte) KeyFlags{
+	"set": setKeyFlags,
+}
+
+// keyFlagsAt is the flags of the first key spec of spec that finds
+// argument k of cmd (none for keys a GetKeys function finds).
+func keyFlagsAt(spec *Spec, cmd [][]byte, k int) KeyFlags {
+	if spec.GetKeys != nil {
+		return 0
+	}
+	for i := range spec.KeySpecs {
+		ks := &spec.KeySpecs[i]
+		for _, j := range ks.appendKeys(nil, cmd) {
+			if j != k {
+				continue
+			}
+			if resolve := variableKeyFlags[spec.Name]; resolve != nil && ks.Flags&KeyVariableFlags != 0 {
+				return resolve(cmd)
+			}
+			return ks.Flags
+		}
+	}
+	return 0
+}
+
+// commandKeys finds the keys of the command line after COMMAND GETKEYS or
+// GETKEYSANDFLAGS, replying Redis's error when it cannot.
+func commandKeys(x *Ctx) (*Spec, []int, bool) {
 	cmd := x.Args[2:]
 	spec := x.Commands.Lookup(cmd[0])
 	if spec != nil && spec.IsContainer() && len(cmd) > 1 {
@@ -313,27 +375,20 @@ func cmdCommandGetkeys(x *Ctx) {
 	switch {
 	case spec == nil:
 		x.W.Error("ERR Invalid command specified")
-		return
+		return nil, nil, false
 	case len(spec.KeySpecs) == 0 && spec.GetKeys == nil:
 		x.W.Error("ERR The command has no key arguments")
-		return
+		return nil, nil, false
 	case !spec.CheckArity(len(cmd)):
 		x.W.Error("ERR Invalid number of arguments specified for command")
-		return
+		return nil, nil, false
 	}
 	keys := spec.Keys(cmd)
-	if len(keys) == 0 {
-		if spec.Flags&FlagNoMandatoryKeys != 0 {
-			x.W.Array(0)
-			return
-		}
+	if len(keys) == 0 && spec.Flags&FlagNoMandatoryKeys == 0 {
 		x.W.Error("ERR Invalid arguments specified for command")
-		return
+		return nil, nil, false
 	}
-	x.W.Array(len(keys))
-	for _, k := range keys {
-		x.W.Bulk(cmd[k])
-	}
+	return spec, keys, true
 }
 
 // writeHelp writes a HELP reply in Redis's layout.
@@ -365,6 +420,8 @@ func cmdCommandHelp(x *Ctx) {
 		"    commands are returned.",
 		"GETKEYS <full-command>",
 		"    Return the keys from a full Redis command.",
+		"GETKEYSANDFLAGS <full-command>",
+		"    Return the keys and the access flags from a full Redis command.",
 	)
 }
 

@@ -766,6 +766,18 @@ var redisCommandDocs = map[string]*commandDoc{
 			resp.Bulk("complexity"), resp.Bulk("O(N) where N is the number of arguments to the command"),
 		),
 	},
+	"command|getkeysandflags": {
+		Arity: -4, Flags: []string{"loading", "stale"}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@slow"), resp.Simple("@connection")),
+		Tips:          resp.SetOf(),
+		KeySpecs:      resp.SetOf(),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Extract keys and access flags given a full Redis command"),
+			resp.Bulk("since"), resp.Bulk("7.0.0"),
+			resp.Bulk("group"), resp.Bulk("server"),
+			resp.Bulk("complexity"), resp.Bulk("O(N) where N is the number of arguments to the command"),
+		),
+	},
 	"command|help": {
 		Arity: 2, Flags: []string{"loading", "stale"}, FirstKey: 0, LastKey: 0, Step: 0,
 		ACLCategories: resp.SetOf(resp.Simple("@slow"), resp.Simple("@connection")),
@@ -2284,6 +2296,158 @@ var redisCommandDocs = map[string]*commandDoc{
 			),
 		),
 	},
+	"object": {
+		Arity: -2, Flags: []string{}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@slow")),
+		Tips:          resp.SetOf(),
+		KeySpecs:      resp.SetOf(),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("A container for object introspection commands"),
+			resp.Bulk("since"), resp.Bulk("2.2.3"),
+			resp.Bulk("group"), resp.Bulk("generic"),
+			resp.Bulk("complexity"), resp.Bulk("Depends on subcommand."),
+		),
+	},
+	"object|help": {
+		Arity: 2, Flags: []string{"loading", "stale"}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@keyspace"), resp.Simple("@slow")),
+		Tips:          resp.SetOf(),
+		KeySpecs:      resp.SetOf(),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Show helpful text about the different subcommands"),
+			resp.Bulk("since"), resp.Bulk("6.2.0"),
+			resp.Bulk("group"), resp.Bulk("generic"),
+			resp.Bulk("complexity"), resp.Bulk("O(1)"),
+		),
+	},
+	"object|encoding": {
+		Arity: 3, Flags: []string{"readonly"}, FirstKey: 2, LastKey: 2, Step: 1,
+		ACLCategories: resp.SetOf(resp.Simple("@keyspace"), resp.Simple("@read"), resp.Simple("@slow")),
+		Tips:          resp.SetOf(resp.Bulk("nondeterministic_output")),
+		KeySpecs: resp.SetOf(
+			resp.Map(
+				resp.Bulk("flags"), resp.SetOf(resp.Simple("RO")),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(2))),
+				resp.Bulk("find_keys"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("range"),
+					resp.Bulk("spec"), resp.Map(
+						resp.Bulk("lastkey"), resp.Int(0),
+						resp.Bulk("keystep"), resp.Int(1),
+						resp.Bulk("limit"), resp.Int(0),
+					),
+				),
+			),
+		),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Inspect the internal encoding of a Redis object"),
+			resp.Bulk("since"), resp.Bulk("2.2.3"),
+			resp.Bulk("group"), resp.Bulk("generic"),
+			resp.Bulk("complexity"), resp.Bulk("O(1)"),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("key"),
+					resp.Bulk("type"), resp.Bulk("key"),
+					resp.Bulk("key_spec_index"), resp.Int(0),
+				),
+			),
+		),
+	},
+	"object|freq": {
+		Arity: 3, Flags: []string{"readonly"}, FirstKey: 2, LastKey: 2, Step: 1,
+		ACLCategories: resp.SetOf(resp.Simple("@keyspace"), resp.Simple("@read"), resp.Simple("@slow")),
+		Tips:          resp.SetOf(resp.Bulk("nondeterministic_output")),
+		KeySpecs: resp.SetOf(
+			resp.Map(
+				resp.Bulk("flags"), resp.SetOf(resp.Simple("RO")),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(2))),
+				resp.Bulk("find_keys"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("range"),
+					resp.Bulk("spec"), resp.Map(
+						resp.Bulk("lastkey"), resp.Int(0),
+						resp.Bulk("keystep"), resp.Int(1),
+						resp.Bulk("limit"), resp.Int(0),
+					),
+				),
+			),
+		),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Get the logarithmic access frequency counter of a Redis object"),
+			resp.Bulk("since"), resp.Bulk("4.0.0"),
+			resp.Bulk("group"), resp.Bulk("generic"),
+			resp.Bulk("complexity"), resp.Bulk("O(1)"),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("key"),
+					resp.Bulk("type"), resp.Bulk("key"),
+					resp.Bulk("key_spec_index"), resp.Int(0),
+				),
+			),
+		),
+	},
+	"object|idletime": {
+		Arity: 3, Flags: []string{"readonly"}, FirstKey: 2, LastKey: 2, Step: 1,
+		ACLCategories: resp.SetOf(resp.Simple("@keyspace"), resp.Simple("@read"), resp.Simple("@slow")),
+		Tips:          resp.SetOf(resp.Bulk("nondeterministic_output")),
+		KeySpecs: resp.SetOf(
+			resp.Map(
+				resp.Bulk("flags"), resp.SetOf(resp.Simple("RO")),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(2))),
+				resp.Bulk("find_keys"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("range"),
+					resp.Bulk("spec"), resp.Map(
+						resp.Bulk("lastkey"), resp.Int(0),
+						resp.Bulk("keystep"), resp.Int(1),
+						resp.Bulk("limit"), resp.Int(0),
+					),
+				),
+			),
+		),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Get the time since a Redis object was last accessed"),
+			resp.Bulk("since"), resp.Bulk("2.2.3"),
+			resp.Bulk("group"), resp.Bulk("generic"),
+			resp.Bulk("complexity"), resp.Bulk("O(1)"),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("key"),
+					resp.Bulk("type"), resp.Bulk("key"),
+					resp.Bulk("key_spec_index"), resp.Int(0),
+				),
+			),
+		),
+	},
+	"object|refcount": {
+		Arity: 3, Flags: []string{"readonly"}, FirstKey: 2, LastKey: 2, Step: 1,
+		ACLCategories: resp.SetOf(resp.Simple("@keyspace"), resp.Simple("@read"), resp.Simple("@slow")),
+		Tips:          resp.SetOf(resp.Bulk("nondeterministic_output")),
+		KeySpecs: resp.SetOf(
+			resp.Map(
+				resp.Bulk("flags"), resp.SetOf(resp.Simple("RO")),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(2))),
+				resp.Bulk("find_keys"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("range"),
+					resp.Bulk("spec"), resp.Map(
+						resp.Bulk("lastkey"), resp.Int(0),
+						resp.Bulk("keystep"), resp.Int(1),
+						resp.Bulk("limit"), resp.Int(0),
+					),
+				),
+			),
+		),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Get the number of references to the value of the key"),
+			resp.Bulk("since"), resp.Bulk("2.2.3"),
+			resp.Bulk("group"), resp.Bulk("generic"),
+			resp.Bulk("complexity"), resp.Bulk("O(1)"),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("key"),
+					resp.Bulk("type"), resp.Bulk("key"),
+					resp.Bulk("key_spec_index"), resp.Int(0),
+				),
+			),
+		),
+	},
 	"time": {
 		Arity: 1, Flags: []string{"loading", "stale", "fast"}, FirstKey: 0, LastKey: 0, Step: 0,
 		ACLCategories: resp.SetOf(resp.Simple("@fast")),
@@ -2404,6 +2568,281 @@ var redisCommandDocs = map[string]*commandDoc{
 					resp.Bulk("token"), resp.Bulk("ABORT"),
 					resp.Bulk("since"), resp.Bulk("7.0.0"),
 					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+				),
+			),
+		),
+	},
+	"role": {
+		Arity: 1, Flags: []string{"noscript", "loading", "stale", "fast"}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@admin"), resp.Simple("@fast"), resp.Simple("@dangerous")),
+		Tips:          resp.SetOf(),
+		KeySpecs:      resp.SetOf(),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Return the role of the instance in the context of replication"),
+			resp.Bulk("since"), resp.Bulk("2.8.12"),
+			resp.Bulk("group"), resp.Bulk("server"),
+			resp.Bulk("complexity"), resp.Bulk("O(1)"),
+		),
+	},
+	"wait": {
+		Arity: 3, Flags: []string{"noscript"}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@slow"), resp.Simple("@connection")),
+		Tips:          resp.SetOf(resp.Bulk("request_policy:all_shards"), resp.Bulk("response_policy:agg_min")),
+		KeySpecs:      resp.SetOf(),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Wait for the synchronous replication of all the write commands sent in the context of the current connection"),
+			resp.Bulk("since"), resp.Bulk("3.0.0"),
+			resp.Bulk("group"), resp.Bulk("generic"),
+			resp.Bulk("complexity"), resp.Bulk("O(1)"),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(resp.Bulk("name"), resp.Bulk("numreplicas"), resp.Bulk("type"), resp.Bulk("integer")),
+				resp.Map(resp.Bulk("name"), resp.Bulk("timeout"), resp.Bulk("type"), resp.Bulk("integer")),
+			),
+		),
+	},
+	"memory": {
+		Arity: -2, Flags: []string{}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@slow")),
+		Tips:          resp.SetOf(),
+		KeySpecs:      resp.SetOf(),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("A container for memory diagnostics commands"),
+			resp.Bulk("since"), resp.Bulk("4.0.0"),
+			resp.Bulk("group"), resp.Bulk("server"),
+			resp.Bulk("complexity"), resp.Bulk("Depends on subcommand."),
+		),
+	},
+	"memory|help": {
+		Arity: 2, Flags: []string{"loading", "stale"}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@slow")),
+		Tips:          resp.SetOf(),
+		KeySpecs:      resp.SetOf(),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Show helpful text about the different subcommands"),
+			resp.Bulk("since"), resp.Bulk("4.0.0"),
+			resp.Bulk("group"), resp.Bulk("server"),
+			resp.Bulk("complexity"), resp.Bulk("O(1)"),
+		),
+	},
+	"memory|doctor": {
+		Arity: 2, Flags: []string{}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@slow")),
+		Tips: resp.SetOf(
+			resp.Bulk("nondeterministic_output"),
+			resp.Bulk("request_policy:all_shards"),
+			resp.Bulk("response_policy:special"),
+		),
+		KeySpecs: resp.SetOf(),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Outputs memory problems report"),
+			resp.Bulk("since"), resp.Bulk("4.0.0"),
+			resp.Bulk("group"), resp.Bulk("server"),
+			resp.Bulk("complexity"), resp.Bulk("O(1)"),
+		),
+	},
+	"memory|stats": {
+		Arity: 2, Flags: []string{}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@slow")),
+		Tips: resp.SetOf(
+			resp.Bulk("nondeterministic_output"),
+			resp.Bulk("request_policy:all_shards"),
+			resp.Bulk("response_policy:special"),
+		),
+		KeySpecs: resp.SetOf(),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Show memory usage details"),
+			resp.Bulk("since"), resp.Bulk("4.0.0"),
+			resp.Bulk("group"), resp.Bulk("server"),
+			resp.Bulk("complexity"), resp.Bulk("O(1)"),
+		),
+	},
+	"memory|usage": {
+		Arity: -3, Flags: []string{"readonly"}, FirstKey: 2, LastKey: 2, Step: 1,
+		ACLCategories: resp.SetOf(resp.Simple("@read"), resp.Simple("@slow")),
+		Tips:          resp.SetOf(),
+		KeySpecs: resp.SetOf(
+			resp.Map(
+				resp.Bulk("flags"), resp.SetOf(resp.Simple("RO")),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(2))),
+				resp.Bulk("find_keys"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("range"),
+					resp.Bulk("spec"), resp.Map(
+						resp.Bulk("lastkey"), resp.Int(0),
+						resp.Bulk("keystep"), resp.Int(1),
+						resp.Bulk("limit"), resp.Int(0),
+					),
+				),
+			),
+		),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Estimate the memory usage of a key"),
+			resp.Bulk("since"), resp.Bulk("4.0.0"),
+			resp.Bulk("group"), resp.Bulk("server"),
+			resp.Bulk("complexity"), resp.Bulk("O(N) where N is the number of samples."),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("key"),
+					resp.Bulk("type"), resp.Bulk("key"),
+					resp.Bulk("key_spec_index"), resp.Int(0),
+				),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("count"),
+					resp.Bulk("type"), resp.Bulk("integer"),
+					resp.Bulk("token"), resp.Bulk("SAMPLES"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+				),
+			),
+		),
+	},
+	"slowlog": {
+		Arity: -2, Flags: []string{}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@slow")),
+		Tips:          resp.SetOf(),
+		KeySpecs:      resp.SetOf(),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("A container for slow log commands"),
+			resp.Bulk("since"), resp.Bulk("2.2.12"),
+			resp.Bulk("group"), resp.Bulk("server"),
+			resp.Bulk("complexity"), resp.Bulk("Depends on subcommand."),
+		),
+	},
+	"slowlog|help": {
+		Arity: 2, Flags: []string{"loading", "stale"}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@slow")),
+		Tips:          resp.SetOf(),
+		KeySpecs:      resp.SetOf(),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Show helpful text about the different subcommands"),
+			resp.Bulk("since"), resp.Bulk("6.2.0"),
+			resp.Bulk("group"), resp.Bulk("server"),
+			resp.Bulk("complexity"), resp.Bulk("O(1)"),
+		),
+	},
+	"slowlog|get": {
+		Arity: -2, Flags: []string{"admin", "loading", "stale"}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@admin"), resp.Simple("@slow"), resp.Simple("@dangerous")),
+		Tips:          resp.SetOf(resp.Bulk("request_policy:all_nodes"), resp.Bulk("nondeterministic_output")),
+		KeySpecs:      resp.SetOf(),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Get the slow log's entries"),
+			resp.Bulk("since"), resp.Bulk("2.2.12"),
+			resp.Bulk("group"), resp.Bulk("server"),
+			resp.Bulk("complexity"), resp.Bulk("O(N) where N is the number of entries returned"),
+			resp.Bulk("history"), resp.SetOf(
+				resp.Array(
+					resp.Bulk("4.0.0"),
+					resp.Bulk("Added client IP address, port and name to the reply."),
+				),
+			),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("count"),
+					resp.Bulk("type"), resp.Bulk("integer"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+				),
+			),
+		),
+	},
+	"slowlog|len": {
+		Arity: 2, Flags: []string{"admin", "loading", "stale"}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@admin"), resp.Simple("@slow"), resp.Simple("@dangerous")),
+		Tips: resp.SetOf(
+			resp.Bulk("request_policy:all_nodes"),
+			resp.Bulk("response_policy:agg_sum"),
+			resp.Bulk("nondeterministic_output"),
+		),
+		KeySpecs: resp.SetOf(),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Get the slow log's length"),
+			resp.Bulk("since"), resp.Bulk("2.2.12"),
+			resp.Bulk("group"), resp.Bulk("server"),
+			resp.Bulk("complexity"), resp.Bulk("O(1)"),
+		),
+	},
+	"slowlog|reset": {
+		Arity: 2, Flags: []string{"admin", "loading", "stale"}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@admin"), resp.Simple("@slow"), resp.Simple("@dangerous")),
+		Tips:          resp.SetOf(resp.Bulk("request_policy:all_nodes"), resp.Bulk("response_policy:all_succeeded")),
+		KeySpecs:      resp.SetOf(),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Clear all entries from the slow log"),
+			resp.Bulk("since"), resp.Bulk("2.2.12"),
+			resp.Bulk("group"), resp.Bulk("server"),
+			resp.Bulk("complexity"), resp.Bulk("O(N) where N is the number of entries in the slowlog"),
+		),
+	},
+	"latency": {
+		Arity: -2, Flags: []string{}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@slow")),
+		Tips:          resp.SetOf(),
+		KeySpecs:      resp.SetOf(),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("A container for latency diagnostics commands"),
+			resp.Bulk("since"), resp.Bulk("2.8.13"),
+			resp.Bulk("group"), resp.Bulk("server"),
+			resp.Bulk("complexity"), resp.Bulk("Depends on subcommand."),
+		),
+	},
+	"latency|help": {
+		Arity: 2, Flags: []string{"loading", "stale"}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@slow")),
+		Tips:          resp.SetOf(),
+		KeySpecs:      resp.SetOf(),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Show helpful text about the different subcommands."),
+			resp.Bulk("since"), resp.Bulk("2.8.13"),
+			resp.Bulk("group"), resp.Bulk("server"),
+			resp.Bulk("complexity"), resp.Bulk("O(1)"),
+		),
+	},
+	"latency|latest": {
+		Arity: 2, Flags: []string{"admin", "noscript", "loading", "stale"}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@admin"), resp.Simple("@slow"), resp.Simple("@dangerous")),
+		Tips: resp.SetOf(
+			resp.Bulk("nondeterministic_output"),
+			resp.Bulk("request_policy:all_nodes"),
+			resp.Bulk("response_policy:special"),
+		),
+		KeySpecs: resp.SetOf(),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Return the latest latency samples for all events."),
+			resp.Bulk("since"), resp.Bulk("2.8.13"),
+			resp.Bulk("group"), resp.Bulk("server"),
+			resp.Bulk("complexity"), resp.Bulk("O(1)"),
+		),
+	},
+	"latency|history": {
+		Arity: 3, Flags: []string{"admin", "noscript", "loading", "stale"}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@admin"), resp.Simple("@slow"), resp.Simple("@dangerous")),
+		Tips: resp.SetOf(
+			resp.Bulk("nondeterministic_output"),
+			resp.Bulk("request_policy:all_nodes"),
+			resp.Bulk("response_policy:special"),
+		),
+		KeySpecs: resp.SetOf(),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Return timestamp-latency samples for the event."),
+			resp.Bulk("since"), resp.Bulk("2.8.13"),
+			resp.Bulk("group"), resp.Bulk("server"),
+			resp.Bulk("complexity"), resp.Bulk("O(1)"),
+			resp.Bulk("arguments"), resp.Array(resp.Map(resp.Bulk("name"), resp.Bulk("event"), resp.Bulk("type"), resp.Bulk("string"))),
+		),
+	},
+	"latency|reset": {
+		Arity: -2, Flags: []string{"admin", "noscript", "loading", "stale"}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@admin"), resp.Simple("@slow"), resp.Simple("@dangerous")),
+		Tips:          resp.SetOf(resp.Bulk("request_policy:all_nodes"), resp.Bulk("response_policy:all_succeeded")),
+		KeySpecs:      resp.SetOf(),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Reset latency data for one or more events."),
+			resp.Bulk("since"), resp.Bulk("2.8.13"),
+			resp.Bulk("group"), resp.Bulk("server"),
+			resp.Bulk("complexity"), resp.Bulk("O(1)"),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("event"),
+					resp.Bulk("type"), resp.Bulk("string"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional"), resp.Simple("multiple")),
 				),
 			),
 		),

@@ -43,6 +43,9 @@ type Ctx struct {
 	Lifecycle Lifecycle
 	// Transaction is the connection's MULTI and WATCH state.
 	Transaction Transaction
+	// Diagnostics is the server's settings and slow log, for OBJECT,
+	// MEMORY and SLOWLOG.
+	Diagnostics Diagnostics
 }
 
 // Session is the state of the connection a command came on that data

@@ -17,7 +17,8 @@
 // the client's database, and the few narrow services its family needs,
 // each an interface declared in that family's file (KeyspaceConfig,
 // KVCache, Clients, Users, Config, Stats, Lifecycle, Cluster,
-// Transaction) besides the connection's own Session. It never sees the server: package server
-// builds one Ctx per connection and implements those interfaces
+// Transaction, Diagnostics) besides the connection's own Session. It never
+// sees the server: package server builds one Ctx per connection and
+// implements those interfaces
 // (server/session*.go). The engine stays unaware of RESP.
 package commands

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"math"
 	"strconv"
+	"strings"
 
 	"github.com/kvserver/kvserver/engine"
 	"github.com/kvserver/kvserver/glob"
@@ -56,6 +57,17 @@ var keyspaceCommands = []*Spec{
 		KeySpecs: []KeySpec{{Flags: KeyRW | KeyUpdate, Begin: Index(1), Find: Range(0, 1, 0)}}, Handler: cmdPersist},
 	{Name: "select", Arity: 2, Flags: FlagLoading | FlagStale | FlagFast, ACL: "@fast @connection", Handler: cmdSelect},
 	{Name: "swapdb", Arity: 3, Flags: FlagWrite | FlagFast, ACL: "@keyspace @write @fast @dangerous", Handler: cmdSwapdb},
+	{Name: "object", Arity: -2, Flags: 0, ACL: "@slow", Subcommands: []*Spec{
+		{Name: "object|help", Arity: 2, Flags: FlagLoading | FlagStale, ACL: "@keyspace @slow", Handler: cmdObjectHelp},
+		{Name: "object|encoding", Arity: 3, Flags: FlagReadonly, ACL: "@keyspace @read @slow",
+			KeySpecs: []KeySpec{{Flags: KeyRO, ReadsValue: true, Begin: Index(2), Find: Range(0, 1, 0)}}, Handler: cmdObjectEncoding},
+		{Name: "object|freq", Arity: 3, Flags: FlagReadonly, ACL: "@keyspace @read @slow",
+			KeySpecs: []KeySpec{{Flags: KeyRO, Begin: Index(2), Find: Range(0, 1, 0)}}, Handler: cmdObjectFreq},
+		{Name: "object|idletime", Arity: 3, Flags: FlagReadonly, ACL: "@keyspace @read @slow",
+			KeySpecs: []KeySpec{{Flags: KeyRO, Begin: Index(2), Find: Range(0, 1, 0)}}, Handler: cmdObjectIdletime},
+		{Name: "object|refcount", Arity: 3, Flags: FlagReadonly, ACL: "@keyspace @read @slow",
+			KeySpecs: []KeySpec{{Flags: KeyRO, ReadsValue: true, Begin: Index(2), Find: Range(0, 1, 0)}}, Handler: cmdObjectRefcount},
+	}},
 }
 
 // KeyspaceConfig is what the keyspace family needs to know of the server
@@ -586,4 +598,141 @@ func replyOKOrError(x *Ctx, err error) {
 		return
 	}
 	x.W.OK()
+}
+
+func cmdObjectHelp(x *Ctx) {
+	writeHelp(x, "OBJECT",
+		"ENCODING <key>",
+		"    Return the kind of internal representation used in order to store the value",
+		"    associated with a <key>.",
+		"FREQ <key>",
+		"    Return the access frequency index of the <key>. The returned integer is",
+		"    proportional to the logarithm of the recent access frequency of the key.",
+		"IDLETIME <key>",
+		"    Return the idle time of the <key>, that is the approximated number of",
+		"    seconds elapsed since the last access to the key.",
+		"REFCOUNT <key>",
+		"    Return the number of references of the value associated with the specified",
+		"    <key>.",
+	)
+}
+
+// Redis's limits for string encodings (object.c): an integer that fits a
+// long in at most 20 bytes is "int", a string of at most 44 bytes
+// "embstr"; integers below 10000 are shared objects unless an LRU or LFU
+// policy needs each key's own.
+const (
+	maxIntEncodingLen = 20
+	maxEmbstrLen      = 44
+	sharedIntegers    = 10000
+	sharedRefcount    = math.MaxInt32
+)
+
+// Redis's refusals of OBJECT FREQ and IDLETIME under the other policy kind.
+const (
+	errNotLFU = "ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that " +
+		"when switching between policies at runtime LRU and LFU data will take some time to adjust."
+	errLFU = "ERR An LFU maxmemory policy is selected, idle time not tracked. Please note that when " +
+		"switching between policies at runtime LRU and LFU data will take some time to adjust."
+)
+
+// objectValue looks OBJECT's key up without touching it: its value when
+// it is short enough to be an integer (nil otherwise), its info, and
+// whether it exists. A missing key is answered with a null.
+func objectValue(x *Ctx) (small []byte, info engine.KeyInfo, ok bool) {
+	x.View(func(tx *engine.Tx) {
+		tx.SetNoTouch(true)
+		if info, ok = tx.Info(x.Args[2]); !ok || info.Size > maxIntEncodingLen {
+			return
+		}
+		var e engine.Entry
+		e, ok = tx.Peek(x.Args[2])
+		small = e.Value
+	})
+	if !ok {
+		x.W.Null()
+	}
+	return small, info, ok
+}
+
+// isIntEncoded reports whether Redis stores v as an integer: a long that
+// prints back as the same bytes.
+func isIntEncoded(v []byte) (int64, bool) {
+	if len(v) == 0 || len(v) > maxIntEncodingLen {
+		return 0, false
+	}
+	n, ok := ParseInt64(v)
+	return n, ok && strconv.FormatInt(n, 10) == string(v)
+}
+
+// cmdObjectEncoding names the encoding Redis would give the string.
+func cmdObjectEncoding(x *Ctx) {
+	small, info, ok := objectValue(x)
+	switch {
+	case !ok:
+	case isIntString(small):
+		x.W.BulkString("int")
+	case info.Size <= maxEmbstrLen:
+		x.W.BulkString("embstr")
+	default:
+		x.W.BulkString("raw")
+	}
+}
+
+// isIntString reports whether v is int-encoded.
+func isIntString(v []byte) bool { _, ok := isIntEncoded(v); return ok }
+
+// cmdObjectRefcount is 1, or a shared integer's INT_MAX where Redis would
+// share it.
+func cmdObjectRefcount(x *Ctx) {
+	small, _, ok := objectValue(x)
+	if !ok {
+		return
+	}
+	n, isInt := isIntEncoded(small)
+	lruOrLFU := policyIs(x, "lru") || policyIs(x, "lfu")
+	if isInt && n >= 0 && n < sharedIntegers && (x.Engine.MaxMemory() == 0 || !lruOrLFU) {
+		x.W.Int(sharedRefcount)
+		return
+	}
+	x.W.Int(1)
+}
+
+// cmdObjectIdletime is the seconds since the key's last access.
+func cmdObjectIdletime(x *Ctx) {
+	var info engine.KeyInfo
+	var ok bool
+	var now int64
+	x.View(func(tx *engine.Tx) {
+		info, ok = tx.Info(x.Args[2])
+		now = tx.Now()
+	})
+	switch {
+	case !ok:
+		x.W.Null()
+	case policyIs(x, "lfu"):
+		x.W.Error(errLFU)
+	default:
+		x.W.Int(max(now-info.LastUsed, 0) / 1000)
+	}
+}
+
+// cmdObjectFreq refuses unless an LFU policy is set, as Redis does;
+// kvserver evicts by LRU and counts no frequencies, so it reports 0.
+func cmdObjectFreq(x *Ctx) {
+	var ok bool
+	x.View(func(tx *engine.Tx) { _, ok = tx.Info(x.Args[2]) })
+	switch {
+	case !ok:
+		x.W.Null()
+	case !policyIs(x, "lfu"):
+		x.W.Error(errNotLFU)
+	default:
+		x.W.Int(0)
+	}
+}
+
+// policyIs reports whether maxmemory-policy is of a kind ("lru", "lfu").
+func policyIs(x *Ctx, kind string) bool {
+	return strings.Contains(strings.ToLower(x.Diagnostics.Setting("maxmemory-policy")), kind)
 }

@@ -6,11 +6,15 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/kvserver/kvserver/engine"
 )
 
-// serverCommands are the server family's rows (Redis's server.c, rdb.c
-// and debug.c): TIME, LASTSAVE, SAVE, BGSAVE, DEBUG and SHUTDOWN. CONFIG
-// is in config.go, INFO in info.go, COMMAND in command.go.
+// serverCommands are the server family's rows (Redis's server.c, rdb.c,
+// debug.c, object.c, slowlog.c, latency.c and replication.c): TIME,
+// LASTSAVE, SAVE, BGSAVE, DEBUG, SHUTDOWN, ROLE, WAIT, MEMORY, SLOWLOG
+// and LATENCY. CONFIG is in config.go, INFO in info.go, COMMAND in
+// command.go, OBJECT in keyspace.go.
 var serverCommands = []*Spec{
 	{Name: "time", Arity: 1, Flags: FlagLoading | FlagStale | FlagFast, ACL: "@fast", Handler: cmdTime},
 	{Name: "lastsave", Arity: 1, Flags: FlagLoading | FlagStale | FlagFast, ACL: "@admin @fast @dangerous", Handler: cmdLastsave},
@@ -18,7 +22,360 @@ var serverCommands = []*Spec{
 	{Name: "bgsave", Arity: -1, Flags: FlagAdmin | FlagNoscript | FlagNoAsyncLoading, ACL: "@admin @slow @dangerous", Handler: cmdBgsave},
 	{Name: "debug", Arity: -2, Flags: FlagAdmin | FlagNoscript | FlagLoading | FlagStale, ACL: "@admin @slow @dangerous", Protected: true, Handler: cmdDebug},
 	{Name: "shutdown", Arity: -1, Flags: FlagAdmin | FlagNoscript | FlagLoading | FlagStale | FlagNoMulti | FlagAllowBusy, ACL: "@admin @slow @dangerous", Handler: cmdShutdown},
+	{Name: "role", Arity: 1, Flags: FlagNoscript | FlagLoading | FlagStale | FlagFast, ACL: "@admin @fast @dangerous", Handler: cmdRole},
+	{Name: "wait", Arity: 3, Flags: FlagNoscript, ACL: "@slow @connection", Handler: cmdWait},
+	{Name: "memory", Arity: -2, Flags: 0, ACL: "@slow", Subcommands: []*Spec{
+		{Name: "memory|help", Arity: 2, Flags: FlagLoading | FlagStale, ACL: "@slow", Handler: cmdMemoryHelp},
+		{Name: "memory|doctor", Arity: 2, Flags: 0, ACL: "@slow", Handler: cmdMemoryDoctor},
+		{Name: "memory|stats", Arity: 2, Flags: 0, ACL: "@slow", Handler: cmdMemoryStats},
+		{Name: "memory|usage", Arity: -3, Flags: FlagReadonly, ACL: "@read @slow",
+			KeySpecs: []KeySpec{{Flags: KeyRO, Begin: Index(2), Find: Range(0, 1, 0)}}, Handler: cmdMemoryUsage},
+	}},
+	{Name: "slowlog", Arity: -2, Flags: 0, ACL: "@slow", Subcommands: []*Spec{
+		{Name: "slowlog|help", Arity: 2, Flags: FlagLoading | FlagStale, ACL: "@slow", Handler: cmdSlowlogHelp},
+		{Name: "slowlog|get", Arity: -2, Flags: FlagAdmin | FlagLoading | FlagStale, ACL: "@admin @slow @dangerous", Handler: cmdSlowlogGet},
+		{Name: "slowlog|len", Arity: 2, Flags: FlagAdmin | FlagLoading | FlagStale, ACL: "@admin @slow @dangerous", Handler: cmdSlowlogLen},
+		{Name: "slowlog|reset", Arity: 2, Flags: FlagAdmin | FlagLoading | FlagStale, ACL: "@admin @slow @dangerous", Handler: cmdSlowlogReset},
+	}},
+	{Name: "latency", Arity: -2, Flags: 0, ACL: "@slow", Subcommands: []*Spec{
+		{Name: "latency|help", Arity: 2, Flags: FlagLoading | FlagStale, ACL: "@slow", Handler: cmdLatencyHelp},
+		{Name: "latency|latest", Arity: 2, Flags: FlagAdmin | FlagNoscript | FlagLoading | FlagStale, ACL: "@admin @slow @dangerous", Handler: cmdLatencyLatest},
+		{Name: "latency|history", Arity: 3, Flags: FlagAdmin | FlagNoscript | FlagLoading | FlagStale, ACL: "@admin @slow @dangerous", Handler: cmdLatencyHistory},
+		{Name: "latency|reset", Arity: -2, Flags: FlagAdmin | FlagNoscript | FlagLoading | FlagStale, ACL: "@admin @slow @dangerous", Handler: cmdLatencyReset},
+	}},
 }
+
+// Diagnostics is what ROLE, OBJECT, MEMORY and SLOWLOG read of the server.
+type Diagnostics interface {
+	// Setting is a CONFIG parameter's value by name ("maxmemory-policy").
+	Setting(name string) string
+	// SlowLog returns up to n of the newest slow log entries, newest
+	// first (all of them when n < 0).
+	SlowLog(n int) []SlowLogEntry
+	// SlowLogLen is the number of entries in the slow log.
+	SlowLogLen() int
+	// SlowLogReset empties the slow log.
+	SlowLogReset()
+}
+
+// SlowLogEntry is one command in the slow log, as SLOWLOG GET shows it.
+type SlowLogEntry struct {
+	// ID is the entry's sequence number; Time its unix time in seconds;
+	// Micros the command's duration.
+	ID, Time, Micros int64
+	// Args are the command's arguments, shortened as Redis does.
+	Args [][]byte
+	// Addr is the client's ip:port and Name its CLIENT SETNAME name.
+	Addr, Name string
+}
+
+// slowLogMaxArgs and slowLogMaxString are Redis's SLOWLOG_ENTRY_MAX_ARGC
+// and SLOWLOG_ENTRY_MAX_STRING: what an entry keeps of a command.
+const (
+	slowLogMaxArgs   = 32
+	slowLogMaxString = 128
+)
+
+// SlowLogArgs copies args the way Redis's slowlogCreateEntry keeps them:
+// secrets redacted, at most 32 arguments (the last one saying how many
+// more there were), each at most 128 bytes (saying how many more bytes
+// there were).
+func SlowLogArgs(args [][]byte) [][]byte {
+	secret := secretArgs(args)
+	n := min(len(args), slowLogMaxArgs)
+	out := make([][]byte, n)
+	for i := range n {
+		if n != len(args) && i == n-1 {
+			out[i] = []byte("... (" + strconv.Itoa(len(args)-n+1) + " more arguments)")
+			continue
+		}
+		a := args[i]
+		if secret(i) {
+			a = []byte("(redacted)")
+		}
+		if len(a) > slowLogMaxString {
+			out[i] = append(append([]byte(nil), a[:slowLogMaxString]...),
+				"... ("+strconv.Itoa(len(a)-slowLogMaxString)+" more bytes)"...)
+			continue
+		}
+		out[i] = append([]byte(nil), a...)
+	}
+	return out
+}
+
+// secretArgs says which arguments Redis redacts from the slow log
+// (redactClientCommandArgument): AUTH's, HELLO's AUTH pair, ACL
+// SETUSER's rules and the values of sensitive CONFIG SET parameters.
+func secretArgs(args [][]byte) func(i int) bool {
+	switch {
+	case equalFold(args[0], "auth"):
+		return func(i int) bool { return i >= 1 }
+	case equalFold(args[0], "acl") && len(args) > 2 && equalFold(args[1], "setuser"):
+		return func(i int) bool { return i >= 2 }
+	case equalFold(args[0], "hello"):
+		for j := 2; j+2 < len(args); j++ {
+			if equalFold(args[j], "auth") {
+				return func(i int) bool { return i == j+1 || i == j+2 }
+			}
+		}
+	case equalFold(args[0], "config") && len(args) > 3 && equalFold(args[1], "set"):
+		return func(i int) bool {
+			return i >= 3 && i%2 == 1 && (equalFold(args[i-1], "requirepass") || equalFold(args[i-1], "masterauth"))
+		}
+	}
+	return func(int) bool { return false }
+}
+
+// cmdRole reports a master without replicas at replication offset 0.
+func cmdRole(x *Ctx) {
+	x.W.Array(3)
+	x.W.BulkString("master")
+	x.W.Int(0)
+	x.W.Array(0)
+}
+
+// cmdWait implements WAIT numreplicas timeout: kvserver has no replicas,
+// so it answers 0, at once when none were asked for, else (as Redis
+// does) after the timeout in milliseconds, 0 meaning never.
+func cmdWait(x *Ctx) {
+	replicas, ok := ParseInt64(x.Args[1])
+	if !ok {
+		x.W.Error(errNotInteger)
+		return
+	}
+	timeout, ok := ParseInt64(x.Args[2])
+	switch {
+	case !ok:
+		x.W.Error("ERR timeout is not an integer or out of range")
+	case timeout < 0:
+		x.W.Error("ERR timeout is negative")
+	default:
+		if replicas > 0 {
+			waitReplicas(x, timeout)
+		}
+		x.W.Int(0)
+	}
+}
+
+// waitReplicas blocks the calling connection for timeout milliseconds
+// (forever when 0) or until it closes or the server stops.
+func waitReplicas(x *Ctx, timeout int64) {
+	var expired <-chan time.Time
+	if timeout > 0 {
+		t := time.NewTimer(time.Duration(min(timeout, math.MaxInt64/int64(time.Millisecond))) * time.Millisecond)
+		defer t.Stop()
+		expired = t.C
+	}
+	select {
+	case <-expired:
+	case <-x.Context().Done():
+	case <-x.Lifecycle.Stopping():
+	}
+}
+
+func cmdMemoryHelp(x *Ctx) {
+	writeHelp(x, "MEMORY",
+		"DOCTOR",
+		"    Return memory problems reports.",
+		"MALLOC-STATS",
+		"    Return internal statistics report from the memory allocator.",
+		"PURGE",
+		"    Attempt to purge dirty pages for reclamation by the allocator.",
+		"STATS",
+		"    Return information about the memory usage of the server.",
+		"USAGE <key> [SAMPLES <count>]",
+		"    Return memory in bytes used by <key> and its value. Nested values are",
+		"    sampled up to <count> times (default: 5, 0 means sample all).",
+	)
+}
+
+// Redis's MEMORY DOCTOR reports for an (almost) empty instance and for one
+// without problems; kvserver's memory is its accounting, so it finds none.
+const (
+	doctorEmpty = "Hi Sam, this instance is empty or is using very little memory, my issues detector can't be " +
+		"used in these conditions. Please, leave for your mission on Earth and fill it with some data. " +
+		"The new Sam and I will be back to our programming as soon as I finished rebooting.\n"
+	doctorFine = "Hi Sam, I can't find any memory issue in your instance. I can only account for what occurs " +
+		"on this base.\n"
+	// doctorMinMemory is the used memory below which Redis calls an
+	// instance empty (5 MB).
+	doctorMinMemory = 1024 * 1024 * 5
+)
+
+func cmdMemoryDoctor(x *Ctx) {
+	used, _ := x.Stats.UsedMemory()
+	if used < doctorMinMemory {
+		x.W.Verbatim(doctorEmpty)
+		return
+	}
+	x.W.Verbatim(doctorFine)
+}
+
+// cmdMemoryStats reports Redis's MEMORY STATS fields, in its order, from
+// kvserver's accounting: the allocator's figures are the accounted
+// memory, and what kvserver does not have (replication, AOF, Lua) is 0.
+func cmdMemoryStats(x *Ctx) {
+	used, peak := x.Stats.UsedMemory()
+	clients := x.Stats.ClientMemory()
+	var keys int64
+	var dbs []int
+	for i, d := range x.Engine.DBStats() {
+		keys += int64(d.Keys)
+		if d.Keys > 0 {
+			dbs = append(dbs, i)
+		}
+	}
+	field := func(name string, v int64) {
+		x.W.BulkString(name)
+		x.W.Int(v)
+	}
+	ratio := func(name string, v float64) {
+		x.W.BulkString(name)
+		x.W.Double(v)
+	}
+	x.W.Map(27 + len(dbs))
+	field("peak.allocated", peak)
+	field("total.allocated", used)
+	for _, name := range []string{"startup.allocated", "replication.backlog", "clients.slaves"} {
+		field(name, 0)
+	}
+	field("clients.normal", clients)
+	for _, name := range []string{"cluster.links", "aof.buffer", "lua.caches", "functions.caches"} {
+		field(name, 0)
+	}
+	for _, db := range dbs {
+		x.W.BulkString("db." + strconv.Itoa(db))
+		x.W.Map(3)
+		for _, name := range []string{"overhead.hashtable.main", "overhead.hashtable.expires", "overhead.hashtable.slot-to-keys"} {
+			field(name, 0)
+		}
+	}
+	field("overhead.total", clients)
+	field("keys.count", keys)
+	field("keys.bytes-per-key", used/max(keys, 1))
+	field("dataset.bytes", used)
+	ratio("dataset.percentage", 100)
+	ratio("peak.percentage", float64(used)*100/float64(max(peak, 1)))
+	for _, name := range []string{"allocator.allocated", "allocator.active", "allocator.resident"} {
+		field(name, used)
+	}
+	for _, name := range []string{"allocator-fragmentation", "allocator-rss", "rss-overhead"} {
+		ratio(name+".ratio", 1)
+		field(name+".bytes", 0)
+	}
+	ratio("fragmentation", 1)
+	field("fragmentation.bytes", 0)
+}
+
+// cmdMemoryUsage implements MEMORY USAGE key [SAMPLES count] with
+// kvserver's accounting of the key.
+func cmdMemoryUsage(x *Ctx) {
+	args := x.Args
+	for i := 3; i < len(args); i++ {
+		if !equalFold(args[i], "samples") || i+1 >= len(args) {
+			x.W.Error(errSyntax)
+			return
+		}
+		samples, ok := ParseInt64(args[i+1])
+		if !ok {
+			x.W.Error(errNotInteger)
+			return
+		}
+		if samples < 0 {
+			x.W.Error(errSyntax)
+			return
+		}
+		i++
+	}
+	var info engine.KeyInfo
+	var found bool
+	x.View(func(tx *engine.Tx) { info, found = tx.Info(args[2]) })
+	if !found {
+		x.W.Null()
+		return
+	}
+	x.W.Int(info.Memory)
+}
+
+func cmdSlowlogHelp(x *Ctx) {
+	writeHelp(x, "SLOWLOG",
+		"GET [<count>]",
+		"    Return top <count> entries from the slowlog (default: 10, -1 mean all).",
+		"    Entries are made of:",
+		"    id, timestamp, time in microseconds, arguments array, client IP and port,",
+		"    client name",
+		"LEN",
+		"    Return the length of the slowlog.",
+		"RESET",
+		"    Reset the slowlog.",
+	)
+}
+
+// cmdSlowlogGet implements SLOWLOG GET [count].
+func cmdSlowlogGet(x *Ctx) {
+	n := int64(10)
+	switch len(x.Args) {
+	case 2:
+	case 3:
+		var ok bool
+		n, ok = ParseInt64(x.Args[2])
+		if !ok || n < -1 {
+			x.W.Error("ERR count should be greater than or equal to -1")
+			return
+		}
+	default:
+		x.W.Error("ERR unknown subcommand or wrong number of arguments for '" +
+			Sanitize(Truncate(string(x.Args[1]), 128)) + "'. Try SLOWLOG HELP.")
+		return
+	}
+	entries := x.Diagnostics.SlowLog(int(min(n, math.MaxInt32)))
+	x.W.Array(len(entries))
+	for _, e := range entries {
+		x.W.Array(6)
+		x.W.Int(e.ID)
+		x.W.Int(e.Time)
+		x.W.Int(e.Micros)
+		x.W.Array(len(e.Args))
+		for _, a := range e.Args {
+			x.W.Bulk(a)
+		}
+		x.W.BulkString(e.Addr)
+		x.W.BulkString(e.Name)
+	}
+}
+
+func cmdSlowlogLen(x *Ctx) { x.W.Int(int64(x.Diagnostics.SlowLogLen())) }
+
+func cmdSlowlogReset(x *Ctx) {
+	x.Diagnostics.SlowLogReset()
+	x.W.OK()
+}
+
+func cmdLatencyHelp(x *Ctx) {
+	writeHelp(x, "LATENCY",
+		"DOCTOR",
+		"    Return a human readable latency analysis report.",
+		"GRAPH <event>",
+		"    Return an ASCII latency graph for the <event> class.",
+		"HISTORY <event>",
+		"    Return time-latency samples for the <event> class.",
+		"LATEST",
+		"    Return the latest latency samples for all events.",
+		"RESET [<event> ...]",
+		"    Reset latency data of one or more <event> classes.",
+		"    (default: reset all data for all event classes)",
+		"HISTOGRAM [COMMAND ...]",
+		"    Return a cumulative distribution of latencies in the format of a histogram for the specified command names.",
+		"    If no commands are specified then all histograms are replied.",
+	)
+}
+
+// kvserver records no latency events (Redis's fork, AOF and eviction
+// events do not occur), so LATEST and HISTORY are empty and RESET resets
+// none.
+func cmdLatencyLatest(x *Ctx)  { x.W.Array(0) }
+func cmdLatencyHistory(x *Ctx) { x.W.Array(0) }
+func cmdLatencyReset(x *Ctx)   { x.W.Int(0) }
 
 // Lifecycle is what SHUTDOWN and DEBUG SLEEP use of the server's life.
 type Lifecycle interface {

@@ -575,3 +575,14 @@ func cmdIncrbyfloat(x *Ctx) {
 		x.W.BulkString(out)
 	})
 }
+
+// setKeyFlags are SET's key flags for these arguments (Redis's
+// setGetKeys): with GET it reads the old value, without it overwrites.
+func setKeyFlags(cmd [][]byte) KeyFlags {
+	for _, a := range cmd[min(3, len(cmd)):] {
+		if equalFold(a, "get") {
+			return KeyRW | KeyAccess | KeyUpdate
+		}
+	}
+	return KeyOW | KeyUpdate
+}

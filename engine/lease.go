@@ -25,6 +25,11 @@ type KeyInfo struct {
 	ExpireAt int64
 	// Codec is how the value is stored: "none", or the quantization mode.
 	Codec string
+	// LastUsed is the unix millisecond of the key's last access.
+	LastUsed int64
+	// Memory is what the engine accounts for the key: its index entry,
+	// name and, when resident, its value.
+	Memory int64
 }
 
 // Lease protects key's group until untilMs unless it is already protected
@@ -72,7 +77,8 @@ func (tx *Tx) Info(key []byte) (KeyInfo, bool) {
 		return KeyInfo{}, false
 	}
 	g := it.grp
-	info := KeyInfo{Size: it.length, Group: g.name, ExpireAt: it.expireAt, Codec: "none"}
+	info := KeyInfo{Size: it.length, Group: g.name, ExpireAt: it.expireAt, Codec: "none",
+		LastUsed: it.lastUsed, Memory: it.memSize()}
 	if it.quantized {
 		info.Codec = tx.e.opts.KVQuant.String()
 		if tx.e.opts.KVQuant == 0 {

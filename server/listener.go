@@ -144,6 +144,7 @@ type Server struct {
 	// settings are the settings the server reads by name, as CONFIG SET
 	// leaves them.
 	settings *config.Live
+	slowlog  slowLog
 
 	// slotMap is the cluster slot map in effect, nil in standalone mode
 	// (cluster.go); purgeWake wakes the sweep of keys of foreign slots.
@@ -471,7 +472,9 @@ func (s *Server) serveClient(c *Client) {
 			return
 		}
 		mark := c.w.Mark()
+		start := time.Now()
 		s.dispatch(c)
+		s.recordSlow(c, c.cmd.Args, start)
 		// The command's request values are the store's now (or dropped);
 		// what it holds from here on is its queued reply.
 		c.r.DropArgs(&c.cmd)

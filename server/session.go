@@ -42,5 +42,6 @@ func (s *Server) newCommandCtx(c *Client) *commands.Ctx {
 		Stats:          session{c},
 		Lifecycle:      session{c},
 		Transaction:    session{c},
+		Diagnostics:    session{c},
 	}
 }

@@ -16,3 +16,25 @@ func (s session) Shutdown() {
 
 // Stopping is closed when the server starts to shut down.
 func (s session) Stopping() <-chan struct{} { return s.c.srv.shutdown }
+
+// The settings and slow log as ROLE, OBJECT, MEMORY and SLOWLOG see them
+// (commands.Diagnostics).
+
+var _ commands.Diagnostics = session{}
+
+// Setting is a CONFIG parameter's value by name, "" for none.
+func (s session) Setting(name string) string {
+	for _, p := range s.Params([][]byte{[]byte(name)}) {
+		return p.Value
+	}
+	return ""
+}
+
+// SlowLog returns up to n of the newest slow log entries.
+func (s session) SlowLog(n int) []commands.SlowLogEntry { return s.c.srv.slowlog.newest(n) }
+
+// SlowLogLen is the slow log's length.
+func (s session) SlowLogLen() int { return s.c.srv.slowlog.len() }
+
+// SlowLogReset empties the slow log.
+func (s session) SlowLogReset() { s.c.srv.slowlog.reset() }

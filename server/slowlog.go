@@ -1,0 +1,80 @@
+package server
+
+import (
+	"sync"
+	"time"
+
+	"github.com/kvserver/kvserver/commands"
+)
+
+// slowLog is Redis's slow log (slowlog.c): the newest commands that ran
+// longer than slowlog-log-slower-than microseconds, at most
+// slowlog-max-len of them.
+type slowLog struct {
+	mu      sync.Mutex
+	entries []commands.SlowLogEntry // oldest first
+	nextID  int64
+}
+
+// record adds c's command when it ran longer than the threshold.
+func (s *Server) recordSlow(c *Client, args [][]byte, start time.Time) {
+	threshold := s.settings.Int("slowlog-log-slower-than")
+	if threshold < 0 || len(args) == 0 {
+		return
+	}
+	d := time.Since(start).Microseconds()
+	if d < threshold {
+		return
+	}
+	// Only commands that ran: dispatch stamps lastUsed just before the
+	// handler, and skip_slowlog commands are left out.
+	c.mu.Lock()
+	ran, name := !c.lastUsed.Before(start), c.name
+	c.mu.Unlock()
+	if !ran {
+		return
+	}
+	if spec := s.table.Lookup(args[0]); spec == nil || spec.Flags&commands.FlagSkipSlowlog != 0 {
+		return
+	}
+	e := commands.SlowLogEntry{
+		Time: start.Unix(), Micros: d, Args: commands.SlowLogArgs(args),
+		Addr: clientAddr(c.conn.RemoteAddr(), c.conn.LocalAddr()), Name: name,
+	}
+	maxLen := s.settings.Int("slowlog-max-len")
+	l := &s.slowlog
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	e.ID = l.nextID
+	l.nextID++
+	l.entries = append(l.entries, e)
+	if over := int64(len(l.entries)) - maxLen; over > 0 {
+		l.entries = append(l.entries[:0], l.entries[over:]...)
+	}
+}
+
+// newest returns up to n entries, newest first (all when n < 0).
+func (l *slowLog) newest(n int) []commands.SlowLogEntry {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if n < 0 || n > len(l.entries) {
+		n = len(l.entries)
+	}
+	out := make([]commands.SlowLogEntry, n)
+	for i := range n {
+		out[i] = l.entries[len(l.entries)-1-i]
+	}
+	return out
+}
+
+func (l *slowLog) len() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.entries)
+}
+
+func (l *slowLog) reset() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.entries = nil
+}
