@@ -1,6 +1,7 @@
 package commands
 
 import (
+	"encoding/binary"
 	"math"
 	"math/bits"
 
@@ -159,9 +160,13 @@ func bitUnitArg(x *Ctx, arg []byte) (isBit, ok bool) {
 	return false, false
 }
 
-// popcount counts the set bits of s.
+// popcount counts the set bits of s, eight bytes at a time.
 func popcount(s []byte) int64 {
 	var n int
+	for len(s) >= 8 {
+		n += bits.OnesCount64(binary.LittleEndian.Uint64(s))
+		s = s[8:]
+	}
 	for _, b := range s {
 		n += bits.OnesCount8(b)
 	}

@@ -1,6 +1,8 @@
 package tests
 
 import (
+	"math/rand"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -24,6 +26,11 @@ const (
 
 // bitScripts are the scripts of TestDifferentialBits.
 func bitScripts() []script {
+	return append(fixedBitScripts(), script{"random bit operations", randomBitSteps(1, 600)})
+}
+
+// fixedBitScripts are the hand-written scripts of TestDifferentialBits.
+func fixedBitScripts() []script {
 	return []script{
 		{"setbit and getbit", []step{
 			do("SETBIT", "k", "7", "1"),
@@ -367,4 +374,94 @@ func bitScripts() []script {
 			line("lcs"),
 		)},
 	}
+}
+
+// randomBitSteps returns n bitmap commands drawn from a fixed seed over a
+// few keys: values with runs of 0x00 and 0xff, ranges in bytes and bits
+// with negative ends, and BITFIELD ops of every width, near the limits of
+// int64, under each overflow mode: the corners the fixed scripts do not
+// name.
+func randomBitSteps(seed int64, n int) []step {
+	r := rand.New(rand.NewSource(seed))
+	keys := []string{"k1", "k2", "k3"}
+	key := func() string { return keys[r.Intn(len(keys))] }
+	pick := func(s ...string) string { return s[r.Intn(len(s))] }
+	index := func() string { return strconv.Itoa(r.Intn(161) - 80) }
+	value := func() string {
+		b := make([]byte, r.Intn(24))
+		for i := range b {
+			b[i] = []byte{0, 0xff, byte(r.Intn(256))}[r.Intn(3)]
+		}
+		return string(b)
+	}
+	number := func() string {
+		switch r.Intn(4) {
+		case 0:
+			return "9223372036854775807"
+		case 1:
+			return "-9223372036854775808"
+		case 2:
+			return strconv.FormatInt(int64(r.Uint64()), 10)
+		}
+		return strconv.Itoa(r.Intn(601) - 300)
+	}
+	steps := make([]step, 0, n)
+	for len(steps) < n {
+		var cmd []string
+		switch r.Intn(10) {
+		case 0:
+			cmd = []string{"SET", key(), value()}
+		case 1:
+			cmd = []string{"SETBIT", key(), strconv.Itoa(r.Intn(160)), strconv.Itoa(r.Intn(2))}
+		case 2:
+			cmd = []string{"BITCOUNT", key()}
+			if r.Intn(3) > 0 {
+				cmd = append(cmd, index(), index())
+				if r.Intn(2) == 0 {
+					cmd = append(cmd, pick("BIT", "BYTE"))
+				}
+			}
+		case 3, 4:
+			cmd = []string{"BITPOS", key(), strconv.Itoa(r.Intn(2))}
+			for i := r.Intn(3); i > 0; i-- {
+				cmd = append(cmd, index())
+			}
+			if len(cmd) == 5 && r.Intn(2) == 0 {
+				cmd = append(cmd, pick("BIT", "BYTE"))
+			}
+		case 5:
+			cmd = []string{"BITOP", pick("AND", "OR", "XOR", "NOT"), key(), key()}
+			if cmd[1] != "NOT" {
+				cmd = append(cmd, key(), "k4")[:4+r.Intn(3)]
+			}
+		case 6, 7:
+			cmd = []string{pick("BITFIELD", "BITFIELD", "BITFIELD_RO"), key()}
+			for i := 1 + r.Intn(4); i > 0; i-- {
+				typ := pick("i", "u") + strconv.Itoa(1+r.Intn(64))
+				off := pick(strconv.Itoa(r.Intn(100)), "#"+strconv.Itoa(r.Intn(10)))
+				switch r.Intn(4) {
+				case 0:
+					cmd = append(cmd, "GET", typ, off)
+				case 1:
+					cmd = append(cmd, "SET", typ, off, number())
+				case 2:
+					cmd = append(cmd, "INCRBY", typ, off, number())
+				default:
+					cmd = append(cmd, "OVERFLOW", pick("WRAP", "SAT", "FAIL"))
+				}
+			}
+		case 8:
+			cmd = []string{"GET", key()}
+		default:
+			cmd = []string{"LCS", key(), key()}
+			for i := r.Intn(3); i > 0; i-- {
+				cmd = append(cmd, pick("IDX", "LEN", "WITHMATCHLEN", "MINMATCHLEN"))
+				if cmd[len(cmd)-1] == "MINMATCHLEN" {
+					cmd = append(cmd, index())
+				}
+			}
+		}
+		steps = append(steps, do(cmd...))
+	}
+	return steps
 }
