@@ -465,3 +465,60 @@ func randomBitSteps(seed int64, n int) []step {
 	}
 	return steps
 }
+
+// TestBitCommandsReadDemotedValues pushes bitmaps to the disk tier and
+// checks that each bitmap command and LCS sees their stored bytes: their
+// key specs load values only on disk before the handlers run.
+func TestBitCommandsReadDemotedValues(t *testing.T) {
+	if diffAgainstRedis() {
+		t.Skip("kvserver's disk tier has no Redis counterpart")
+	}
+	t.Parallel()
+	s := startKVServer(t, "--maxmemory", "4mb")
+	c := dialRaw(t, s.Addr)
+	a := randomBytes(7, 256<<10)
+	b := randomBytes(8, 256<<10)
+	ones := 0
+	for _, x := range a {
+		for ; x != 0; x &= x - 1 {
+			ones++
+		}
+	}
+	bit7 := ":" + strconv.Itoa(int(b[0]&1)) + "\r\n"
+	expectReply(t, c, "+OK\r\n", "SET", "bm:count", string(a))
+	expectReply(t, c, "+OK\r\n", "SET", "bm:get", string(b))
+	expectReply(t, c, "+OK\r\n", "SET", "bm:set", string(a))
+	expectReply(t, c, "+OK\r\n", "SET", "bm:field", string(b))
+	expectReply(t, c, "+OK\r\n", "SET", "bm:op", string(a))
+	expectReply(t, c, "+OK\r\n", "MSET", "lcs:a", "ohmytext"+string(a[:32]), "lcs:b", "mynewtext"+string(a[:32]))
+	filler := string(randomBytes(9, 256<<10))
+	for i := range 40 { // push them to disk
+		expectReply(t, c, "+OK\r\n", "SET", "filler:"+strconv.Itoa(i), filler)
+	}
+	before := promotions(t, c)
+	checkReply(t, c, ":"+strconv.Itoa(ones)+"\r\n", "BITCOUNT", "bm:count")
+	checkReply(t, c, bit7, "GETBIT", "bm:get", "7")
+	checkReply(t, c, ":0\r\n", "SETBIT", "bm:set", strconv.Itoa(len(a)*8), "1")
+	checkReply(t, c, ":"+strconv.Itoa(len(a)+1)+"\r\n", "STRLEN", "bm:set")
+	checkReply(t, c, "*1\r\n:"+strconv.Itoa(int(b[0]))+"\r\n", "BITFIELD", "bm:field", "GET", "u8", "0")
+	checkReply(t, c, ":"+strconv.Itoa(len(a))+"\r\n", "BITOP", "XOR", "bm:xor", "bm:op", "bm:op")
+	checkReply(t, c, ":0\r\n", "BITCOUNT", "bm:xor")
+	checkReply(t, c, ":"+strconv.Itoa(6+32)+"\r\n", "LCS", "lcs:a", "lcs:b", "LEN")
+	if after := promotions(t, c); after < before+6 {
+		t.Errorf("tier_memory_promotions went from %d to %d, want the six bitmaps loaded from disk", before, after)
+	}
+}
+
+// promotions is INFO's count of values loaded from the disk tier.
+func promotions(t *testing.T, c *rawClient) int {
+	t.Helper()
+	f, err := infoFields(c, "tiers")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := strconv.Atoi(f["tier_memory_promotions"])
+	if err != nil {
+		t.Fatalf("INFO tier_memory_promotions: %v", err)
+	}
+	return n
+}
