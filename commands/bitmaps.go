@@ -57,6 +57,18 @@ func bitOffsetArg(x *Ctx, arg []byte, hash bool, width int64) (uint64, bool) {
 	return uint64(n), true
 }
 
+// storedValue returns the value of key, looked up under the engine lock
+// but read after it: stored values are never changed in place, so the
+// read-only commands count and search them without holding up others.
+func storedValue(x *Ctx, key []byte) (value []byte, found bool) {
+	x.View(func(tx *engine.Tx) {
+		var e engine.Entry
+		e, found = tx.Get(key)
+		value = e.Value
+	})
+	return value, found
+}
+
 // bitAt returns bit offset of s (most significant bit first), zero past
 // its end.
 func bitAt(s []byte, offset uint64) bool {
@@ -111,14 +123,12 @@ func cmdGetbit(x *Ctx) {
 	if !ok {
 		return
 	}
-	x.View(func(tx *engine.Tx) {
-		e, _ := tx.Get(args[1])
-		if bitAt(e.Value, offset) {
-			x.W.Int(1)
-		} else {
-			x.W.Int(0)
-		}
-	})
+	value, _ := storedValue(x, args[1])
+	if bitAt(value, offset) {
+		x.W.Int(1)
+	} else {
+		x.W.Int(0)
+	}
 }
 
 // bitRange is a byte range of a string with, for BIT ranges, the masks of
@@ -175,48 +185,45 @@ func popcount(s []byte) int64 {
 
 func cmdBitcount(x *Ctx) {
 	args := x.Args
-	x.View(func(tx *engine.Tx) {
-		e, found := tx.Get(args[1])
-		if !found {
+	p, found := storedValue(x, args[1])
+	if !found {
+		x.W.Int(0)
+		return
+	}
+	var r bitRange
+	switch len(args) {
+	case 2:
+		r = bitRange{start: 0, end: int64(len(p)) - 1}
+	case 4, 5:
+		start, ok1 := ParseInt64(args[2])
+		end, ok2 := ParseInt64(args[3])
+		if !ok1 || !ok2 {
+			x.W.Error(errNotInteger)
+			return
+		}
+		isBit := false
+		if len(args) == 5 {
+			var ok bool
+			if isBit, ok = bitUnitArg(x, args[4]); !ok {
+				return
+			}
+		}
+		if start < 0 && end < 0 && start > end {
 			x.W.Int(0)
 			return
 		}
-		p := e.Value
-		var r bitRange
-		switch len(args) {
-		case 2:
-			r = bitRange{start: 0, end: int64(len(p)) - 1}
-		case 4, 5:
-			start, ok1 := ParseInt64(args[2])
-			end, ok2 := ParseInt64(args[3])
-			if !ok1 || !ok2 {
-				x.W.Error(errNotInteger)
-				return
-			}
-			isBit := false
-			if len(args) == 5 {
-				var ok bool
-				if isBit, ok = bitUnitArg(x, args[4]); !ok {
-					return
-				}
-			}
-			if start < 0 && end < 0 && start > end {
-				x.W.Int(0)
-				return
-			}
-			r = resolveBitRange(start, end, int64(len(p)), isBit)
-		default:
-			x.W.Error(errSyntax)
-			return
-		}
-		if r.start > r.end {
-			x.W.Int(0)
-			return
-		}
-		count := popcount(p[r.start : r.end+1])
-		count -= popcount([]byte{p[r.start] & r.firstMask, p[r.end] & r.lastMask})
-		x.W.Int(count)
-	})
+		r = resolveBitRange(start, end, int64(len(p)), isBit)
+	default:
+		x.W.Error(errSyntax)
+		return
+	}
+	if r.start > r.end {
+		x.W.Int(0)
+		return
+	}
+	count := popcount(p[r.start : r.end+1])
+	count -= popcount([]byte{p[r.start] & r.firstMask, p[r.end] & r.lastMask})
+	x.W.Int(count)
 }
 
 // firstBit is Redis's redisBitpos: the position of the first bit equal to
@@ -248,29 +255,25 @@ func cmdBitpos(x *Ctx) {
 		return
 	}
 	bit := bitArg == 1
-	x.View(func(tx *engine.Tx) {
-		e, found := tx.Get(args[1])
-		if !found {
-			x.W.Int(-bitArg)
+	p, found := storedValue(x, args[1])
+	if !found {
+		x.W.Int(-bitArg)
+		return
+	}
+	var r bitRange
+	endGiven := false
+	switch len(args) {
+	case 3:
+		r = bitRange{start: 0, end: int64(len(p)) - 1}
+	case 4, 5, 6:
+		if r, endGiven, ok = bitposRange(x, int64(len(p))); !ok {
 			return
 		}
-		p := e.Value
-		var r bitRange
-		endGiven := false
-		switch len(args) {
-		case 3:
-			r = bitRange{start: 0, end: int64(len(p)) - 1}
-		case 4, 5, 6:
-			var ok bool
-			if r, endGiven, ok = bitposRange(x, int64(len(p))); !ok {
-				return
-			}
-		default:
-			x.W.Error(errSyntax)
-			return
-		}
-		x.W.Int(bitposIn(p, r, bit, endGiven))
-	})
+	default:
+		x.W.Error(errSyntax)
+		return
+	}
+	x.W.Int(bitposIn(p, r, bit, endGiven))
 }
 
 // bitposRange parses BITPOS's start [end [BYTE|BIT]] over a string of n
@@ -553,13 +556,11 @@ func bitfieldGeneric(x *Ctx, roCommand bool) {
 	}
 	key := x.Args[1]
 	if readonly {
-		x.View(func(tx *engine.Tx) {
-			e, _ := tx.Get(key)
-			x.W.Array(len(ops))
-			for _, op := range ops {
-				x.W.Int(op.get(e.Value))
-			}
-		})
+		value, _ := storedValue(x, key)
+		x.W.Array(len(ops))
+		for _, op := range ops {
+			x.W.Int(op.get(value))
+		}
 		return
 	}
 	if roCommand {

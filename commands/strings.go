@@ -172,13 +172,7 @@ func expireAt(kind expireKind, arg []byte, now int64, cmdName string) (int64, st
 // after it (stored values are never changed in place), so that copying a
 // value into the reply buffer does not hold up other clients.
 func cmdGet(x *Ctx) {
-	var value []byte
-	found := false
-	x.View(func(tx *engine.Tx) {
-		if e, ok := tx.Get(x.Args[1]); ok {
-			value, found = e.Value, true
-		}
-	})
+	value, found := storedValue(x, x.Args[1])
 	if found {
 		x.W.Bulk(value)
 	} else {
@@ -627,7 +621,7 @@ func parseLcsOptions(x *Ctx) (lcsOptions, bool) {
 
 func cmdLcs(x *Ctx) {
 	var a, b []byte
-	x.View(func(tx *engine.Tx) {
+	x.View(func(tx *engine.Tx) { // both in one step, as Redis reads them
 		ea, _ := tx.Get(x.Args[1])
 		eb, _ := tx.Get(x.Args[2])
 		a, b = ea.Value, eb.Value
