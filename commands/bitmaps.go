@@ -57,18 +57,6 @@ func bitOffsetArg(x *Ctx, arg []byte, hash bool, width int64) (uint64, bool) {
 	return uint64(n), true
 }
 
-// storedValue returns the value of key, looked up under the engine lock
-// but read after it: stored values are never changed in place, so the
-// read-only commands count and search them without holding up others.
-func storedValue(x *Ctx, key []byte) (value []byte, found bool) {
-	x.View(func(tx *engine.Tx) {
-		var e engine.Entry
-		e, found = tx.Get(key)
-		value = e.Value
-	})
-	return value, found
-}
-
 // bitAt returns bit offset of s (most significant bit first), zero past
 // its end.
 func bitAt(s []byte, offset uint64) bool {

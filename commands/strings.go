@@ -180,6 +180,19 @@ func cmdGet(x *Ctx) {
 	}
 }
 
+// storedValue returns the value of key, looked up under the engine lock
+// for the caller to read after it: stored values are never changed in
+// place, so replies and the read-only bitmap commands use them without
+// holding up other clients.
+func storedValue(x *Ctx, key []byte) (value []byte, found bool) {
+	x.View(func(tx *engine.Tx) {
+		var e engine.Entry
+		e, found = tx.Get(key)
+		value = e.Value
+	})
+	return value, found
+}
+
 func cmdSet(x *Ctx) {
 	args := x.Args
 	o, ok := parseStringOptionsOrReply(x, args[3:], true)
