@@ -129,6 +129,446 @@ var redisCommandDocs = map[string]*commandDoc{
 			resp.Bulk("complexity"), resp.Bulk("O(1)"),
 		),
 	},
+	"setbit": {
+		Arity: 4, Flags: []string{"write", "denyoom"}, FirstKey: 1, LastKey: 1, Step: 1,
+		ACLCategories: resp.SetOf(resp.Simple("@write"), resp.Simple("@bitmap"), resp.Simple("@slow")),
+		Tips:          resp.SetOf(),
+		KeySpecs: resp.SetOf(
+			resp.Map(
+				resp.Bulk("flags"), resp.SetOf(resp.Simple("RW"), resp.Simple("access"), resp.Simple("update")),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
+				resp.Bulk("find_keys"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("range"),
+					resp.Bulk("spec"), resp.Map(
+						resp.Bulk("lastkey"), resp.Int(0),
+						resp.Bulk("keystep"), resp.Int(1),
+						resp.Bulk("limit"), resp.Int(0),
+					),
+				),
+			),
+		),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Sets or clears the bit at offset in the string value stored at key"),
+			resp.Bulk("since"), resp.Bulk("2.2.0"),
+			resp.Bulk("group"), resp.Bulk("bitmap"),
+			resp.Bulk("complexity"), resp.Bulk("O(1)"),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("key"),
+					resp.Bulk("type"), resp.Bulk("key"),
+					resp.Bulk("key_spec_index"), resp.Int(0),
+				),
+				resp.Map(resp.Bulk("name"), resp.Bulk("offset"), resp.Bulk("type"), resp.Bulk("integer")),
+				resp.Map(resp.Bulk("name"), resp.Bulk("value"), resp.Bulk("type"), resp.Bulk("integer")),
+			),
+		),
+	},
+	"getbit": {
+		Arity: 3, Flags: []string{"readonly", "fast"}, FirstKey: 1, LastKey: 1, Step: 1,
+		ACLCategories: resp.SetOf(resp.Simple("@read"), resp.Simple("@bitmap"), resp.Simple("@fast")),
+		Tips:          resp.SetOf(),
+		KeySpecs: resp.SetOf(
+			resp.Map(
+				resp.Bulk("flags"), resp.SetOf(resp.Simple("RO"), resp.Simple("access")),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
+				resp.Bulk("find_keys"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("range"),
+					resp.Bulk("spec"), resp.Map(
+						resp.Bulk("lastkey"), resp.Int(0),
+						resp.Bulk("keystep"), resp.Int(1),
+						resp.Bulk("limit"), resp.Int(0),
+					),
+				),
+			),
+		),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Returns the bit value at offset in the string value stored at key"),
+			resp.Bulk("since"), resp.Bulk("2.2.0"),
+			resp.Bulk("group"), resp.Bulk("bitmap"),
+			resp.Bulk("complexity"), resp.Bulk("O(1)"),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("key"),
+					resp.Bulk("type"), resp.Bulk("key"),
+					resp.Bulk("key_spec_index"), resp.Int(0),
+				),
+				resp.Map(resp.Bulk("name"), resp.Bulk("offset"), resp.Bulk("type"), resp.Bulk("integer")),
+			),
+		),
+	},
+	"bitcount": {
+		Arity: -2, Flags: []string{"readonly"}, FirstKey: 1, LastKey: 1, Step: 1,
+		ACLCategories: resp.SetOf(resp.Simple("@read"), resp.Simple("@bitmap"), resp.Simple("@slow")),
+		Tips:          resp.SetOf(),
+		KeySpecs: resp.SetOf(
+			resp.Map(
+				resp.Bulk("flags"), resp.SetOf(resp.Simple("RO"), resp.Simple("access")),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
+				resp.Bulk("find_keys"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("range"),
+					resp.Bulk("spec"), resp.Map(
+						resp.Bulk("lastkey"), resp.Int(0),
+						resp.Bulk("keystep"), resp.Int(1),
+						resp.Bulk("limit"), resp.Int(0),
+					),
+				),
+			),
+		),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Count set bits in a string"),
+			resp.Bulk("since"), resp.Bulk("2.6.0"),
+			resp.Bulk("group"), resp.Bulk("bitmap"),
+			resp.Bulk("complexity"), resp.Bulk("O(N)"),
+			resp.Bulk("history"), resp.SetOf(resp.Array(resp.Bulk("7.0.0"), resp.Bulk("Added the `BYTE|BIT` option."))),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("key"),
+					resp.Bulk("type"), resp.Bulk("key"),
+					resp.Bulk("key_spec_index"), resp.Int(0),
+				),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("index"),
+					resp.Bulk("type"), resp.Bulk("block"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+					resp.Bulk("arguments"), resp.Array(
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("start"),
+							resp.Bulk("type"), resp.Bulk("integer"),
+						),
+						resp.Map(resp.Bulk("name"), resp.Bulk("end"), resp.Bulk("type"), resp.Bulk("integer")),
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("index_unit"),
+							resp.Bulk("type"), resp.Bulk("oneof"),
+							resp.Bulk("since"), resp.Bulk("7.0.0"),
+							resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+							resp.Bulk("arguments"), resp.Array(
+								resp.Map(
+									resp.Bulk("name"), resp.Bulk("byte"),
+									resp.Bulk("type"), resp.Bulk("pure-token"),
+									resp.Bulk("token"), resp.Bulk("BYTE"),
+								),
+								resp.Map(
+									resp.Bulk("name"), resp.Bulk("bit"),
+									resp.Bulk("type"), resp.Bulk("pure-token"),
+									resp.Bulk("token"), resp.Bulk("BIT"),
+								),
+							),
+						),
+					),
+				),
+			),
+		),
+	},
+	"bitpos": {
+		Arity: -3, Flags: []string{"readonly"}, FirstKey: 1, LastKey: 1, Step: 1,
+		ACLCategories: resp.SetOf(resp.Simple("@read"), resp.Simple("@bitmap"), resp.Simple("@slow")),
+		Tips:          resp.SetOf(),
+		KeySpecs: resp.SetOf(
+			resp.Map(
+				resp.Bulk("flags"), resp.SetOf(resp.Simple("RO"), resp.Simple("access")),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
+				resp.Bulk("find_keys"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("range"),
+					resp.Bulk("spec"), resp.Map(
+						resp.Bulk("lastkey"), resp.Int(0),
+						resp.Bulk("keystep"), resp.Int(1),
+						resp.Bulk("limit"), resp.Int(0),
+					),
+				),
+			),
+		),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Find first bit set or clear in a string"),
+			resp.Bulk("since"), resp.Bulk("2.8.7"),
+			resp.Bulk("group"), resp.Bulk("bitmap"),
+			resp.Bulk("complexity"), resp.Bulk("O(N)"),
+			resp.Bulk("history"), resp.SetOf(resp.Array(resp.Bulk("7.0.0"), resp.Bulk("Added the `BYTE|BIT` option."))),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("key"),
+					resp.Bulk("type"), resp.Bulk("key"),
+					resp.Bulk("key_spec_index"), resp.Int(0),
+				),
+				resp.Map(resp.Bulk("name"), resp.Bulk("bit"), resp.Bulk("type"), resp.Bulk("integer")),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("index"),
+					resp.Bulk("type"), resp.Bulk("block"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+					resp.Bulk("arguments"), resp.Array(
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("start"),
+							resp.Bulk("type"), resp.Bulk("integer"),
+						),
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("end_index"),
+							resp.Bulk("type"), resp.Bulk("block"),
+							resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+							resp.Bulk("arguments"), resp.Array(
+								resp.Map(
+									resp.Bulk("name"), resp.Bulk("end"),
+									resp.Bulk("type"), resp.Bulk("integer"),
+								),
+								resp.Map(
+									resp.Bulk("name"), resp.Bulk("index_unit"),
+									resp.Bulk("type"), resp.Bulk("oneof"),
+									resp.Bulk("since"), resp.Bulk("7.0.0"),
+									resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+									resp.Bulk("arguments"), resp.Array(
+										resp.Map(
+											resp.Bulk("name"), resp.Bulk("byte"),
+											resp.Bulk("type"), resp.Bulk("pure-token"),
+											resp.Bulk("token"), resp.Bulk("BYTE"),
+										),
+										resp.Map(
+											resp.Bulk("name"), resp.Bulk("bit"),
+											resp.Bulk("type"), resp.Bulk("pure-token"),
+											resp.Bulk("token"), resp.Bulk("BIT"),
+										),
+									),
+								),
+							),
+						),
+					),
+				),
+			),
+		),
+	},
+	"bitop": {
+		Arity: -4, Flags: []string{"write", "denyoom"}, FirstKey: 2, LastKey: -1, Step: 1,
+		ACLCategories: resp.SetOf(resp.Simple("@write"), resp.Simple("@bitmap"), resp.Simple("@slow")),
+		Tips:          resp.SetOf(),
+		KeySpecs: resp.SetOf(
+			resp.Map(
+				resp.Bulk("flags"), resp.SetOf(resp.Simple("OW"), resp.Simple("update")),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(2))),
+				resp.Bulk("find_keys"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("range"),
+					resp.Bulk("spec"), resp.Map(
+						resp.Bulk("lastkey"), resp.Int(0),
+						resp.Bulk("keystep"), resp.Int(1),
+						resp.Bulk("limit"), resp.Int(0),
+					),
+				),
+			),
+			resp.Map(
+				resp.Bulk("flags"), resp.SetOf(resp.Simple("RO"), resp.Simple("access")),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(3))),
+				resp.Bulk("find_keys"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("range"),
+					resp.Bulk("spec"), resp.Map(
+						resp.Bulk("lastkey"), resp.Int(-1),
+						resp.Bulk("keystep"), resp.Int(1),
+						resp.Bulk("limit"), resp.Int(0),
+					),
+				),
+			),
+		),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Perform bitwise operations between strings"),
+			resp.Bulk("since"), resp.Bulk("2.6.0"),
+			resp.Bulk("group"), resp.Bulk("bitmap"),
+			resp.Bulk("complexity"), resp.Bulk("O(N)"),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(resp.Bulk("name"), resp.Bulk("operation"), resp.Bulk("type"), resp.Bulk("string")),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("destkey"),
+					resp.Bulk("type"), resp.Bulk("key"),
+					resp.Bulk("key_spec_index"), resp.Int(0),
+				),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("key"),
+					resp.Bulk("type"), resp.Bulk("key"),
+					resp.Bulk("key_spec_index"), resp.Int(1),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("multiple")),
+				),
+			),
+		),
+	},
+	"bitfield": {
+		Arity: -2, Flags: []string{"write", "denyoom"}, FirstKey: 1, LastKey: 1, Step: 1,
+		ACLCategories: resp.SetOf(resp.Simple("@write"), resp.Simple("@bitmap"), resp.Simple("@slow")),
+		Tips:          resp.SetOf(),
+		KeySpecs: resp.SetOf(
+			resp.Map(
+				resp.Bulk("notes"), resp.Bulk("This command allows both access and modification of the key"),
+				resp.Bulk("flags"), resp.SetOf(
+					resp.Simple("RW"),
+					resp.Simple("access"),
+					resp.Simple("update"),
+					resp.Simple("variable_flags"),
+				),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
+				resp.Bulk("find_keys"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("range"),
+					resp.Bulk("spec"), resp.Map(
+						resp.Bulk("lastkey"), resp.Int(0),
+						resp.Bulk("keystep"), resp.Int(1),
+						resp.Bulk("limit"), resp.Int(0),
+					),
+				),
+			),
+		),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Perform arbitrary bitfield integer operations on strings"),
+			resp.Bulk("since"), resp.Bulk("3.2.0"),
+			resp.Bulk("group"), resp.Bulk("bitmap"),
+			resp.Bulk("complexity"), resp.Bulk("O(1) for each subcommand specified"),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("key"),
+					resp.Bulk("type"), resp.Bulk("key"),
+					resp.Bulk("key_spec_index"), resp.Int(0),
+				),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("operation"),
+					resp.Bulk("type"), resp.Bulk("oneof"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional"), resp.Simple("multiple")),
+					resp.Bulk("arguments"), resp.Array(
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("encoding_offset"),
+							resp.Bulk("type"), resp.Bulk("block"),
+							resp.Bulk("token"), resp.Bulk("GET"),
+							resp.Bulk("arguments"), resp.Array(
+								resp.Map(
+									resp.Bulk("name"), resp.Bulk("encoding"),
+									resp.Bulk("type"), resp.Bulk("string"),
+								),
+								resp.Map(
+									resp.Bulk("name"), resp.Bulk("offset"),
+									resp.Bulk("type"), resp.Bulk("integer"),
+								),
+							),
+						),
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("write"),
+							resp.Bulk("type"), resp.Bulk("block"),
+							resp.Bulk("arguments"), resp.Array(
+								resp.Map(
+									resp.Bulk("name"), resp.Bulk("wrap_sat_fail"),
+									resp.Bulk("type"), resp.Bulk("oneof"),
+									resp.Bulk("token"), resp.Bulk("OVERFLOW"),
+									resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+									resp.Bulk("arguments"), resp.Array(
+										resp.Map(
+											resp.Bulk("name"), resp.Bulk("wrap"),
+											resp.Bulk("type"), resp.Bulk("pure-token"),
+											resp.Bulk("token"), resp.Bulk("WRAP"),
+										),
+										resp.Map(
+											resp.Bulk("name"), resp.Bulk("sat"),
+											resp.Bulk("type"), resp.Bulk("pure-token"),
+											resp.Bulk("token"), resp.Bulk("SAT"),
+										),
+										resp.Map(
+											resp.Bulk("name"), resp.Bulk("fail"),
+											resp.Bulk("type"), resp.Bulk("pure-token"),
+											resp.Bulk("token"), resp.Bulk("FAIL"),
+										),
+									),
+								),
+								resp.Map(
+									resp.Bulk("name"), resp.Bulk("write_operation"),
+									resp.Bulk("type"), resp.Bulk("oneof"),
+									resp.Bulk("arguments"), resp.Array(
+										resp.Map(
+											resp.Bulk("name"), resp.Bulk("encoding_offset_value"),
+											resp.Bulk("type"), resp.Bulk("block"),
+											resp.Bulk("token"), resp.Bulk("SET"),
+											resp.Bulk("arguments"), resp.Array(
+												resp.Map(
+													resp.Bulk("name"), resp.Bulk("encoding"),
+													resp.Bulk("type"), resp.Bulk("string"),
+												),
+												resp.Map(
+													resp.Bulk("name"), resp.Bulk("offset"),
+													resp.Bulk("type"), resp.Bulk("integer"),
+												),
+												resp.Map(
+													resp.Bulk("name"), resp.Bulk("value"),
+													resp.Bulk("type"), resp.Bulk("integer"),
+												),
+											),
+										),
+										resp.Map(
+											resp.Bulk("name"), resp.Bulk("encoding_offset_increment"),
+											resp.Bulk("type"), resp.Bulk("block"),
+											resp.Bulk("token"), resp.Bulk("INCRBY"),
+											resp.Bulk("arguments"), resp.Array(
+												resp.Map(
+													resp.Bulk("name"), resp.Bulk("encoding"),
+													resp.Bulk("type"), resp.Bulk("string"),
+												),
+												resp.Map(
+													resp.Bulk("name"), resp.Bulk("offset"),
+													resp.Bulk("type"), resp.Bulk("integer"),
+												),
+												resp.Map(
+													resp.Bulk("name"), resp.Bulk("increment"),
+													resp.Bulk("type"), resp.Bulk("integer"),
+												),
+											),
+										),
+									),
+								),
+							),
+						),
+					),
+				),
+			),
+		),
+	},
+	"bitfield_ro": {
+		Arity: -2, Flags: []string{"readonly", "fast"}, FirstKey: 1, LastKey: 1, Step: 1,
+		ACLCategories: resp.SetOf(resp.Simple("@read"), resp.Simple("@bitmap"), resp.Simple("@fast")),
+		Tips:          resp.SetOf(),
+		KeySpecs: resp.SetOf(
+			resp.Map(
+				resp.Bulk("flags"), resp.SetOf(resp.Simple("RO"), resp.Simple("access")),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
+				resp.Bulk("find_keys"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("range"),
+					resp.Bulk("spec"), resp.Map(
+						resp.Bulk("lastkey"), resp.Int(0),
+						resp.Bulk("keystep"), resp.Int(1),
+						resp.Bulk("limit"), resp.Int(0),
+					),
+				),
+			),
+		),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Perform arbitrary bitfield integer operations on strings. Read-only variant of BITFIELD"),
+			resp.Bulk("since"), resp.Bulk("6.0.0"),
+			resp.Bulk("group"), resp.Bulk("bitmap"),
+			resp.Bulk("complexity"), resp.Bulk("O(1) for each subcommand specified"),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("key"),
+					resp.Bulk("type"), resp.Bulk("key"),
+					resp.Bulk("key_spec_index"), resp.Int(0),
+				),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("encoding_offset"),
+					resp.Bulk("type"), resp.Bulk("block"),
+					resp.Bulk("token"), resp.Bulk("GET"),
+					resp.Bulk("flags"), resp.SetOf(
+						resp.Simple("optional"),
+						resp.Simple("multiple"),
+						resp.Simple("multiple_token"),
+					),
+					resp.Bulk("arguments"), resp.Array(
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("encoding"),
+							resp.Bulk("type"), resp.Bulk("string"),
+						),
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("offset"),
+							resp.Bulk("type"), resp.Bulk("integer"),
+						),
+					),
+				),
+			),
+		),
+	},
 	"cluster": {
 		Arity: -2, Flags: []string{}, FirstKey: 0, LastKey: 0, Step: 0,
 		ACLCategories: resp.SetOf(resp.Simple("@slow")),
@@ -3666,6 +4106,67 @@ var redisCommandDocs = map[string]*commandDoc{
 					resp.Bulk("key_spec_index"), resp.Int(0),
 				),
 				resp.Map(resp.Bulk("name"), resp.Bulk("increment"), resp.Bulk("type"), resp.Bulk("double")),
+			),
+		),
+	},
+	"lcs": {
+		Arity: -3, Flags: []string{"readonly"}, FirstKey: 1, LastKey: 2, Step: 1,
+		ACLCategories: resp.SetOf(resp.Simple("@read"), resp.Simple("@string"), resp.Simple("@slow")),
+		Tips:          resp.SetOf(),
+		KeySpecs: resp.SetOf(
+			resp.Map(
+				resp.Bulk("flags"), resp.SetOf(resp.Simple("RO"), resp.Simple("access")),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
+				resp.Bulk("find_keys"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("range"),
+					resp.Bulk("spec"), resp.Map(
+						resp.Bulk("lastkey"), resp.Int(1),
+						resp.Bulk("keystep"), resp.Int(1),
+						resp.Bulk("limit"), resp.Int(0),
+					),
+				),
+			),
+		),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Find longest common substring"),
+			resp.Bulk("since"), resp.Bulk("7.0.0"),
+			resp.Bulk("group"), resp.Bulk("string"),
+			resp.Bulk("complexity"), resp.Bulk("O(N*M) where N and M are the lengths of s1 and s2, respectively"),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("key1"),
+					resp.Bulk("type"), resp.Bulk("key"),
+					resp.Bulk("key_spec_index"), resp.Int(0),
+				),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("key2"),
+					resp.Bulk("type"), resp.Bulk("key"),
+					resp.Bulk("key_spec_index"), resp.Int(0),
+				),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("len"),
+					resp.Bulk("type"), resp.Bulk("pure-token"),
+					resp.Bulk("token"), resp.Bulk("LEN"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+				),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("idx"),
+					resp.Bulk("type"), resp.Bulk("pure-token"),
+					resp.Bulk("token"), resp.Bulk("IDX"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+				),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("len"),
+					resp.Bulk("type"), resp.Bulk("integer"),
+					resp.Bulk("token"), resp.Bulk("MINMATCHLEN"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+				),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("withmatchlen"),
+					resp.Bulk("type"), resp.Bulk("pure-token"),
+					resp.Bulk("token"), resp.Bulk("WITHMATCHLEN"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+				),
 			),
 		),
 	},

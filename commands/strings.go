@@ -52,6 +52,8 @@ var stringCommands = []*Spec{
 		KeySpecs: []KeySpec{{Flags: KeyRW | KeyAccess | KeyUpdate, ReadsValue: true, Begin: Index(1), Find: Range(0, 1, 0)}}, Handler: cmdDecrby},
 	{Name: "incrbyfloat", Arity: 3, Flags: FlagWrite | FlagDenyoom | FlagFast, ACL: "@write @string @fast",
 		KeySpecs: []KeySpec{{Flags: KeyRW | KeyAccess | KeyUpdate, ReadsValue: true, Begin: Index(1), Find: Range(0, 1, 0)}}, Handler: cmdIncrbyfloat},
+	{Name: "lcs", Arity: -3, Flags: FlagReadonly, ACL: "@read @string @slow",
+		KeySpecs: []KeySpec{{Flags: KeyRO | KeyAccess, ReadsValue: true, Begin: Index(1), Find: Range(1, 1, 0)}}, Handler: cmdLcs},
 }
 
 // Copies on the large-value paths, counted from the socket:
@@ -170,18 +172,25 @@ func expireAt(kind expireKind, arg []byte, now int64, cmdName string) (int64, st
 // after it (stored values are never changed in place), so that copying a
 // value into the reply buffer does not hold up other clients.
 func cmdGet(x *Ctx) {
-	var value []byte
-	found := false
-	x.View(func(tx *engine.Tx) {
-		if e, ok := tx.Get(x.Args[1]); ok {
-			value, found = e.Value, true
-		}
-	})
+	value, found := storedValue(x, x.Args[1])
 	if found {
 		x.W.Bulk(value)
 	} else {
 		x.W.Null()
 	}
+}
+
+// storedValue returns the value of key, looked up under the engine lock
+// for the caller to read after it: stored values are never changed in
+// place, so replies and the read-only bitmap commands use them without
+// holding up other clients.
+func storedValue(x *Ctx, key []byte) (value []byte, found bool) {
+	x.View(func(tx *engine.Tx) {
+		var e engine.Entry
+		e, found = tx.Get(key)
+		value = e.Value
+	})
+	return value, found
 }
 
 func cmdSet(x *Ctx) {
@@ -442,22 +451,30 @@ func cmdGetrange(x *Ctx) {
 			x.W.BulkString("")
 			return
 		}
-		if start < 0 {
-			start += n
-		}
-		if end < 0 {
-			end += n
-		}
-		start, end = max(start, 0), max(end, 0)
-		if end >= n {
-			end = n - 1
-		}
+		start, end = clampRange(start, end, n)
 		if start > end || n == 0 {
 			x.W.BulkString("")
 			return
 		}
 		x.W.Bulk(e.Value[start : end+1])
 	})
+}
+
+// clampRange resolves Redis's inclusive start/end indexes over n
+// elements: negative ones count from the end, then both are clamped to
+// [0, n-1] (end may become -1 when n is 0; start > end means empty).
+func clampRange(start, end, n int64) (int64, int64) {
+	if start < 0 {
+		start += n
+	}
+	if end < 0 {
+		end += n
+	}
+	start, end = max(start, 0), max(end, 0)
+	if end >= n {
+		end = n - 1
+	}
+	return start, end
 }
 
 func cmdSetrange(x *Ctx) {
@@ -585,4 +602,151 @@ func setKeyFlags(cmd [][]byte) KeyFlags {
 		}
 	}
 	return KeyOW | KeyUpdate
+}
+
+// lcsOptions are LCS's parsed options.
+type lcsOptions struct {
+	getLen, getIdx, withMatchLen bool
+	minMatchLen                  int64
+}
+
+// parseLcsOptions parses LCS's options like Redis's lcsCommand, answering
+// the error itself.
+func parseLcsOptions(x *Ctx) (lcsOptions, bool) {
+	var o lcsOptions
+	args := x.Args
+	for j := 3; j < len(args); j++ {
+		more := j < len(args)-1
+		switch a := args[j]; {
+		case equalFold(a, "idx"):
+			o.getIdx = true
+		case equalFold(a, "len"):
+			o.getLen = true
+		case equalFold(a, "withmatchlen"):
+			o.withMatchLen = true
+		case equalFold(a, "minmatchlen") && more:
+			n, ok := intArg(x, j+1)
+			if !ok {
+				return o, false
+			}
+			o.minMatchLen = max(n, 0)
+			j++
+		default:
+			x.W.Error(errSyntax)
+			return o, false
+		}
+	}
+	if o.getIdx && o.getLen {
+		x.W.Error("ERR If you want both the length and indexes, please just use IDX.")
+		return o, false
+	}
+	return o, true
+}
+
+func cmdLcs(x *Ctx) {
+	var a, b []byte
+	x.View(func(tx *engine.Tx) { // both in one step, as Redis reads them
+		ea, _ := tx.Get(x.Args[1])
+		eb, _ := tx.Get(x.Args[2])
+		a, b = ea.Value, eb.Value
+	})
+	o, ok := parseLcsOptions(x)
+	if !ok {
+		return
+	}
+	if int64(len(a)) >= math.MaxUint32-1 || int64(len(b)) >= math.MaxUint32-1 {
+		x.W.Error("ERR String too long for LCS")
+		return
+	}
+	cells := (int64(len(a)) + 1) * (int64(len(b)) + 1)
+	if cells*4 > x.Session.MaxBulk() {
+		x.W.Error("ERR Insufficient memory, transient memory for LCS exceeds proto-max-bulk-len")
+		return
+	}
+	writeLcs(x, a, b, o)
+}
+
+// writeLcs computes the longest common subsequence of a and b with
+// Redis's dynamic programming table and walk, and answers it as o asks.
+func writeLcs(x *Ctx, a, b []byte, o lcsOptions) {
+	alen, blen := len(a), len(b)
+	w := blen + 1
+	dp := make([]uint32, (alen+1)*w)
+	for i := 1; i <= alen; i++ {
+		for j := 1; j <= blen; j++ {
+			switch {
+			case a[i-1] == b[j-1]:
+				dp[i*w+j] = dp[(i-1)*w+j-1] + 1
+			default:
+				dp[i*w+j] = max(dp[(i-1)*w+j], dp[i*w+j-1])
+			}
+		}
+	}
+	total := dp[alen*w+blen]
+	if o.getLen && !o.getIdx {
+		x.W.Int(int64(total))
+		return
+	}
+	result := make([]byte, total)
+	type match struct{ aStart, aEnd, bStart, bEnd, n int }
+	var matches []match
+	idx := int(total)
+	aStart, aEnd, bStart, bEnd := alen, 0, 0, 0
+	for i, j := alen, blen; i > 0 && j > 0; {
+		emit := false
+		if a[i-1] == b[j-1] {
+			result[idx-1] = a[i-1]
+			if aStart == alen {
+				aStart, aEnd, bStart, bEnd = i-1, i-1, j-1, j-1
+			} else if aStart == i && bStart == j {
+				aStart--
+				bStart--
+			} else {
+				emit = true
+			}
+			if aStart == 0 || bStart == 0 {
+				emit = true
+			}
+			idx, i, j = idx-1, i-1, j-1
+		} else {
+			if dp[(i-1)*w+j] > dp[i*w+j-1] {
+				i--
+			} else {
+				j--
+			}
+			emit = aStart != alen
+		}
+		if emit {
+			n := aEnd - aStart + 1
+			if o.minMatchLen == 0 || int64(n) >= o.minMatchLen {
+				matches = append(matches, match{aStart, aEnd, bStart, bEnd, n})
+			}
+			aStart = alen
+		}
+	}
+	if !o.getIdx {
+		x.W.Bulk(result)
+		return
+	}
+	x.W.Map(2)
+	x.W.BulkString("matches")
+	x.W.Array(len(matches))
+	for _, m := range matches {
+		if o.withMatchLen {
+			x.W.Array(3)
+		} else {
+			x.W.Array(2)
+		}
+		x.W.Array(2)
+		x.W.Int(int64(m.aStart))
+		x.W.Int(int64(m.aEnd))
+		x.W.Array(2)
+		x.W.Int(int64(m.bStart))
+		x.W.Int(int64(m.bEnd))
+		if o.withMatchLen {
+			x.W.Int(int64(m.n))
+		}
+	}
+	x.W.BulkString("len")
+	x.W.Int(int64(total))
 }

@@ -30,6 +30,7 @@ func Specs() []*Spec {
 // them. A new family adds its slice here.
 var families = [][]*Spec{
 	stringCommands,
+	bitmapCommands,
 	keyspaceCommands,
 	connectionCommands,
 	aclCommands,
