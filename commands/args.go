@@ -67,6 +67,18 @@ func intArg(x *Ctx, i int) (int64, bool) {
 	return n, ok
 }
 
+// countArg parses argument i as a count of at least least, answering
+// Redis's errors itself: not an integer, or a syntax error below least
+// (SCAN COUNT, MEMORY USAGE SAMPLES).
+func countArg(x *Ctx, i int, least int64) (int64, bool) {
+	n, ok := intArg(x, i)
+	if ok && n < least {
+		x.W.Error(errSyntax)
+		return 0, false
+	}
+	return n, ok
+}
+
 // longDoublePrec is the mantissa of the x86 80-bit long double that Redis
 // uses for INCRBYFLOAT; big.Float at this precision reproduces its results.
 const longDoublePrec = 64

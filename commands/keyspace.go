@@ -185,13 +185,8 @@ func cmdScan(x *Ctx) {
 		remaining := len(args) - i
 		switch {
 		case equalFold(args[i], "count") && remaining >= 2:
-			n, ok := ParseInt64(args[i+1])
+			n, ok := countArg(x, i+1, 1)
 			if !ok {
-				x.W.Error(errNotInteger)
-				return
-			}
-			if n < 1 {
-				x.W.Error(errSyntax)
 				return
 			}
 			count = n

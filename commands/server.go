@@ -276,13 +276,7 @@ func cmdMemoryUsage(x *Ctx) {
 			x.W.Error(errSyntax)
 			return
 		}
-		samples, ok := ParseInt64(args[i+1])
-		if !ok {
-			x.W.Error(errNotInteger)
-			return
-		}
-		if samples < 0 {
-			x.W.Error(errSyntax)
+		if _, ok := countArg(x, i+1, 0); !ok {
 			return
 		}
 		i++
@@ -344,12 +338,12 @@ func cmdSlowlogGet(x *Ctx) {
 	}
 }
 
-func cmdSlowlogLen(x *Ctx) { x.W.Int(int64(x.Diagnostics.SlowLogLen())) }
-
 func cmdSlowlogReset(x *Ctx) {
 	x.Diagnostics.SlowLogReset()
 	x.W.OK()
 }
+
+func cmdSlowlogLen(x *Ctx) { x.W.Int(int64(x.Diagnostics.SlowLogLen())) }
 
 func cmdLatencyHelp(x *Ctx) {
 	writeHelp(x, "LATENCY",
