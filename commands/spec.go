@@ -120,6 +120,15 @@ func (s *Spec) CheckArity(argc int) bool {
 	return argc >= -s.Arity
 }
 
+// TouchesData reports whether the command reads or writes the keyspace:
+// it has keys, or is flagged write or readonly (FLUSHALL, DBSIZE, SCAN...).
+// Package server runs such handlers under the lock that keeps EXEC
+// atomic; the others (WAIT, CLIENT, CONFIG...) run beside an EXEC, so that
+// one that blocks (WAIT) never holds it up.
+func (s *Spec) TouchesData() bool {
+	return len(s.KeySpecs) > 0 || s.GetKeys != nil || s.Flags&(FlagWrite|FlagReadonly) != 0
+}
+
 // IsContainer reports whether s has subcommands that dispatch looks up.
 func (s *Spec) IsContainer() bool { return s.subs != nil }
 

@@ -113,14 +113,18 @@ func (s *Server) dispatch(c *Client) {
 	s.observe(spec.Name, time.Since(start), false)
 }
 
-// runHandler runs the command's handler under Server.exclusive: shared
-// with the other clients' commands, or alone for the EXEC of a transaction,
-// so that no other client's command runs between the queued ones.
+// runHandler runs the command's handler under Server.exclusive: alone for
+// the EXEC of a transaction, shared with the other clients' commands that
+// touch the keyspace, so that none of them runs between the queued ones.
+// Commands that do not touch it (WAIT, CLIENT, CONFIG...) take no part:
+// a WAIT blocking for its timeout must not hold up an EXEC, nor, through
+// the EXEC waiting for it, every other client.
 func (s *Server) runHandler(c *Client, spec *commands.Spec) {
-	if commands.IsExec(spec) && c.multi != nil {
+	switch {
+	case commands.IsExec(spec) && c.multi != nil:
 		s.exclusive.Lock()
 		defer s.exclusive.Unlock()
-	} else {
+	case spec.TouchesData():
 		s.exclusive.RLock()
 		defer s.exclusive.RUnlock()
 	}

@@ -313,3 +313,35 @@ func TestExecReadsValuesOnDisk(t *testing.T) {
 		t.Error("EXEC read no value from disk: the test did not push its keys there")
 	}
 }
+
+// TestWaitDoesNotHoldUpExec checks that a client blocked in WAIT (which
+// waits out its timeout, here forever, since kvserver has no replicas)
+// holds up neither an EXEC nor, through it, anybody else: WAIT touches no
+// data, so it takes no part in the lock that keeps EXEC atomic.
+func TestWaitDoesNotHoldUpExec(t *testing.T) {
+	t.Parallel()
+	s := startKVServer(t)
+	ctx := context.Background()
+	waiter := newGoRedis(t, s.Addr, 2, 1)
+	waitDone := make(chan error, 1)
+	go func() { waitDone <- waiter.Do(ctx, "WAIT", "1", "0").Err() }()
+	time.Sleep(200 * time.Millisecond) // WAIT is blocking now
+	rdb := newGoRedis(t, s.Addr, 2, 2)
+	tctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if _, err := rdb.TxPipelined(tctx, func(p redis.Pipeliner) error {
+		p.Set(tctx, "wait:k", "v", 0)
+		return nil
+	}); err != nil {
+		t.Fatalf("EXEC beside a blocked WAIT: %v", err)
+	}
+	if v, err := rdb.Get(tctx, "wait:k").Result(); err != nil || v != "v" {
+		t.Fatalf("GET after the EXEC: %q, %v", v, err)
+	}
+	select {
+	case err := <-waitDone:
+		t.Fatalf("WAIT 1 0 returned (%v) while it should still wait", err)
+	default:
+	}
+	waiter.Close()
+}
