@@ -110,7 +110,9 @@ func (s *Server) dispatch(c *Client) {
 	c.x.Args = args
 	s.runHandler(c, spec)
 	c.x.Args = nil
-	s.observe(spec.Name, time.Since(start), false)
+	took := time.Since(start)
+	s.recordSlow(c, spec, args, start, took)
+	s.observe(spec.Name, took, false)
 }
 
 // runHandler runs the command's handler under Server.exclusive: alone for

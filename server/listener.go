@@ -472,9 +472,7 @@ func (s *Server) serveClient(c *Client) {
 			return
 		}
 		mark := c.w.Mark()
-		start := time.Now()
 		s.dispatch(c)
-		s.recordSlow(c, c.cmd.Args, start)
 		// The command's request values are the store's now (or dropped);
 		// what it holds from here on is its queued reply.
 		c.r.DropArgs(&c.cmd)

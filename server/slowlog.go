@@ -16,27 +16,18 @@ type slowLog struct {
 	nextID  int64
 }
 
-// record adds c's command when it ran longer than the threshold.
-func (s *Server) recordSlow(c *Client, args [][]byte, start time.Time) {
+// recordSlow adds a command that ran (dispatch calls it after the handler,
+// with the time dispatch measured) when it took longer than the threshold;
+// skip_slowlog commands are left out.
+func (s *Server) recordSlow(c *Client, spec *commands.Spec, args [][]byte, start time.Time, took time.Duration) {
 	threshold := s.settings.Int("slowlog-log-slower-than")
-	if threshold < 0 || len(args) == 0 {
+	d := took.Microseconds()
+	if threshold < 0 || d < threshold || spec.Flags&commands.FlagSkipSlowlog != 0 {
 		return
 	}
-	d := time.Since(start).Microseconds()
-	if d < threshold {
-		return
-	}
-	// Only commands that ran: dispatch stamps lastUsed just before the
-	// handler, and skip_slowlog commands are left out.
 	c.mu.Lock()
-	ran, name := !c.lastUsed.Before(start), c.name
+	name := c.name
 	c.mu.Unlock()
-	if !ran {
-		return
-	}
-	if spec := s.table.Lookup(args[0]); spec == nil || spec.Flags&commands.FlagSkipSlowlog != 0 {
-		return
-	}
 	e := commands.SlowLogEntry{
 		Time: start.Unix(), Micros: d, Args: commands.SlowLogArgs(args),
 		Addr: clientAddr(c.conn.RemoteAddr(), c.conn.LocalAddr()), Name: name,
