@@ -311,9 +311,10 @@ func cmdGetex(x *Ctx) {
 
 func cmdGetset(x *Ctx) {
 	args := x.Args
+	value := x.Session.Own(2) // copied before the engine lock, as in setGeneric
 	x.Update(func(tx *engine.Tx) {
 		writeValue(x, tx, args[1])
-		tx.Set(args[1], x.Session.Own(2), 0)
+		tx.Set(args[1], value, 0)
 	})
 }
 
