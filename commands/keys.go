@@ -118,15 +118,19 @@ func OneKey(i int, flags KeyFlags) KeySpec {
 // way Redis's getKeysFromCommandWithSpecs finds them: from GetKeys, or
 // from every key spec. Arguments a variadic command lacks are skipped, as
 // Redis does, leaving the handler to report the syntax error.
-func (s *Spec) Keys(args [][]byte) []int {
+func (s *Spec) Keys(args [][]byte) []int { return s.AppendKeys(nil, args) }
+
+// AppendKeys is Keys appending to dst, so that dispatch's checks (ACL,
+// cluster routing) can find the keys of every command in a buffer on the
+// stack.
+func (s *Spec) AppendKeys(dst []int, args [][]byte) []int {
 	if s.GetKeys != nil {
-		return s.GetKeys(args)
+		return append(dst, s.GetKeys(args)...)
 	}
-	var out []int
 	for i := range s.KeySpecs {
-		out = s.KeySpecs[i].appendKeys(out, args)
+		dst = s.KeySpecs[i].appendKeys(dst, args)
 	}
-	return out
+	return dst
 }
 
 // ValueKeys returns the arguments whose stored values the command reads
@@ -151,9 +155,9 @@ func (s *Spec) ValueKeys(args [][]byte) [][]byte {
 }
 
 // RoutingKeys returns the argument indexes of the keys that route the
-// command in cluster mode.
-func (s *Spec) RoutingKeys(args [][]byte) []int {
-	keys := s.Keys(args)
+// command in cluster mode, appended to dst.
+func (s *Spec) RoutingKeys(dst []int, args [][]byte) []int {
+	keys := s.AppendKeys(dst, args)
 	if s.Routing == RouteFirstKey && len(keys) > 1 {
 		keys = keys[:1]
 	}

@@ -85,7 +85,8 @@ func (s *Server) aclCheck(u *acl.User, spec *commands.Spec, args [][]byte) (d co
 		return commands.ACLDeniedCommand, 0
 	}
 	if !u.AllKeys() {
-		for _, i := range spec.Keys(args) {
+		var buf [16]int
+		for _, i := range spec.AppendKeys(buf[:0], args) {
 			if !u.KeyAllowed(args[i]) {
 				return commands.ACLDeniedKey, i
 			}

@@ -79,7 +79,8 @@ func (s *Server) clusterRedirect(spec *commands.Spec, args [][]byte) string {
 // slot unless slot is -1 (no key seen yet); it answers CROSSSLOT when they
 // hash to different slots.
 func (s *Server) keysSlot(slot int, spec *commands.Spec, args [][]byte) (int, string) {
-	for _, i := range spec.RoutingKeys(args) {
+	var buf [16]int
+	for _, i := range spec.RoutingKeys(buf[:0], args) {
 		ks := cluster.KeySlot(args[i])
 		if slot >= 0 && ks != slot {
 			return slot, errCrossSlot
