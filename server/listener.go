@@ -116,6 +116,9 @@ type Server struct {
 	// its read lock, EXEC's under its write lock, so no other client's
 	// command runs between the commands of a transaction.
 	exclusive sync.RWMutex
+	// queuedTxBytes is what the queued commands of every open MULTI hold
+	// (bounded like the request values in flight; session_transactions.go).
+	queuedTxBytes atomic.Int64
 
 	clientsMu sync.Mutex
 	clients   map[int64]*Client
@@ -450,6 +453,7 @@ func (s *Server) serveClient(c *Client) {
 		c.cancel()
 		c.budget.settle(0)
 		c.conn.Close()
+		c.dropQueued()
 		c.unwatchAll()
 		s.removeClient(c)
 	}()

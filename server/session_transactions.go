@@ -38,9 +38,18 @@ func (s session) Flagged() bool { return s.c.multi != nil && s.c.multi.flagged }
 func (s session) Queued() int   { return len(s.c.multi.cmds) }
 
 func (s session) Discard() {
-	s.c.multi = nil
+	s.c.dropQueued()
 	s.c.publishMulti()
 	s.Unwatch()
+}
+
+// dropQueued leaves MULTI, returning the queued arguments' bytes to the
+// server's bound on queued transactions.
+func (c *Client) dropQueued() {
+	if c.multi != nil {
+		c.srv.queuedTxBytes.Add(-int64(c.multi.mem))
+		c.multi = nil
+	}
 }
 
 func (s session) Watch(keys [][]byte) {
@@ -88,13 +97,28 @@ func (s session) RunQueued() {
 // queue adds the command dispatch is running to c's transaction, with
 // arguments of its own.
 func (s *Server) queue(c *Client, spec *commands.Spec) {
+	// The queued values stay in memory until EXEC, outside the budget
+	// that bounds request values in flight (which the reader returns once
+	// the command is dispatched): all transactions together may hold at
+	// most as much, or MULTI would let clients grow the process without
+	// bound. Past it the command is refused as over maxmemory, as Redis
+	// refuses queuing when client memory pushes it over, and EXEC aborts.
+	size := 8 * len(c.cmd.Args)
+	for _, a := range c.cmd.Args {
+		size += len(a)
+	}
+	if s.queuedTxBytes.Add(int64(size)) > s.bulks.limit {
+		s.queuedTxBytes.Add(-int64(size))
+		s.rejectCommand(c, spec, errQueuedOOM)
+		s.observe(spec.Name, 0, true)
+		return
+	}
 	args := make([][]byte, len(c.cmd.Args))
 	for i := range args {
 		args[i] = c.cmd.Own(i)
-		c.multi.mem += len(args[i])
 	}
 	// Redis counts a pointer per argument too.
-	c.multi.mem += 8 * len(args)
+	c.multi.mem += size
 	c.multi.cmds = append(c.multi.cmds, queuedCommand{spec: spec, args: args})
 	c.multi.denyoom = c.multi.denyoom || spec.Flags&commands.FlagDenyoom != 0
 	c.publishMulti()
@@ -155,6 +179,10 @@ func (s *Server) execRedirect(c *Client) string {
 }
 
 // unwatchAll releases c's watched keys when the connection ends.
+// errQueuedOOM refuses a command that would take the queued transactions
+// past their bound (Redis's OOM error).
+const errQueuedOOM = "OOM command not allowed when used memory > 'maxmemory'."
+
 func (c *Client) unwatchAll() {
 	c.srv.eng.Unwatch(c.watches)
 	c.watches = nil

@@ -345,3 +345,55 @@ func TestWaitDoesNotHoldUpExec(t *testing.T) {
 	}
 	waiter.Close()
 }
+
+// TestQueuedTransactionsAreBounded checks that MULTI cannot grow the
+// process without bound: queued values stay in memory until EXEC, so all
+// open transactions together may hold at most the budget of request values
+// in flight (256 MiB). Past it a command is refused with Redis's OOM error,
+// EXEC aborts, and the bytes come back for the next transaction.
+func TestQueuedTransactionsAreBounded(t *testing.T) {
+	t.Parallel()
+	skipInRedisMode(t)
+	s := startKVServer(t)
+	ctx := context.Background()
+	rdb := newGoRedis(t, s.Addr, 2, 1) // one connection: MULTI's state is per connection
+	conn := rdb
+	value := make([]byte, 32<<20)
+	if err := conn.Do(ctx, "MULTI").Err(); err != nil {
+		t.Fatal(err)
+	}
+	refused := -1
+	for i := 0; i < 9; i++ {
+		err := conn.Do(ctx, "SET", fmt.Sprintf("big%d", i), value).Err()
+		switch {
+		case err == nil:
+		case strings.HasPrefix(err.Error(), "OOM "):
+			if refused < 0 {
+				refused = i
+			}
+		default:
+			t.Fatalf("SET %d in MULTI: %v", i, err)
+		}
+	}
+	if refused < 7 {
+		t.Fatalf("first OOM at SET %d of 32 MiB: want the 8th or later (256 MiB bound)", refused)
+	}
+	if err := conn.Do(ctx, "EXEC").Err(); err == nil || !strings.HasPrefix(err.Error(), "EXECABORT") {
+		t.Fatalf("EXEC after a refused command: %v, want EXECABORT", err)
+	}
+	// The aborted transaction's bytes are free again.
+	if err := conn.Do(ctx, "MULTI").Err(); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 4; i++ {
+		if err := conn.Do(ctx, "SET", fmt.Sprintf("big%d", i), value).Err(); err != nil {
+			t.Fatalf("SET %d in the next MULTI: %v", i, err)
+		}
+	}
+	if err := conn.Do(ctx, "EXEC").Err(); err != nil {
+		t.Fatalf("EXEC: %v", err)
+	}
+	if n, err := rdb.StrLen(ctx, "big3").Result(); err != nil || n != 32<<20 {
+		t.Fatalf("STRLEN big3 = %d, %v", n, err)
+	}
+}
