@@ -46,6 +46,18 @@ type Ctx struct {
 	// Diagnostics is the server's settings and slow log, for OBJECT,
 	// MEMORY and SLOWLOG.
 	Diagnostics Diagnostics
+	// Settings are the server's current settings read by name (the rows
+	// without a Config field in config/settings.go), such as the limits
+	// that decide the encodings of small collections.
+	Settings Settings
+}
+
+// Settings reads a setting's current value by name; the name must be a
+// row of config/settings.go of the matching kind (config.Live).
+type Settings interface {
+	Int(name string) int64
+	String(name string) string
+	Bool(name string) bool
 }
 
 // Session is the state of the connection a command came on that data

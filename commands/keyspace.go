@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/kvserver/kvserver/datatype"
 	"github.com/kvserver/kvserver/engine"
 	"github.com/kvserver/kvserver/glob"
 )
@@ -118,8 +119,8 @@ func countKeys(x *Ctx, op func(tx *engine.Tx, k []byte) bool) func(tx *engine.Tx
 func cmdType(x *Ctx) {
 	args := x.Args
 	x.View(func(tx *engine.Tx) {
-		if _, ok := tx.Stat(args[1], true); ok {
-			x.W.Simple("string")
+		if e, ok := tx.Stat(args[1], true); ok {
+			x.W.Simple(e.Kind.String())
 		} else {
 			x.W.Simple("none")
 		}
@@ -210,8 +211,10 @@ func cmdScan(x *Ctx) {
 			if usePattern && !glob.Match(pattern, []byte(k)) {
 				return
 			}
-			if typeName != nil && !equalFold(typeName, "string") {
-				return
+			if typeName != nil {
+				if kind, _ := tx.Kind([]byte(k)); !equalFold(typeName, kind.String()) {
+					return
+				}
 			}
 			keys = append(keys, k)
 		})
@@ -260,7 +263,7 @@ func rename(x *Ctx, nx bool) {
 			return
 		}
 		tx.Delete(src)
-		tx.Set(dst, e.Value, e.ExpireAt)
+		tx.Put(dst, e)
 		if nx {
 			x.W.Int(1)
 		} else {
@@ -350,8 +353,12 @@ func cmdCopy(x *Ctx) {
 			}
 			dtx.Delete(dst)
 		}
-		// Values are immutable, so the copy can share the bytes.
-		dtx.Set(dst, e.Value, e.ExpireAt)
+		// Strings are immutable, so the copy can share the bytes; an
+		// object is changed in place and needs its own copy.
+		if e.Object != nil {
+			e.Object = e.Object.Clone()
+		}
+		dtx.Put(dst, e)
 		x.W.Int(1)
 	})
 }
@@ -382,7 +389,7 @@ func cmdMove(x *Ctx) {
 			return
 		}
 		tx.Delete(args[1])
-		dtx.Set(args[1], e.Value, e.ExpireAt)
+		dtx.Put(args[1], e)
 		x.W.Int(1)
 	})
 }
@@ -634,20 +641,20 @@ const (
 // objectValue looks OBJECT's key up without touching it: its value when
 // it is short enough to be an integer (nil otherwise), its info, and
 // whether it exists. A missing key is answered with a null.
-func objectValue(x *Ctx) (small []byte, info engine.KeyInfo, ok bool) {
+func objectValue(x *Ctx) (small []byte, info engine.KeyInfo, obj datatype.Object, ok bool) {
 	x.View(func(tx *engine.Tx) {
 		tx.SetNoTouch(true)
-		if info, ok = tx.Info(x.Args[2]); !ok || info.Size > maxIntEncodingLen {
+		if info, ok = tx.Info(x.Args[2]); !ok || (info.Size > maxIntEncodingLen && info.Kind == datatype.KindString) {
 			return
 		}
 		var e engine.Entry
 		e, ok = tx.Peek(x.Args[2])
-		small = e.Value
+		small, obj = e.Value, e.Object
 	})
 	if !ok {
 		x.W.Null()
 	}
-	return small, info, ok
+	return small, info, obj, ok
 }
 
 // isIntEncoded reports whether Redis stores v as an integer: a long that
@@ -662,9 +669,11 @@ func isIntEncoded(v []byte) (int64, bool) {
 
 // cmdObjectEncoding names the encoding Redis would give the string.
 func cmdObjectEncoding(x *Ctx) {
-	small, info, ok := objectValue(x)
+	small, info, obj, ok := objectValue(x)
 	switch {
 	case !ok:
+	case obj != nil:
+		x.W.BulkString(obj.Encoding())
 	case isIntString(small):
 		x.W.BulkString("int")
 	case info.Size <= maxEmbstrLen:
@@ -680,7 +689,7 @@ func isIntString(v []byte) bool { _, ok := isIntEncoded(v); return ok }
 // cmdObjectRefcount is 1, or a shared integer's INT_MAX where Redis would
 // share it.
 func cmdObjectRefcount(x *Ctx) {
-	small, _, ok := objectValue(x)
+	small, _, _, ok := objectValue(x)
 	if !ok {
 		return
 	}

@@ -67,7 +67,9 @@ func (e *Engine) verifyPartnersLocked(ctx context.Context, it *item, promote boo
 		}
 		if promote {
 			m.quantized = meta.Quantized
-			e.setResidentLocked(m, value)
+			if !e.makeResidentLocked(ctx, m, value) {
+				return false
+			}
 			e.promotions.Add(1)
 		}
 	}

@@ -3,6 +3,8 @@ package engine
 import (
 	"context"
 	"math/rand/v2"
+
+	"github.com/kvserver/kvserver/datatype"
 )
 
 // Tx is one atomic step against a database, valid only inside the function
@@ -33,9 +35,15 @@ type postWork struct {
 
 // Entry is what a key holds.
 type Entry struct {
-	// Value is the stored bytes. It is never modified in place and may be
-	// kept after the transaction. Nil from Stat.
+	// Kind is the value's type. String commands answer ErrWrongType for
+	// any other.
+	Kind datatype.Kind
+	// Value is a string's bytes. It is never modified in place and may be
+	// kept after the transaction. Nil from Stat, and for other kinds.
 	Value []byte
+	// Object is the value of any kind but a string (nil from Stat); it
+	// belongs to the key, see Tx.Object.
+	Object datatype.Object
 	// Len is the value's length.
 	Len int64
 	// ExpireAt is the expiry in unix milliseconds, 0 for none.
@@ -101,6 +109,17 @@ func entryOf(it *item, value []byte) Entry {
 	return Entry{Value: value, Len: it.length, ExpireAt: it.expireAt}
 }
 
+// objectEntry is the Entry of an item that holds an object, loading it;
+// false when its disk copy was lost.
+func (tx *Tx) objectEntry(it *item) (Entry, bool) {
+	obj := tx.objectOf(it)
+	if obj == nil {
+		return Entry{}, false
+	}
+	tx.touch(it)
+	return Entry{Kind: it.kind, Object: obj, Len: it.length, ExpireAt: it.expireAt}, true
+}
+
 // Get looks a key up for reading: it counts a keyspace hit or miss,
 // refreshes the key's LRU position and returns its value.
 func (tx *Tx) Get(key []byte) (Entry, bool) {
@@ -111,6 +130,9 @@ func (tx *Tx) Get(key []byte) (Entry, bool) {
 	}
 	if it.resident {
 		tx.e.hits.Add(1)
+	}
+	if it.kind != datatype.KindString {
+		return tx.objectEntry(it)
 	}
 	v, ok := tx.value(it)
 	if !ok {
@@ -127,6 +149,9 @@ func (tx *Tx) Peek(key []byte) (Entry, bool) {
 	it := tx.find(string(key))
 	if it == nil {
 		return Entry{}, false
+	}
+	if it.kind != datatype.KindString {
+		return tx.objectEntry(it)
 	}
 	v, ok := tx.value(it)
 	if !ok {
@@ -154,7 +179,7 @@ func (tx *Tx) Stat(key []byte, read bool) (Entry, bool) {
 		}
 	}
 	tx.touch(it)
-	return Entry{Len: it.length, ExpireAt: it.expireAt}, true
+	return Entry{Kind: it.kind, Len: it.length, ExpireAt: it.expireAt}, true
 }
 
 // Exists reports whether key exists, counting a hit or miss.
@@ -178,6 +203,7 @@ func (tx *Tx) Set(key []byte, value []byte, expireAt int64) {
 		}
 		it.version = e.bumpVersion()
 		it.quantized = false
+		it.kind = datatype.KindString
 		e.setResidentLocked(it, value)
 		e.noteChunkLocked(it, value)
 		e.queueQuantLocked(it.grp)
