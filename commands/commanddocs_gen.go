@@ -117,6 +117,123 @@ var redisCommandDocs = map[string]*commandDoc{
 			resp.Bulk("complexity"), resp.Bulk("O(N). Where N is the number of configured users."),
 		),
 	},
+	"acl|setuser": {
+		Arity: -3, Flags: []string{"admin", "noscript", "loading", "stale"}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@admin"), resp.Simple("@slow"), resp.Simple("@dangerous")),
+		Tips:          resp.SetOf(),
+		KeySpecs:      resp.SetOf(),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Modify or create the rules for a specific ACL user"),
+			resp.Bulk("since"), resp.Bulk("6.0.0"),
+			resp.Bulk("group"), resp.Bulk("server"),
+			resp.Bulk("complexity"), resp.Bulk("O(N). Where N is the number of rules provided."),
+			resp.Bulk("history"), resp.SetOf(
+				resp.Array(resp.Bulk("6.2.0"), resp.Bulk("Added Pub/Sub channel patterns.")),
+				resp.Array(resp.Bulk("7.0.0"), resp.Bulk("Added selectors and key based permissions.")),
+			),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(resp.Bulk("name"), resp.Bulk("username"), resp.Bulk("type"), resp.Bulk("string")),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("rule"),
+					resp.Bulk("type"), resp.Bulk("string"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional"), resp.Simple("multiple")),
+				),
+			),
+		),
+	},
+	"acl|deluser": {
+		Arity: -3, Flags: []string{"admin", "noscript", "loading", "stale"}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@admin"), resp.Simple("@slow"), resp.Simple("@dangerous")),
+		Tips:          resp.SetOf(),
+		KeySpecs:      resp.SetOf(),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Remove the specified ACL users and the associated rules"),
+			resp.Bulk("since"), resp.Bulk("6.0.0"),
+			resp.Bulk("group"), resp.Bulk("server"),
+			resp.Bulk("complexity"), resp.Bulk("O(1) amortized time considering the typical user."),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("username"),
+					resp.Bulk("type"), resp.Bulk("string"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("multiple")),
+				),
+			),
+		),
+	},
+	"acl|getuser": {
+		Arity: 3, Flags: []string{"admin", "noscript", "loading", "stale"}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@admin"), resp.Simple("@slow"), resp.Simple("@dangerous")),
+		Tips:          resp.SetOf(),
+		KeySpecs:      resp.SetOf(),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Get the rules for a specific ACL user"),
+			resp.Bulk("since"), resp.Bulk("6.0.0"),
+			resp.Bulk("group"), resp.Bulk("server"),
+			resp.Bulk("complexity"), resp.Bulk("O(N). Where N is the number of password, command and pattern rules that the user has."),
+			resp.Bulk("history"), resp.SetOf(
+				resp.Array(resp.Bulk("6.2.0"), resp.Bulk("Added Pub/Sub channel patterns.")),
+				resp.Array(
+					resp.Bulk("7.0.0"),
+					resp.Bulk("Added selectors and changed the format of key and channel patterns from a list to their rule representation."),
+				),
+			),
+			resp.Bulk("arguments"), resp.Array(resp.Map(resp.Bulk("name"), resp.Bulk("username"), resp.Bulk("type"), resp.Bulk("string"))),
+		),
+	},
+	"acl|log": {
+		Arity: -2, Flags: []string{"admin", "noscript", "loading", "stale"}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@admin"), resp.Simple("@slow"), resp.Simple("@dangerous")),
+		Tips:          resp.SetOf(),
+		KeySpecs:      resp.SetOf(),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("List latest events denied because of ACLs in place"),
+			resp.Bulk("since"), resp.Bulk("6.0.0"),
+			resp.Bulk("group"), resp.Bulk("server"),
+			resp.Bulk("complexity"), resp.Bulk("O(N) with N being the number of entries shown."),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("operation"),
+					resp.Bulk("type"), resp.Bulk("oneof"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+					resp.Bulk("arguments"), resp.Array(
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("count"),
+							resp.Bulk("type"), resp.Bulk("integer"),
+						),
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("reset"),
+							resp.Bulk("type"), resp.Bulk("pure-token"),
+							resp.Bulk("token"), resp.Bulk("RESET"),
+						),
+					),
+				),
+			),
+		),
+	},
+	"acl|save": {
+		Arity: 2, Flags: []string{"admin", "noscript", "loading", "stale"}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@admin"), resp.Simple("@slow"), resp.Simple("@dangerous")),
+		Tips:          resp.SetOf(),
+		KeySpecs:      resp.SetOf(),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Save the current ACL rules in the configured ACL file"),
+			resp.Bulk("since"), resp.Bulk("6.0.0"),
+			resp.Bulk("group"), resp.Bulk("server"),
+			resp.Bulk("complexity"), resp.Bulk("O(N). Where N is the number of configured users."),
+		),
+	},
+	"acl|load": {
+		Arity: 2, Flags: []string{"admin", "noscript", "loading", "stale"}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@admin"), resp.Simple("@slow"), resp.Simple("@dangerous")),
+		Tips:          resp.SetOf(),
+		KeySpecs:      resp.SetOf(),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Reload the ACLs from the configured ACL file"),
+			resp.Bulk("since"), resp.Bulk("6.0.0"),
+			resp.Bulk("group"), resp.Bulk("server"),
+			resp.Bulk("complexity"), resp.Bulk("O(N). Where N is the number of configured users."),
+		),
+	},
 	"acl|whoami": {
 		Arity: 2, Flags: []string{"noscript", "loading", "stale"}, FirstKey: 0, LastKey: 0, Step: 0,
 		ACLCategories: resp.SetOf(resp.Simple("@slow")),

@@ -251,6 +251,8 @@ var settings = []Setting{
 		Doc: "SLOWLOG records commands slower than this many microseconds; -1 none, 0 all", InConfig: true, Mutable: true, Rewrite: RewriteIfChanged},
 	{Name: "slowlog-max-len", Kind: KindInt, Default: "128", Min: 0, Max: math.MaxInt64,
 		Doc: "SLOWLOG keeps at most this many entries, dropping the oldest", InConfig: true, Mutable: true, Rewrite: RewriteIfChanged},
+	{Name: "acllog-max-len", Kind: KindInt, Default: "128", Min: 0, Max: math.MaxInt64,
+		Doc: "ACL LOG keeps at most this many entries, dropping the oldest", InConfig: true, Mutable: true, Rewrite: RewriteIfChanged},
 	{Name: "hash-max-listpack-entries", Kind: KindInt, Default: "128", Min: 0, Max: math.MaxInt64,
 		Doc: "a hash with more fields than this is stored as a hash table (OBJECT ENCODING hashtable) instead of a listpack, as in Redis", InConfig: true, Mutable: true, Rewrite: RewriteIfChanged},
 	{Name: "hash-max-listpack-value", Kind: KindInt, Default: "64", Min: 0, Max: math.MaxInt64,

@@ -148,6 +148,7 @@ type Server struct {
 	// leaves them.
 	settings *config.Live
 	slowlog  slowLog
+	acllog   aclLog
 
 	// slotMap is the cluster slot map in effect, nil in standalone mode
 	// (cluster.go); purgeWake wakes the sweep of keys of foreign slots.
