@@ -17,7 +17,7 @@ func aclUserScripts() []script {
 		{"setuser getuser deluser", []step{
 			do("ACL", "SETUSER", "alice"),
 			do("ACL", "GETUSER", "alice"),
-			do("ACL", "SETUSER", "alice", "on", ">pw", "~cache:*", "~other:*", "&ch", "+@hash", "+get", "-hdel"),
+			do("ACL", "SETUSER", "alice", "on", ">pw", "~cache:*", "~other:*", "&ch", "+@hash", "-hdel"),
 			do("ACL", "GETUSER", "alice"),
 			do("ACL", "SETUSER", "alice", "nopass", "allkeys", "allchannels"),
 			do("ACL", "GETUSER", "alice"),
