@@ -42,6 +42,7 @@ var families = [][]*Spec{
 	kvcacheCommands,
 	transactionCommands,
 	hashCommands,
+	serializeCommands,
 }
 
 // NewTable builds the lookup table from copies of specs, deriving what
