@@ -600,8 +600,7 @@ func incrBy(x *Ctx, key []byte, delta int64) {
 				return
 			}
 		}
-		if (delta < 0 && cur < 0 && delta < math.MinInt64-cur) ||
-			(delta > 0 && cur > 0 && delta > math.MaxInt64-cur) {
+		if addOverflows(cur, delta) {
 			x.W.Error(errOverflow)
 			return
 		}
