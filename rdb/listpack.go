@@ -14,9 +14,9 @@ import (
 const lpHeaderSize = 6
 
 // appendListpackEntry appends one element.
-func appendListpackEntry(b []byte, s string) []byte {
+func appendListpackEntry(b []byte, s []byte) []byte {
 	start := len(b)
-	if v, ok := canonicalInt([]byte(s)); ok {
+	if v, ok := canonicalInt(s); ok {
 		b = appendListpackInt(b, v)
 	} else {
 		switch n := len(s); {
@@ -65,7 +65,7 @@ func appendBacklen(b []byte, l uint64) []byte {
 }
 
 // buildListpack encodes elems as a listpack.
-func buildListpack(elems []string) []byte {
+func buildListpack(elems [][]byte) []byte {
 	b := make([]byte, lpHeaderSize, lpHeaderSize+16*len(elems)+1)
 	for _, e := range elems {
 		b = appendListpackEntry(b, e)

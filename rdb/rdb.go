@@ -47,8 +47,8 @@ func Dump(v Value) ([]byte, error) {
 
 func dumpHash(b []byte, h *datatype.Hash) []byte {
 	if h.IsListpack() {
-		elems := make([]string, 0, 2*h.Len())
-		h.Range(func(f, v string) bool {
+		elems := make([][]byte, 0, 2*h.Len())
+		h.Range(func(f, v []byte) bool {
 			elems = append(elems, f, v)
 			return true
 		})
@@ -57,9 +57,9 @@ func dumpHash(b []byte, h *datatype.Hash) []byte {
 	}
 	b = append(b, typeHash)
 	b = appendLen(b, uint64(h.Len()))
-	h.Range(func(f, v string) bool {
-		b = appendString(b, []byte(f))
-		b = appendString(b, []byte(v))
+	h.Range(func(f, v []byte) bool {
+		b = appendString(b, f)
+		b = appendString(b, v)
 		return true
 	})
 	return b
@@ -249,7 +249,7 @@ func hashValue(elems []string, lim Limits, err error) (Value, error) {
 	}
 	h := datatype.NewHash()
 	for i := 0; i < len(elems); i += 2 {
-		if !h.Set(elems[i], elems[i+1], lim.Hash) {
+		if !h.Set([]byte(elems[i]), []byte(elems[i+1]), lim.Hash) {
 			return Value{}, errors.New("duplicate hash field")
 		}
 	}

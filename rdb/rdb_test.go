@@ -45,7 +45,7 @@ func TestDumpRestoreRoundTrip(t *testing.T) {
 	for _, n := range []int{1, 100, 1000} {
 		h := datatype.NewHash()
 		for i := 0; i < n; i++ {
-			h.Set(strings.Repeat("f", i%7)+string(rune('a'+i%26))+strings.Repeat("1", i/26), strings.Repeat("v", i%70), testLimits.Hash)
+			h.Set([]byte(strings.Repeat("f", i%7)+string(rune('a'+i%26))+strings.Repeat("1", i/26)), []byte(strings.Repeat("v", i%70)), testLimits.Hash)
 		}
 		p, err := Dump(Value{Object: h})
 		if err != nil {
@@ -59,8 +59,8 @@ func TestDumpRestoreRoundTrip(t *testing.T) {
 		if back.Len() != h.Len() || back.Encoding() != h.Encoding() {
 			t.Fatalf("%d fields came back as %d (%s, was %s)", h.Len(), back.Len(), back.Encoding(), h.Encoding())
 		}
-		h.Range(func(f, val string) bool {
-			if got, ok := back.Get(f); !ok || got != val {
+		h.Range(func(f, val []byte) bool {
+			if got, ok := back.Get(f); !ok || string(got) != string(val) {
 				t.Fatalf("field %q = %q %v, want %q", f, got, ok, val)
 			}
 			return true
@@ -75,7 +75,11 @@ func TestListpackIntegersRoundTrip(t *testing.T) {
 		"-9223372036854775808", "007", "text", strings.Repeat("y", 70), strings.Repeat("z", 5000)} {
 		elems = append(elems, v)
 	}
-	got, err := parseListpack(buildListpack(elems))
+	var raw [][]byte
+	for _, e := range elems {
+		raw = append(raw, []byte(e))
+	}
+	got, err := parseListpack(buildListpack(raw))
 	if err != nil || strings.Join(got, ",") != strings.Join(elems, ",") {
 		t.Fatalf("listpack round trip: %v %v", got, err)
 	}
@@ -89,8 +93,8 @@ func FuzzRestore(f *testing.F) {
 		f.Add(p[:len(p)-10])
 	}
 	h := datatype.NewHash()
-	h.Set("a", "1", testLimits.Hash)
-	h.Set("b", "text", testLimits.Hash)
+	h.Set([]byte("a"), []byte("1"), testLimits.Hash)
+	h.Set([]byte("b"), []byte("text"), testLimits.Hash)
 	p, _ := Dump(Value{Object: h})
 	f.Add(p[:len(p)-10])
 	f.Fuzz(func(t *testing.T, body []byte) {
