@@ -46,6 +46,8 @@ type Ctx struct {
 	// Diagnostics is the server's settings and slow log, for OBJECT,
 	// MEMORY and SLOWLOG.
 	Diagnostics Diagnostics
+	// HyperLogLog is the server setting the HyperLogLog family reads.
+	HyperLogLog HyperLogLog
 }
 
 // Session is the state of the connection a command came on that data
