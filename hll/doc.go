@@ -13,6 +13,8 @@
 //
 // Functions that change a value take a slice the caller owns and return
 // the slice to keep (it may have moved): stored values are never changed in
-// place. The package knows nothing of keys, RESP or the engine; the
+// place. The reference is redis-server 7.0.15 as Debian ships it, which
+// carries the fix for CVE-2025-32023: a sparse value whose opcodes run past
+// the last register is corrupt however it is read. The package knows nothing of keys, RESP or the engine; the
 // commands PFADD, PFCOUNT, PFMERGE and PFDEBUG live in package commands.
 package hll

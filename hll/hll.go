@@ -504,7 +504,8 @@ func promote(v []byte, index, count int) ([]byte, bool, error) {
 
 // Merge raises each of the Registers bytes of into to the register of the
 // valid value v where that is higher (hllMerge). It fails with ErrInvalid
-// for sparse opcodes that do not cover exactly the registers.
+// for sparse opcodes that do not cover exactly the registers; into may then
+// have been changed.
 func Merge(into []byte, v []byte) error {
 	if EncodingOf(v) == Dense {
 		regs := v[HeaderSize:]
@@ -515,15 +516,14 @@ func Merge(into []byte, v []byte) error {
 	}
 	i := 0
 	for r := range runs(v) {
+		// A run past the last register makes the value invalid: the
+		// check Redis 7.0.15 as Debian ships it has (CVE-2025-32023).
+		if i+r.n > Registers {
+			return ErrInvalid
+		}
 		if r.val == 0 {
 			i += r.n
 			continue
-		}
-		if i+r.n > Registers {
-			// A VAL past the last register ends the walk (Redis's
-			// overflow check); what was read must then cover the
-			// registers exactly.
-			break
 		}
 		for range r.n {
 			into[i] = max(into[i], byte(r.val))

@@ -179,7 +179,8 @@ func TestCorruptSparseIsInvalid(t *testing.T) {
 		{"too few registers", []byte{0x7f, 0xfe}},        // XZERO:16383
 		{"too many registers", []byte{0x7f, 0xff, 0x00}}, // XZERO:16384 ZERO:1
 		{"VAL past the end", []byte{0x7f, 0xfe, 0x83}},   // XZERO:16383 VAL:1,4
-		{"XZERO cut off", []byte{0x7f}},                  // reads a zero second byte
+		{"XZERO cut off", []byte{0x7f}},
+		{"VAL after the last register", []byte{0x7f, 0xff, 0x80}}, // XZERO:16384 VAL:1,1                  // reads a zero second byte
 		{"no opcodes", nil},
 	} {
 		v := append(ownedCopy(hdr), tc.ops...)
