@@ -17,7 +17,7 @@ var hyperloglogCommands = []*Spec{
 		KeySpecs: []KeySpec{{Flags: KeyRW | KeyInsert, ReadsValue: true, Begin: Index(1), Find: Range(0, 1, 0)}}, Handler: cmdPfadd},
 	{Name: "pfcount", Arity: -2, Flags: FlagReadonly, ACL: "@read @hyperloglog @slow",
 		KeySpecs: []KeySpec{{Notes: "RW because it may change the internal representation of the key, and propagate to replicas",
-			Flags: KeyRW | KeyAccess, ReadsValue: true, Begin: Index(1), Find: Range(-1, 1, 0)}}, Handler: cmdPfcount},
+			Flags: KeyRW | KeyAccess, ReadsValue: true, Begin: Index(1), Find: Range(-1, 1, 0)}}, MayReplicate: true, Handler: cmdPfcount},
 	{Name: "pfmerge", Arity: -2, Flags: FlagWrite | FlagDenyoom, ACL: "@write @hyperloglog @slow",
 		KeySpecs: []KeySpec{
 			{Flags: KeyRW | KeyAccess | KeyInsert, ReadsValue: true, Begin: Index(1), Find: Range(0, 1, 0)},
