@@ -713,7 +713,7 @@ func cmdClientReply(x *Ctx) {
 func cmdClientPause(x *Ctx) {
 	args := x.Args
 	if len(args) > 4 {
-		x.W.Error("ERR unknown subcommand or wrong number of arguments for 'pause'. Try CLIENT HELP.")
+		replySubcommandSyntaxError(x, x.Args[1], "CLIENT")
 		return
 	}
 	all := true
@@ -754,7 +754,7 @@ func cmdClientUnpause(x *Ctx) {
 func cmdClientUnblock(x *Ctx) {
 	args := x.Args
 	if len(args) > 4 {
-		x.W.Error("ERR unknown subcommand or wrong number of arguments for 'unblock'. Try CLIENT HELP.")
+		replySubcommandSyntaxError(x, x.Args[1], "CLIENT")
 		return
 	}
 	reason := UnblockedTimeout
@@ -777,4 +777,12 @@ func cmdClientUnblock(x *Ctx) {
 	} else {
 		x.W.Int(0)
 	}
+}
+
+// replySubcommandSyntaxError is Redis's addReplySubcommandSyntaxError: the
+// subcommand sub of container, as the client spelled it, got arguments it
+// does not take.
+func replySubcommandSyntaxError(x *Ctx, sub []byte, container string) {
+	x.W.Error("ERR unknown subcommand or wrong number of arguments for '" +
+		Sanitize(Truncate(string(sub), 128)) + "'. Try " + container + " HELP.")
 }

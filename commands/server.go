@@ -308,8 +308,7 @@ func cmdSlowlogGet(x *Ctx) {
 			return
 		}
 	default:
-		x.W.Error("ERR unknown subcommand or wrong number of arguments for '" +
-			Sanitize(Truncate(string(x.Args[1]), 128)) + "'. Try SLOWLOG HELP.")
+		replySubcommandSyntaxError(x, x.Args[1], "SLOWLOG")
 		return
 	}
 	entries := x.Diagnostics.SlowLog(int(min(n, math.MaxInt32)))
@@ -476,8 +475,7 @@ func cmdDebug(x *Ctx) {
 				return
 			}
 		}
-		x.W.Error("ERR unknown subcommand or wrong number of arguments for '" +
-			Sanitize(Truncate(string(sub), 128)) + "'. Try DEBUG HELP.")
+		replySubcommandSyntaxError(x, sub, "DEBUG")
 	}
 }
 
