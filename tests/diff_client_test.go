@@ -182,49 +182,54 @@ func (p clientPair) ids() [2]string {
 	return ids
 }
 
-// infoFields returns the lines of INFO section that start with one of
-// prefixes, from each side, and requires them identical.
-func (p clientPair) infoFields(section string, prefixes ...string) {
+// sameExtract runs cmd(side) on each side, keeps what keep extracts from
+// the parsed reply, and requires the two identical: for replies that hold
+// volatile fields beside the ones compared.
+func (p clientPair) sameExtract(cmd func(side int) []string, keep func(text string) string) {
 	p.t.Helper()
 	var got [2]string
 	for i, c := range p.conns {
-		r, err := parseReply(c.Do("INFO", section))
+		r, err := parseReply(c.Do(cmd(i)...))
 		if err != nil {
 			p.t.Fatal(err)
 		}
-		var keep []string
-		for _, l := range strings.Split(r.Str, "\r\n") {
-			for _, pre := range prefixes {
-				if strings.HasPrefix(l, pre) {
-					keep = append(keep, l)
-				}
-			}
-		}
-		got[i] = strings.Join(keep, " ")
+		got[i] = keep(r.Str)
 	}
 	if got[0] != got[1] {
-		p.t.Fatalf("INFO %s: redis %q, kvserver %q", section, got[0], got[1])
+		p.t.Fatalf("%q: redis %q, kvserver %q", cmd(0), got[0], got[1])
 	}
 }
 
-// clientFlags returns the flags= field of CLIENT LIST ID id on each side.
-func (p clientPair) clientFlags(ids [2]string) {
+// infoFields compares the lines of INFO section that start with one of
+// prefixes.
+func (p clientPair) infoFields(section string, prefixes ...string) {
 	p.t.Helper()
-	var got [2]string
-	for i, c := range p.conns {
-		r, err := parseReply(c.Do("CLIENT", "LIST", "ID", ids[i]))
-		if err != nil {
-			p.t.Fatal(err)
-		}
-		for _, f := range strings.Fields(r.Str) {
-			if strings.HasPrefix(f, "flags=") || strings.HasPrefix(f, "cmd=") {
-				got[i] += f + " "
+	p.sameExtract(func(int) []string { return []string{"INFO", section} }, func(text string) string {
+		var kept []string
+		for _, l := range strings.Split(text, "\r\n") {
+			for _, pre := range prefixes {
+				if strings.HasPrefix(l, pre) {
+					kept = append(kept, l)
+				}
 			}
 		}
-	}
-	if got[0] != got[1] {
-		p.t.Fatalf("CLIENT LIST: redis %q, kvserver %q", got[0], got[1])
-	}
+		return strings.Join(kept, " ")
+	})
+}
+
+// clientFlags compares the flags= and cmd= fields of CLIENT LIST ID for
+// each side's client ids[side].
+func (p clientPair) clientFlags(ids [2]string) {
+	p.t.Helper()
+	p.sameExtract(func(side int) []string { return []string{"CLIENT", "LIST", "ID", ids[side]} }, func(text string) string {
+		var kept []string
+		for _, f := range strings.Fields(text) {
+			if strings.HasPrefix(f, "flags=") || strings.HasPrefix(f, "cmd=") {
+				kept = append(kept, f)
+			}
+		}
+		return strings.Join(kept, " ")
+	})
 }
 
 // TestDifferentialClientReply pins CLIENT REPLY ON, OFF and SKIP: which
