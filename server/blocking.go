@@ -97,6 +97,7 @@ func (r *blockedClients) counts() (blocked, withTimeout int) {
 // says which.
 func (c *Client) block(deadline time.Time, ready <-chan struct{}, unblockable bool) commands.Unblocked {
 	w := &blockedWait{unblock: make(chan commands.Unblocked, 1), unblockable: unblockable, timeout: !deadline.IsZero() && unblockable}
+	c.sendPendingReplies()
 	reg := &c.srv.blocked
 	reg.add(c.ID, w)
 	defer reg.remove(c.ID, w)
@@ -118,6 +119,23 @@ func (c *Client) block(deadline time.Time, ready <-chan struct{}, unblockable bo
 	case <-c.srv.shutdown:
 		return commands.UnblockedClosed
 	}
+}
+
+// sendPendingReplies writes the replies of the commands before this one
+// before it waits, as Redis's event loop writes a blocked client's output:
+// a GET pipelined before a paused SET is answered at once. The command
+// running has written nothing yet, so its marks start after them.
+func (c *Client) sendPendingReplies() {
+	if c.w.Pending() == 0 {
+		return
+	}
+	err := c.srv.flush(c)
+	c.srv.countIO(c)
+	if err != nil {
+		c.kill() // the wait ends at once; serveClient closes the connection
+	}
+	c.cmdMark = c.w.Mark()
+	c.replyMark = c.cmdMark
 }
 
 var _ commands.Blocker = session{}

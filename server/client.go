@@ -42,6 +42,8 @@ type Client struct {
 	// where the replies not yet let through start (reply.go).
 	replyOff, replySkip, replySkipNext bool
 	replyMark                          resp.ReplyMark
+	// cmdMark is where the reply of the command running starts.
+	cmdMark resp.ReplyMark
 	// readDeadline is set while an idle timeout (CONFIG SET timeout)
 	// is armed on conn; writeDeadline while flush left a deadline on it.
 	readDeadline  bool

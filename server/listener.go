@@ -479,13 +479,13 @@ func (s *Server) serveClient(c *Client) {
 			}
 			return
 		}
-		mark := c.w.Mark()
-		c.replyMark = mark
+		c.cmdMark = c.w.Mark()
+		c.replyMark = c.cmdMark
 		s.dispatch(c)
 		// The command's request values are the store's now (or dropped);
 		// what it holds from here on is its queued reply.
 		c.r.DropArgs(&c.cmd)
-		s.countErrorReply(c, mark)
+		s.countErrorReply(c, c.cmdMark)
 		c.endReplies()
 		c.budget.settle(queuedReplyBytes(c))
 		if c.killed.Load() || s.overHardLimit(c) {

@@ -96,8 +96,18 @@ func (p clientPair) sameEach(cmd func(side int) []string) {
 // send writes cmd to both servers without reading a reply.
 func (p clientPair) send(cmd ...string) {
 	p.t.Helper()
+	p.pipeline(cmd)
+}
+
+// pipeline writes cmds to both servers in one write, reading nothing.
+func (p clientPair) pipeline(cmds ...[]string) {
+	p.t.Helper()
+	var req []byte
+	for _, cmd := range cmds {
+		req = append(req, encodeCommand(cmd)...)
+	}
 	for _, c := range p.conns {
-		c.Send(encodeCommand(cmd))
+		c.Send(req)
 	}
 }
 
@@ -311,6 +321,14 @@ func TestDifferentialClientPause(t *testing.T) {
 		a.infoFields("clients", "blocked_clients")
 		b.same("GET", "k")
 	})
+	t.Run("replies before a paused command are sent", func(t *testing.T) {
+		a.same("CLIENT", "PAUSE", long, "WRITE")
+		b.pipeline([]string{"GET", "k"}, []string{"SET", "k", "p"})
+		b.read(wait)
+		b.nothingFor(quiet)
+		a.same("CLIENT", "UNPAUSE")
+		b.read(wait)
+	})
 	t.Run("write mode holds PFCOUNT and EXEC of a write", func(t *testing.T) {
 		b.same("MULTI")
 		b.same("SET", "k", "w")
@@ -423,6 +441,13 @@ func TestDifferentialClientUnblock(t *testing.T) {
 			b.send("WAIT", "1", "0")
 			b.nothingFor(quiet)
 			a.sameEach(func(side int) []string { return []string{"CLIENT", "UNBLOCK", idB[side], "timeout"} })
+			b.read(wait)
+
+			// A reply pipelined before the blocking command is sent at once.
+			b.pipeline([]string{"SET", "k", "v"}, []string{"WAIT", "1", "0"})
+			b.read(wait)
+			b.nothingFor(quiet)
+			a.sameEach(each("CLIENT", "UNBLOCK"))
 			b.read(wait)
 
 			b.same("WAIT", "1", "100")
