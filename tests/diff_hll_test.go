@@ -2,11 +2,14 @@ package tests
 
 import (
 	"bytes"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strconv"
 	"testing"
+
+	"github.com/kvserver/kvserver/hll"
 )
 
 // TestDifferentialHyperLogLog pins PFADD, PFCOUNT, PFMERGE, PFDEBUG and
@@ -307,4 +310,60 @@ func TestHyperLogLogValuesMoveBetweenServers(t *testing.T) {
 	same("PFMERGE", "all", "copy0", "copy1", "copy2", "copy3", "copy4")
 	same("GET", "all")
 	same("PFCOUNT", "all")
+}
+
+// TestHyperLogLogsSurviveDemotionAndRestart keeps more dense HyperLogLogs
+// than maxmemory holds, so most live only on the disk tier, and checks
+// that PFADD, PFCOUNT and GET read them back (promoting them) with the
+// bytes package hll computes, before and after a restart.
+func TestHyperLogLogsSurviveDemotionAndRestart(t *testing.T) {
+	if diffAgainstRedis() {
+		t.Skip("kvserver's disk tier has no Redis counterpart")
+	}
+	t.Parallel()
+	const keys = 1500 // 1500 dense values of 12304 bytes: 18 MB
+	s := startKVServer(t, "--maxmemory", "8mb", "--hll-sparse-max-bytes", "0")
+	c := dialRaw(t, s.Addr)
+	want := make([][]byte, keys)
+	for i := range keys {
+		key := "hll:" + strconv.Itoa(i)
+		v := hll.New()
+		cmd := []string{"PFADD", key}
+		for j := range 4 {
+			ele := fmt.Sprintf("e%d-%d", i, j)
+			v, _, _ = hll.Add(v, []byte(ele), 0)
+			cmd = append(cmd, ele)
+		}
+		hll.InvalidateCache(v)
+		want[i] = v
+		checkReply(t, c, ":1\r\n", cmd...)
+	}
+	if d := infoInt(t, c, "tiers", "tier_disk_keys"); d < keys/2 {
+		t.Fatalf("tier_disk_keys = %d, want most of the %d HyperLogLogs on disk", d, keys)
+	}
+	bulk := func(v []byte) string { return "$" + strconv.Itoa(len(v)) + "\r\n" + string(v) + "\r\n" }
+	check := func(when string) {
+		t.Helper()
+		for i := 0; i < keys; i += 7 {
+			key := "hll:" + strconv.Itoa(i)
+			if i%2 == 0 {
+				card, err := hll.Count(want[i])
+				if err != nil {
+					t.Fatal(err)
+				}
+				hll.SetCachedCardinality(want[i], card)
+				checkReply(t, c, ":"+strconv.FormatUint(card, 10)+"\r\n", "PFCOUNT", key)
+			}
+			if got := c.Do("GET", key); string(got) != bulk(want[i]) {
+				t.Fatalf("%s: GET %s returned %d bytes that differ from package hll's", when, key, len(got))
+			}
+		}
+	}
+	check("before restart")
+	c.Close()
+	s.Restart(t)
+	c = dialRaw(t, s.Addr)
+	check("after restart")
+	checkReply(t, c, "+OK\r\n", "PFMERGE", "all", "hll:0", "hll:1", "hll:2")
+	checkReply(t, c, ":12\r\n", "PFCOUNT", "all")
 }
