@@ -103,7 +103,10 @@ const (
 type Blocker interface {
 	// Block waits until timeout passes (never when 0), ready is closed
 	// (nil: never), CLIENT UNBLOCK ends the wait, or the connection
-	// closes, and says which. It must not be called inside EXEC.
+	// closes, and says which. It must not be called inside EXEC. Dispatch
+	// runs a handler that touches data under Server.exclusive's read
+	// lock: the first blocking command of that kind (BLPOP) must have the
+	// wait release it, or a waiting EXEC holds every client up.
 	Block(timeout time.Duration, ready <-chan struct{}) Unblocked
 }
 
