@@ -1873,6 +1873,124 @@ var redisCommandDocs = map[string]*commandDoc{
 			resp.Bulk("arguments"), resp.Array(resp.Map(resp.Bulk("name"), resp.Bulk("connection-name"), resp.Bulk("type"), resp.Bulk("string"))),
 		),
 	},
+	"client|reply": {
+		Arity: 3, Flags: []string{"noscript", "loading", "stale"}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@slow"), resp.Simple("@connection")),
+		Tips:          resp.SetOf(),
+		KeySpecs:      resp.SetOf(),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Instruct the server whether to reply to commands"),
+			resp.Bulk("since"), resp.Bulk("3.2.0"),
+			resp.Bulk("group"), resp.Bulk("connection"),
+			resp.Bulk("complexity"), resp.Bulk("O(1)"),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("on_off_skip"),
+					resp.Bulk("type"), resp.Bulk("oneof"),
+					resp.Bulk("arguments"), resp.Array(
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("on"),
+							resp.Bulk("type"), resp.Bulk("pure-token"),
+							resp.Bulk("token"), resp.Bulk("ON"),
+						),
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("off"),
+							resp.Bulk("type"), resp.Bulk("pure-token"),
+							resp.Bulk("token"), resp.Bulk("OFF"),
+						),
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("skip"),
+							resp.Bulk("type"), resp.Bulk("pure-token"),
+							resp.Bulk("token"), resp.Bulk("SKIP"),
+						),
+					),
+				),
+			),
+		),
+	},
+	"client|pause": {
+		Arity: -3, Flags: []string{"admin", "noscript", "loading", "stale"}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@admin"), resp.Simple("@slow"), resp.Simple("@dangerous"), resp.Simple("@connection")),
+		Tips:          resp.SetOf(),
+		KeySpecs:      resp.SetOf(),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Stop processing commands from clients for some time"),
+			resp.Bulk("since"), resp.Bulk("2.9.50"),
+			resp.Bulk("group"), resp.Bulk("connection"),
+			resp.Bulk("complexity"), resp.Bulk("O(1)"),
+			resp.Bulk("history"), resp.SetOf(
+				resp.Array(
+					resp.Bulk("6.2.0"),
+					resp.Bulk("`CLIENT PAUSE WRITE` mode added along with the `mode` option."),
+				),
+			),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(resp.Bulk("name"), resp.Bulk("timeout"), resp.Bulk("type"), resp.Bulk("integer")),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("mode"),
+					resp.Bulk("type"), resp.Bulk("oneof"),
+					resp.Bulk("since"), resp.Bulk("6.2.0"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+					resp.Bulk("arguments"), resp.Array(
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("write"),
+							resp.Bulk("type"), resp.Bulk("pure-token"),
+							resp.Bulk("token"), resp.Bulk("WRITE"),
+						),
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("all"),
+							resp.Bulk("type"), resp.Bulk("pure-token"),
+							resp.Bulk("token"), resp.Bulk("ALL"),
+						),
+					),
+				),
+			),
+		),
+	},
+	"client|unpause": {
+		Arity: 2, Flags: []string{"admin", "noscript", "loading", "stale"}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@admin"), resp.Simple("@slow"), resp.Simple("@dangerous"), resp.Simple("@connection")),
+		Tips:          resp.SetOf(),
+		KeySpecs:      resp.SetOf(),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Resume processing of clients that were paused"),
+			resp.Bulk("since"), resp.Bulk("6.2.0"),
+			resp.Bulk("group"), resp.Bulk("connection"),
+			resp.Bulk("complexity"), resp.Bulk("O(N) Where N is the number of paused clients"),
+		),
+	},
+	"client|unblock": {
+		Arity: -3, Flags: []string{"admin", "noscript", "loading", "stale"}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@admin"), resp.Simple("@slow"), resp.Simple("@dangerous"), resp.Simple("@connection")),
+		Tips:          resp.SetOf(),
+		KeySpecs:      resp.SetOf(),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Unblock a client blocked in a blocking command from a different connection"),
+			resp.Bulk("since"), resp.Bulk("5.0.0"),
+			resp.Bulk("group"), resp.Bulk("connection"),
+			resp.Bulk("complexity"), resp.Bulk("O(log N) where N is the number of client connections"),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(resp.Bulk("name"), resp.Bulk("client-id"), resp.Bulk("type"), resp.Bulk("integer")),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("timeout_error"),
+					resp.Bulk("type"), resp.Bulk("oneof"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+					resp.Bulk("arguments"), resp.Array(
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("timeout"),
+							resp.Bulk("type"), resp.Bulk("pure-token"),
+							resp.Bulk("token"), resp.Bulk("TIMEOUT"),
+						),
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("error"),
+							resp.Bulk("type"), resp.Bulk("pure-token"),
+							resp.Bulk("token"), resp.Bulk("ERROR"),
+						),
+					),
+				),
+			),
+		),
+	},
 	"hset": {
 		Arity: -4, Flags: []string{"write", "denyoom", "fast"}, FirstKey: 1, LastKey: 1, Step: 1,
 		ACLCategories: resp.SetOf(resp.Simple("@write"), resp.Simple("@hash"), resp.Simple("@fast")),
@@ -2455,6 +2573,180 @@ var redisCommandDocs = map[string]*commandDoc{
 					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
 				),
 			),
+		),
+	},
+	"pfadd": {
+		Arity: -2, Flags: []string{"write", "denyoom", "fast"}, FirstKey: 1, LastKey: 1, Step: 1,
+		ACLCategories: resp.SetOf(resp.Simple("@write"), resp.Simple("@hyperloglog"), resp.Simple("@fast")),
+		Tips:          resp.SetOf(),
+		KeySpecs: resp.SetOf(
+			resp.Map(
+				resp.Bulk("flags"), resp.SetOf(resp.Simple("RW"), resp.Simple("insert")),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
+				resp.Bulk("find_keys"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("range"),
+					resp.Bulk("spec"), resp.Map(
+						resp.Bulk("lastkey"), resp.Int(0),
+						resp.Bulk("keystep"), resp.Int(1),
+						resp.Bulk("limit"), resp.Int(0),
+					),
+				),
+			),
+		),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Adds the specified elements to the specified HyperLogLog."),
+			resp.Bulk("since"), resp.Bulk("2.8.9"),
+			resp.Bulk("group"), resp.Bulk("hyperloglog"),
+			resp.Bulk("complexity"), resp.Bulk("O(1) to add every element."),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("key"),
+					resp.Bulk("type"), resp.Bulk("key"),
+					resp.Bulk("key_spec_index"), resp.Int(0),
+				),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("element"),
+					resp.Bulk("type"), resp.Bulk("string"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional"), resp.Simple("multiple")),
+				),
+			),
+		),
+	},
+	"pfcount": {
+		Arity: -2, Flags: []string{"readonly"}, FirstKey: 1, LastKey: -1, Step: 1,
+		ACLCategories: resp.SetOf(resp.Simple("@read"), resp.Simple("@hyperloglog"), resp.Simple("@slow")),
+		Tips:          resp.SetOf(),
+		KeySpecs: resp.SetOf(
+			resp.Map(
+				resp.Bulk("notes"), resp.Bulk("RW because it may change the internal representation of the key, and propagate to replicas"),
+				resp.Bulk("flags"), resp.SetOf(resp.Simple("RW"), resp.Simple("access")),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
+				resp.Bulk("find_keys"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("range"),
+					resp.Bulk("spec"), resp.Map(
+						resp.Bulk("lastkey"), resp.Int(-1),
+						resp.Bulk("keystep"), resp.Int(1),
+						resp.Bulk("limit"), resp.Int(0),
+					),
+				),
+			),
+		),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Return the approximated cardinality of the set(s) observed by the HyperLogLog at key(s)."),
+			resp.Bulk("since"), resp.Bulk("2.8.9"),
+			resp.Bulk("group"), resp.Bulk("hyperloglog"),
+			resp.Bulk("complexity"), resp.Bulk("O(1) with a very small average constant time when called with a single key. O(N) with N being the number of keys, and much bigger constant times, when called with multiple keys."),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("key"),
+					resp.Bulk("type"), resp.Bulk("key"),
+					resp.Bulk("key_spec_index"), resp.Int(0),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("multiple")),
+				),
+			),
+		),
+	},
+	"pfmerge": {
+		Arity: -2, Flags: []string{"write", "denyoom"}, FirstKey: 1, LastKey: -1, Step: 1,
+		ACLCategories: resp.SetOf(resp.Simple("@write"), resp.Simple("@hyperloglog"), resp.Simple("@slow")),
+		Tips:          resp.SetOf(),
+		KeySpecs: resp.SetOf(
+			resp.Map(
+				resp.Bulk("flags"), resp.SetOf(resp.Simple("RW"), resp.Simple("access"), resp.Simple("insert")),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
+				resp.Bulk("find_keys"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("range"),
+					resp.Bulk("spec"), resp.Map(
+						resp.Bulk("lastkey"), resp.Int(0),
+						resp.Bulk("keystep"), resp.Int(1),
+						resp.Bulk("limit"), resp.Int(0),
+					),
+				),
+			),
+			resp.Map(
+				resp.Bulk("flags"), resp.SetOf(resp.Simple("RO"), resp.Simple("access")),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(2))),
+				resp.Bulk("find_keys"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("range"),
+					resp.Bulk("spec"), resp.Map(
+						resp.Bulk("lastkey"), resp.Int(-1),
+						resp.Bulk("keystep"), resp.Int(1),
+						resp.Bulk("limit"), resp.Int(0),
+					),
+				),
+			),
+		),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Merge N different HyperLogLogs into a single one."),
+			resp.Bulk("since"), resp.Bulk("2.8.9"),
+			resp.Bulk("group"), resp.Bulk("hyperloglog"),
+			resp.Bulk("complexity"), resp.Bulk("O(N) to merge N HyperLogLogs, but with high constant times."),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("destkey"),
+					resp.Bulk("type"), resp.Bulk("key"),
+					resp.Bulk("key_spec_index"), resp.Int(0),
+				),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("sourcekey"),
+					resp.Bulk("type"), resp.Bulk("key"),
+					resp.Bulk("key_spec_index"), resp.Int(1),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("multiple")),
+				),
+			),
+		),
+	},
+	"pfdebug": {
+		Arity: 3, Flags: []string{"write", "denyoom", "admin"}, FirstKey: 2, LastKey: 2, Step: 1,
+		ACLCategories: resp.SetOf(
+			resp.Simple("@write"),
+			resp.Simple("@hyperloglog"),
+			resp.Simple("@admin"),
+			resp.Simple("@slow"),
+			resp.Simple("@dangerous"),
+		),
+		Tips: resp.SetOf(),
+		KeySpecs: resp.SetOf(
+			resp.Map(
+				resp.Bulk("flags"), resp.SetOf(resp.Simple("RW"), resp.Simple("access")),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(2))),
+				resp.Bulk("find_keys"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("range"),
+					resp.Bulk("spec"), resp.Map(
+						resp.Bulk("lastkey"), resp.Int(0),
+						resp.Bulk("keystep"), resp.Int(1),
+						resp.Bulk("limit"), resp.Int(0),
+					),
+				),
+			),
+		),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Internal commands for debugging HyperLogLog values"),
+			resp.Bulk("since"), resp.Bulk("2.8.9"),
+			resp.Bulk("group"), resp.Bulk("hyperloglog"),
+			resp.Bulk("complexity"), resp.Bulk("N/A"),
+			resp.Bulk("doc_flags"), resp.SetOf(resp.Simple("syscmd")),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(resp.Bulk("name"), resp.Bulk("subcommand"), resp.Bulk("type"), resp.Bulk("string")),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("key"),
+					resp.Bulk("type"), resp.Bulk("key"),
+					resp.Bulk("key_spec_index"), resp.Int(0),
+				),
+			),
+		),
+	},
+	"pfselftest": {
+		Arity: 1, Flags: []string{"admin"}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@hyperloglog"), resp.Simple("@admin"), resp.Simple("@slow"), resp.Simple("@dangerous")),
+		Tips:          resp.SetOf(),
+		KeySpecs:      resp.SetOf(),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("An internal command for testing HyperLogLog values"),
+			resp.Bulk("since"), resp.Bulk("2.8.9"),
+			resp.Bulk("group"), resp.Bulk("hyperloglog"),
+			resp.Bulk("complexity"), resp.Bulk("N/A"),
+			resp.Bulk("doc_flags"), resp.SetOf(resp.Simple("syscmd")),
 		),
 	},
 	"info": {

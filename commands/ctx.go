@@ -50,6 +50,10 @@ type Ctx struct {
 	// without a Config field in config/settings.go), such as the limits
 	// that decide the encodings of small collections.
 	Settings Settings
+	// HyperLogLog is the server setting the HyperLogLog family reads.
+	HyperLogLog HyperLogLog
+	// Blocker blocks the connection in a blocking command (WAIT).
+	Blocker Blocker
 }
 
 // Settings reads a setting's current value by name; the name must be a
@@ -90,6 +94,8 @@ type Session interface {
 	// SetLibName and SetLibVer are CLIENT SETINFO's attributes.
 	SetLibName(v string)
 	SetLibVer(v string)
+	// SetReply is CLIENT REPLY (and RESET's part of it).
+	SetReply(m ReplyMode)
 	// SetNoEvict is CLIENT NO-EVICT; SetNoTouch is CLIENT NO-TOUCH.
 	SetNoEvict(on bool)
 	SetNoTouch(on bool)

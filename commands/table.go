@@ -31,6 +31,7 @@ func Specs() []*Spec {
 var families = [][]*Spec{
 	stringCommands,
 	bitmapCommands,
+	hyperloglogCommands,
 	keyspaceCommands,
 	connectionCommands,
 	aclCommands,

@@ -94,6 +94,11 @@ func (s *Server) dispatch(c *Client) {
 			return
 		}
 	}
+	// Last, as in Redis's processCommand: a refused command is answered
+	// even while clients are paused.
+	if !s.waitWhilePaused(c, spec) {
+		return
+	}
 	if c.multi != nil && !commands.RunsInMulti(spec) {
 		s.queue(c, spec)
 		return

@@ -149,6 +149,10 @@ type Server struct {
 	settings *config.Live
 	slowlog  slowLog
 	acllog   aclLog
+	// blocked are the clients blocked in a command or CLIENT PAUSE;
+	// pause is CLIENT PAUSE (blocking.go).
+	blocked blockedClients
+	pause   clientPause
 
 	// slotMap is the cluster slot map in effect, nil in standalone mode
 	// (cluster.go); purgeWake wakes the sweep of keys of foreign slots.
@@ -476,13 +480,15 @@ func (s *Server) serveClient(c *Client) {
 			}
 			return
 		}
-		mark := c.w.Mark()
+		c.cmdMark = c.w.Mark()
+		c.replyMark = c.cmdMark
 		s.dispatch(c)
 		// The command's request values are the store's now (or dropped);
 		// what it holds from here on is its queued reply.
 		c.r.DropArgs(&c.cmd)
+		s.countErrorReply(c, c.cmdMark)
+		c.endReplies()
 		c.budget.settle(queuedReplyBytes(c))
-		s.countErrorReply(c, mark)
 		if c.killed.Load() || s.overHardLimit(c) {
 			return
 		}

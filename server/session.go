@@ -44,5 +44,7 @@ func (s *Server) newCommandCtx(c *Client) *commands.Ctx {
 		Transaction:    session{c},
 		Diagnostics:    session{c},
 		Settings:       s.settings,
+		HyperLogLog:    session{c},
+		Blocker:        session{c},
 	}
 }
