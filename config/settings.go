@@ -54,6 +54,9 @@ type Setting struct {
 	// Name is the flag (--Name), the YAML key, the CONFIG parameter, and
 	// upper-cased with '-' as '_' after KVSERVER_, the environment variable.
 	Name string
+	// Alias is Redis's older name of the parameter ("hash-max-ziplist-
+	// entries"), which CONFIG GET and SET accept as Redis 7.0 does.
+	Alias string
 	// Kind is the value's syntax.
 	Kind Kind
 	// Default is the value used when no source sets one, as written in
@@ -253,9 +256,9 @@ var settings = []Setting{
 		Doc: "SLOWLOG keeps at most this many entries, dropping the oldest", InConfig: true, Mutable: true, Rewrite: RewriteIfChanged},
 	{Name: "acllog-max-len", Kind: KindInt, Default: "128", Min: 0, Max: math.MaxInt64,
 		Doc: "ACL LOG keeps at most this many entries, dropping the oldest", InConfig: true, Mutable: true, Rewrite: RewriteIfChanged},
-	{Name: "hash-max-listpack-entries", Kind: KindInt, Default: "128", Min: 0, Max: math.MaxInt64,
+	{Name: "hash-max-listpack-entries", Alias: "hash-max-ziplist-entries", Kind: KindInt, Default: "512", Min: 0, Max: math.MaxInt64,
 		Doc: "a hash with more fields than this is stored as a hash table (OBJECT ENCODING hashtable) instead of a listpack, as in Redis", InConfig: true, Mutable: true, Rewrite: RewriteIfChanged},
-	{Name: "hash-max-listpack-value", Kind: KindInt, Default: "64", Min: 0, Max: math.MaxInt64,
+	{Name: "hash-max-listpack-value", Alias: "hash-max-ziplist-value", Kind: KindInt, Default: "64", Min: 0, Max: math.MaxInt64,
 		Doc: "a hash with a field or value longer than this many bytes is stored as a hash table instead of a listpack, as in Redis", InConfig: true, Mutable: true, Rewrite: RewriteIfChanged},
 	{Name: "hll-sparse-max-bytes", Kind: KindSize, Default: "3000", Min: 0, Max: math.MaxInt64,
 		Doc: "largest sparse HyperLogLog, header included, before PFADD makes it dense",
