@@ -29,7 +29,7 @@ type configParam struct {
 	name string
 	// alias is Redis's older name of the parameter, "" for none.
 	alias string
-	get  func(s *Server) string
+	get   func(s *Server) string
 	// set validates a value and returns the change to make, or the reason
 	// Redis would give after "CONFIG SET failed (...) - ". Nil for
 	// parameters fixed at start (Redis's immutable configs).
