@@ -41,6 +41,7 @@ var families = [][]*Spec{
 	clusterCommands,
 	kvcacheCommands,
 	transactionCommands,
+	pubsubCommands,
 }
 
 // NewTable builds the lookup table from copies of specs, deriving what

@@ -247,6 +247,20 @@ var settings = []Setting{
 		field: func(c *Config) any { return &c.Timeout }},
 	{Name: "lazyfree-lazy-user-flush", Kind: KindBool, Default: "no", ConfigOnly: true, InConfig: true, Mutable: true,
 		Doc: "Redis's lazy FLUSHALL; kvserver flushes at once"},
+	{Name: "notify-keyspace-events", Kind: KindString, Default: "",
+		Doc: "keyspace notifications to publish, Redis's class letters (`KEA`, `Ex`...); empty none",
+		Notes: "Keyspace notifications, as in Redis: K publishes on __keyspace@<db>__:<key>,\n" +
+			"E on __keyevent@<db>__:<event>, and the classes g (generic: del, expire,\n" +
+			"rename...), $ (strings), x (expired), e (evicted), n (new keys), m (key\n" +
+			"misses) and A (g$lshzxetd) choose which events. CONFIG SET changes it at run\n" +
+			"time. Default: \"\" (none).", InConfig: true, Mutable: true, Rewrite: RewriteIfChanged},
+	{Name: "kvcache-events", Kind: KindBool, Default: "no",
+		Doc: "publish LMCache chunk events on `__kvcache__@<db>__:<model>` (see KV-cache events)",
+		Notes: "KV-cache events for prefix-aware routers: a message on\n" +
+			"__kvcache__@<db>__:<model> when a chunk becomes whole (both keys stored),\n" +
+			"is demoted to disk, promoted back, evicted or deleted. Payload:\n" +
+			"\"<event> <chunk hash> <tier> <bytes>\" (README.md, KV-cache events). CONFIG\n" +
+			"SET changes it at run time. Default: no.", InConfig: true, Mutable: true, Rewrite: RewriteIfChanged},
 	{Name: "slowlog-log-slower-than", Kind: KindInt, Default: "10000", Min: -1, Max: math.MaxInt64,
 		Doc: "SLOWLOG records commands slower than this many microseconds; -1 none, 0 all", InConfig: true, Mutable: true, Rewrite: RewriteIfChanged},
 	{Name: "slowlog-max-len", Kind: KindInt, Default: "128", Min: 0, Max: math.MaxInt64,

@@ -67,8 +67,7 @@ func (e *Engine) verifyPartnersLocked(ctx context.Context, it *item, promote boo
 		}
 		if promote {
 			m.quantized = meta.Quantized
-			e.setResidentLocked(m, value)
-			e.promotions.Add(1)
+			e.promoteLocked(m, value)
 		}
 	}
 	return true

@@ -498,7 +498,7 @@ func (e *Engine) putGroupEvicting(ctx context.Context, phys int, entries []diskt
 		}
 		freed := false
 		if victim != nil {
-			e.dropGroupLocked(ctx, victim)
+			e.evictGroupLocked(ctx, victim)
 			e.diskEvict.Add(1)
 			freed = true
 		} else {
@@ -595,8 +595,7 @@ func (e *Engine) loadLocked(ctx context.Context, it *item, promote bool) ([]byte
 	}
 	e.diskHits.Add(1)
 	if promote {
-		e.setResidentLocked(it, value)
-		e.promotions.Add(1)
+		e.promoteLocked(it, value)
 	}
 	return value, true
 }
@@ -641,8 +640,7 @@ func (e *Engine) Preload(ctx context.Context, db int, keys [][]byte) {
 		}
 		if err == nil && ks.items[string(key)] == it && it.version == version && !it.resident {
 			it.quantized = meta.Quantized
-			e.setResidentLocked(it, value)
-			e.promotions.Add(1)
+			e.promoteLocked(it, value)
 			e.diskHits.Add(1)
 			e.makeRoomLocked(it)
 			e.publishLocked()

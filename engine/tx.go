@@ -3,6 +3,8 @@ package engine
 import (
 	"context"
 	"math/rand/v2"
+
+	"github.com/kvserver/kvserver/notify"
 )
 
 // Tx is one atomic step against a database, valid only inside the function
@@ -18,6 +20,8 @@ type Tx struct {
 	// post is the disk work the step leaves for after the engine lock is
 	// released (shared with the transactions On returns).
 	post *postWork
+	// origin tags the step's events (SetOrigin).
+	origin any
 }
 
 // postWork is disk work a step queues under the engine lock and Update or
@@ -54,7 +58,7 @@ func (tx *Tx) SetNoTouch(on bool) { tx.noTouch = on }
 
 // On returns a transaction on another database within the same atomic step.
 func (tx *Tx) On(db int) *Tx {
-	return &Tx{e: tx.e, db: db, ks: tx.e.dbs[db], now: tx.now, noTouch: tx.noTouch, post: tx.post}
+	return &Tx{e: tx.e, db: db, ks: tx.e.dbs[db], now: tx.now, noTouch: tx.noTouch, post: tx.post, origin: tx.origin}
 }
 
 func (tx *Tx) ctx() context.Context { return context.Background() }
@@ -66,8 +70,7 @@ func (tx *Tx) find(key string) *item {
 		return nil
 	}
 	if it.expireAt != 0 && it.expireAt <= tx.now {
-		tx.e.removeLocked(tx.ctx(), it)
-		tx.e.expired.Add(1)
+		tx.e.expireLocked(tx.ctx(), it, tx.origin)
 		return nil
 	}
 	return it
@@ -196,6 +199,13 @@ func (tx *Tx) Set(key []byte, value []byte, expireAt int64) {
 	it.grp.lastWrite = tx.now
 	e.markDirtyLocked(it.grp)
 	tx.protect = it
+	if e.events != nil {
+		// Redis's dbAdd: "new" comes before the command's own event.
+		e.events.KeyEvent(tx.db, notify.New, "new", k, tx.origin)
+		if wholeChunk(it.grp) {
+			e.chunkEventLocked(it.grp, ChunkWhole)
+		}
+	}
 }
 
 func (tx *Tx) setExpireItem(it *item, expireAt int64) {
@@ -294,8 +304,7 @@ func (tx *Tx) Keys(fn func(key string) bool) {
 
 func (tx *Tx) removeExpired(expired []*item) {
 	for _, it := range expired {
-		tx.e.removeLocked(tx.ctx(), it)
-		tx.e.expired.Add(1)
+		tx.e.expireLocked(tx.ctx(), it, tx.origin)
 	}
 }
 

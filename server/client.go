@@ -67,6 +67,12 @@ type Client struct {
 
 	killed atomic.Bool
 
+	// subscribed is Redis's CLIENT_PUBSUB: the connection has pub/sub
+	// subscriptions; mbox holds the messages it has yet to write
+	// (pubsub.go).
+	subscribed atomic.Bool
+	mbox       mailbox
+
 	// multi is the transaction while the connection is in MULTI, nil
 	// otherwise; watches are the keys WATCH watches; queuedArgs are the
 	// arguments of the queued command EXEC is running (Session.Own hands
@@ -126,7 +132,7 @@ const idleRecheck = 50 * time.Millisecond
 func (cc clientConn) Read(p []byte) (int, error) {
 	cc.c.onClient.Store(onClientRead)
 	n, err := cc.c.conn.Read(p)
-	if n == 0 && cc.c.idle > 0 && isTimeout(err) {
+	if n == 0 && cc.c.idle > 0 && isTimeout(err) && !cc.c.mbox.wakeUp() {
 		cc.c.conn.SetReadDeadline(time.Now().Add(idleRecheck))
 		n, err = cc.c.conn.Read(p)
 	}
