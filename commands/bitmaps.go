@@ -6,6 +6,7 @@ import (
 	"math/bits"
 
 	"github.com/kvserver/kvserver/engine"
+	"github.com/kvserver/kvserver/notify"
 )
 
 // bitmapCommands are the bitmap family's rows (Redis's bitops.c). Bitmaps
@@ -97,6 +98,7 @@ func cmdSetbit(x *Ctx) {
 			}
 			tx.Set(args[1], nv, e.ExpireAt)
 		}
+		tx.Notify(notify.String, "setbit", args[1])
 		if old {
 			x.W.Int(1)
 		} else {
@@ -388,11 +390,14 @@ func cmdBitop(x *Ctx) {
 			maxLen = max(maxLen, len(e.Value))
 		}
 		if maxLen == 0 {
-			tx.Delete(args[2])
+			if tx.Delete(args[2]) {
+				tx.Notify(notify.Generic, "del", args[2])
+			}
 			x.W.Int(0)
 			return
 		}
 		tx.Set(args[2], bitopResult(op, srcs, maxLen), 0)
+		tx.Notify(notify.String, "set", args[2])
 		x.W.Int(int64(maxLen))
 	})
 }
@@ -559,6 +564,7 @@ func bitfieldGeneric(x *Ctx, roCommand bool) {
 		e, _ := tx.Peek(key)
 		v := growCopy(e.Value, highest>>3+1)
 		x.W.Array(len(ops))
+		changes := 0
 		for _, op := range ops {
 			if op.opcode == bfGet {
 				x.W.Int(op.get(v))
@@ -568,11 +574,15 @@ func bitfieldGeneric(x *Ctx, roCommand bool) {
 			if ok {
 				x.W.Int(reply)
 				setBitfield(v, op.offset, op.bits, write)
+				changes++
 			} else {
 				x.W.Null()
 			}
 		}
 		tx.Set(key, v, e.ExpireAt)
+		if changes > 0 {
+			tx.Notify(notify.String, "setbit", key)
+		}
 	})
 }
 

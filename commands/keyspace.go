@@ -8,6 +8,7 @@ import (
 
 	"github.com/kvserver/kvserver/engine"
 	"github.com/kvserver/kvserver/glob"
+	"github.com/kvserver/kvserver/notify"
 )
 
 // keyspaceCommands are the keyspace family's rows (Redis's db.c and
@@ -81,7 +82,16 @@ type KeyspaceConfig interface {
 	ExistsLeaseMs() int64
 }
 
-func cmdDel(x *Ctx) { x.Update(countKeys(x, (*engine.Tx).Delete)) }
+func cmdDel(x *Ctx) { x.Update(countKeys(x, deleteKey)) }
+
+// deleteKey deletes k, publishing "del" when it existed.
+func deleteKey(tx *engine.Tx, k []byte) bool {
+	if !tx.Delete(k) {
+		return false
+	}
+	tx.Notify(notify.Generic, "del", k)
+	return true
+}
 
 func cmdUnlink(x *Ctx) { cmdDel(x) }
 
@@ -255,12 +265,18 @@ func rename(x *Ctx, nx bool) {
 			}
 			return
 		}
-		if _, exists := tx.Stat(dst, false); exists && nx {
-			x.W.Int(0)
-			return
+		if _, exists := tx.Stat(dst, false); exists {
+			if nx {
+				x.W.Int(0)
+				return
+			}
+			// Redis deletes the old key and adds a new one ("new").
+			tx.Delete(dst)
 		}
-		tx.Delete(src)
 		tx.Set(dst, e.Value, e.ExpireAt)
+		tx.Delete(src)
+		tx.Notify(notify.Generic, "rename_from", src)
+		tx.Notify(notify.Generic, "rename_to", dst)
 		if nx {
 			x.W.Int(1)
 		} else {
@@ -352,6 +368,7 @@ func cmdCopy(x *Ctx) {
 		}
 		// Values are immutable, so the copy can share the bytes.
 		dtx.Set(dst, e.Value, e.ExpireAt)
+		dtx.Notify(notify.Generic, "copy_to", dst)
 		x.W.Int(1)
 	})
 }
@@ -381,8 +398,10 @@ func cmdMove(x *Ctx) {
 			x.W.Int(0)
 			return
 		}
-		tx.Delete(args[1])
 		dtx.Set(args[1], e.Value, e.ExpireAt)
+		tx.Delete(args[1])
+		tx.Notify(notify.Generic, "move_from", args[1])
+		dtx.Notify(notify.Generic, "move_to", args[1])
 		x.W.Int(1)
 	})
 }
@@ -495,10 +514,13 @@ func expireGeneric(x *Ctx, relative bool, unit int64) {
 		}
 		if at <= tx.Now() {
 			tx.Delete(args[1])
-		} else {
-			tx.SetExpire(args[1], at)
+			tx.Notify(notify.Generic, "del", args[1])
+			x.W.Int(1)
+			return
 		}
-		x.W.Int(1)
+		tx.SetExpire(args[1], at)
+		x.W.Int(1) // before the event, as in Redis's expireGenericCommand
+		tx.Notify(notify.Generic, "expire", args[1])
 	})
 }
 
@@ -541,6 +563,7 @@ func cmdPersist(x *Ctx) {
 			return
 		}
 		tx.SetExpire(args[1], 0)
+		tx.Notify(notify.Generic, "persist", args[1])
 		x.W.Int(1)
 	})
 }
