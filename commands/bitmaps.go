@@ -97,8 +97,8 @@ func cmdSetbit(x *Ctx) {
 				nv[byteIdx] &^= mask
 			}
 			tx.Set(args[1], nv, e.ExpireAt)
+			tx.Notify(notify.String, "setbit", args[1])
 		}
-		tx.Notify(notify.String, "setbit", args[1])
 		if old {
 			x.W.Int(1)
 		} else {
