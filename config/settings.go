@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/kvserver/kvserver/notify"
 )
 
 // Kind is how a setting's value is written and read.
@@ -253,14 +255,17 @@ var settings = []Setting{
 			"E on __keyevent@<db>__:<event>, and the classes g (generic: del, expire,\n" +
 			"rename...), $ (strings), x (expired), e (evicted), n (new keys), m (key\n" +
 			"misses) and A (g$lshzxetd) choose which events. CONFIG SET changes it at run\n" +
-			"time. Default: \"\" (none).", InConfig: true, Mutable: true, Rewrite: RewriteIfChanged},
+			"time; CONFIG GET reports Redis's canonical form.\n" +
+			"Default: \"\" (none).", InConfig: true, Mutable: true, Rewrite: RewriteIfChanged,
+		field: func(c *Config) any { return &c.NotifyKeyspaceEvents }, check: checkNotifyClasses},
 	{Name: "kvcache-events", Kind: KindBool, Default: "no",
 		Doc: "publish LMCache chunk events on `__kvcache__@<db>__:<model>` (see KV-cache events)",
 		Notes: "KV-cache events for prefix-aware routers: a message on\n" +
 			"__kvcache__@<db>__:<model> when a chunk becomes whole (both keys stored),\n" +
 			"is demoted to disk, promoted back, evicted or deleted. Payload:\n" +
 			"\"<event> <chunk hash> <tier> <bytes>\" (README.md, KV-cache events). CONFIG\n" +
-			"SET changes it at run time. Default: no.", InConfig: true, Mutable: true, Rewrite: RewriteIfChanged},
+			"SET changes it at run time.\n" +
+			"Default: no.", InConfig: true, Mutable: true, Rewrite: RewriteIfChanged},
 	{Name: "slowlog-log-slower-than", Kind: KindInt, Default: "10000", Min: -1, Max: math.MaxInt64,
 		Doc: "SLOWLOG records commands slower than this many microseconds; -1 none, 0 all", InConfig: true, Mutable: true, Rewrite: RewriteIfChanged},
 	{Name: "slowlog-max-len", Kind: KindInt, Default: "128", Min: 0, Max: math.MaxInt64,
@@ -581,6 +586,14 @@ func (s Setting) validate(c *Config, bad func(key, format string, args ...any)) 
 	}
 	if s.check != nil {
 		s.check(*c, bad)
+	}
+}
+
+// checkNotifyClasses rejects a notify-keyspace-events value with a letter
+// Redis does not know.
+func checkNotifyClasses(c Config, bad func(string, string, ...any)) {
+	if _, ok := notify.Parse(c.NotifyKeyspaceEvents); !ok {
+		bad("notify-keyspace-events", "%q: invalid event class character, use 'Ag$lshzxeKEtmdn'", c.NotifyKeyspaceEvents)
 	}
 }
 

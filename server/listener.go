@@ -221,10 +221,10 @@ func New(eng *engine.Engine, opts Options) *Server {
 	}
 	s.settings = config.NewLive(opts.Settings)
 	s.hub = pubsub.New()
-	if flags, ok := notify.Parse(s.settings.String("notify-keyspace-events")); ok {
+	if flags, ok := notify.Parse(opts.Settings.NotifyKeyspaceEvents); ok {
 		s.notifyFlags.Store(int32(flags))
 	} else {
-		s.initErr = fmt.Errorf("notify-keyspace-events %q: %s", s.settings.String("notify-keyspace-events"), errNotifyClass)
+		s.initErr = fmt.Errorf("notify-keyspace-events %q: %s", opts.Settings.NotifyKeyspaceEvents, errNotifyClass)
 	}
 	eng.SetEvents(eventSink{s})
 	s.idleTimeout.Store(opts.Timeout)
