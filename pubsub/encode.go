@@ -30,6 +30,22 @@ func Encode(dst []byte, proto int, m *Message) []byte {
 	return appendBulk(dst, string(m.Payload))
 }
 
+// EncodeUnsubscribed appends the notice of a shard channel the server
+// unsubscribed a client from, Redis's addReplyPubsubUnsubscribed:
+// "sunsubscribe", the channel, and the client's shard count left.
+func EncodeUnsubscribed(dst []byte, proto int, channel []byte, count int) []byte {
+	if proto == 3 {
+		dst = append(dst, ">3\r\n"...)
+	} else {
+		dst = append(dst, "*3\r\n"...)
+	}
+	dst = appendBulk(dst, "sunsubscribe")
+	dst = appendBulk(dst, string(channel))
+	dst = append(dst, ':')
+	dst = strconv.AppendInt(dst, int64(count), 10)
+	return append(dst, '\r', '\n')
+}
+
 func appendBulk(dst []byte, s string) []byte {
 	dst = append(dst, '$')
 	dst = strconv.AppendInt(dst, int64(len(s)), 10)

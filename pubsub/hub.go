@@ -56,6 +56,11 @@ func (m *Message) Wire(proto int) []byte {
 // from), whose goroutine may then write it in order with the reply.
 type Subscriber interface {
 	Deliver(m *Message, self bool)
+	// Unsubscribed tells the subscriber that the server removed its
+	// subscription to a shard channel (DropShardChannels), with its
+	// shard count and its count of all subscriptions afterwards; the
+	// same rules as Deliver apply.
+	Unsubscribed(channel []byte, count, total int)
 }
 
 // Hub holds the subscriptions of one server. The zero value is not
@@ -182,6 +187,25 @@ func countLocked(own *[kinds]map[string]struct{}, kind Kind) int {
 		return len(own[Shard])
 	}
 	return len(own[Channel]) + len(own[Pattern])
+}
+
+// DropShardChannels removes every subscription to the shard channels
+// gone reports (those of cluster slots this node no longer serves, as
+// Redis's pubsubShardUnsubscribeAllClients) and tells each subscriber.
+func (h *Hub) DropShardChannels(gone func(channel []byte) bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for name, set := range h.names[Shard] {
+		ch := []byte(name)
+		if !gone(ch) {
+			continue
+		}
+		for sub := range set {
+			own := h.subs[sub]
+			h.removeLocked(sub, own, Shard, name)
+			sub.Unsubscribed(ch, len(own[Shard]), len(own[Channel])+len(own[Pattern])+len(own[Shard]))
+		}
+	}
 }
 
 // Counts returns sub's channel, pattern and shard channel subscriptions

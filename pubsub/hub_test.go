@@ -13,6 +13,10 @@ func (r *recorder) Deliver(m *Message, self bool) {
 	r.got = append(r.got, fmt.Sprintf("%q self=%v", m.Wire(2), self))
 }
 
+func (r *recorder) Unsubscribed(channel []byte, count, total int) {
+	r.got = append(r.got, fmt.Sprintf("sunsubscribe %s %d %d", channel, count, total))
+}
+
 func TestCountsFollowRedis(t *testing.T) {
 	h := New()
 	a := &recorder{}
@@ -72,6 +76,21 @@ func TestPublishReachesChannelsThenPatterns(t *testing.T) {
 	}
 	if got := h.Channels(Channel, []byte("n*")); len(got) != 1 || string(got[0]) != "news" {
 		t.Errorf("Channels = %q", got)
+	}
+}
+
+func TestDropShardChannelsTellsTheSubscribers(t *testing.T) {
+	h := New()
+	a := &recorder{}
+	h.Subscribe(a, Shard, []byte("{x}1"))
+	h.Subscribe(a, Shard, []byte("{y}1"))
+	h.Subscribe(a, Channel, []byte("{x}1"))
+	h.DropShardChannels(func(ch []byte) bool { return string(ch) == "{x}1" })
+	if want := []string{"sunsubscribe {x}1 1 2"}; !slices.Equal(a.got, want) {
+		t.Errorf("got %v, want %v", a.got, want)
+	}
+	if ch, _, sh := h.Counts(a); ch != 1 || sh != 1 || h.NumSub(Shard, []byte("{x}1")) != 0 {
+		t.Error("the wrong subscriptions were dropped")
 	}
 }
 

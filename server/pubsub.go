@@ -62,6 +62,21 @@ func (c *Client) Deliver(m *pubsub.Message, self bool) {
 		c.w.Raw(wire)
 		return
 	}
+	c.enqueue(wire)
+}
+
+// Unsubscribed queues the sunsubscribe notice of a shard channel the
+// server dropped (pubsub.Subscriber), as Redis's
+// addReplyPubsubUnsubscribed; the connection leaves subscribed mode with
+// its last subscription.
+func (c *Client) Unsubscribed(channel []byte, count, total int) {
+	c.enqueue(pubsub.EncodeUnsubscribed(nil, int(c.proto.Load()), channel, count))
+	c.subscribed.Store(total > 0)
+}
+
+// enqueue appends an encoded message to c's mailbox, closing c when that
+// breaks its pubsub output limit, and wakes c's goroutine if it waits.
+func (c *Client) enqueue(wire []byte) {
 	mb := &c.mbox
 	mb.mu.Lock()
 	defer mb.mu.Unlock()

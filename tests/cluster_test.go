@@ -512,9 +512,17 @@ func TestClusterReloadOnSIGHUP(t *testing.T) {
 		}
 	}
 
+	// A subscriber of a shard channel of slot 3443 (user1000) on node 0
+	// is unsubscribed when the slot leaves, as in Redis.
+	shardSub := dialRaw(t, tc.nodes[0].Addr)
+	shardSub.Do("SSUBSCRIBE", "user1000")
+
 	// Node 0 gives 0-5460 to node 1 and keeps nothing.
 	writeClusterConfig(t, tc.path, tc.ports, []string{"", "0-10922", "10923-16383"})
 	hup()
+	if raw, err := shardSub.ReadReply(); err != nil || string(raw) != "*3\r\n$12\r\nsunsubscribe\r\n$8\r\nuser1000\r\n:0\r\n" {
+		t.Errorf("shard subscriber after its slot moved: %q, %v", raw, err)
+	}
 	k := moving[0]
 	c0, c1 := dialRaw(t, tc.nodes[0].Addr), dialRaw(t, tc.nodes[1].Addr)
 	moved := fmt.Sprintf("-MOVED %d 127.0.0.1:%d\r\n", cluster.KeySlot([]byte(k)), tc.ports[1])
