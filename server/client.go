@@ -72,6 +72,9 @@ type Client struct {
 	// (pubsub.go).
 	subscribed atomic.Bool
 	mbox       mailbox
+	// mailboxUsed is set at the first subscription: a connection that
+	// never subscribed has no mailbox to look at before each read.
+	mailboxUsed atomic.Bool
 
 	// multi is the transaction while the connection is in MULTI, nil
 	// otherwise; watches are the keys WATCH watches; queuedArgs are the

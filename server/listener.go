@@ -536,13 +536,19 @@ type flushBeforeRead struct {
 // a read that Deliver cut short sends them and reads again.
 func (f flushBeforeRead) Read(p []byte) (int, error) {
 	for {
-		f.c.takeMessages()
+		subscriber := f.c.mailboxUsed.Load()
+		if subscriber {
+			f.c.takeMessages()
+		}
 		if f.c.w.Pending() > 0 {
 			err := f.s.flush(f.c)
 			f.s.countIO(f.c)
 			if err != nil {
 				return 0, fmt.Errorf("flush replies before reading: %w", err)
 			}
+		}
+		if !subscriber {
+			return clientConn{f.c}.Read(p)
 		}
 		if !f.c.startRead() {
 			continue

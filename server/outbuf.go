@@ -77,7 +77,9 @@ func (s *Server) flush(c *Client) error {
 	// The replies are sent or the client is closed: either way they
 	// stop counting.
 	defer c.budget.settle(0)
-	defer c.messagesWritten()
+	if c.mailboxUsed.Load() {
+		defer c.messagesWritten()
+	}
 	lim := s.limits(c)
 	idle := time.Duration(s.idleTimeout.Load()) * time.Second
 	if lim.Soft <= 0 && idle <= 0 && queuedReplyBytes(c) == 0 {

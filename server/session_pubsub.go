@@ -11,6 +11,7 @@ import (
 var _ commands.PubSub = session{}
 
 func (s session) Subscribe(kind pubsub.Kind, name []byte) int {
+	s.c.mailboxUsed.Store(true)
 	n := s.c.srv.hub.Subscribe(s.c, kind, name)
 	s.c.subscribed.Store(true)
 	return n
