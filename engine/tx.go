@@ -109,7 +109,7 @@ func entryOf(it *item, value []byte) Entry {
 func (tx *Tx) Get(key []byte) (Entry, bool) {
 	it := tx.find(string(key))
 	if it == nil {
-		tx.e.misses.Add(1)
+		tx.miss(key)
 		return Entry{}, false
 	}
 	if it.resident {
@@ -117,11 +117,18 @@ func (tx *Tx) Get(key []byte) (Entry, bool) {
 	}
 	v, ok := tx.value(it)
 	if !ok {
-		tx.e.misses.Add(1)
+		tx.miss(key)
 		return Entry{}, false
 	}
 	tx.touch(it)
 	return entryOf(it, v), true
+}
+
+// miss counts a read that found no key and publishes Redis's "keymiss"
+// event (lookupKey), both where Redis's keyspace_misses counts.
+func (tx *Tx) miss(key []byte) {
+	tx.e.misses.Add(1)
+	tx.Notify(notify.KeyMiss, "keymiss", key)
 }
 
 // Peek looks a key up for writing, value included: no hit or miss is
@@ -145,7 +152,7 @@ func (tx *Tx) Stat(key []byte, read bool) (Entry, bool) {
 	it := tx.find(string(key))
 	if it == nil {
 		if read {
-			tx.e.misses.Add(1)
+			tx.miss(key)
 		}
 		return Entry{}, false
 	}
