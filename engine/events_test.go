@@ -54,6 +54,7 @@ func TestEngineEventsInOrder(t *testing.T) {
 	e.Update(0, func(tx *Tx) { tx.Delete([]byte(chunk + "kv_bytes")) })
 	want = []string{
 		"key 2 expired k <nil>",
+		"key 2 keymiss k <nil>", // the read found nothing, as in Redis
 		"chunk 0 deleted llama abc true 128",
 	}
 	if got := rec.take(); !slices.Equal(got, want) {
