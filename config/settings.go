@@ -327,6 +327,9 @@ var settings = []Setting{
 			"the largest value. 0 disables a limit. kvserver writes a client's replies\n" +
 			"before reading its next request, so a slow reader holds at most one\n" +
 			"batch of replies (1 MiB plus the last value); these limits bound how long.\n" +
+			"A client with pub/sub subscriptions is a pubsub client: the messages\n" +
+			"waiting for it count too, and past the pubsub limits it is disconnected\n" +
+			"without ever holding up a publisher. replica limits are only reported.\n" +
 			"Default: \"normal 0 0 0 replica 256mb 64mb 60 pubsub 32mb 8mb 60\".",
 		Doc: "Redis syntax; hard/soft limits on a client's pending replies", InConfig: true, Mutable: true, Rewrite: RewriteIfChanged,
 		field: func(c *Config) any { return &c.ClientOutputBufferLimit }},
