@@ -41,6 +41,8 @@ func pubsubScripts() []script {
 			onOther(info("stats", "pubsub_channels", "pubsub_patterns", "pubsubshard_channels")),
 			do("UNSUBSCRIBE", "a"),
 			do("UNSUBSCRIBE", "never"),
+			doN(2, "SUBSCRIBE", "x", "y"),
+			doN(3, "UNSUBSCRIBE", "y", "x", "y"),
 			do("PUNSUBSCRIBE"),
 			do("UNSUBSCRIBE"),
 			do("UNSUBSCRIBE"),

@@ -246,3 +246,56 @@ func runPython(t *testing.T, script string, port int) []byte {
 	}
 	return out
 }
+
+// clientFields returns the named fields of a CLIENT INFO line.
+func clientFields(t *testing.T, raw []byte, names ...string) string {
+	t.Helper()
+	r, err := parseReply(raw)
+	if err != nil {
+		t.Fatalf("CLIENT INFO %q: %v", raw, err)
+	}
+	var out []string
+	for _, f := range strings.Fields(strings.TrimPrefix(r.Str, "txt:")) {
+		k, _, _ := strings.Cut(f, "=")
+		if slices.Contains(names, k) {
+			out = append(out, f)
+		}
+	}
+	return strings.Join(out, " ")
+}
+
+// TestSubscriberClientStateMatchesRedis compares what CLIENT INFO says of
+// a subscribed connection (flags, sub, psub, ssub, resp), CLIENT LIST TYPE
+// pubsub, and Redis's exemption of pubsub clients from the idle timeout.
+func TestSubscriberClientStateMatchesRedis(t *testing.T) {
+	t.Parallel()
+	ref, kv := startRedis(t), startKVServer(t)
+	var seen [2][]string
+	for i, s := range []*server{ref, kv} {
+		admin := dialRaw(t, s.Addr)
+		admin.Do("CONFIG", "SET", "timeout", "1")
+		sub := dialRaw(t, s.Addr)
+		sub.Do("HELLO", "3")
+		sub.Do("SUBSCRIBE", "a")
+		sub.Do("PSUBSCRIBE", "p*")
+		sub.Do("SSUBSCRIBE", "s")
+		sub.Do("SSUBSCRIBE", "s2")
+		seen[i] = append(seen[i], clientFields(t, sub.Do("CLIENT", "INFO"), "flags", "sub", "psub", "ssub", "multi", "resp"))
+		list := string(admin.Do("CLIENT", "LIST", "TYPE", "pubsub"))
+		seen[i] = append(seen[i], fmt.Sprintf("pubsub clients %d", strings.Count(list, "id=")))
+		sub.Do("UNSUBSCRIBE")
+		sub.Do("PUNSUBSCRIBE")
+		sub.Do("SUNSUBSCRIBE", "s")
+		seen[i] = append(seen[i], clientFields(t, sub.Do("CLIENT", "INFO"), "flags", "sub", "psub", "ssub"))
+		time.Sleep(2500 * time.Millisecond) // past the timeout: a pubsub client stays
+		admin = dialRaw(t, s.Addr) // the idle one was closed
+		seen[i] = append(seen[i], fmt.Sprintf("spublish %q", admin.Do("SPUBLISH", "s2", "still here")))
+		raw, err := sub.ReadReply()
+		seen[i] = append(seen[i], fmt.Sprintf("message %q %v", raw, err))
+		admin.Do("CONFIG", "SET", "timeout", "0")
+	}
+	if !slices.Equal(seen[0], seen[1]) {
+		t.Errorf("kvserver:\n%s\nredis-server:\n%s", strings.Join(seen[1], "\n"), strings.Join(seen[0], "\n"))
+	}
+	t.Logf("both:\n%s", strings.Join(seen[1], "\n"))
+}
