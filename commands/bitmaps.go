@@ -86,6 +86,9 @@ func cmdSetbit(x *Ctx) {
 	}
 	x.Update(func(tx *engine.Tx) {
 		e, found := tx.Peek(args[1])
+		if wrongType(x, e, found) {
+			return
+		}
 		old := bitAt(e.Value, offset)
 		byteIdx := offset >> 3
 		if !found || byteIdx >= uint64(len(e.Value)) || old != (on == 1) {
@@ -113,7 +116,10 @@ func cmdGetbit(x *Ctx) {
 	if !ok {
 		return
 	}
-	value, _ := storedValue(x, args[1])
+	value, _, ok := storedValue(x, args[1])
+	if !ok {
+		return
+	}
 	if bitAt(value, offset) {
 		x.W.Int(1)
 	} else {
@@ -175,7 +181,10 @@ func popcount(s []byte) int64 {
 
 func cmdBitcount(x *Ctx) {
 	args := x.Args
-	p, found := storedValue(x, args[1])
+	p, found, ok := storedValue(x, args[1])
+	if !ok {
+		return
+	}
 	if !found {
 		x.W.Int(0)
 		return
@@ -245,7 +254,10 @@ func cmdBitpos(x *Ctx) {
 		return
 	}
 	bit := bitArg == 1
-	p, found := storedValue(x, args[1])
+	p, found, ok := storedValue(x, args[1])
+	if !ok {
+		return
+	}
 	if !found {
 		x.W.Int(-bitArg)
 		return
@@ -385,7 +397,10 @@ func cmdBitop(x *Ctx) {
 		srcs := make([][]byte, len(args)-3)
 		maxLen := 0
 		for i, k := range args[3:] {
-			e, _ := tx.Get(k)
+			e, found := tx.Get(k)
+			if wrongType(x, e, found) {
+				return
+			}
 			srcs[i] = e.Value
 			maxLen = max(maxLen, len(e.Value))
 		}
@@ -549,7 +564,10 @@ func bitfieldGeneric(x *Ctx, roCommand bool) {
 	}
 	key := x.Args[1]
 	if readonly {
-		value, _ := storedValue(x, key)
+		value, _, ok := storedValue(x, key)
+		if !ok {
+			return
+		}
 		x.W.Array(len(ops))
 		for _, op := range ops {
 			x.W.Int(op.get(value))
@@ -561,7 +579,10 @@ func bitfieldGeneric(x *Ctx, roCommand bool) {
 		return
 	}
 	x.Update(func(tx *engine.Tx) {
-		e, _ := tx.Peek(key)
+		e, found := tx.Peek(key)
+		if wrongType(x, e, found) {
+			return
+		}
 		v := growCopy(e.Value, highest>>3+1)
 		x.W.Array(len(ops))
 		changes := 0

@@ -48,6 +48,22 @@ type Ctx struct {
 	// Diagnostics is the server's settings and slow log, for OBJECT,
 	// MEMORY and SLOWLOG.
 	Diagnostics Diagnostics
+	// Settings are the server's current settings read by name (the rows
+	// without a Config field in config/settings.go), such as the limits
+	// that decide the encodings of small collections.
+	Settings Settings
+	// HyperLogLog is the server setting the HyperLogLog family reads.
+	HyperLogLog HyperLogLog
+	// Blocker blocks the connection in a blocking command (WAIT).
+	Blocker Blocker
+}
+
+// Settings reads a setting's current value by name; the name must be a
+// row of config/settings.go of the matching kind (config.Live).
+type Settings interface {
+	Int(name string) int64
+	String(name string) string
+	Bool(name string) bool
 }
 
 // Session is the state of the connection a command came on that data
@@ -80,6 +96,8 @@ type Session interface {
 	// SetLibName and SetLibVer are CLIENT SETINFO's attributes.
 	SetLibName(v string)
 	SetLibVer(v string)
+	// SetReply is CLIENT REPLY (and RESET's part of it).
+	SetReply(m ReplyMode)
 	// SetNoEvict is CLIENT NO-EVICT; SetNoTouch is CLIENT NO-TOUCH.
 	SetNoEvict(on bool)
 	SetNoTouch(on bool)

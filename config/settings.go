@@ -270,6 +270,18 @@ var settings = []Setting{
 		Doc: "SLOWLOG records commands slower than this many microseconds; -1 none, 0 all", InConfig: true, Mutable: true, Rewrite: RewriteIfChanged},
 	{Name: "slowlog-max-len", Kind: KindInt, Default: "128", Min: 0, Max: math.MaxInt64,
 		Doc: "SLOWLOG keeps at most this many entries, dropping the oldest", InConfig: true, Mutable: true, Rewrite: RewriteIfChanged},
+	{Name: "acllog-max-len", Kind: KindInt, Default: "128", Min: 0, Max: math.MaxInt64,
+		Doc: "ACL LOG keeps at most this many entries, dropping the oldest", InConfig: true, Mutable: true, Rewrite: RewriteIfChanged},
+	{Name: "hash-max-listpack-entries", Kind: KindInt, Default: "128", Min: 0, Max: math.MaxInt64,
+		Doc: "a hash with more fields than this is stored as a hash table (OBJECT ENCODING hashtable) instead of a listpack, as in Redis", InConfig: true, Mutable: true, Rewrite: RewriteIfChanged},
+	{Name: "hash-max-listpack-value", Kind: KindInt, Default: "64", Min: 0, Max: math.MaxInt64,
+		Doc: "a hash with a field or value longer than this many bytes is stored as a hash table instead of a listpack, as in Redis", InConfig: true, Mutable: true, Rewrite: RewriteIfChanged},
+	{Name: "hll-sparse-max-bytes", Kind: KindSize, Default: "3000", Min: 0, Max: math.MaxInt64,
+		Doc: "largest sparse HyperLogLog, header included, before PFADD makes it dense",
+		Notes: "Largest sparse HyperLogLog value in bytes, header included: a PFADD or\n" +
+			"PFMERGE that would make a sparse value longer turns it dense (12304\n" +
+			"bytes). As in Redis; values above 16000 make little sense.\n" +
+			"Default: 3000.", InConfig: true, Mutable: true, Rewrite: RewriteIfChanged},
 	{Name: "latency-monitor-threshold", Kind: KindInt, Default: "0", Min: 0, Max: math.MaxInt64,
 		Doc: "Redis's latency monitor threshold in milliseconds; kvserver records no latency events", ConfigOnly: true, InConfig: true, Mutable: true},
 	{Name: "protected-mode", Kind: KindBool, Default: "yes",

@@ -67,7 +67,9 @@ func (e *Engine) verifyPartnersLocked(ctx context.Context, it *item, promote boo
 		}
 		if promote {
 			m.quantized = meta.Quantized
-			e.promoteLocked(m, value)
+			if !e.promoteLocked(ctx, m, value) {
+				return false
+			}
 		}
 	}
 	return true

@@ -510,7 +510,7 @@ func (e *Engine) flushLocked(db int) int {
 		e.uncharge(it)
 		if it.resident {
 			e.residentKeys--
-			e.residentBytes -= int64(len(it.value))
+			e.residentBytes -= it.valueBytes()
 		}
 	}
 	clear(e.decoded)
@@ -613,7 +613,7 @@ func (e *Engine) insertLocked(ks *keyspace, it *item) {
 	if it.resident {
 		g.resident++
 		e.residentKeys++
-		e.residentBytes += int64(len(it.value))
+		e.residentBytes += it.valueBytes()
 		e.memLRU.moveToFront(g)
 	} else if g.list == nil {
 		e.diskLRU.pushFront(g)
@@ -637,7 +637,7 @@ func (e *Engine) removeLocked(ctx context.Context, it *item) {
 	if it.resident {
 		g.resident--
 		e.residentKeys--
-		e.residentBytes -= int64(len(it.value))
+		e.residentBytes -= it.valueBytes()
 	}
 	if len(g.items) == 0 {
 		if g.list != nil {
@@ -697,21 +697,27 @@ func (e *Engine) bumpVersion() uint64 {
 
 // setResidentLocked puts value in memory for it (a write or a load).
 func (e *Engine) setResidentLocked(it *item, value []byte) {
-	e.uncharge(it)
-	if !it.resident {
-		it.grp.resident++
-		e.residentKeys++
-	} else {
-		e.residentBytes -= int64(len(it.value))
-	}
+	e.releaseValueLocked(it)
 	e.residentBytes += int64(len(value))
-	it.value = value
+	it.value, it.obj, it.objSize = value, nil, 0
 	if !it.quantized {
 		it.length = int64(len(value))
 	}
 	it.resident = true
 	e.charge(it)
 	e.memLRU.moveToFront(it.grp)
+}
+
+// releaseValueLocked uncharges it and its resident value before a new
+// value replaces it, counting it resident from now on.
+func (e *Engine) releaseValueLocked(it *item) {
+	e.uncharge(it)
+	if !it.resident {
+		it.grp.resident++
+		e.residentKeys++
+	} else {
+		e.residentBytes -= it.valueBytes()
+	}
 }
 
 // dropResidentLocked frees the memory copy of an item whose value is safe on
@@ -722,8 +728,8 @@ func (e *Engine) dropResidentLocked(it *item) {
 	}
 	e.uncharge(it)
 	e.residentKeys--
-	e.residentBytes -= int64(len(it.value))
-	it.value = nil
+	e.residentBytes -= it.valueBytes()
+	it.value, it.obj, it.objSize = nil, nil, 0
 	it.resident = false
 	e.charge(it)
 	g := it.grp

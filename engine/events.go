@@ -86,6 +86,20 @@ func (tx *Tx) Notify(class notify.Class, event string, key []byte) {
 	}
 }
 
+// created publishes the events of a key just added to the keyspace:
+// Redis's dbAdd "new" (before the command's own event), and the chunk it
+// completes becoming whole.
+func (tx *Tx) created(it *item) {
+	e := tx.e
+	if e.events == nil {
+		return
+	}
+	e.events.KeyEvent(tx.db, notify.New, "new", it.key, tx.origin)
+	if wholeChunk(it.grp) {
+		e.chunkEventLocked(it.grp, ChunkWhole)
+	}
+}
+
 // keyEventLocked publishes an engine event of it's key.
 func (e *Engine) keyEventLocked(it *item, class notify.Class, event string, origin any) {
 	if e.events == nil {
@@ -149,14 +163,19 @@ func (e *Engine) evictGroupLocked(ctx context.Context, g *group) {
 	}
 }
 
-// promoteLocked puts a value read from disk in memory; the first value of
-// a whole chunk back in memory is its promotion.
-func (e *Engine) promoteLocked(it *item, value []byte) {
-	e.setResidentLocked(it, value)
+// promoteLocked puts a value read from disk in memory (makeResidentLocked)
+// and counts the promotion; the first value of a whole chunk back in
+// memory is its promotion event. False when the value could not be
+// decoded (the key is gone).
+func (e *Engine) promoteLocked(ctx context.Context, it *item, value []byte) bool {
+	if !e.makeResidentLocked(ctx, it, value) {
+		return false
+	}
 	e.promotions.Add(1)
 	if it.grp.resident == 1 && e.events != nil && wholeChunk(it.grp) {
 		e.chunkEventLocked(it.grp, ChunkPromoted)
 	}
+	return true
 }
 
 // chunkDeletedLocked publishes the deletion of g's chunk before it loses

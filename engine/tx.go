@@ -4,6 +4,7 @@ import (
 	"context"
 	"math/rand/v2"
 
+	"github.com/kvserver/kvserver/datatype"
 	"github.com/kvserver/kvserver/notify"
 )
 
@@ -37,9 +38,15 @@ type postWork struct {
 
 // Entry is what a key holds.
 type Entry struct {
-	// Value is the stored bytes. It is never modified in place and may be
-	// kept after the transaction. Nil from Stat.
+	// Kind is the value's type. String commands answer ErrWrongType for
+	// any other.
+	Kind datatype.Kind
+	// Value is a string's bytes. It is never modified in place and may be
+	// kept after the transaction. Nil from Stat, and for other kinds.
 	Value []byte
+	// Object is the value of any kind but a string (nil from Stat); it
+	// belongs to the key, see Tx.Object.
+	Object datatype.Object
 	// Len is the value's length.
 	Len int64
 	// ExpireAt is the expiry in unix milliseconds, 0 for none.
@@ -104,6 +111,17 @@ func entryOf(it *item, value []byte) Entry {
 	return Entry{Value: value, Len: it.length, ExpireAt: it.expireAt}
 }
 
+// objectEntry is the Entry of an item that holds an object, loading it;
+// false when its disk copy was lost.
+func (tx *Tx) objectEntry(it *item) (Entry, bool) {
+	obj := tx.objectOf(it)
+	if obj == nil {
+		return Entry{}, false
+	}
+	tx.touch(it)
+	return Entry{Kind: it.kind, Object: obj, Len: it.length, ExpireAt: it.expireAt}, true
+}
+
 // Get looks a key up for reading: it counts a keyspace hit or miss,
 // refreshes the key's LRU position and returns its value.
 func (tx *Tx) Get(key []byte) (Entry, bool) {
@@ -114,6 +132,9 @@ func (tx *Tx) Get(key []byte) (Entry, bool) {
 	}
 	if it.resident {
 		tx.e.hits.Add(1)
+	}
+	if it.kind != datatype.KindString {
+		return tx.objectEntry(it)
 	}
 	v, ok := tx.value(it)
 	if !ok {
@@ -137,6 +158,9 @@ func (tx *Tx) Peek(key []byte) (Entry, bool) {
 	it := tx.find(string(key))
 	if it == nil {
 		return Entry{}, false
+	}
+	if it.kind != datatype.KindString {
+		return tx.objectEntry(it)
 	}
 	v, ok := tx.value(it)
 	if !ok {
@@ -164,7 +188,7 @@ func (tx *Tx) Stat(key []byte, read bool) (Entry, bool) {
 		}
 	}
 	tx.touch(it)
-	return Entry{Len: it.length, ExpireAt: it.expireAt}, true
+	return Entry{Kind: it.kind, Len: it.length, ExpireAt: it.expireAt}, true
 }
 
 // Exists reports whether key exists, counting a hit or miss.
@@ -188,6 +212,7 @@ func (tx *Tx) Set(key []byte, value []byte, expireAt int64) {
 		}
 		it.version = e.bumpVersion()
 		it.quantized = false
+		it.kind = datatype.KindString
 		e.setResidentLocked(it, value)
 		e.noteChunkLocked(it, value)
 		e.queueQuantLocked(it.grp)
@@ -206,13 +231,7 @@ func (tx *Tx) Set(key []byte, value []byte, expireAt int64) {
 	it.grp.lastWrite = tx.now
 	e.markDirtyLocked(it.grp)
 	tx.protect = it
-	if e.events != nil {
-		// Redis's dbAdd: "new" comes before the command's own event.
-		e.events.KeyEvent(tx.db, notify.New, "new", k, tx.origin)
-		if wholeChunk(it.grp) {
-			e.chunkEventLocked(it.grp, ChunkWhole)
-		}
-	}
+	tx.created(it)
 }
 
 func (tx *Tx) setExpireItem(it *item, expireAt int64) {

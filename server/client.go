@@ -37,6 +37,13 @@ type Client struct {
 
 	// Set by handlers: close the connection once the reply is flushed.
 	closeAfterReply bool
+	// CLIENT REPLY: replyOff drops every reply, replySkip those of the
+	// command running, replySkipNext those of the next one; replyMark is
+	// where the replies not yet let through start (reply.go).
+	replyOff, replySkip, replySkipNext bool
+	replyMark                          resp.ReplyMark
+	// cmdMark is where the reply of the command running starts.
+	cmdMark resp.ReplyMark
 	// readDeadline is set while an idle timeout (CONFIG SET timeout)
 	// is armed on conn; writeDeadline while flush left a deadline on it.
 	readDeadline  bool

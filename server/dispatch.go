@@ -101,6 +101,11 @@ func (s *Server) dispatch(c *Client) {
 		s.observe(spec.Name, 0, true)
 		return
 	}
+	// Last, as in Redis's processCommand: a refused command is answered
+	// even while clients are paused.
+	if !s.waitWhilePaused(c, spec) {
+		return
+	}
 	if c.multi != nil && !commands.RunsInMulti(spec) {
 		s.queue(c, spec)
 		return

@@ -150,6 +150,11 @@ type Server struct {
 	// leaves them.
 	settings *config.Live
 	slowlog  slowLog
+	acllog   aclLog
+	// blocked are the clients blocked in a command or CLIENT PAUSE;
+	// pause is CLIENT PAUSE (blocking.go).
+	blocked blockedClients
+	pause   clientPause
 
 	// slotMap is the cluster slot map in effect, nil in standalone mode
 	// (cluster.go); purgeWake wakes the sweep of keys of foreign slots.
@@ -495,16 +500,18 @@ func (s *Server) serveClient(c *Client) {
 			}
 			return
 		}
-		mark := c.w.Mark()
+		c.cmdMark = c.w.Mark()
+		c.replyMark = c.cmdMark
 		s.dispatch(c)
 		// The command's request values are the store's now (or dropped);
 		// what it holds from here on is its queued reply.
 		c.r.DropArgs(&c.cmd)
+		s.countErrorReply(c, c.cmdMark)
+		c.endReplies()
 		if c.subscribed.Load() {
 			c.takeMessages()
 		}
 		c.budget.settle(queuedReplyBytes(c))
-		s.countErrorReply(c, mark)
 		if c.killed.Load() || s.overHardLimit(c) {
 			return
 		}

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kvserver/kvserver/acl"
 	"github.com/kvserver/kvserver/commands"
 	"github.com/kvserver/kvserver/config"
 	"github.com/kvserver/kvserver/notify"
@@ -336,7 +337,23 @@ func (s *Server) rewriteSettings() []rewriteSetting {
 			out = append(out, rewriteSetting{p.name, p.yaml(s), p.rewriteDefault})
 		}
 	}
-	return out
+	// The ACL users, as Redis's CONFIG REWRITE writes its user lines
+	// (ACL SAVE too): left out while they are what a start without user
+	// lines gives.
+	def := ""
+	if start, err := acl.NewUsers(s.users.Catalog(), s.options().RequirePass, nil); err == nil {
+		def = yamlList(start.Lines())
+	}
+	return append(out, rewriteSetting{"user", yamlList(s.users.Lines()), def})
+}
+
+// yamlList writes items as a YAML flow sequence of quoted strings.
+func yamlList(items []string) string {
+	quoted := make([]string, len(items))
+	for i, it := range items {
+		quoted[i] = yamlString(it, true)
+	}
+	return "[" + strings.Join(quoted, ", ") + "]"
 }
 
 var plainYAML = regexp.MustCompile(`^[A-Za-z0-9_./][A-Za-z0-9_./:-]*$`)
@@ -378,7 +395,14 @@ func (s *Server) rewriteConfig(path string) error {
 	var out []string
 	text := strings.TrimSuffix(string(old), "\n")
 	if text != "" {
+		// replaced is set after a replaced key's line: the lines of its
+		// old block value (indented, or "- " items) go with it.
+		replaced := false
 		for _, line := range strings.Split(text, "\n") {
+			if replaced && (strings.HasPrefix(line, " ") || strings.HasPrefix(line, "\t") || strings.HasPrefix(line, "-")) {
+				continue
+			}
+			replaced = false
 			m := yamlKeyLine.FindStringSubmatch(line)
 			if m == nil {
 				out = append(out, line)
@@ -389,6 +413,7 @@ func (s *Server) rewriteConfig(path string) error {
 				out = append(out, line)
 				continue
 			}
+			replaced = true
 			if !written[i] {
 				written[i] = true
 				out = append(out, settings[i].key+": "+settings[i].value)

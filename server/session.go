@@ -44,5 +44,8 @@ func (s *Server) newCommandCtx(c *Client) *commands.Ctx {
 		Transaction:    session{c},
 		PubSub:         session{c},
 		Diagnostics:    session{c},
+		Settings:       s.settings,
+		HyperLogLog:    session{c},
+		Blocker:        session{c},
 	}
 }

@@ -102,6 +102,7 @@ func (s session) clientInfo(c *Client, now time.Time) commands.ClientInfo {
 		Proto: ci.proto, NoEvict: ci.noEvict, NoTouch: ci.noTouch,
 		InMulti: ci.inMulti, Multi: ci.multiLen, MultiMem: ci.multiMem,
 		User:     c.user.Load().Name(),
+		Blocked:  s.c.srv.blocked.isBlocked(c.ID),
 		QbufFree: idleQueryBuffer,
 		Rbs:      idleReplyBuffer,
 	}

@@ -57,6 +57,10 @@ const (
 	// cursor 0 until the cursor returns to 0 on each server and compares
 	// the sorted, deduplicated key sets.
 	cmpScanAll
+	// cmpRandom compares random replies (HRANDFIELD) by shape: the same
+	// types and lengths at every level, and every string in either reply
+	// one of step.fields.
+	cmpRandom
 	// cmpSleep is a pseudo step that sleeps step.pause (to let keys expire).
 	cmpSleep
 	// cmpClosed is a pseudo step that requires both servers to have closed
@@ -133,6 +137,18 @@ func info(section string, fields ...string) step {
 
 // scanAll iterates SCAN 0 <opts...> to completion on both servers.
 func scanAll(opts ...string) step { return step{cmd: opts, mode: cmpScanAll} }
+
+// scanKeyAll iterates cmd key 0 <opts...> (HSCAN, SSCAN, ZSCAN) to
+// completion on both servers; HSCAN's and ZSCAN's elements are compared
+// as pairs.
+func scanKeyAll(cmd, key string, opts ...string) step {
+	return step{cmd: opts, mode: cmpScanAll, fields: []string{cmd, key}}
+}
+
+// random compares a random reply by its shape and membership in members.
+func random(members []string, args ...string) step {
+	return step{cmd: args, mode: cmpRandom, fields: members}
+}
 
 // onOther runs st on the script's second connection to each server,
 // opened at its first use like the first one (protocol, SELECT 0) but
@@ -283,7 +299,7 @@ func runScript(t *testing.T, ref, kv *server, proto int, sc script) {
 			}
 			continue
 		case cmpScanAll:
-			if !compareScanAll(t, where, sides, st.cmd) {
+			if !compareScanAll(t, where, sides, st.fields, st.cmd) {
 				return
 			}
 			continue
@@ -438,8 +454,39 @@ func compareReplies(st step, a, b []byte) string {
 		return compareHello(ra, rb)
 	case cmpInfo:
 		return compareInfo(ra, rb, st.fields)
+	case cmpRandom:
+		return compareRandom(ra, rb, st.fields)
 	}
 	return fmt.Sprintf("unknown comparison mode %d", st.mode)
+}
+
+// compareRandom requires the same shape (types and lengths at every
+// level) and every string of either reply to be one of members; other
+// leaves (errors, nulls, integers) must be identical.
+func compareRandom(a, b Reply, members []string) string {
+	if a.Type != b.Type || len(a.Elems) != len(b.Elems) {
+		return "reply shapes differ"
+	}
+	if a.IsAggregate() {
+		for i := range a.Elems {
+			if why := compareRandom(a.Elems[i], b.Elems[i], members); why != "" {
+				return fmt.Sprintf("element %d: %s", i, why)
+			}
+		}
+		return ""
+	}
+	if a.Type != '$' {
+		if !bytes.Equal(a.Raw, b.Raw) {
+			return "replies differ"
+		}
+		return ""
+	}
+	for _, r := range []Reply{a, b} {
+		if !slices.Contains(members, r.Str) {
+			return fmt.Sprintf("%q is not a member", r.Str)
+		}
+	}
+	return ""
 }
 
 // firstWord is an error's code: "ERR", "WRONGTYPE", "NOPROTO", ...
@@ -630,8 +677,12 @@ func keyspaceLines(m map[string]string) string {
 // compareScanAll runs SCAN to completion on both servers and compares the
 // key sets; an error reply must be identical on both. It returns false if a
 // connection failed and the script cannot go on.
-func compareScanAll(t *testing.T, where string, sides [2]side, opts []string) bool {
+func compareScanAll(t *testing.T, where string, sides [2]side, prefix, opts []string) bool {
 	t.Helper()
+	if prefix == nil {
+		prefix = []string{"SCAN"}
+	}
+	pairs := len(prefix) > 1 && !strings.EqualFold(prefix[0], "SSCAN")
 	var keys [2][]string
 	var errs [2]string
 	for j, s := range sides {
@@ -642,7 +693,7 @@ func compareScanAll(t *testing.T, where string, sides [2]side, opts []string) bo
 				t.Errorf("%s: %s: SCAN did not finish", where, s.name)
 				return false
 			}
-			raw, err := s.call(append([]string{"SCAN", cursor}, opts...))
+			raw, err := s.call(append(append(append([]string(nil), prefix...), cursor), opts...))
 			if err != nil {
 				t.Errorf("%s: %s: %v", where, s.name, err)
 				return false
@@ -660,8 +711,14 @@ func compareScanAll(t *testing.T, where string, sides [2]side, opts []string) bo
 				t.Errorf("%s: %s: malformed SCAN reply %s", where, s.name, quoteTrunc(raw))
 				return true
 			}
-			for _, k := range r.Elems[1].Elems {
-				seen[k.Str] = true
+			elems := r.Elems[1].Elems
+			for i := 0; i < len(elems); i++ {
+				k := elems[i].Str
+				if pairs && i+1 < len(elems) {
+					i++
+					k += "\x00" + elems[i].Str
+				}
+				seen[k] = true
 			}
 			cursor = r.Elems[0].Str
 			if cursor == "0" {

@@ -288,7 +288,7 @@ func TestSubscriberClientStateMatchesRedis(t *testing.T) {
 		sub.Do("SUNSUBSCRIBE", "s")
 		seen[i] = append(seen[i], clientFields(t, sub.Do("CLIENT", "INFO"), "flags", "sub", "psub", "ssub"))
 		time.Sleep(2500 * time.Millisecond) // past the timeout: a pubsub client stays
-		admin = dialRaw(t, s.Addr) // the idle one was closed
+		admin = dialRaw(t, s.Addr)          // the idle one was closed
 		seen[i] = append(seen[i], fmt.Sprintf("spublish %q", admin.Do("SPUBLISH", "s2", "still here")))
 		raw, err := sub.ReadReply()
 		seen[i] = append(seen[i], fmt.Sprintf("message %q %v", raw, err))
