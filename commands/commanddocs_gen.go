@@ -3881,6 +3881,309 @@ var redisCommandDocs = map[string]*commandDoc{
 			),
 		),
 	},
+	"subscribe": {
+		Arity: -2, Flags: []string{"pubsub", "noscript", "loading", "stale"}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@pubsub"), resp.Simple("@slow")),
+		Tips:          resp.SetOf(),
+		KeySpecs:      resp.SetOf(),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Listen for messages published to the given channels"),
+			resp.Bulk("since"), resp.Bulk("2.0.0"),
+			resp.Bulk("group"), resp.Bulk("pubsub"),
+			resp.Bulk("complexity"), resp.Bulk("O(N) where N is the number of channels to subscribe to."),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("channel"),
+					resp.Bulk("type"), resp.Bulk("string"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("multiple")),
+				),
+			),
+		),
+	},
+	"unsubscribe": {
+		Arity: -1, Flags: []string{"pubsub", "noscript", "loading", "stale"}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@pubsub"), resp.Simple("@slow")),
+		Tips:          resp.SetOf(),
+		KeySpecs:      resp.SetOf(),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Stop listening for messages posted to the given channels"),
+			resp.Bulk("since"), resp.Bulk("2.0.0"),
+			resp.Bulk("group"), resp.Bulk("pubsub"),
+			resp.Bulk("complexity"), resp.Bulk("O(N) where N is the number of clients already subscribed to a channel."),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("channel"),
+					resp.Bulk("type"), resp.Bulk("string"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional"), resp.Simple("multiple")),
+				),
+			),
+		),
+	},
+	"psubscribe": {
+		Arity: -2, Flags: []string{"pubsub", "noscript", "loading", "stale"}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@pubsub"), resp.Simple("@slow")),
+		Tips:          resp.SetOf(),
+		KeySpecs:      resp.SetOf(),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Listen for messages published to channels matching the given patterns"),
+			resp.Bulk("since"), resp.Bulk("2.0.0"),
+			resp.Bulk("group"), resp.Bulk("pubsub"),
+			resp.Bulk("complexity"), resp.Bulk("O(N) where N is the number of patterns the client is already subscribed to."),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("pattern"),
+					resp.Bulk("type"), resp.Bulk("block"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("multiple")),
+					resp.Bulk("arguments"), resp.Array(
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("pattern"),
+							resp.Bulk("type"), resp.Bulk("pattern"),
+						),
+					),
+				),
+			),
+		),
+	},
+	"punsubscribe": {
+		Arity: -1, Flags: []string{"pubsub", "noscript", "loading", "stale"}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@pubsub"), resp.Simple("@slow")),
+		Tips:          resp.SetOf(),
+		KeySpecs:      resp.SetOf(),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Stop listening for messages posted to channels matching the given patterns"),
+			resp.Bulk("since"), resp.Bulk("2.0.0"),
+			resp.Bulk("group"), resp.Bulk("pubsub"),
+			resp.Bulk("complexity"), resp.Bulk("O(N+M) where N is the number of patterns the client is already subscribed and M is the number of total patterns subscribed in the system (by any client)."),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("pattern"),
+					resp.Bulk("type"), resp.Bulk("pattern"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional"), resp.Simple("multiple")),
+				),
+			),
+		),
+	},
+	"publish": {
+		Arity: 3, Flags: []string{"pubsub", "loading", "stale", "fast"}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@pubsub"), resp.Simple("@fast")),
+		Tips:          resp.SetOf(),
+		KeySpecs:      resp.SetOf(),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Post a message to a channel"),
+			resp.Bulk("since"), resp.Bulk("2.0.0"),
+			resp.Bulk("group"), resp.Bulk("pubsub"),
+			resp.Bulk("complexity"), resp.Bulk("O(N+M) where N is the number of clients subscribed to the receiving channel and M is the total number of subscribed patterns (by any client)."),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(resp.Bulk("name"), resp.Bulk("channel"), resp.Bulk("type"), resp.Bulk("string")),
+				resp.Map(resp.Bulk("name"), resp.Bulk("message"), resp.Bulk("type"), resp.Bulk("string")),
+			),
+		),
+	},
+	"ssubscribe": {
+		Arity: -2, Flags: []string{"pubsub", "noscript", "loading", "stale"}, FirstKey: 1, LastKey: -1, Step: 1,
+		ACLCategories: resp.SetOf(resp.Simple("@pubsub"), resp.Simple("@slow")),
+		Tips:          resp.SetOf(),
+		KeySpecs: resp.SetOf(
+			resp.Map(
+				resp.Bulk("flags"), resp.SetOf(resp.Simple("not_key")),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
+				resp.Bulk("find_keys"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("range"),
+					resp.Bulk("spec"), resp.Map(
+						resp.Bulk("lastkey"), resp.Int(-1),
+						resp.Bulk("keystep"), resp.Int(1),
+						resp.Bulk("limit"), resp.Int(0),
+					),
+				),
+			),
+		),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Listen for messages published to the given shard channels"),
+			resp.Bulk("since"), resp.Bulk("7.0.0"),
+			resp.Bulk("group"), resp.Bulk("pubsub"),
+			resp.Bulk("complexity"), resp.Bulk("O(N) where N is the number of shard channels to subscribe to."),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("shardchannel"),
+					resp.Bulk("type"), resp.Bulk("string"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("multiple")),
+				),
+			),
+		),
+	},
+	"sunsubscribe": {
+		Arity: -1, Flags: []string{"pubsub", "noscript", "loading", "stale"}, FirstKey: 1, LastKey: -1, Step: 1,
+		ACLCategories: resp.SetOf(resp.Simple("@pubsub"), resp.Simple("@slow")),
+		Tips:          resp.SetOf(),
+		KeySpecs: resp.SetOf(
+			resp.Map(
+				resp.Bulk("flags"), resp.SetOf(resp.Simple("not_key")),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
+				resp.Bulk("find_keys"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("range"),
+					resp.Bulk("spec"), resp.Map(
+						resp.Bulk("lastkey"), resp.Int(-1),
+						resp.Bulk("keystep"), resp.Int(1),
+						resp.Bulk("limit"), resp.Int(0),
+					),
+				),
+			),
+		),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Stop listening for messages posted to the given shard channels"),
+			resp.Bulk("since"), resp.Bulk("7.0.0"),
+			resp.Bulk("group"), resp.Bulk("pubsub"),
+			resp.Bulk("complexity"), resp.Bulk("O(N) where N is the number of clients already subscribed to a shard channel."),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("shardchannel"),
+					resp.Bulk("type"), resp.Bulk("string"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional"), resp.Simple("multiple")),
+				),
+			),
+		),
+	},
+	"spublish": {
+		Arity: 3, Flags: []string{"pubsub", "loading", "stale", "fast"}, FirstKey: 1, LastKey: 1, Step: 1,
+		ACLCategories: resp.SetOf(resp.Simple("@pubsub"), resp.Simple("@fast")),
+		Tips:          resp.SetOf(),
+		KeySpecs: resp.SetOf(
+			resp.Map(
+				resp.Bulk("flags"), resp.SetOf(resp.Simple("not_key")),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
+				resp.Bulk("find_keys"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("range"),
+					resp.Bulk("spec"), resp.Map(
+						resp.Bulk("lastkey"), resp.Int(0),
+						resp.Bulk("keystep"), resp.Int(1),
+						resp.Bulk("limit"), resp.Int(0),
+					),
+				),
+			),
+		),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Post a message to a shard channel"),
+			resp.Bulk("since"), resp.Bulk("7.0.0"),
+			resp.Bulk("group"), resp.Bulk("pubsub"),
+			resp.Bulk("complexity"), resp.Bulk("O(N) where N is the number of clients subscribed to the receiving shard channel."),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(resp.Bulk("name"), resp.Bulk("shardchannel"), resp.Bulk("type"), resp.Bulk("string")),
+				resp.Map(resp.Bulk("name"), resp.Bulk("message"), resp.Bulk("type"), resp.Bulk("string")),
+			),
+		),
+	},
+	"pubsub": {
+		Arity: -2, Flags: []string{}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@slow")),
+		Tips:          resp.SetOf(),
+		KeySpecs:      resp.SetOf(),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("A container for Pub/Sub commands"),
+			resp.Bulk("since"), resp.Bulk("2.8.0"),
+			resp.Bulk("group"), resp.Bulk("pubsub"),
+			resp.Bulk("complexity"), resp.Bulk("Depends on subcommand."),
+		),
+	},
+	"pubsub|channels": {
+		Arity: -2, Flags: []string{"pubsub", "loading", "stale"}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@pubsub"), resp.Simple("@slow")),
+		Tips:          resp.SetOf(),
+		KeySpecs:      resp.SetOf(),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("List active channels"),
+			resp.Bulk("since"), resp.Bulk("2.8.0"),
+			resp.Bulk("group"), resp.Bulk("pubsub"),
+			resp.Bulk("complexity"), resp.Bulk("O(N) where N is the number of active channels, and assuming constant time pattern matching (relatively short channels and patterns)"),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("pattern"),
+					resp.Bulk("type"), resp.Bulk("pattern"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+				),
+			),
+		),
+	},
+	"pubsub|numsub": {
+		Arity: -2, Flags: []string{"pubsub", "loading", "stale"}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@pubsub"), resp.Simple("@slow")),
+		Tips:          resp.SetOf(),
+		KeySpecs:      resp.SetOf(),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Get the count of subscribers for channels"),
+			resp.Bulk("since"), resp.Bulk("2.8.0"),
+			resp.Bulk("group"), resp.Bulk("pubsub"),
+			resp.Bulk("complexity"), resp.Bulk("O(N) for the NUMSUB subcommand, where N is the number of requested channels"),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("channel"),
+					resp.Bulk("type"), resp.Bulk("string"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional"), resp.Simple("multiple")),
+				),
+			),
+		),
+	},
+	"pubsub|numpat": {
+		Arity: 2, Flags: []string{"pubsub", "loading", "stale"}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@pubsub"), resp.Simple("@slow")),
+		Tips:          resp.SetOf(),
+		KeySpecs:      resp.SetOf(),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Get the count of unique patterns pattern subscriptions"),
+			resp.Bulk("since"), resp.Bulk("2.8.0"),
+			resp.Bulk("group"), resp.Bulk("pubsub"),
+			resp.Bulk("complexity"), resp.Bulk("O(1)"),
+		),
+	},
+	"pubsub|shardchannels": {
+		Arity: -2, Flags: []string{"pubsub", "loading", "stale"}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@pubsub"), resp.Simple("@slow")),
+		Tips:          resp.SetOf(),
+		KeySpecs:      resp.SetOf(),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("List active shard channels"),
+			resp.Bulk("since"), resp.Bulk("7.0.0"),
+			resp.Bulk("group"), resp.Bulk("pubsub"),
+			resp.Bulk("complexity"), resp.Bulk("O(N) where N is the number of active shard channels, and assuming constant time pattern matching (relatively short shard channels)."),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("pattern"),
+					resp.Bulk("type"), resp.Bulk("pattern"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+				),
+			),
+		),
+	},
+	"pubsub|shardnumsub": {
+		Arity: -2, Flags: []string{"pubsub", "loading", "stale"}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@pubsub"), resp.Simple("@slow")),
+		Tips:          resp.SetOf(),
+		KeySpecs:      resp.SetOf(),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Get the count of subscribers for shard channels"),
+			resp.Bulk("since"), resp.Bulk("7.0.0"),
+			resp.Bulk("group"), resp.Bulk("pubsub"),
+			resp.Bulk("complexity"), resp.Bulk("O(N) for the SHARDNUMSUB subcommand, where N is the number of requested shard channels"),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("shardchannel"),
+					resp.Bulk("type"), resp.Bulk("string"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional"), resp.Simple("multiple")),
+				),
+			),
+		),
+	},
+	"pubsub|help": {
+		Arity: 2, Flags: []string{"loading", "stale"}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@slow")),
+		Tips:          resp.SetOf(),
+		KeySpecs:      resp.SetOf(),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Show helpful text about the different subcommands"),
+			resp.Bulk("since"), resp.Bulk("6.2.0"),
+			resp.Bulk("group"), resp.Bulk("pubsub"),
+			resp.Bulk("complexity"), resp.Bulk("O(1)"),
+		),
+	},
 	"dump": {
 		Arity: 2, Flags: []string{"readonly"}, FirstKey: 1, LastKey: 1, Step: 1,
 		ACLCategories: resp.SetOf(resp.Simple("@keyspace"), resp.Simple("@read"), resp.Simple("@slow")),

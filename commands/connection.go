@@ -155,6 +155,22 @@ type ClientInfo struct {
 	// arguments take MultiMem bytes.
 	InMulti         bool
 	Multi, MultiMem int
+	// Sub, PSub and SSub count the client's channel, pattern and shard
+	// channel subscriptions; with any, it is a pubsub client (flag P).
+	Sub, PSub, SSub int
+}
+
+// pubsubClient reports whether ci has subscriptions (Redis's
+// CLIENT_PUBSUB).
+func (ci *ClientInfo) pubsubClient() bool { return ci.Sub+ci.PSub+ci.SSub > 0 }
+
+// clientType is Redis's getClientType: kvserver has no replicas or
+// master link, so a client is a pubsub client or a normal one.
+func (ci *ClientInfo) clientType() clientType {
+	if ci.pubsubClient() {
+		return clientPubsub
+	}
+	return clientNormal
 }
 
 const (
@@ -168,6 +184,18 @@ const (
 )
 
 func cmdPing(x *Ctx) {
+	if len(x.Args) <= 2 && x.Session.Proto() == 2 && x.PubSub.Subscribed() {
+		// Redis's pingCommand in RESP2 subscribed mode: a message-like
+		// array, so that a subscriber's reader can parse it.
+		x.W.Array(2)
+		x.W.BulkString("pong")
+		if len(x.Args) == 1 {
+			x.W.BulkString("")
+		} else {
+			x.W.Bulk(x.Args[1])
+		}
+		return
+	}
 	switch len(x.Args) {
 	case 1:
 		x.W.Simple("PONG")
@@ -193,6 +221,7 @@ func cmdQuit(x *Ctx) {
 // version stay: they still describe the client.
 func cmdReset(x *Ctx) {
 	x.Transaction.Discard()
+	x.PubSub.DropSubscriptions()
 	x.Session.SetDB(0)
 	x.Session.SetProto(2)
 	x.Session.ResetUser()
@@ -430,9 +459,9 @@ func cmdClientHelp(x *Ctx) {
 	)
 }
 
-// clientType is what CLIENT LIST TYPE and CLIENT KILL TYPE filter on. All
-// of kvserver's clients are normal clients: there are no replicas, no
-// master link and no pub/sub.
+// clientType is what CLIENT LIST TYPE and CLIENT KILL TYPE filter on.
+// kvserver's clients are normal or pubsub clients: there are no replicas
+// and no master link.
 type clientType int
 
 const (
@@ -462,7 +491,7 @@ func parseClientType(b []byte) (clientType, bool) {
 func cmdClientList(x *Ctx) {
 	args := x.Args
 	var ids []int64
-	typeFilter := clientNormal
+	typeFilter, filtered := clientNormal, false
 	switch {
 	case len(args) == 2:
 	case len(args) == 4 && equalFold(args[2], "type"):
@@ -471,7 +500,7 @@ func cmdClientList(x *Ctx) {
 			x.W.Error("ERR Unknown client type '" + string(args[3]) + "'")
 			return
 		}
-		typeFilter = t
+		typeFilter, filtered = t, true
 	case len(args) > 3 && equalFold(args[2], "id"):
 		for _, a := range args[3:] {
 			id, ok := ParseInt64(a)
@@ -494,8 +523,11 @@ func cmdClientList(x *Ctx) {
 				b.WriteByte('\n')
 			}
 		}
-	} else if typeFilter == clientNormal {
+	} else {
 		for _, ci := range x.Clients.List() {
+			if filtered && ci.clientType() != typeFilter {
+				continue
+			}
 			appendClientLine(&b, &ci)
 			b.WriteByte('\n')
 		}
@@ -516,6 +548,9 @@ func cmdClientInfo(x *Ctx) {
 func appendClientLine(b *strings.Builder, ci *ClientInfo) {
 	flags := ""
 	multi := int64(-1)
+	if ci.pubsubClient() {
+		flags += "P"
+	}
 	if ci.InMulti {
 		flags += "x"
 		multi = int64(ci.Multi)
@@ -556,9 +591,9 @@ func appendClientLine(b *strings.Builder, ci *ClientInfo) {
 	num("idle", ci.Idle)
 	field("flags", flags)
 	num("db", int64(ci.DB))
-	num("sub", 0)
-	num("psub", 0)
-	num("ssub", 0)
+	num("sub", int64(ci.Sub))
+	num("psub", int64(ci.PSub))
+	num("ssub", int64(ci.SSub))
 	num("multi", multi)
 	num("qbuf", int64(ci.Qbuf))
 	num("qbuf-free", int64(ci.QbufFree))
@@ -596,7 +631,7 @@ func (f *killFilter) matches(self int64, ci *ClientInfo) bool {
 	if f.id != 0 && ci.ID != f.id {
 		return false
 	}
-	if f.hasType && f.typ != clientNormal {
+	if f.hasType && f.typ != ci.clientType() {
 		return false
 	}
 	if f.addr != nil && ci.Addr != string(f.addr) {

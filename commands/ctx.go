@@ -41,6 +41,8 @@ type Ctx struct {
 	Stats Stats
 	// Lifecycle is the server's shutdown, for SHUTDOWN and DEBUG SLEEP.
 	Lifecycle Lifecycle
+	// PubSub is the server's subscriptions, seen from the connection.
+	PubSub PubSub
 	// Transaction is the connection's MULTI and WATCH state.
 	Transaction Transaction
 	// Diagnostics is the server's settings and slow log, for OBJECT,
@@ -140,6 +142,7 @@ func (x *Ctx) View(fn func(tx *engine.Tx)) {
 	noTouch := x.Session.NoTouch()
 	x.Engine.View(x.Session.DB(), func(tx *engine.Tx) {
 		tx.SetNoTouch(noTouch)
+		tx.SetOrigin(x.PubSub)
 		fn(tx)
 	})
 }
@@ -150,6 +153,7 @@ func (x *Ctx) Update(fn func(tx *engine.Tx)) {
 	noTouch := x.Session.NoTouch()
 	x.Engine.Update(x.Session.DB(), func(tx *engine.Tx) {
 		tx.SetNoTouch(noTouch)
+		tx.SetOrigin(x.PubSub)
 		fn(tx)
 	})
 }

@@ -44,6 +44,7 @@ var families = [][]*Spec{
 	transactionCommands,
 	hashCommands,
 	serializeCommands,
+	pubsubCommands,
 }
 
 // NewTable builds the lookup table from copies of specs, deriving what

@@ -158,6 +158,16 @@ func (w *Writer) NullArray() {
 // Array writes an array header of n elements.
 func (w *Writer) Array(n int) { w.buf = redcon.AppendArray(w.buf, n) }
 
+// Push writes the header of an out-of-band message of n elements
+// (pub/sub): >n in RESP3, *n in RESP2.
+func (w *Writer) Push(n int) {
+	if w.proto == 3 {
+		w.buf = appendHeader(w.buf, '>', int64(n))
+		return
+	}
+	w.Array(n)
+}
+
 // Map writes a map header of n pairs: %n in RESP3, *2n in RESP2.
 func (w *Writer) Map(n int) {
 	if w.proto == 3 {

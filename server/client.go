@@ -74,6 +74,15 @@ type Client struct {
 
 	killed atomic.Bool
 
+	// subscribed is Redis's CLIENT_PUBSUB: the connection has pub/sub
+	// subscriptions; mbox holds the messages it has yet to write
+	// (pubsub.go).
+	subscribed atomic.Bool
+	mbox       mailbox
+	// mailboxUsed is set at the first subscription: a connection that
+	// never subscribed has no mailbox to look at before each read.
+	mailboxUsed atomic.Bool
+
 	// multi is the transaction while the connection is in MULTI, nil
 	// otherwise; watches are the keys WATCH watches; queuedArgs are the
 	// arguments of the queued command EXEC is running (Session.Own hands
@@ -133,7 +142,7 @@ const idleRecheck = 50 * time.Millisecond
 func (cc clientConn) Read(p []byte) (int, error) {
 	cc.c.onClient.Store(onClientRead)
 	n, err := cc.c.conn.Read(p)
-	if n == 0 && cc.c.idle > 0 && isTimeout(err) {
+	if n == 0 && cc.c.idle > 0 && isTimeout(err) && !cc.c.mbox.wakeUp() {
 		cc.c.conn.SetReadDeadline(time.Now().Add(idleRecheck))
 		n, err = cc.c.conn.Read(p)
 	}

@@ -106,6 +106,7 @@ func (s session) clientInfo(c *Client, now time.Time) commands.ClientInfo {
 		QbufFree: idleQueryBuffer,
 		Rbs:      idleReplyBuffer,
 	}
+	out.Sub, out.PSub, out.SSub = s.c.srv.hub.Counts(c)
 	if self := s.c; c == self {
 		// The command being run still counts as received but unprocessed,
 		// as in Redis, whose query buffer holds it until it returns.

@@ -33,6 +33,7 @@ type queuedCommand struct {
 var _ commands.Transaction = session{}
 
 func (s session) InMulti() bool { return s.c.multi != nil }
+func (s session) InExec() bool  { return s.c.queuedArgs != nil }
 func (s session) Multi() {
 	s.c.multi = &multiState{}
 	s.c.publishMulti()

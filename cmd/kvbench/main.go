@@ -15,6 +15,7 @@
 //	kvbench memory [--sizes 1mb,32mb] [--total 1gb] [--json]
 //	kvbench gpuinfo [--json]
 //	kvbench layerwise [--addr HOST:PORT] [--layers 32] [--chunks 4] [--json]
+//	kvbench fanout [--subscribers 100] [--messages 5000] [--size 64] [--rounds 5] [--json]
 //
 // compare, users, lmcache and report start both servers themselves (building
 // ./cmd/kvserver unless --kvserver names a binary), alternate which one goes
@@ -54,6 +55,7 @@ func commandTable() map[string]commandFunc {
 		"memory":    runMemory,
 		"gpuinfo":   runGPUInfo,
 		"layerwise": runLayerwise,
+		"fanout":    runFanout,
 	}
 }
 
@@ -111,6 +113,7 @@ commands:
   gpuinfo   NVIDIA GPUs, memory and PCIe link (NVML); "no NVIDIA driver" and exit 0 without one
   layerwise gpuclient's layer-wise store and load of a 32-layer chunk set through one
             server (CPU device): sequential vs pipelined with compute = load time
+  fanout    PUBLISH fan-out, 1 publisher to 100 subscribers, deliveries/s of both
 
 Every command takes --json and --help (kvbench <command> --help).`)
 }
