@@ -63,6 +63,9 @@ type Map struct {
 	owner [Slots]int16
 	// self is the index of this server's node, -1 before Locate.
 	self int
+	// epoch is the config epoch of a map from etcd (its revision there);
+	// 0 for a file, whose epochs come from node positions.
+	epoch int64
 }
 
 // Load reads and parses the file at path and locates this server in it by

@@ -110,10 +110,6 @@ func cmdClusterKeyslot(x *Ctx, m *cluster.Map) {
 	x.W.Int(int64(cluster.KeySlot(x.Args[2])))
 }
 
-// epochs: a node's config epoch is its position in the file, from 1, so
-// every node reports the same epochs.
-func nodeEpoch(i int) int { return i + 1 }
-
 // cmdClusterInfo writes CLUSTER INFO in Redis 7.0's format. The state is
 // ok even when some slots have no node (Redis with
 // cluster-require-full-coverage no): the served slots keep working.
@@ -133,8 +129,8 @@ func cmdClusterInfo(x *Ctx, m *cluster.Map) {
 	w.Int("cluster_slots_fail", 0)
 	w.Int("cluster_known_nodes", int64(len(m.Nodes())))
 	w.Int("cluster_size", int64(size))
-	w.Int("cluster_current_epoch", int64(len(m.Nodes())))
-	w.Int("cluster_my_epoch", int64(nodeEpoch(m.SelfIndex())))
+	w.Int("cluster_current_epoch", m.CurrentEpoch())
+	w.Int("cluster_my_epoch", m.NodeEpoch(m.SelfIndex()))
 	w.Int("cluster_stats_messages_sent", 0)
 	w.Int("cluster_stats_messages_received", 0)
 	w.Int("total_cluster_links_buffer_limit_exceeded", 0)
@@ -155,7 +151,7 @@ func cmdClusterNodes(x *Ctx, m *cluster.Map) {
 			b.WriteString("myself,")
 		}
 		b.WriteString("master - 0 0 ")
-		b.WriteString(strconv.Itoa(nodeEpoch(i)))
+		b.WriteString(strconv.FormatInt(m.NodeEpoch(i), 10))
 		b.WriteString(" connected")
 		for _, r := range n.Slots {
 			b.WriteByte(' ')
