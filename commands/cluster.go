@@ -69,6 +69,19 @@ type Cluster interface {
 	// SlotMap is the slot map in effect, with this node located; nil when
 	// the server runs standalone.
 	SlotMap() *cluster.Map
+	// Membership is the node's standing in etcd (--cluster-etcd); ok is
+	// false for a static map or a standalone server.
+	Membership() (m Membership, ok bool)
+}
+
+// Membership is a cluster node's standing in etcd, for INFO cluster.
+type Membership struct {
+	// Session reports whether the node holds a live lease.
+	Session bool
+	// Reconciler reports whether the node is the elected reconciler.
+	Reconciler bool
+	// MapsApplied counts the slot maps from etcd the node applied.
+	MapsApplied int64
 }
 
 // clusterHandler is a handler that runs only in cluster mode, given the

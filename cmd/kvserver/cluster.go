@@ -14,6 +14,7 @@ import (
 
 	"github.com/kvserver/kvserver/cluster"
 	"github.com/kvserver/kvserver/cluster/etcdmap"
+	"github.com/kvserver/kvserver/commands"
 	"github.com/kvserver/kvserver/config"
 	"github.com/kvserver/kvserver/server"
 )
@@ -153,5 +154,17 @@ func runEtcdMember(ctx context.Context, node *etcdmap.Node, srv *server.Server, 
 		<-leaveDone
 		stopMember()
 		<-memberDone
+	}
+}
+
+// membershipReport is INFO cluster's view of node, nil without
+// --cluster-etcd.
+func membershipReport(node *etcdmap.Node) func() commands.Membership {
+	if node == nil {
+		return nil
+	}
+	return func() commands.Membership {
+		st := node.Stats()
+		return commands.Membership{Session: st.Session, Reconciler: st.Reconciler, MapsApplied: st.MapsApplied}
 	}
 }

@@ -310,10 +310,11 @@ func run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 				debug.SetMemoryLimit(goMemoryLimit(n))
 			}
 		},
-		Logger:   log,
-		Metrics:  m,
-		Cluster:  clusterMap,
-		Settings: cfg,
+		Logger:            log,
+		Metrics:           m,
+		Cluster:           clusterMap,
+		ClusterMembership: membershipReport(member),
+		Settings:          cfg,
 
 		Users:              cfg.Users,
 		RenameCommands:     cfg.RenameCommand,
