@@ -41,10 +41,13 @@ const (
 // etcdServer is an etcd process on free loopback ports with a temporary
 // data directory.
 type etcdServer struct {
-	cmd      *exec.Cmd
+	bin      string
+	args     []string
 	endpoint string
-	exited   chan struct{}
 	output   *syncBuffer
+	// cmd is the current process, exited closed when it has exited.
+	cmd    *exec.Cmd
+	exited chan struct{}
 }
 
 // startEtcd starts etcd, waits until it answers /health, and stops it when
@@ -67,38 +70,49 @@ func startEtcd(t *testing.T) *etcdServer {
 	}
 	clientURL := "http://127.0.0.1:" + strconv.Itoa(client)
 	peerURL := "http://127.0.0.1:" + strconv.Itoa(peer)
-	e := &etcdServer{endpoint: clientURL, exited: make(chan struct{}), output: &syncBuffer{}}
-	e.cmd = exec.Command(bin,
+	e := &etcdServer{endpoint: clientURL, output: &syncBuffer{}, args: []string{
 		"--name", "test", "--data-dir", filepath.Join(t.TempDir(), "etcd"),
 		"--listen-client-urls", clientURL, "--advertise-client-urls", clientURL,
 		"--listen-peer-urls", peerURL, "--initial-advertise-peer-urls", peerURL,
-		"--initial-cluster", "test="+peerURL)
-	e.cmd.Stdout, e.cmd.Stderr = e.output, e.output
-	if err := e.cmd.Start(); err != nil {
-		t.Fatalf("start etcd: %v", err)
-	}
-	go func() {
-		e.cmd.Wait()
-		close(e.exited)
-	}()
+		"--initial-cluster", "test=" + peerURL}}
+	e.bin = bin
 	t.Cleanup(func() {
-		e.cmd.Process.Kill()
-		<-e.exited
+		e.kill()
 		if t.Failed() {
 			t.Logf("etcd output:\n%s", e.output.String())
 		}
 	})
+	e.start(t)
+	return e
+}
+
+// start runs etcd with its data directory and ports, and waits until it
+// answers /health.
+func (e *etcdServer) start(t *testing.T) {
+	t.Helper()
+	e.cmd = exec.Command(e.bin, e.args...)
+	e.cmd.Stdout, e.cmd.Stderr = e.output, e.output
+	if err := e.cmd.Start(); err != nil {
+		t.Fatalf("start etcd: %v", err)
+	}
+	exited := make(chan struct{})
+	e.exited = exited
+	cmd := e.cmd
+	go func() {
+		cmd.Wait()
+		close(exited)
+	}()
 	deadline := time.Now().Add(15 * time.Second)
 	for {
-		resp, err := http.Get(clientURL + "/health")
+		resp, err := http.Get(e.endpoint + "/health")
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
-				return e
+				return
 			}
 		}
 		select {
-		case <-e.exited:
+		case <-exited:
 			t.Fatalf("etcd exited at start:\n%s", e.output.String())
 		default:
 		}
@@ -106,6 +120,14 @@ func startEtcd(t *testing.T) *etcdServer {
 			t.Fatalf("etcd did not become healthy: %v\n%s", err, e.output.String())
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// kill stops etcd with SIGKILL and waits for it.
+func (e *etcdServer) kill() {
+	if e.cmd != nil {
+		e.cmd.Process.Kill()
+		<-e.exited
 	}
 }
 
@@ -589,4 +611,75 @@ func TestEtcdClusterSIGTERMHandsSlotsOver(t *testing.T) {
 	if !strings.Contains(leaving.Output(), "handed this node's slots to the others") {
 		t.Errorf("the leaving node did not log the hand-over:\n%s", leaving.Output())
 	}
+}
+
+// TestEtcdClusterPausedNodeRejoinsWithoutSplitView stops a node with
+// SIGSTOP for longer than its lease and the grace, so that its slots move
+// while it cannot notice, then continues it: it sees the newer epoch,
+// stops claiming the slots it lost, registers again and takes an even
+// share, and every node agrees on one map.
+func TestEtcdClusterPausedNodeRejoinsWithoutSplitView(t *testing.T) {
+	e := startEtcd(t)
+	nodes := etcdNodes(t, e, 3, etcdTTL, etcdGrace)
+	waitAgree(t, nodes, nodes)
+	paused := nodes[0]
+	rest := nodes[1:]
+	stoppedAt := time.Now()
+	if err := paused.Cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	continued := false
+	cont := func() {
+		if !continued {
+			continued = true
+			paused.Cmd.Process.Signal(syscall.SIGCONT)
+		}
+	}
+	defer cont()
+	waitAgree(t, rest, rest)
+	// The scenario: 8 s stopped, past lease and grace.
+	time.Sleep(8*time.Second - time.Since(stoppedAt))
+	cont()
+	resumed := time.Now()
+	waitAgree(t, nodes, nodes)
+	t.Logf("all three agree %v after SIGCONT", time.Since(resumed).Round(100*time.Millisecond))
+	if f := clusterInfo(t, paused); f["cluster_etcd_session"] != "1" {
+		t.Errorf("the resumed node has no etcd session: %v", f)
+	}
+}
+
+// TestEtcdClusterSurvivesEtcdRestart kills etcd under a running cluster:
+// the nodes keep serving their map while it is away, and once it is back
+// they hold sessions again, keep the same map, and a joining node gets its
+// share (the reconciler and the watches work again).
+func TestEtcdClusterSurvivesEtcdRestart(t *testing.T) {
+	e := startEtcd(t)
+	nodes := etcdNodes(t, e, 3, etcdTTL, etcdGrace)
+	before := waitAgree(t, nodes, nodes)
+	rdb := etcdClusterClient(t, nodes)
+	keys := testKeys(100, "etcd-restart")
+	setAll(t, rdb, keys)
+
+	e.kill()
+	// Longer than a lease: the nodes lose their sessions, not their map.
+	time.Sleep(time.Duration(etcdTTL+1) * time.Second)
+	if v, err := viewOf(nodes[0]); err != nil || !slices.Equal(v, before) {
+		t.Fatalf("without etcd the map changed or is unreadable: %v", err)
+	}
+	setAll(t, rdb, keys)
+	e.start(t)
+	deadline := time.Now().Add(agreeTimeout)
+	for _, n := range nodes {
+		for clusterInfo(t, n)["cluster_etcd_session"] != "1" {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s has no etcd session %v after etcd came back", n.Addr, agreeTimeout)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	if after := waitAgree(t, nodes, nodes); !slices.Equal(after, before) {
+		t.Errorf("the map changed across the etcd restart: %v -> %v", before.shares(), after.shares())
+	}
+	nodes = append(nodes, etcdNode(t, e, etcdTTL, etcdGrace))
+	waitAgree(t, nodes, nodes)
 }
