@@ -9,14 +9,14 @@ import (
 	"github.com/kvserver/kvserver/engine"
 )
 
-// The cluster family: Redis Cluster's client-facing commands over a static
-// slot map (package cluster). CLUSTER SLOTS, SHARDS, NODES and INFO
+// The cluster family: Redis Cluster's client-facing commands over a slot
+// map (package cluster) from a file or from etcd (package cluster/etcdmap). CLUSTER SLOTS, SHARDS, NODES and INFO
 // describe the map so that cluster clients (go-redis, redis-py, redis-cli
 // -c) route by themselves; package server's dispatch does the routing
 // itself (MOVED, CROSSSLOT). There is no cluster bus: no gossip, failover,
 // replicas or slot migration (no ASK), so CLUSTER's management subcommands
 // are refused; the map changes only when the file is edited and the server
-// gets SIGHUP.
+// gets SIGHUP, or, with etcd, when nodes join or leave.
 //
 // Without a cluster config the server answers like a Redis started without
 // cluster-enabled: CLUSTER, READONLY, READWRITE and ASKING fail with
@@ -62,6 +62,7 @@ const (
 	errClusterDisabled = "ERR This instance has cluster support disabled"
 	errInvalidSlot     = "ERR Invalid slot"
 	errStaticSlotMap   = "ERR kvserver's slot map is static: edit the cluster-config file and send SIGHUP"
+	errEtcdSlotMap     = "ERR kvserver's slot map is computed from the members in etcd: start or stop nodes to change it"
 )
 
 // Cluster is the server's cluster mode as the cluster family sees it.
@@ -106,8 +107,12 @@ func clusterOnly(h clusterHandler) Handler {
 func cmdClusterOK(x *Ctx, m *cluster.Map) { x.W.OK() }
 
 // cmdClusterStatic answers the subcommands that change a Redis cluster's
-// configuration, which here only the file can do.
+// configuration, which here only the file, or etcd's reconciler, can do.
 func cmdClusterStatic(x *Ctx, m *cluster.Map) {
+	if _, etcd := x.Cluster.Membership(); etcd {
+		x.W.Error(errEtcdSlotMap)
+		return
+	}
 	x.W.Error(errStaticSlotMap)
 }
 

@@ -12,6 +12,7 @@ package tests
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"os/exec"
 	"path/filepath"
@@ -132,14 +133,16 @@ func (e *etcdServer) kill() {
 }
 
 // etcdNode starts a kvserver that joins the cluster on e, with lease and
-// grace in seconds; the data directory survives Crash and Relaunch.
-func etcdNode(t *testing.T, e *etcdServer, ttl, grace int) *server {
+// grace in seconds and extra arguments; the data directory survives Crash
+// and Relaunch.
+func etcdNode(t *testing.T, e *etcdServer, ttl, grace int, extra ...string) *server {
 	t.Helper()
 	dir := t.TempDir()
 	mk := func(port int) *exec.Cmd {
-		return exec.Command(kvserverBin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1",
+		args := []string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1",
 			"--dir", dir, "--metrics-port", "0", "--cluster-etcd", e.endpoint,
-			"--cluster-node-ttl", strconv.Itoa(ttl), "--cluster-grace", strconv.Itoa(grace))
+			"--cluster-node-ttl", strconv.Itoa(ttl), "--cluster-grace", strconv.Itoa(grace)}
+		return exec.Command(kvserverBin, append(args, extra...)...)
 	}
 	return startServer(t, "kvserver", dir, mk)
 }
@@ -314,7 +317,9 @@ func testKeys(n int, prefix string) []string {
 // redis-py RedisCluster route through it.
 func TestEtcdClusterFormsAndServesClients(t *testing.T) {
 	e := startEtcd(t)
-	nodes := etcdNodes(t, e, 3, etcdTTL, etcdGrace)
+	metricsPort := freePort(t)
+	nodes := etcdNodes(t, e, 2, etcdTTL, etcdGrace)
+	nodes = append(nodes, etcdNode(t, e, etcdTTL, etcdGrace, "--metrics-port", strconv.Itoa(metricsPort)))
 	waitAgree(t, nodes, nodes)
 
 	epoch := ""
@@ -335,6 +340,20 @@ func TestEtcdClusterFormsAndServesClients(t *testing.T) {
 	}
 	if reconcilers != 1 {
 		t.Errorf("%d nodes say they reconcile, want exactly one", reconcilers)
+	}
+	resp, err := http.Get("http://127.0.0.1:" + strconv.Itoa(metricsPort) + "/metrics")
+	if err != nil {
+		t.Fatalf("metrics: %v", err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	for _, want := range []string{"\nkvserver_cluster_epoch " + epoch + "\n", "\nkvserver_cluster_etcd_session 1\n"} {
+		if !strings.Contains(string(body), want) {
+			t.Errorf("metrics lack %q", strings.TrimSpace(want))
+		}
+	}
+	if r := string(dialRaw(t, nodes[0].Addr).Do("CLUSTER", "ADDSLOTS", "1")); !strings.HasPrefix(r, "-ERR kvserver's slot map is computed from the members in etcd") {
+		t.Errorf("CLUSTER ADDSLOTS = %q, want the refusal naming etcd", r)
 	}
 	ci := string(dialRaw(t, nodes[0].Addr).Do("CLUSTER", "INFO"))
 	if !strings.Contains(ci, "cluster_current_epoch:"+epoch+"\r\n") || !strings.Contains(ci, "cluster_known_nodes:3\r\n") {

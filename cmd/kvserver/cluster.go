@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/kvserver/kvserver/cluster"
 	"github.com/kvserver/kvserver/cluster/etcdmap"
 	"github.com/kvserver/kvserver/commands"
@@ -167,4 +169,31 @@ func membershipReport(node *etcdmap.Node) func() commands.Membership {
 		st := node.Stats()
 		return commands.Membership{Session: st.Session, Reconciler: st.Reconciler, MapsApplied: st.MapsApplied}
 	}
+}
+
+// registerEtcdMetrics exports node's standing in etcd to Prometheus.
+func registerEtcdMetrics(reg *prometheus.Registry, node *etcdmap.Node) {
+	gauge := func(name, help string, v func(etcdmap.Stats) float64) prometheus.Collector {
+		return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help},
+			func() float64 { return v(node.Stats()) })
+	}
+	reg.MustRegister(
+		gauge("kvserver_cluster_epoch", "Epoch (etcd revision) of the slot map in effect.",
+			func(s etcdmap.Stats) float64 { return float64(s.Epoch) }),
+		gauge("kvserver_cluster_etcd_session", "1 while this node holds a live etcd lease.",
+			func(s etcdmap.Stats) float64 { return b2f(s.Session) }),
+		gauge("kvserver_cluster_reconciler", "1 while this node is the elected reconciler.",
+			func(s etcdmap.Stats) float64 { return b2f(s.Reconciler) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "kvserver_cluster_maps_applied_total",
+			Help: "Slot maps from etcd applied by this node."},
+			func() float64 { return float64(node.Stats().MapsApplied) }),
+	)
+}
+
+// b2f is 1 for true, 0 for false.
+func b2f(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
 }

@@ -287,6 +287,9 @@ func run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 
 	reg := prometheus.NewRegistry()
 	m := metrics.New(reg, engineStats{eng})
+	if member != nil {
+		registerEtcdMetrics(reg, member)
+	}
 	if cfg.MetricsPort != 0 {
 		addr := net.JoinHostPort(cfg.Bind, strconv.Itoa(cfg.MetricsPort))
 		go func() {
