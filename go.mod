@@ -15,6 +15,7 @@ require (
 	github.com/tidwall/btree v1.7.0
 	github.com/tidwall/redcon v1.6.2
 	go.etcd.io/etcd/client/v3 v3.5.35
+	go.uber.org/zap v1.21.0
 )
 
 require (
@@ -23,7 +24,6 @@ require (
 	github.com/golang/protobuf v1.5.4 // indirect
 	go.etcd.io/etcd/api/v3 v3.5.35 // indirect
 	go.etcd.io/etcd/client/pkg/v3 v3.5.35 // indirect
-	go.uber.org/zap v1.21.0 // indirect
 	golang.org/x/net v0.61.0 // indirect
 	google.golang.org/genproto/googleapis/api v0.0.0-20260803160001-6ac0973c030d // indirect
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20260803160001-6ac0973c030d // indirect

@@ -15,7 +15,6 @@ import (
 	"io"
 	"net/http"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -26,6 +25,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/kvserver/kvserver/cluster"
+	"github.com/kvserver/kvserver/cluster/etcdmap/etcdtest"
 )
 
 // etcdTTL and etcdGrace are the lease and grace the nodes get unless a
@@ -39,108 +39,25 @@ const (
 	agreeTimeout = 30 * time.Second
 )
 
-// etcdServer is an etcd process on free loopback ports with a temporary
-// data directory.
-type etcdServer struct {
-	bin      string
-	args     []string
-	endpoint string
-	output   *syncBuffer
-	// cmd is the current process, exited closed when it has exited.
-	cmd    *exec.Cmd
-	exited chan struct{}
-}
-
-// startEtcd starts etcd, waits until it answers /health, and stops it when
-// the test ends. The test is skipped when no etcd binary is installed.
-func startEtcd(t *testing.T) *etcdServer {
+// startEtcd starts a throwaway etcd (package etcdtest); the test is
+// skipped without an etcd binary, and in redis-vs-redis mode.
+func startEtcd(t *testing.T) *etcdtest.Server {
 	t.Helper()
 	if diffAgainstRedis() {
 		t.Skip("cluster mode on etcd is kvserver's own; redis-vs-redis mode has no equivalent")
 	}
-	bin, err := exec.LookPath("etcd")
-	if err != nil {
-		if _, statErr := exec.LookPath("/usr/bin/etcd"); statErr != nil {
-			t.Skip("etcd is not installed (Debian package etcd-server; .ci/run installs it): skipping the cluster-on-etcd tests")
-		}
-		bin = "/usr/bin/etcd"
-	}
-	client, peer := freePort(t), freePort(t)
-	for peer == client {
-		peer = freePort(t)
-	}
-	clientURL := "http://127.0.0.1:" + strconv.Itoa(client)
-	peerURL := "http://127.0.0.1:" + strconv.Itoa(peer)
-	e := &etcdServer{endpoint: clientURL, output: &syncBuffer{}, args: []string{
-		"--name", "test", "--data-dir", filepath.Join(t.TempDir(), "etcd"),
-		"--listen-client-urls", clientURL, "--advertise-client-urls", clientURL,
-		"--listen-peer-urls", peerURL, "--initial-advertise-peer-urls", peerURL,
-		"--initial-cluster", "test=" + peerURL}}
-	e.bin = bin
-	t.Cleanup(func() {
-		e.kill()
-		if t.Failed() {
-			t.Logf("etcd output:\n%s", e.output.String())
-		}
-	})
-	e.start(t)
-	return e
-}
-
-// start runs etcd with its data directory and ports, and waits until it
-// answers /health.
-func (e *etcdServer) start(t *testing.T) {
-	t.Helper()
-	e.cmd = exec.Command(e.bin, e.args...)
-	e.cmd.Stdout, e.cmd.Stderr = e.output, e.output
-	if err := e.cmd.Start(); err != nil {
-		t.Fatalf("start etcd: %v", err)
-	}
-	exited := make(chan struct{})
-	e.exited = exited
-	cmd := e.cmd
-	go func() {
-		cmd.Wait()
-		close(exited)
-	}()
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		resp, err := http.Get(e.endpoint + "/health")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return
-			}
-		}
-		select {
-		case <-exited:
-			t.Fatalf("etcd exited at start:\n%s", e.output.String())
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("etcd did not become healthy: %v\n%s", err, e.output.String())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
-// kill stops etcd with SIGKILL and waits for it.
-func (e *etcdServer) kill() {
-	if e.cmd != nil {
-		e.cmd.Process.Kill()
-		<-e.exited
-	}
+	return etcdtest.Start(t)
 }
 
 // etcdNode starts a kvserver that joins the cluster on e, with lease and
 // grace in seconds and extra arguments; the data directory survives Crash
 // and Relaunch.
-func etcdNode(t *testing.T, e *etcdServer, ttl, grace int, extra ...string) *server {
+func etcdNode(t *testing.T, e *etcdtest.Server, ttl, grace int, extra ...string) *server {
 	t.Helper()
 	dir := t.TempDir()
 	mk := func(port int) *exec.Cmd {
 		args := []string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1",
-			"--dir", dir, "--metrics-port", "0", "--cluster-etcd", e.endpoint,
+			"--dir", dir, "--metrics-port", "0", "--cluster-etcd", e.Endpoint,
 			"--cluster-node-ttl", strconv.Itoa(ttl), "--cluster-grace", strconv.Itoa(grace)}
 		return exec.Command(kvserverBin, append(args, extra...)...)
 	}
@@ -148,7 +65,7 @@ func etcdNode(t *testing.T, e *etcdServer, ttl, grace int, extra ...string) *ser
 }
 
 // etcdNodes starts n nodes with lease and grace in seconds.
-func etcdNodes(t *testing.T, e *etcdServer, n, ttl, grace int) []*server {
+func etcdNodes(t *testing.T, e *etcdtest.Server, n, ttl, grace int) []*server {
 	t.Helper()
 	var nodes []*server
 	for range n {
@@ -392,12 +309,7 @@ func TestEtcdClusterFormsAndServesClients(t *testing.T) {
 		}
 	}
 
-	pctx, pcancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer pcancel()
-	out, err := exec.CommandContext(pctx, systemPython, "-c", pythonClusterScript, strconv.Itoa(nodes[1].Port)).CombinedOutput()
-	if err != nil || !strings.HasPrefix(string(out), "ok 100") {
-		t.Fatalf("redis-py RedisCluster: %v\n%s", err, out)
-	}
+	runRedisPyCluster(t, nodes[1])
 }
 
 // TestEtcdClusterKilledNodeSlotsMoveAfterGrace kills one node with
@@ -475,6 +387,19 @@ func TestEtcdClusterKilledNodeSlotsMoveAfterGrace(t *testing.T) {
 		if got, err := rdb.Get(ctx, k).Result(); err != nil || got != "v"+strconv.Itoa(i) {
 			t.Fatalf("GET %s after rewriting = %q, %v", k, got, err)
 		}
+	}
+	runRedisPyCluster(t, survivors[0])
+}
+
+// runRedisPyCluster writes and reads 100 keys through redis-py's
+// RedisCluster started from s.
+func runRedisPyCluster(t *testing.T, s *server) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, systemPython, "-c", pythonClusterScript, strconv.Itoa(s.Port)).CombinedOutput()
+	if err != nil || !strings.HasPrefix(string(out), "ok 100") {
+		t.Fatalf("redis-py RedisCluster from %s: %v\n%s", s.Addr, err, out)
 	}
 }
 
@@ -679,14 +604,14 @@ func TestEtcdClusterSurvivesEtcdRestart(t *testing.T) {
 	keys := testKeys(100, "etcd-restart")
 	setAll(t, rdb, keys)
 
-	e.kill()
+	e.Kill()
 	// Longer than a lease: the nodes lose their sessions, not their map.
 	time.Sleep(time.Duration(etcdTTL+1) * time.Second)
 	if v, err := viewOf(nodes[0]); err != nil || !slices.Equal(v, before) {
 		t.Fatalf("without etcd the map changed or is unreadable: %v", err)
 	}
 	setAll(t, rdb, keys)
-	e.start(t)
+	e.Restart(t)
 	deadline := time.Now().Add(agreeTimeout)
 	for _, n := range nodes {
 		for clusterInfo(t, n)["cluster_etcd_session"] != "1" {

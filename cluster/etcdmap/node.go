@@ -14,6 +14,7 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/client/v3/concurrency"
+	"go.uber.org/zap"
 
 	"github.com/kvserver/kvserver/cluster"
 )
@@ -115,6 +116,9 @@ func New(opts Options) (*Node, *cluster.Map, error) {
 		// would cost the lease.
 		DialKeepAliveTime:    10 * time.Second,
 		DialKeepAliveTimeout: 5 * time.Second,
+		// The client's own zap logs would interleave JSON with the
+		// server's slog lines; what matters is logged here.
+		Logger: zap.NewNop(),
 	})
 	if err != nil {
 		return nil, nil, fmt.Errorf("etcd client for %v: %w", opts.Endpoints, err)
