@@ -358,8 +358,8 @@ func cmdClusterHelp(x *Ctx, m *cluster.Map) {
 		"    Return information about slot range mappings and the nodes associated with them.",
 		"LINKS",
 		"    Return information about all network links between this node and its peers.",
-		"(kvserver: the slot map is static; ADDSLOTS, SETSLOT, MEET, FAILOVER and the",
-		"other subcommands that change it are refused: edit the cluster-config file and",
-		"send SIGHUP.)",
+		"(kvserver: the slot map comes from the cluster-config file (edit it and send",
+		"SIGHUP) or from etcd (nodes joining and leaving change it); ADDSLOTS, SETSLOT,",
+		"MEET, FAILOVER and the other subcommands that change it are refused.)",
 	)
 }
