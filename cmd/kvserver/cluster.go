@@ -116,12 +116,16 @@ func newEtcdMember(cfg config.Config, log *slog.Logger) (*etcdmap.Node, *cluster
 	return node, initial, nil
 }
 
+// leaveDrain is how long a node that handed its slots over keeps
+// answering (with MOVED) before it stops listening.
+const leaveDrain = 500 * time.Millisecond
+
 // runEtcdMember keeps node a member and srv's slot map current until the
 // returned stop is called. The returned context is the one to serve
 // clients under: when ctx ends (SIGTERM, SIGINT) the node first hands its
-// slots to the others (at most one lease TTL), and only then does the
-// serving context end, so clients are redirected before the node stops
-// listening.
+// slots to the others (at most one lease TTL) and answers with MOVED for
+// leaveDrain more, and only then does the serving context end, so clients
+// are redirected before the node stops listening.
 func runEtcdMember(ctx context.Context, node *etcdmap.Node, srv *server.Server, cfg config.Config, log *slog.Logger) (context.Context, func()) {
 	memberCtx, stopMember := context.WithCancel(context.Background())
 	memberDone := make(chan struct{})
@@ -148,6 +152,9 @@ func runEtcdMember(ctx context.Context, node *etcdmap.Node, srv *server.Server, 
 			log.Warn("could not hand this node's slots to the others before stopping; they move after the grace", "err", err)
 		} else {
 			log.Info("handed this node's slots to the others")
+			// Clients that have not refreshed their map yet get MOVED
+			// for a moment more rather than a refused connection.
+			time.Sleep(leaveDrain)
 		}
 		stopServing(context.Cause(ctx))
 	}()
