@@ -88,8 +88,10 @@ func (s *Server) Restart(t testing.TB) {
 		close(exited)
 	}()
 	deadline := time.Now().Add(startTimeout)
+	// A fresh etcd may accept connections before it can answer.
+	hc := &http.Client{Timeout: time.Second}
 	for {
-		resp, err := http.Get(s.Endpoint + "/health")
+		resp, err := hc.Get(s.Endpoint + "/health")
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
