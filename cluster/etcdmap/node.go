@@ -169,7 +169,17 @@ func (n *Node) initialMap() (*cluster.Map, error) {
 // away is logged and retried, never returned: the server keeps serving
 // its last map. Run closes the etcd client when it returns.
 func (n *Node) Run(ctx context.Context, apply func(*cluster.Map)) {
-	defer n.cli.Close()
+	// Closing the client as soon as ctx ends also ends the calls the
+	// client library makes under its own context, such as the Resign
+	// with which an interrupted Campaign cleans up: with etcd away that
+	// call would wait for it forever.
+	closed := make(chan struct{})
+	go func() {
+		defer close(closed)
+		<-ctx.Done()
+		n.cli.Close()
+	}()
+	defer func() { <-closed }()
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
