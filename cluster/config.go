@@ -40,6 +40,9 @@ type Node struct {
 	Port int
 	// Slots are the ranges the node serves, ascending and merged.
 	Slots []Range
+	// Failing marks a node that is known to be down but still holds its
+	// slots (an etcd member within its grace); never set for a file.
+	Failing bool
 }
 
 // Addr is host:port, with an IPv6 host in brackets.

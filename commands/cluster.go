@@ -135,15 +135,19 @@ func cmdClusterInfo(x *Ctx, m *cluster.Map) {
 	var w InfoWriter
 	assigned := int64(m.Assigned())
 	size := 0
+	pfail := int64(0)
 	for i := range m.Nodes() {
 		if len(m.Nodes()[i].Slots) > 0 {
 			size++
 		}
+		if m.Nodes()[i].Failing {
+			pfail += int64(m.Nodes()[i].SlotCount())
+		}
 	}
 	w.Str("cluster_state", "ok")
 	w.Int("cluster_slots_assigned", assigned)
-	w.Int("cluster_slots_ok", assigned)
-	w.Int("cluster_slots_pfail", 0)
+	w.Int("cluster_slots_ok", assigned-pfail)
+	w.Int("cluster_slots_pfail", pfail)
 	w.Int("cluster_slots_fail", 0)
 	w.Int("cluster_known_nodes", int64(len(m.Nodes())))
 	w.Int("cluster_size", int64(size))
@@ -157,7 +161,9 @@ func cmdClusterInfo(x *Ctx, m *cluster.Map) {
 
 // cmdClusterNodes writes CLUSTER NODES: this node first, then the others
 // in file order. There is no cluster bus, so the bus port is 0 and the
-// ping and pong times are 0.
+// ping and pong times are 0. A node etcd knows to be down while it keeps
+// its slots for the grace is "master,fail?" and disconnected, as Redis
+// shows a node it suspects.
 func cmdClusterNodes(x *Ctx, m *cluster.Map) {
 	var b strings.Builder
 	line := func(i int) {
@@ -168,9 +174,15 @@ func cmdClusterNodes(x *Ctx, m *cluster.Map) {
 		if i == m.SelfIndex() {
 			b.WriteString("myself,")
 		}
-		b.WriteString("master - 0 0 ")
+		b.WriteString("master")
+		link := " connected"
+		if n.Failing {
+			b.WriteString(",fail?")
+			link = " disconnected"
+		}
+		b.WriteString(" - 0 0 ")
 		b.WriteString(strconv.FormatInt(m.NodeEpoch(i), 10))
-		b.WriteString(" connected")
+		b.WriteString(link)
 		for _, r := range n.Slots {
 			b.WriteByte(' ')
 			b.WriteString(r.String())

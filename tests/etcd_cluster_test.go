@@ -170,6 +170,18 @@ func agreedView(nodes []*server, want []string) (slotView, string) {
 	return first, ""
 }
 
+// waitFor polls cond until it holds, failing the test after agreeTimeout.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(agreeTimeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("not within %v: %s", agreeTimeout, what)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
 // info returns INFO cluster's fields of s.
 func clusterInfo(t *testing.T, s *server) map[string]string {
 	t.Helper()
@@ -349,6 +361,14 @@ func TestEtcdClusterKilledNodeSlotsMoveAfterGrace(t *testing.T) {
 	if v, err := viewOf(survivors[0]); err != nil || !slices.Equal(v, before) {
 		t.Fatalf("the map changed within a second of the kill (%v): %v", err, v.shares())
 	}
+	// Once its lease is gone, and while the grace runs, the survivors
+	// show it suspected, its slots still its own.
+	waitFor(t, "the killed node shown as fail? with its slots in pfail", func() bool {
+		nodes := string(dialRaw(t, survivors[0].Addr).Do("CLUSTER", "NODES"))
+		info := string(dialRaw(t, survivors[0].Addr).Do("CLUSTER", "INFO"))
+		return strings.Contains(nodes, " "+dead.Addr+"@0 master,fail? - 0 0 ") &&
+			strings.Contains(nodes, " disconnected ") && !strings.Contains(info, "cluster_slots_pfail:0\r\n")
+	})
 	after := waitAgree(t, survivors, survivors)
 	took := time.Since(killed)
 	t.Logf("slots moved %v after the kill (lease %ds, grace %ds)", took.Round(100*time.Millisecond), etcdTTL, etcdGrace)
@@ -482,6 +502,9 @@ func TestEtcdClusterRestartWithinGraceKeepsSlotsWarm(t *testing.T) {
 	if !slices.Equal(after, before) {
 		t.Fatalf("the map changed across a restart within the grace: %v -> %v", before.shares(), after.shares())
 	}
+	waitFor(t, "no node shown as fail? once the restarted node is back", func() bool {
+		return !strings.Contains(string(dialRaw(t, nodes[0].Addr).Do("CLUSTER", "NODES")), "fail?")
+	})
 	if got := string(dialRaw(t, n.Addr).Do("CLUSTER", "MYID")); got != id {
 		t.Errorf("node id after restart %q, want %q", got, id)
 	}
@@ -612,14 +635,10 @@ func TestEtcdClusterSurvivesEtcdRestart(t *testing.T) {
 	}
 	setAll(t, rdb, keys)
 	e.Restart(t)
-	deadline := time.Now().Add(agreeTimeout)
 	for _, n := range nodes {
-		for clusterInfo(t, n)["cluster_etcd_session"] != "1" {
-			if time.Now().After(deadline) {
-				t.Fatalf("%s has no etcd session %v after etcd came back", n.Addr, agreeTimeout)
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
+		waitFor(t, n.Addr+" holding an etcd session again", func() bool {
+			return clusterInfo(t, n)["cluster_etcd_session"] == "1"
+		})
 	}
 	if after := waitAgree(t, nodes, nodes); !slices.Equal(after, before) {
 		t.Errorf("the map changed across the etcd restart: %v -> %v", before.shares(), after.shares())

@@ -330,6 +330,7 @@ func (n *Node) reconcileOnce(ctx context.Context, el *concurrency.Election, vani
 	}
 	now := time.Now()
 	addrs := map[string]string{}
+	failing := map[string]bool{}
 	var members []string
 	for id, m := range alive {
 		delete(vanished, id)
@@ -354,6 +355,7 @@ func (n *Node) reconcileOnce(ctx context.Context, el *concurrency.Election, vani
 		if now.Sub(since) < n.opts.Grace {
 			members = append(members, node.ID)
 			addrs[node.ID] = node.Addr
+			failing[node.ID] = true
 		}
 	}
 	for id := range vanished {
@@ -361,7 +363,7 @@ func (n *Node) reconcileOnce(ctx context.Context, el *concurrency.Election, vani
 			delete(vanished, id)
 		}
 	}
-	next := buildRecord(Assign(cur.owners(), members), addrs)
+	next := buildRecord(Assign(cur.owners(), members), addrs, failing)
 	val, err := json.Marshal(next)
 	if err != nil {
 		return err

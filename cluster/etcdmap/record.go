@@ -27,6 +27,9 @@ type nodeRecord struct {
 	ID    string   `json:"id"`
 	Addr  string   `json:"addr"`
 	Slots [][2]int `json:"slots"`
+	// Failing marks a member whose lease expired and whose slots wait
+	// out the grace (CLUSTER NODES shows it fail?).
+	Failing bool `json:"failing,omitempty"`
 }
 
 // decodeMap reads a map key's value.
@@ -61,9 +64,10 @@ func (r mapRecord) addrs() map[string]string {
 }
 
 // buildRecord is the map record of an assignment: every node in addrs,
-// sorted by id, with its runs of slots in owner. Equal inputs give equal
-// records, so that comparing encodings tells whether anything changed.
-func buildRecord(owner []string, addrs map[string]string) mapRecord {
+// sorted by id, with its runs of slots in owner, marked failing when in
+// failing. Equal inputs give equal records, so that comparing encodings
+// tells whether anything changed.
+func buildRecord(owner []string, addrs map[string]string, failing map[string]bool) mapRecord {
 	ids := make([]string, 0, len(addrs))
 	for id := range addrs {
 		ids = append(ids, id)
@@ -73,7 +77,7 @@ func buildRecord(owner []string, addrs map[string]string) mapRecord {
 	r := mapRecord{Nodes: make([]nodeRecord, len(ids))}
 	for i, id := range ids {
 		index[id] = i
-		r.Nodes[i] = nodeRecord{ID: id, Addr: addrs[id], Slots: [][2]int{}}
+		r.Nodes[i] = nodeRecord{ID: id, Addr: addrs[id], Slots: [][2]int{}, Failing: failing[id]}
 	}
 	for s := 0; s < len(owner); {
 		e := s
@@ -99,7 +103,7 @@ func (r mapRecord) clusterMap(selfID, selfAddr string, epoch int64) (*cluster.Ma
 		if err != nil {
 			return nil, fmt.Errorf("node %s: %w", n.ID, err)
 		}
-		cn := cluster.Node{ID: n.ID, Host: host, Port: port}
+		cn := cluster.Node{ID: n.ID, Host: host, Port: port, Failing: n.Failing && n.ID != selfID}
 		for _, rg := range n.Slots {
 			cn.Slots = append(cn.Slots, cluster.Range{Start: rg[0], End: rg[1]})
 		}

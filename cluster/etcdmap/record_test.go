@@ -14,12 +14,12 @@ import (
 func TestRecordRoundTrip(t *testing.T) {
 	owner := Assign(nil, []string{"a", "b", "c"})
 	addrs := map[string]string{"a": "127.0.0.1:7001", "b": "127.0.0.1:7002", "c": "127.0.0.1:7003"}
-	r := buildRecord(owner, addrs)
+	r := buildRecord(owner, addrs, nil)
 	data, err := json.Marshal(r)
 	if err != nil {
 		t.Fatal(err)
 	}
-	again, _ := json.Marshal(buildRecord(slices.Clone(owner), addrs))
+	again, _ := json.Marshal(buildRecord(slices.Clone(owner), addrs, nil))
 	if string(data) != string(again) {
 		t.Fatalf("equal assignments encode differently:\n%s\n%s", data, again)
 	}
@@ -43,13 +43,16 @@ func TestRecordRoundTrip(t *testing.T) {
 // not in the record yet; its map shows it without slots, the others as
 // recorded.
 func TestClusterMapAddsANewNodeWithoutSlots(t *testing.T) {
-	r := buildRecord(Assign(nil, []string{"a"}), map[string]string{"a": "127.0.0.1:7001"})
+	r := buildRecord(Assign(nil, []string{"a"}), map[string]string{"a": "127.0.0.1:7001"}, map[string]bool{"a": true})
 	m, err := r.clusterMap("new", "127.0.0.1:7009", 3)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(m.Nodes()) != 2 || m.Self().ID != "new" || m.Self().SlotCount() != 0 || m.Self().Port != 7009 {
 		t.Fatalf("nodes %+v, self %+v", m.Nodes(), m.Self())
+	}
+	if !m.Nodes()[0].Failing || m.Self().Failing {
+		t.Fatalf("a's failing mark was not carried over: %+v", m.Nodes())
 	}
 	if _, err := (mapRecord{Nodes: []nodeRecord{{ID: "x", Addr: "nohost"}}}).clusterMap("a", "127.0.0.1:1", 1); err == nil {
 		t.Fatal("a record with a bad address was accepted")
