@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -56,6 +57,10 @@ const (
 	// cursor 0 until the cursor returns to 0 on each server and compares
 	// the sorted, deduplicated key sets.
 	cmpScanAll
+	// cmpRandom compares random picks (ZRANDMEMBER): the same shape
+	// (types and lengths) on both sides, every leaf value one of
+	// step.fields.
+	cmpRandom
 	// cmpSleep is a pseudo step that sleeps step.pause (to let keys expire).
 	cmpSleep
 	// cmpClosed is a pseudo step that requires both servers to have closed
@@ -70,6 +75,9 @@ type step struct {
 	delta  int64
 	fields []string
 	pause  time.Duration
+	// scan is the command and key before the cursor of a cmpScanAll
+	// step over a collection (ZSCAN key); nil for SCAN.
+	scan []string
 	// other sends the step on the script's second connection to each
 	// server (WATCH races: another client's write).
 	other bool
@@ -116,6 +124,17 @@ func info(section string, fields ...string) step {
 
 // scanAll iterates SCAN 0 <opts...> to completion on both servers.
 func scanAll(opts ...string) step { return step{cmd: opts, mode: cmpScanAll} }
+
+// scanCollection iterates cmd key <cursor> <opts...> (ZSCAN) to completion
+// on both servers and compares the sets of (member, value) pairs.
+func scanCollection(cmd, key string, opts ...string) step {
+	return step{cmd: opts, mode: cmpScanAll, scan: []string{cmd, key}}
+}
+
+// random compares random picks by shape and membership in allowed.
+func random(allowed []string, args ...string) step {
+	return step{cmd: args, mode: cmpRandom, fields: allowed}
+}
 
 // onOther runs st on the script's second connection to each server,
 // opened at its first use like the first one (protocol, SELECT 0) but
@@ -222,7 +241,7 @@ func runScript(t *testing.T, ref, kv *server, proto int, sc script) {
 			}
 			continue
 		case cmpScanAll:
-			if !compareScanAll(t, where, sides, st.cmd) {
+			if !compareScanAll(t, where, sides, st.scan, st.cmd) {
 				return
 			}
 			continue
@@ -360,8 +379,41 @@ func compareReplies(st step, a, b []byte) string {
 		return compareHello(ra, rb)
 	case cmpInfo:
 		return compareInfo(ra, rb, st.fields)
+	case cmpRandom:
+		return compareRandom(ra, rb, st.fields)
 	}
 	return fmt.Sprintf("unknown comparison mode %d", st.mode)
+}
+
+// compareRandom requires the same shape on both sides and every leaf
+// value of either reply to be one of allowed.
+func compareRandom(a, b Reply, allowed []string) string {
+	if a.Type != b.Type || len(a.Elems) != len(b.Elems) {
+		return fmt.Sprintf("shapes differ: %q/%d vs %q/%d", a.Type, len(a.Elems), b.Type, len(b.Elems))
+	}
+	if a.IsError() {
+		if !bytes.Equal(a.Raw, b.Raw) {
+			return "errors differ"
+		}
+		return ""
+	}
+	if !a.IsAggregate() {
+		if a.Null {
+			return ""
+		}
+		for _, r := range []Reply{a, b} {
+			if !slices.Contains(allowed, r.Str) {
+				return fmt.Sprintf("%q is not one of the allowed values", r.Str)
+			}
+		}
+		return ""
+	}
+	for i := range a.Elems {
+		if why := compareRandom(a.Elems[i], b.Elems[i], allowed); why != "" {
+			return fmt.Sprintf("element %d: %s", i, why)
+		}
+	}
+	return ""
 }
 
 // firstWord is an error's code: "ERR", "WRONGTYPE", "NOPROTO", ...
@@ -552,7 +604,7 @@ func keyspaceLines(m map[string]string) string {
 // compareScanAll runs SCAN to completion on both servers and compares the
 // key sets; an error reply must be identical on both. It returns false if a
 // connection failed and the script cannot go on.
-func compareScanAll(t *testing.T, where string, sides [2]side, opts []string) bool {
+func compareScanAll(t *testing.T, where string, sides [2]side, scan, opts []string) bool {
 	t.Helper()
 	var keys [2][]string
 	var errs [2]string
@@ -564,7 +616,11 @@ func compareScanAll(t *testing.T, where string, sides [2]side, opts []string) bo
 				t.Errorf("%s: %s: SCAN did not finish", where, s.name)
 				return false
 			}
-			raw, err := s.call(append([]string{"SCAN", cursor}, opts...))
+			cmd := []string{"SCAN", cursor}
+			if scan != nil {
+				cmd = append(slices.Clone(scan), cursor)
+			}
+			raw, err := s.call(append(cmd, opts...))
 			if err != nil {
 				t.Errorf("%s: %s: %v", where, s.name, err)
 				return false
@@ -582,8 +638,14 @@ func compareScanAll(t *testing.T, where string, sides [2]side, opts []string) bo
 				t.Errorf("%s: %s: malformed SCAN reply %s", where, s.name, quoteTrunc(raw))
 				return true
 			}
-			for _, k := range r.Elems[1].Elems {
-				seen[k.Str] = true
+			elems := r.Elems[1].Elems
+			for i := 0; i < len(elems); i++ {
+				if scan != nil && i+1 < len(elems) { // member, value pairs
+					seen[elems[i].Str+"="+elems[i+1].Str] = true
+					i++
+					continue
+				}
+				seen[elems[i].Str] = true
 			}
 			cursor = r.Elems[0].Str
 			if cursor == "0" {

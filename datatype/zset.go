@@ -1,0 +1,515 @@
+package datatype
+
+import (
+	"encoding/binary"
+	"math"
+	"math/bits"
+	"math/rand/v2"
+	"sort"
+)
+
+// ZSetLimits are the settings that decide when a small sorted set stops
+// being a listpack (zset-max-listpack-entries, zset-max-listpack-value).
+type ZSetLimits struct {
+	MaxListpackEntries int
+	MaxListpackValue   int
+}
+
+// Fits reports whether a set of n members, the longest maxLen bytes, may
+// be a listpack (Redis's zsetConvertToListpackIfNeeded).
+func (l ZSetLimits) Fits(n, maxLen int) bool {
+	return n <= l.MaxListpackEntries && maxLen <= l.MaxListpackValue
+}
+
+// ZEntry is one member of a sorted set with its score.
+type ZEntry struct {
+	Member string
+	Score  float64
+}
+
+// less orders entries as Redis does: by score, then by member bytes.
+func (e *ZEntry) less(score float64, member string) bool {
+	return e.Score < score || (e.Score == score && e.Member < member)
+}
+
+// Memory estimates of the skiplist form.
+const (
+	zEntrySize      = stringHeaderSize + 8
+	zNodeSize       = zEntrySize + 8 + 24 // entry, backward, levels header
+	zLevelSize      = 16
+	zMapEntrySize   = stringHeaderSize + 8 + mapEntryOverhead
+	zMaxLevel       = 32
+	zLevelPromotion = 4 // a node reaches the next level with probability 1/4, as in Redis
+)
+
+// ZSet is a sorted set value. A small one is a "listpack": its entries in
+// one slice sorted by (score, member); past the limits it becomes a
+// "skiplist" for good, as in Redis: a skiplist with spans (rank in
+// O(log n)) plus a member-to-score map. Every operation that finds a
+// position works by rank, so both forms answer the same questions.
+type ZSet struct {
+	// entries holds the members in order while listpack.
+	entries []ZEntry
+	// list and scores hold the skiplist form; list is nil before.
+	list   *zskiplist
+	scores map[string]float64
+	// data is the bytes of all members.
+	data int64
+}
+
+// NewZSet returns an empty listpack sorted set.
+func NewZSet() *ZSet { return &ZSet{} }
+
+// NewZSetFor returns an empty sorted set in the form Redis's
+// zsetTypeCreate picks for about n members of at most maxLen bytes.
+func NewZSetFor(n, maxLen int, lim ZSetLimits) *ZSet {
+	z := &ZSet{}
+	if !lim.Fits(n, maxLen) {
+		z.toSkiplist()
+	}
+	return z
+}
+
+// Kind implements Object.
+func (z *ZSet) Kind() Kind { return KindZSet }
+
+// Len is the number of members.
+func (z *ZSet) Len() int {
+	if z.list != nil {
+		return z.list.length
+	}
+	return len(z.entries)
+}
+
+// MemSize implements Object.
+func (z *ZSet) MemSize() int64 {
+	if z.list != nil {
+		n := int64(z.list.length)
+		return objectOverhead + z.data + n*(zNodeSize+zMapEntrySize) + int64(z.list.levels)*zLevelSize
+	}
+	return objectOverhead + z.data + int64(cap(z.entries))*zEntrySize
+}
+
+// Encoding implements Object: "listpack" or "skiplist".
+func (z *ZSet) Encoding() string {
+	if z.list != nil {
+		return "skiplist"
+	}
+	return "listpack"
+}
+
+// IsListpack reports whether the set is in its small form.
+func (z *ZSet) IsListpack() bool { return z.list == nil }
+
+// Score returns a member's score.
+func (z *ZSet) Score(member string) (float64, bool) {
+	if z.list != nil {
+		s, ok := z.scores[member]
+		return s, ok
+	}
+	for i := range z.entries {
+		if z.entries[i].Member == member {
+			return z.entries[i].Score, true
+		}
+	}
+	return 0, false
+}
+
+// Set gives member the score, adding it if new (the report), and moves
+// the set to its big form when lim says so, as Redis's zsetAdd does.
+func (z *ZSet) Set(member string, score float64, lim ZSetLimits) bool {
+	old, exists := z.Score(member)
+	if exists {
+		if old != score {
+			z.remove(member, old)
+			z.insert(member, score)
+		}
+		return false
+	}
+	if z.list == nil && (len(z.entries)+1 > lim.MaxListpackEntries || len(member) > lim.MaxListpackValue) {
+		z.toSkiplist()
+	}
+	z.insert(member, score)
+	z.data += int64(len(member))
+	return true
+}
+
+// Delete removes member and reports whether it was there.
+func (z *ZSet) Delete(member string) bool {
+	s, ok := z.Score(member)
+	if ok {
+		z.remove(member, s)
+		z.data -= int64(len(member))
+	}
+	return ok
+}
+
+// insert adds an entry known to be absent.
+func (z *ZSet) insert(member string, score float64) {
+	if z.list != nil {
+		z.list.insert(member, score)
+		z.scores[member] = score
+		return
+	}
+	if score == 0 {
+		score = 0 // a listpack keeps -0 as the integer 0, as Redis's does
+	}
+	i := sort.Search(len(z.entries), func(i int) bool { return !z.entries[i].less(score, member) })
+	z.entries = append(z.entries, ZEntry{})
+	copy(z.entries[i+1:], z.entries[i:])
+	z.entries[i] = ZEntry{Member: member, Score: score}
+}
+
+// remove deletes an entry known to be present with that score.
+func (z *ZSet) remove(member string, score float64) {
+	if z.list != nil {
+		z.list.delete(member, score)
+		delete(z.scores, member)
+		return
+	}
+	i := sort.Search(len(z.entries), func(i int) bool { return !z.entries[i].less(score, member) })
+	z.entries = append(z.entries[:i], z.entries[i+1:]...)
+}
+
+// Rank returns member's 0-based rank in ascending order.
+func (z *ZSet) Rank(member string) (int, bool) {
+	s, ok := z.Score(member)
+	if !ok {
+		return 0, false
+	}
+	return z.CountWhile(func(e ZEntry) bool { return e.less(s, member) }), true
+}
+
+// At returns the entry of rank r (0 <= r < Len) in ascending order.
+func (z *ZSet) At(r int) ZEntry {
+	if z.list != nil {
+		return z.list.byRank(r + 1).ZEntry
+	}
+	return z.entries[r]
+}
+
+// CountWhile returns how many leading entries (in ascending order)
+// satisfy pred, which must hold for a prefix and fail for the rest (a
+// range's lower or upper bound); it takes O(log n) steps.
+func (z *ZSet) CountWhile(pred func(e ZEntry) bool) int {
+	if z.list != nil {
+		return z.list.countWhile(pred)
+	}
+	return sort.Search(len(z.entries), func(i int) bool { return !pred(z.entries[i]) })
+}
+
+// Range calls fn for the entries of ranks from, from+1, ... (ascending),
+// or from, from-1, ... when rev, until fn returns false or the set ends.
+func (z *ZSet) Range(from int, rev bool, fn func(e ZEntry) bool) {
+	if from < 0 || from >= z.Len() {
+		return
+	}
+	if z.list != nil {
+		for n := z.list.byRank(from + 1); n != nil; {
+			if !fn(n.ZEntry) {
+				return
+			}
+			if rev {
+				n = n.backward
+			} else {
+				n = n.level[0].forward
+			}
+		}
+		return
+	}
+	if rev {
+		for i := from; i >= 0; i-- {
+			if !fn(z.entries[i]) {
+				return
+			}
+		}
+		return
+	}
+	for i := from; i < len(z.entries); i++ {
+		if !fn(z.entries[i]) {
+			return
+		}
+	}
+}
+
+// DeleteRanks removes the entries of ranks lo to hi-1 and returns how many
+// it removed.
+func (z *ZSet) DeleteRanks(lo, hi int) int {
+	lo, hi = max(lo, 0), min(hi, z.Len())
+	if lo >= hi {
+		return 0
+	}
+	if z.list == nil {
+		for _, e := range z.entries[lo:hi] {
+			z.data -= int64(len(e.Member))
+		}
+		z.entries = append(z.entries[:lo], z.entries[hi:]...)
+		return hi - lo
+	}
+	victims := make([]ZEntry, 0, hi-lo)
+	z.Range(lo, false, func(e ZEntry) bool {
+		victims = append(victims, e)
+		return len(victims) < hi-lo
+	})
+	for _, e := range victims {
+		z.remove(e.Member, e.Score)
+		z.data -= int64(len(e.Member))
+	}
+	return len(victims)
+}
+
+// ForEach calls fn for every entry in ascending order until it returns
+// false.
+func (z *ZSet) ForEach(fn func(e ZEntry) bool) { z.Range(0, false, fn) }
+
+// Shrink moves a skiplist set back to a listpack when lim allows, as Redis
+// does for the sets the *STORE commands build.
+func (z *ZSet) Shrink(lim ZSetLimits) {
+	if z.list == nil {
+		return
+	}
+	maxLen := 0
+	for m := range z.scores {
+		maxLen = max(maxLen, len(m))
+	}
+	if !lim.Fits(z.Len(), maxLen) {
+		return
+	}
+	entries := make([]ZEntry, 0, z.Len())
+	z.ForEach(func(e ZEntry) bool { entries = append(entries, e); return true })
+	z.entries, z.list, z.scores = entries, nil, nil
+}
+
+func (z *ZSet) toSkiplist() {
+	z.list = newSkiplist(uint64(len(z.entries)) ^ 0x9e3779b97f4a7c15)
+	z.scores = make(map[string]float64, len(z.entries))
+	for _, e := range z.entries {
+		z.list.insert(e.Member, e.Score)
+		z.scores[e.Member] = e.Score
+	}
+	z.entries = nil
+}
+
+// Clone implements Object.
+func (z *ZSet) Clone() Object {
+	c := &ZSet{data: z.data}
+	if z.list == nil {
+		c.entries = append([]ZEntry(nil), z.entries...)
+		return c
+	}
+	c.list = newSkiplist(uint64(z.list.length))
+	c.scores = make(map[string]float64, z.list.length)
+	z.ForEach(func(e ZEntry) bool {
+		c.list.insert(e.Member, e.Score)
+		c.scores[e.Member] = e.Score
+		return true
+	})
+	return c
+}
+
+// ZSet encoding: a uvarint 0 (listpack) or 1 (skiplist), the member
+// count, then each member string and its score as 8 little-endian bytes
+// of its IEEE bits, in ascending order.
+
+// AppendBinary implements Object.
+func (z *ZSet) AppendBinary(dst []byte) []byte {
+	enc := uint64(0)
+	if z.list != nil {
+		enc = 1
+	}
+	dst = appendUvarint(dst, enc)
+	dst = appendUvarint(dst, uint64(z.Len()))
+	z.ForEach(func(e ZEntry) bool {
+		dst = appendString(dst, e.Member)
+		dst = binary.LittleEndian.AppendUint64(dst, math.Float64bits(e.Score))
+		return true
+	})
+	return dst
+}
+
+func decodeZSet(b []byte) (Object, error) {
+	r := reader{b: b}
+	enc := r.uvarint()
+	n := r.count(9)
+	z := &ZSet{}
+	switch {
+	case r.err != nil:
+	case enc == 0:
+		z.entries = make([]ZEntry, 0, n)
+	case enc == 1:
+		z.toSkiplist()
+	default:
+		r.fail("unknown zset encoding")
+	}
+	for i := 0; i < n && r.err == nil; i++ {
+		m := r.string()
+		s := r.float64()
+		if r.err != nil {
+			break
+		}
+		if math.IsNaN(s) {
+			r.fail("NaN score")
+			break
+		}
+		if l := z.Len(); l > 0 {
+			if last := z.At(l - 1); !last.less(s, m) {
+				r.fail("members out of order")
+				break
+			}
+		}
+		z.insert(m, s)
+		z.data += int64(len(m))
+	}
+	if err := r.done(); err != nil {
+		return nil, err
+	}
+	if z.list != nil && len(z.scores) != z.list.length {
+		return nil, ErrCorrupt
+	}
+	return z, nil
+}
+
+// zskiplist is Redis's skiplist (t_zset.c): nodes ordered by (score,
+// member), each level's forward pointer carrying its span (the number of
+// level-0 steps it skips), so ranks are found in O(log n).
+type zskiplist struct {
+	header *znode
+	tail   *znode
+	length int
+	level  int
+	// levels counts the level slots of all nodes, for MemSize.
+	levels int
+	rng    *rand.PCG
+}
+
+type znode struct {
+	ZEntry
+	backward *znode
+	level    []zlevel
+}
+
+type zlevel struct {
+	forward *znode
+	span    int
+}
+
+func newSkiplist(seed uint64) *zskiplist {
+	return &zskiplist{
+		header: &znode{level: make([]zlevel, zMaxLevel)},
+		level:  1,
+		rng:    rand.NewPCG(seed, 0x2545f4914f6cdd1d),
+	}
+}
+
+// randomLevel gives level k with probability (1/4)^(k-1), like Redis's
+// zslRandomLevel.
+func (l *zskiplist) randomLevel() int {
+	lvl := 1 + bits.TrailingZeros64(l.rng.Uint64()|1<<62)/2
+	return min(lvl, zMaxLevel)
+}
+
+func (l *zskiplist) insert(member string, score float64) {
+	var update [zMaxLevel]*znode
+	var rank [zMaxLevel]int
+	x := l.header
+	for i := l.level - 1; i >= 0; i-- {
+		if i < l.level-1 {
+			rank[i] = rank[i+1]
+		}
+		for x.level[i].forward != nil && x.level[i].forward.less(score, member) {
+			rank[i] += x.level[i].span
+			x = x.level[i].forward
+		}
+		update[i] = x
+	}
+	lvl := l.randomLevel()
+	if lvl > l.level {
+		for i := l.level; i < lvl; i++ {
+			rank[i] = 0
+			update[i] = l.header
+			update[i].level[i].span = l.length
+		}
+		l.level = lvl
+	}
+	x = &znode{ZEntry: ZEntry{Member: member, Score: score}, level: make([]zlevel, lvl)}
+	for i := 0; i < lvl; i++ {
+		x.level[i].forward = update[i].level[i].forward
+		update[i].level[i].forward = x
+		x.level[i].span = update[i].level[i].span - (rank[0] - rank[i])
+		update[i].level[i].span = rank[0] - rank[i] + 1
+	}
+	for i := lvl; i < l.level; i++ {
+		update[i].level[i].span++
+	}
+	if update[0] != l.header {
+		x.backward = update[0]
+	}
+	if x.level[0].forward != nil {
+		x.level[0].forward.backward = x
+	} else {
+		l.tail = x
+	}
+	l.length++
+	l.levels += lvl
+}
+
+func (l *zskiplist) delete(member string, score float64) {
+	var update [zMaxLevel]*znode
+	x := l.header
+	for i := l.level - 1; i >= 0; i-- {
+		for x.level[i].forward != nil && x.level[i].forward.less(score, member) {
+			x = x.level[i].forward
+		}
+		update[i] = x
+	}
+	x = x.level[0].forward
+	if x == nil || x.Score != score || x.Member != member {
+		return
+	}
+	for i := 0; i < l.level; i++ {
+		if update[i].level[i].forward == x {
+			update[i].level[i].span += x.level[i].span - 1
+			update[i].level[i].forward = x.level[i].forward
+		} else {
+			update[i].level[i].span--
+		}
+	}
+	if x.level[0].forward != nil {
+		x.level[0].forward.backward = x.backward
+	} else {
+		l.tail = x.backward
+	}
+	for l.level > 1 && l.header.level[l.level-1].forward == nil {
+		l.level--
+	}
+	l.length--
+	l.levels -= len(x.level)
+}
+
+// byRank returns the node of 1-based rank r.
+func (l *zskiplist) byRank(r int) *znode {
+	traversed := 0
+	x := l.header
+	for i := l.level - 1; i >= 0; i-- {
+		for x.level[i].forward != nil && traversed+x.level[i].span <= r {
+			traversed += x.level[i].span
+			x = x.level[i].forward
+		}
+		if traversed == r {
+			return x
+		}
+	}
+	return nil
+}
+
+func (l *zskiplist) countWhile(pred func(e ZEntry) bool) int {
+	traversed := 0
+	x := l.header
+	for i := l.level - 1; i >= 0; i-- {
+		for x.level[i].forward != nil && pred(x.level[i].forward.ZEntry) {
+			traversed += x.level[i].span
+			x = x.level[i].forward
+		}
+	}
+	return traversed
+}
