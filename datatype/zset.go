@@ -34,10 +34,13 @@ func (e *ZEntry) less(score float64, member string) bool {
 
 // Memory estimates of the skiplist form.
 const (
-	zEntrySize      = stringHeaderSize + 8
-	zNodeSize       = zEntrySize + 8 + 24 // entry, backward, levels header
-	zLevelSize      = 16
-	zMapEntrySize   = stringHeaderSize + 8 + mapEntryOverhead
+	zEntrySize    = stringHeaderSize + 8
+	zNodeSize     = zEntrySize + 8 + 24 // entry, backward, levels header
+	zLevelSize    = 16
+	zMapEntrySize = stringHeaderSize + 8 + mapEntryOverhead
+	// zSkiplistSize is the skiplist's header node (every level) and the
+	// map's header.
+	zSkiplistSize   = zNodeSize + zMaxLevel*zLevelSize + 48 + 48
 	zMaxLevel       = 32
 	zLevelPromotion = 4 // a node reaches the next level with probability 1/4, as in Redis
 )
@@ -85,7 +88,7 @@ func (z *ZSet) Len() int {
 func (z *ZSet) MemSize() int64 {
 	if z.list != nil {
 		n := int64(z.list.length)
-		return objectOverhead + z.data + n*(zNodeSize+zMapEntrySize) + int64(z.list.levels)*zLevelSize
+		return objectOverhead + zSkiplistSize + z.data + n*(zNodeSize+zMapEntrySize) + int64(z.list.levels)*zLevelSize
 	}
 	return objectOverhead + z.data + int64(cap(z.entries))*zEntrySize
 }
@@ -341,6 +344,7 @@ func decodeZSet(b []byte) (Object, error) {
 	default:
 		r.fail("unknown zset encoding")
 	}
+	seen := make(map[string]struct{}, n)
 	for i := 0; i < n && r.err == nil; i++ {
 		m := r.string()
 		s := r.float64()
@@ -351,6 +355,11 @@ func decodeZSet(b []byte) (Object, error) {
 			r.fail("NaN score")
 			break
 		}
+		if _, dup := seen[m]; dup {
+			r.fail("member twice")
+			break
+		}
+		seen[m] = struct{}{}
 		if l := z.Len(); l > 0 {
 			if last := z.At(l - 1); !last.less(s, m) {
 				r.fail("members out of order")
@@ -362,9 +371,6 @@ func decodeZSet(b []byte) (Object, error) {
 	}
 	if err := r.done(); err != nil {
 		return nil, err
-	}
-	if z.list != nil && len(z.scores) != z.list.length {
-		return nil, ErrCorrupt
 	}
 	return z, nil
 }
