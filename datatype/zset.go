@@ -5,7 +5,6 @@ import (
 	"math"
 	"math/bits"
 	"math/rand/v2"
-	"sort"
 )
 
 // ZSetLimits are the settings that decide when a small sorted set stops
@@ -46,13 +45,13 @@ const (
 )
 
 // ZSet is a sorted set value. A small one is a "listpack": its entries in
-// one slice sorted by (score, member); past the limits it becomes a
+// one buffer sorted by (score, member) (zlistpack); past the limits it becomes a
 // "skiplist" for good, as in Redis: a skiplist with spans (rank in
 // O(log n)) plus a member-to-score map. Every operation that finds a
 // position works by rank, so both forms answer the same questions.
 type ZSet struct {
-	// entries holds the members in order while listpack.
-	entries []ZEntry
+	// lp holds the members in order while listpack.
+	lp zlistpack
 	// list and scores hold the skiplist form; list is nil before.
 	list   *zskiplist
 	scores map[string]float64
@@ -81,7 +80,7 @@ func (z *ZSet) Len() int {
 	if z.list != nil {
 		return z.list.length
 	}
-	return len(z.entries)
+	return z.lp.n
 }
 
 // MemSize implements Object.
@@ -90,7 +89,7 @@ func (z *ZSet) MemSize() int64 {
 		n := int64(z.list.length)
 		return objectOverhead + zSkiplistSize + z.data + n*(zNodeSize+zMapEntrySize) + int64(z.list.levels)*zLevelSize
 	}
-	return objectOverhead + z.data + int64(cap(z.entries))*zEntrySize
+	return objectOverhead + int64(cap(z.lp.buf))
 }
 
 // Encoding implements Object: "listpack" or "skiplist".
@@ -110,12 +109,8 @@ func (z *ZSet) Score(member string) (float64, bool) {
 		s, ok := z.scores[member]
 		return s, ok
 	}
-	for i := range z.entries {
-		if z.entries[i].Member == member {
-			return z.entries[i].Score, true
-		}
-	}
-	return 0, false
+	off, s := z.lp.find(member)
+	return s, off >= 0
 }
 
 // Set gives member the score, adding it if new (the report), and moves
@@ -129,7 +124,7 @@ func (z *ZSet) Set(member string, score float64, lim ZSetLimits) bool {
 		}
 		return false
 	}
-	if z.list == nil && (len(z.entries)+1 > lim.MaxListpackEntries || len(member) > lim.MaxListpackValue) {
+	if z.list == nil && (z.lp.n+1 > lim.MaxListpackEntries || len(member) > lim.MaxListpackValue) {
 		z.toSkiplist()
 	}
 	z.insert(member, score)
@@ -154,13 +149,7 @@ func (z *ZSet) insert(member string, score float64) {
 		z.scores[member] = score
 		return
 	}
-	if score == 0 {
-		score = 0 // a listpack keeps -0 as the integer 0, as Redis's does
-	}
-	i := sort.Search(len(z.entries), func(i int) bool { return !z.entries[i].less(score, member) })
-	z.entries = append(z.entries, ZEntry{})
-	copy(z.entries[i+1:], z.entries[i:])
-	z.entries[i] = ZEntry{Member: member, Score: score}
+	z.lp.insert(member, score)
 }
 
 // remove deletes an entry known to be present with that score.
@@ -170,8 +159,9 @@ func (z *ZSet) remove(member string, score float64) {
 		delete(z.scores, member)
 		return
 	}
-	i := sort.Search(len(z.entries), func(i int) bool { return !z.entries[i].less(score, member) })
-	z.entries = append(z.entries[:i], z.entries[i+1:]...)
+	if off, _ := z.lp.find(member); off >= 0 {
+		z.lp.removeAt(off)
+	}
 }
 
 // Rank returns member's 0-based rank in ascending order.
@@ -188,7 +178,7 @@ func (z *ZSet) At(r int) ZEntry {
 	if z.list != nil {
 		return z.list.byRank(r + 1).ZEntry
 	}
-	return z.entries[r]
+	return z.lp.at(z.lp.offsetOf(r))
 }
 
 // CountWhile returns how many leading entries (in ascending order)
@@ -198,7 +188,7 @@ func (z *ZSet) CountWhile(pred func(e ZEntry) bool) int {
 	if z.list != nil {
 		return z.list.countWhile(pred)
 	}
-	return sort.Search(len(z.entries), func(i int) bool { return !pred(z.entries[i]) })
+	return z.lp.countWhile(pred)
 }
 
 // Range calls fn for the entries of ranks from, from+1, ... (ascending),
@@ -220,19 +210,7 @@ func (z *ZSet) Range(from int, rev bool, fn func(e ZEntry) bool) {
 		}
 		return
 	}
-	if rev {
-		for i := from; i >= 0; i-- {
-			if !fn(z.entries[i]) {
-				return
-			}
-		}
-		return
-	}
-	for i := from; i < len(z.entries); i++ {
-		if !fn(z.entries[i]) {
-			return
-		}
-	}
+	z.lp.rangeFrom(from, rev, fn)
 }
 
 // DeleteRanks removes the entries of ranks lo to hi-1 and returns how many
@@ -243,10 +221,7 @@ func (z *ZSet) DeleteRanks(lo, hi int) int {
 		return 0
 	}
 	if z.list == nil {
-		for _, e := range z.entries[lo:hi] {
-			z.data -= int64(len(e.Member))
-		}
-		z.entries = append(z.entries[:lo], z.entries[hi:]...)
+		z.data -= z.lp.removeRanks(lo, hi)
 		return hi - lo
 	}
 	victims := make([]ZEntry, 0, hi-lo)
@@ -278,26 +253,27 @@ func (z *ZSet) Shrink(lim ZSetLimits) {
 	if !lim.Fits(z.Len(), maxLen) {
 		return
 	}
-	entries := make([]ZEntry, 0, z.Len())
-	z.ForEach(func(e ZEntry) bool { entries = append(entries, e); return true })
-	z.entries, z.list, z.scores = entries, nil, nil
+	var lp zlistpack
+	z.ForEach(func(e ZEntry) bool { lp.appendEntry(e.Member, e.Score); return true })
+	z.lp, z.list, z.scores = lp, nil, nil
 }
 
 func (z *ZSet) toSkiplist() {
-	z.list = newSkiplist(uint64(len(z.entries)) ^ 0x9e3779b97f4a7c15)
-	z.scores = make(map[string]float64, len(z.entries))
-	for _, e := range z.entries {
-		z.list.insert(e.Member, e.Score)
-		z.scores[e.Member] = e.Score
-	}
-	z.entries = nil
+	list := newSkiplist(uint64(z.lp.n) ^ 0x9e3779b97f4a7c15)
+	scores := make(map[string]float64, z.lp.n)
+	z.ForEach(func(e ZEntry) bool {
+		list.insert(e.Member, e.Score)
+		scores[e.Member] = e.Score
+		return true
+	})
+	z.list, z.scores, z.lp = list, scores, zlistpack{}
 }
 
 // Clone implements Object.
 func (z *ZSet) Clone() Object {
 	c := &ZSet{data: z.data}
 	if z.list == nil {
-		c.entries = append([]ZEntry(nil), z.entries...)
+		c.lp = zlistpack{buf: append(make([]byte, 0, len(z.lp.buf)), z.lp.buf...), n: z.lp.n}
 		return c
 	}
 	c.list = newSkiplist(uint64(z.list.length))
@@ -322,6 +298,9 @@ func (z *ZSet) AppendBinary(dst []byte) []byte {
 	}
 	dst = appendUvarint(dst, enc)
 	dst = appendUvarint(dst, uint64(z.Len()))
+	if z.list == nil {
+		return append(dst, z.lp.buf...) // the same layout
+	}
 	z.ForEach(func(e ZEntry) bool {
 		dst = appendString(dst, e.Member)
 		dst = binary.LittleEndian.AppendUint64(dst, math.Float64bits(e.Score))
@@ -338,13 +317,14 @@ func decodeZSet(b []byte) (Object, error) {
 	switch {
 	case r.err != nil:
 	case enc == 0:
-		z.entries = make([]ZEntry, 0, n)
+		z.lp.buf = make([]byte, 0, len(r.b))
 	case enc == 1:
 		z.toSkiplist()
 	default:
 		r.fail("unknown zset encoding")
 	}
 	seen := make(map[string]struct{}, n)
+	var last ZEntry
 	for i := 0; i < n && r.err == nil; i++ {
 		m := r.string()
 		s := r.float64()
@@ -360,13 +340,16 @@ func decodeZSet(b []byte) (Object, error) {
 			break
 		}
 		seen[m] = struct{}{}
-		if l := z.Len(); l > 0 {
-			if last := z.At(l - 1); !last.less(s, m) {
-				r.fail("members out of order")
-				break
-			}
+		if i > 0 && !last.less(s, m) {
+			r.fail("members out of order")
+			break
 		}
-		z.insert(m, s)
+		last = ZEntry{Member: m, Score: s}
+		if z.list != nil {
+			z.insert(m, s)
+		} else {
+			z.lp.appendEntry(m, s)
+		}
 		z.data += int64(len(m))
 	}
 	if err := r.done(); err != nil {

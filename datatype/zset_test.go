@@ -193,23 +193,14 @@ func checkRoundTrip(t *testing.T, z *ZSet) {
 	if !slices.Equal(entriesOf(d), entriesOf(z)) || d.Encoding() != z.Encoding() {
 		t.Fatalf("round trip changed the set: %s %v, was %s %v", d.Encoding(), entriesOf(d), z.Encoding(), entriesOf(z))
 	}
-	if z.IsListpack() && d.MemSize() != NewZSetFrom(entriesOf(z)).MemSize() {
-		t.Fatalf("decoded MemSize %d", d.MemSize())
+	if z.IsListpack() && (d.MemSize() > z.MemSize() || d.MemSize() < objectOverhead+int64(len(z.lp.buf))) {
+		t.Fatalf("decoded MemSize %d, was %d with %d bytes of entries", d.MemSize(), z.MemSize(), len(z.lp.buf))
 	}
 	c := z.Clone().(*ZSet)
 	checkZSet(t, c)
 	if !slices.Equal(entriesOf(c), entriesOf(z)) || c.Encoding() != z.Encoding() {
 		t.Fatal("clone differs")
 	}
-}
-
-// NewZSetFrom builds a listpack set of entries in order, for the tests.
-func NewZSetFrom(entries []ZEntry) *ZSet {
-	z := &ZSet{entries: slices.Clip(slices.Clone(entries))}
-	for _, e := range entries {
-		z.data += int64(len(e.Member))
-	}
-	return z
 }
 
 // TestZSetConversionFollowsRedis pins when a listpack becomes a skiplist
