@@ -116,16 +116,23 @@ func (z *ZSet) Score(member string) (float64, bool) {
 // Set gives member the score, adding it if new (the report), and moves
 // the set to its big form when lim says so, as Redis's zsetAdd does.
 func (z *ZSet) Set(member string, score float64, lim ZSetLimits) bool {
-	old, exists := z.Score(member)
-	if exists {
+	if z.list == nil {
+		if off, old := z.lp.find(member); off >= 0 {
+			if old != score {
+				z.lp.removeAt(off)
+				z.lp.insert(member, score)
+			}
+			return false
+		}
+		if z.lp.n+1 > lim.MaxListpackEntries || len(member) > lim.MaxListpackValue {
+			z.toSkiplist()
+		}
+	} else if old, exists := z.scores[member]; exists {
 		if old != score {
 			z.remove(member, old)
 			z.insert(member, score)
 		}
 		return false
-	}
-	if z.list == nil && (z.lp.n+1 > lim.MaxListpackEntries || len(member) > lim.MaxListpackValue) {
-		z.toSkiplist()
 	}
 	z.insert(member, score)
 	z.data += int64(len(member))
