@@ -994,7 +994,7 @@ func cmdZrandmember(x *Ctx) {
 		return
 	}
 	withScores := len(args) == 4
-	if withScores && (n < -math.MaxInt64/2 || n > math.MaxInt64/2) {
+	if (withScores && (n < -math.MaxInt64/2 || n > math.MaxInt64/2)) || n < -maxRandomPicks {
 		x.W.Error("ERR value is out of range")
 		return
 	}
@@ -1006,6 +1006,13 @@ func cmdZrandmember(x *Ctx) {
 		replyEntries(x, randomEntries(z, n), withScores)
 	})
 }
+
+// maxRandomPicks bounds ZRANDMEMBER's negative count. Redis 7.0 bounds it
+// only with WITHSCORES (LONG_MAX/2) and then streams a reply that can
+// exhaust its memory; kvserver builds the reply under the engine lock, so
+// it answers Redis's out-of-range error past 16M picks (a reply of
+// hundreds of MiB) instead.
+const maxRandomPicks = 1 << 24
 
 // randomEntries is ZRANDMEMBER's choice: n distinct members (all of them
 // when n >= Len) for n > 0, -n members that may repeat for n < 0.
@@ -1222,10 +1229,13 @@ func cmdZscan(x *Ctx) {
 	})
 }
 
-// scanByHash returns about count members of z whose hash is at least
-// cursor, lowest hashes first (all members sharing the last hash), and the
-// cursor that continues after them (0 at the end).
+// scanByHash returns the members of z whose hash is at least cursor,
+// lowest hashes first: count of them, or a 32nd of the set when that is
+// more (each call walks the whole set, so a full scan takes at most about
+// 32 calls), and all members sharing the last hash; and the cursor that
+// continues after them (0 at the end). COUNT is a hint in Redis too.
 func scanByHash(z *datatype.ZSet, cursor uint64, count int64) ([]datatype.ZEntry, uint64) {
+	count = max(count, int64(z.Len()/32))
 	type hashed struct {
 		h uint64
 		e datatype.ZEntry

@@ -286,6 +286,8 @@ func zsetScripts() []script {
 		)},
 		{"huge set", seq(
 			zaddMany("h", 5000, 1), do("ZCARD", "h"), do("OBJECT", "ENCODING", "h"),
+			scanCollection("ZSCAN", "h"), scanCollection("ZSCAN", "h", "COUNT", "1000"), unordered("ZRANDMEMBER", "h", "6000"),
+			unordered("ZRANDMEMBER", "h", "5000", "WITHSCORES"),
 			do("ZRANGE", "h", "2500", "2510", "WITHSCORES"), do("ZCOUNT", "h", "1000", "(4000"),
 			do("ZREMRANGEBYSCORE", "h", "0", "2999"), do("ZCARD", "h"), do("ZRANGE", "h", "0", "2"),
 			do("ZUNIONSTORE", "h2", "2", "h", "h", "WEIGHTS", "1", "2"), do("ZRANGE", "h2", "-3", "-1", "WITHSCORES"),
