@@ -994,13 +994,17 @@ func cmdZrandmember(x *Ctx) {
 		return
 	}
 	withScores := len(args) == 4
-	if (withScores && (n < -math.MaxInt64/2 || n > math.MaxInt64/2)) || n < -maxRandomPicks {
+	if withScores && (n < -math.MaxInt64/2 || n > math.MaxInt64/2) {
 		x.W.Error("ERR value is out of range")
 		return
 	}
 	viewZSet(x, func(z *datatype.ZSet) {
 		if z == nil || n == 0 {
 			x.W.Array(0)
+			return
+		}
+		if n < -maxRandomPicks {
+			x.W.Error("ERR value is out of range")
 			return
 		}
 		replyEntries(x, randomEntries(z, n), withScores)
@@ -1030,10 +1034,19 @@ func randomEntries(z *datatype.ZSet, n int64) []datatype.ZEntry {
 		z.ForEach(func(e datatype.ZEntry) bool { out = append(out, e); return true })
 		return out
 	}
-	ranks := rand.Perm(size)[:n]
-	out := make([]datatype.ZEntry, n)
-	for i, r := range ranks {
-		out[i] = z.At(r)
+	out := make([]datatype.ZEntry, 0, n)
+	if n*3 < int64(size) { // few of many: draw ranks until n distinct
+		picked := make(map[int]bool, n)
+		for int64(len(out)) < n {
+			if r := rand.IntN(size); !picked[r] {
+				picked[r] = true
+				out = append(out, z.At(r))
+			}
+		}
+		return out
+	}
+	for _, r := range rand.Perm(size)[:n] {
+		out = append(out, z.At(r))
 	}
 	return out
 }
