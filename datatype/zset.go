@@ -39,15 +39,14 @@ const (
 	zMapEntrySize = stringHeaderSize + 8 + mapEntryOverhead
 	// zSkiplistSize is the skiplist's header node (every level) and the
 	// map's header.
-	zSkiplistSize   = zNodeSize + zMaxLevel*zLevelSize + 48 + 48
-	zMaxLevel       = 32
-	zLevelPromotion = 4 // a node reaches the next level with probability 1/4, as in Redis
+	zSkiplistSize = zNodeSize + zMaxLevel*zLevelSize + 48 + 48
+	zMaxLevel     = 32
 )
 
 // ZSet is a sorted set value. A small one is a "listpack": its entries in
-// one buffer sorted by (score, member) (zlistpack); past the limits it becomes a
-// "skiplist" for good, as in Redis: a skiplist with spans (rank in
-// O(log n)) plus a member-to-score map. Every operation that finds a
+// one buffer sorted by (score, member) (zlistpack); past the limits it
+// becomes a "skiplist" for good, as in Redis: a skiplist with spans (rank
+// in O(log n)) plus a member-to-score map. Every operation that finds a
 // position works by rank, so both forms answer the same questions.
 type ZSet struct {
 	// lp holds the members in order while listpack.
@@ -190,7 +189,8 @@ func (z *ZSet) At(r int) ZEntry {
 
 // CountWhile returns how many leading entries (in ascending order)
 // satisfy pred, which must hold for a prefix and fail for the rest (a
-// range's lower or upper bound); it takes O(log n) steps.
+// range's lower or upper bound): O(log n) steps in a skiplist, one scan
+// of a listpack.
 func (z *ZSet) CountWhile(pred func(e ZEntry) bool) int {
 	if z.list != nil {
 		return z.list.countWhile(pred)
@@ -246,24 +246,6 @@ func (z *ZSet) DeleteRanks(lo, hi int) int {
 // ForEach calls fn for every entry in ascending order until it returns
 // false.
 func (z *ZSet) ForEach(fn func(e ZEntry) bool) { z.Range(0, false, fn) }
-
-// Shrink moves a skiplist set back to a listpack when lim allows, as Redis
-// does for the sets the *STORE commands build.
-func (z *ZSet) Shrink(lim ZSetLimits) {
-	if z.list == nil {
-		return
-	}
-	maxLen := 0
-	for m := range z.scores {
-		maxLen = max(maxLen, len(m))
-	}
-	if !lim.Fits(z.Len(), maxLen) {
-		return
-	}
-	var lp zlistpack
-	z.ForEach(func(e ZEntry) bool { lp.appendEntry(e.Member, e.Score); return true })
-	z.lp, z.list, z.scores = lp, nil, nil
-}
 
 func (z *ZSet) toSkiplist() {
 	list := newSkiplist(uint64(z.lp.n) ^ 0x9e3779b97f4a7c15)
