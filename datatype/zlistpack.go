@@ -3,6 +3,7 @@ package datatype
 import (
 	"encoding/binary"
 	"math"
+	"slices"
 	"unsafe"
 )
 
@@ -82,15 +83,17 @@ func entrySize(member string) int {
 	return binary.PutUvarint(tmp[:], uint64(len(member))) + len(member) + 8
 }
 
+// allocBytes returns an empty buffer of at least n bytes whose capacity
+// is the whole allocation (the allocator's size class), so that MemSize,
+// which counts capacity, counts what the heap really holds.
+func allocBytes(n int) []byte { return slices.Grow([]byte(nil), n) }
+
 // open makes room for size bytes at off, growing the buffer by an eighth
-// beyond what it needs so that it stays tight (MemSize counts its
-// capacity).
+// beyond what it needs so that it stays tight.
 func (lp *zlistpack) open(off, size int) {
 	need := len(lp.buf) + size
 	if need > cap(lp.buf) {
-		grown := make([]byte, len(lp.buf), need+need/8)
-		copy(grown, lp.buf)
-		lp.buf = grown
+		lp.buf = append(allocBytes(need+need/8), lp.buf...)
 	}
 	lp.buf = lp.buf[:need]
 	copy(lp.buf[off+size:], lp.buf[off:need-size])
@@ -136,7 +139,7 @@ func (lp *zlistpack) cut(off, end, k int) {
 	lp.buf = append(lp.buf[:off], lp.buf[end:]...)
 	lp.n -= k
 	if cap(lp.buf) > 256 && cap(lp.buf) > 2*len(lp.buf) {
-		lp.buf = append(make([]byte, 0, len(lp.buf)+len(lp.buf)/8), lp.buf...)
+		lp.buf = append(allocBytes(len(lp.buf)+len(lp.buf)/8), lp.buf...)
 	}
 }
 
