@@ -312,6 +312,10 @@ var settings = []Setting{
 			"PFMERGE that would make a sparse value longer turns it dense (12304\n" +
 			"bytes). As in Redis; values above 16000 make little sense.\n" +
 			"Default: 3000.", InConfig: true, Mutable: true, Rewrite: RewriteIfChanged},
+	{Name: "zset-max-listpack-entries", Kind: KindInt, Default: "128", Min: 0, Max: math.MaxInt64,
+		Doc: "a sorted set with more members than this is stored as a skiplist (OBJECT ENCODING skiplist) instead of a listpack, as in Redis", InConfig: true, Mutable: true, Rewrite: RewriteIfChanged},
+	{Name: "zset-max-listpack-value", Kind: KindInt, Default: "64", Min: 0, Max: math.MaxInt64,
+		Doc: "a sorted set with a member longer than this many bytes is stored as a skiplist instead of a listpack, as in Redis", InConfig: true, Mutable: true, Rewrite: RewriteIfChanged},
 	{Name: "latency-monitor-threshold", Kind: KindInt, Default: "0", Min: 0, Max: math.MaxInt64,
 		Doc: "Redis's latency monitor threshold in milliseconds; kvserver records no latency events", ConfigOnly: true, InConfig: true, Mutable: true},
 	{Name: "protected-mode", Kind: KindBool, Default: "yes",
