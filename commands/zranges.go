@@ -161,12 +161,12 @@ func parseScore(b []byte) (float64, bool) {
 // a fraction, -0 as 0, others %.17g); a skiplist's are printed %.17g.
 func formatScore(f float64, listpack bool) string {
 	switch {
+	case listpack:
+		return datatype.ListpackScore(f)
 	case math.IsInf(f, 1):
 		return "inf"
 	case math.IsInf(f, -1):
 		return "-inf"
-	case listpack && f >= -math.MaxInt64/2 && f <= math.MaxInt64/2 && f == math.Trunc(f):
-		return strconv.FormatInt(int64(f), 10)
 	}
 	return strconv.FormatFloat(f, 'g', 17, 64)
 }

@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/bits"
 	"math/rand/v2"
+	"strconv"
 )
 
 // ZSetLimits are the settings that decide when a small sorted set stops
@@ -59,6 +60,21 @@ type ZSet struct {
 	scores map[string]float64
 	// data is the bytes of all members.
 	data int64
+}
+
+// ListpackScore is a score as a listpack holds it: Redis 7.0's d2string,
+// an integer up to 2^62 without a fraction (-0 as 0), inf and -inf, or
+// %.17g. ZSCAN prints a listpack's scores so, and DUMP writes them so.
+func ListpackScore(f float64) string {
+	switch {
+	case math.IsInf(f, 1):
+		return "inf"
+	case math.IsInf(f, -1):
+		return "-inf"
+	case f >= -math.MaxInt64/2 && f <= math.MaxInt64/2 && f == math.Trunc(f):
+		return strconv.FormatInt(int64(f), 10)
+	}
+	return strconv.FormatFloat(f, 'g', 17, 64)
 }
 
 // NewZSet returns an empty listpack sorted set.
