@@ -34,6 +34,16 @@ const (
 //   - "hashtable" past the limits, for good, as in Redis: a hashTable
 //     (hashtable.go), entries in one buffer and an open-addressing index.
 //
+// Measured (TestHashMemSizeMatchesTheHeap; fields "field:N", values
+// "value:K:N", about 20 bytes of data per field), in bytes per field:
+//
+//	                        data  this Hash  []string pairs / map  redis-server 7.0
+//	1000 keys x 100 fields    20         23                    79                27
+//	1 key x 100000 fields     24         49                    85                75
+//
+// (Go heap growth for this Hash and the []string/map form it replaced;
+// INFO used_memory growth for redis-server.)
+//
 // The byte slices Get, Range, Scan and the random pickers return are views
 // into the hash: valid until it next changes, never to be modified. A
 // caller that keeps one past the change (a reply that references large

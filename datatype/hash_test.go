@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 )
 
@@ -274,4 +275,46 @@ func FuzzDecodeHash(f *testing.F) {
 			t.Fatalf("re-encoding does not decode: %v", err)
 		}
 	})
+}
+
+// TestHashMemSizeMatchesTheHeap builds hashes of both encodings and
+// compares the sum of their MemSize with what the Go heap grew by: the
+// accounting that bounds --maxmemory must be what the structures use.
+func TestHashMemSizeMatchesTheHeap(t *testing.T) {
+	lim := HashLimits{MaxListpackEntries: 128, MaxListpackValue: 64}
+	for _, tc := range []struct {
+		name         string
+		keys, fields int
+	}{
+		{"1000 keys of 100 fields", 1000, 100},
+		{"1 key of 100000 fields", 1, 100000},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var before, after runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&before)
+			hashes := make([]*Hash, tc.keys)
+			var accounted, data int64
+			for k := range hashes {
+				h := NewHash()
+				for j := range tc.fields {
+					f, v := fmt.Appendf(nil, "field:%d", j), fmt.Appendf(nil, "value:%d:%d", k, j)
+					h.Set(f, v, lim)
+					data += int64(len(f) + len(v))
+				}
+				hashes[k] = h
+				accounted += h.MemSize()
+			}
+			runtime.GC()
+			runtime.ReadMemStats(&after)
+			heap := int64(after.HeapAlloc) - int64(before.HeapAlloc)
+			n := float64(tc.keys * tc.fields)
+			t.Logf("%s: %.1f bytes of data, MemSize %.1f, heap %.1f bytes per field",
+				hashes[0].Encoding(), float64(data)/n, float64(accounted)/n, float64(heap)/n)
+			if ratio := float64(heap) / float64(accounted); ratio < 0.7 || ratio > 1.3 {
+				t.Errorf("heap grew by %d bytes, MemSize says %d (ratio %.2f)", heap, accounted, ratio)
+			}
+			runtime.KeepAlive(hashes)
+		})
+	}
 }
