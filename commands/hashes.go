@@ -385,6 +385,14 @@ func cmdHincrbyfloat(x *Ctx) {
 	})
 }
 
+// maxRandomReply bounds the reply of a random pick with repetition: a huge
+// negative count asks for a reply no client can hold, which Redis builds
+// until its memory runs out, under its one thread. kvserver writes up to
+// this much (a million fields with values of 30 bytes) and then closes
+// the connection after what it wrote, as an output buffer limit does,
+// holding the engine lock for a bounded time.
+const maxRandomReply = 64 << 20
+
 // HRANDFIELD's count bounds (Redis's -LONG_MAX..LONG_MAX).
 const errRandCountRange = "ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807"
 
@@ -461,15 +469,10 @@ func cmdHrandfield(x *Ctx) {
 			h.Range(func(f, v []byte) bool { emit(f, v); return true })
 			return
 		}
-		maxReply := x.Session.MaxBulk()
 		picked := 0
-		h.Random(int(count), distinct && count > 1, func(f, v []byte) bool {
+		h.Random(int(min(count, math.MaxInt)), distinct && count > 1, func(f, v []byte) bool {
 			emit(f, v)
-			// A huge negative count would make a reply no client can
-			// hold (Redis builds it until memory runs out): past
-			// proto-max-bulk-len the connection is closed after what
-			// was written, as an output buffer limit closes it.
-			if picked++; picked%1024 == 0 && int64(x.W.Pending()) > maxReply {
+			if picked++; picked%1024 == 0 && x.W.Pending() > maxRandomReply {
 				x.Session.CloseAfterReply()
 				return false
 			}

@@ -3,7 +3,9 @@ package tests
 import (
 	"context"
 	"fmt"
+	"io"
 	"maps"
+	"net"
 	"slices"
 	"strings"
 	"sync"
@@ -282,4 +284,34 @@ func TestGoRedisLikeLLMDsKVCacheIndex(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestHrandfieldHugeNegativeCountClosesTheConnection asks for 2^62 random
+// fields: Redis builds that reply until its memory runs out; kvserver
+// sends a bounded part of it, closes the connection and goes on serving.
+func TestHrandfieldHugeNegativeCountClosesTheConnection(t *testing.T) {
+	if diffAgainstRedis() {
+		t.Skip("redis-server would build the reply until it runs out of memory")
+	}
+	t.Parallel()
+	s := startKVServer(t)
+	c := dialRaw(t, s.Addr)
+	checkReply(t, c, ":2\r\n", "HSET", "h", "a", "1", "b", "2")
+	conn, err := net.Dial("tcp", s.Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	conn.SetDeadline(time.Now().Add(60 * time.Second))
+	if _, err := conn.Write(encodeCommand([]string{"HRANDFIELD", "h", "-4611686018427387904", "WITHVALUES"})); err != nil {
+		t.Fatal(err)
+	}
+	n, err := io.Copy(io.Discard, conn)
+	if err != nil && !connClosedErr(err) {
+		t.Fatalf("after %d bytes: %v, want the server to close the connection", n, err)
+	}
+	if n < 1<<20 || n > 256<<20 {
+		t.Errorf("got %d bytes before the close, want a bounded part of the reply", n)
+	}
+	checkReply(t, c, "+PONG\r\n", "PING")
 }
