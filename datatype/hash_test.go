@@ -151,14 +151,18 @@ func TestHashMemSizeCountsTheBuffers(t *testing.T) {
 // come back at least once (Redis's HSCAN guarantee).
 func TestHashtableScanReturnsEveryFieldThroughResizes(t *testing.T) {
 	for _, tc := range []struct {
-		name          string
-		grow, shrink  int
-		count, rounds int
+		name         string
+		grow, shrink int
+		count        int
+		// rounds is how many scan calls go between two encode and
+		// decode round trips (0: none).
+		rounds int
 	}{
 		{"steady", 0, 0, 10, 0},
 		{"growing", 4000, 0, 7, 0},
 		{"shrinking", 0, 2900, 13, 0},
 		{"both", 3000, 2500, 3, 0},
+		{"demoted and loaded", 1000, 1000, 5, 40},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := NewHash()
@@ -183,6 +187,14 @@ func TestHashtableScanReturnsEveryFieldThroughResizes(t *testing.T) {
 				for k := 0; k < 50 && removed < tc.shrink; k++ {
 					h.Delete([]byte(fmt.Sprint("gone", removed)))
 					removed++
+				}
+				if tc.rounds > 0 && calls%tc.rounds == 0 {
+					// What demotion to disk and promotion back do.
+					back, err := Decode(KindHash, h.AppendBinary(nil))
+					if err != nil {
+						t.Fatal(err)
+					}
+					h = back.(*Hash)
 				}
 				if cursor == 0 {
 					break
