@@ -105,16 +105,10 @@ func storeChanged(tx *engine.Tx, key []byte, obj datatype.Object, created bool) 
 	}
 }
 
-// replyValue writes a field or value that is a view into a hash. A reply
-// references bulks from 16 KiB on instead of copying them, but a hash
-// changes in place once the engine lock is released, so those are copied.
-func replyValue(w *resp.Writer, b []byte) {
-	if len(b) >= resp.BigBulkThreshold {
-		w.BulkString(string(b))
-		return
-	}
-	w.Bulk(b)
-}
+// replyValue writes a field or value that is a view into a hash. Bulk
+// would reference a large one instead of copying it, but a hash changes in
+// place once the engine lock is released.
+func replyValue(w *resp.Writer, b []byte) { w.BulkCopy(b) }
 
 func cmdHset(x *Ctx) { hsetGeneric(x, "hset") }
 
