@@ -315,3 +315,45 @@ func TestHrandfieldHugeNegativeCountClosesTheConnection(t *testing.T) {
 	}
 	checkReply(t, c, "+PONG\r\n", "PING")
 }
+
+// pythonHashScript drives the hash family through Debian's redis-py: hset
+// with a mapping, hgetall as a dict, hincrby*, hscan_iter over a
+// hashtable, hrandfield and a transactional pipeline (MULTI/EXEC).
+const pythonHashScript = `
+import sys, redis
+r = redis.Redis(port=int(sys.argv[1]))
+print("hset", r.hset("py:h", mapping={"a": 1, "b": "two", "c": 3.5}))
+print("hgetall", sorted(r.hgetall("py:h").items()))
+print("hmget", r.hmget("py:h", ["a", "zz", "c"]))
+print("hincrby", r.hincrby("py:h", "a", 41), r.hincrbyfloat("py:h", "c", 0.25))
+print("hsetnx", r.hsetnx("py:h", "a", 0), r.hsetnx("py:h", "d", 0))
+print("hkeys", r.hkeys("py:h"), r.hlen("py:h"), r.hstrlen("py:h", "b"))
+r.hset("py:big", mapping={"f%d" % i: i for i in range(1000)})
+seen = dict(r.hscan_iter("py:big", match="f1*", count=50))
+print("hscan_iter", len(seen), seen[b"f123"], r.object("encoding", "py:big"))
+pick = r.hrandfield("py:big", 5, withvalues=True)
+print("hrandfield", len(pick), all(pick[i] == pick[i - 1][1:] for i in range(1, 10, 2)))
+p = r.pipeline()
+p.hdel("py:h", "a", "b").hexists("py:h", "a").hgetall("missing")
+print("pipeline", p.execute())
+`
+
+// TestPythonRedisHashes runs pythonHashScript (RESP2) against the server.
+func TestPythonRedisHashes(t *testing.T) {
+	t.Parallel()
+	out := runPythonRedis(t, pythonHashScript)
+	want := strings.Join([]string{
+		"hset 3",
+		"hgetall [(b'a', b'1'), (b'b', b'two'), (b'c', b'3.5')]",
+		"hmget [b'1', None, b'3.5']",
+		"hincrby 42 3.75",
+		"hsetnx 0 1",
+		"hkeys [b'a', b'b', b'c', b'd'] 4 3",
+		"hscan_iter 111 b'123' b'hashtable'",
+		"hrandfield 10 True",
+		"pipeline [2, False, {}]",
+	}, "\n") + "\n"
+	if string(out) != want {
+		t.Errorf("python redis printed:\n%s\nwant:\n%s", out, want)
+	}
+}
