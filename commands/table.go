@@ -31,6 +31,7 @@ func Specs() []*Spec {
 var families = [][]*Spec{
 	stringCommands,
 	bitmapCommands,
+	hyperloglogCommands,
 	keyspaceCommands,
 	connectionCommands,
 	aclCommands,
@@ -42,6 +43,8 @@ var families = [][]*Spec{
 	kvcacheCommands,
 	transactionCommands,
 	hashCommands,
+	serializeCommands,
+	pubsubCommands,
 }
 
 // NewTable builds the lookup table from copies of specs, deriving what
