@@ -8,6 +8,7 @@ import (
 	"github.com/kvserver/kvserver/datatype"
 	"github.com/kvserver/kvserver/engine"
 	"github.com/kvserver/kvserver/glob"
+	"github.com/kvserver/kvserver/notify"
 	"github.com/kvserver/kvserver/resp"
 )
 
@@ -131,6 +132,7 @@ func hsetGeneric(x *Ctx, name string) {
 			}
 		}
 		storeChanged(tx, args[1], h, created)
+		tx.Notify(notify.Hash, "hset", args[1])
 		if name == "hmset" {
 			x.W.OK()
 		} else {
@@ -149,6 +151,7 @@ func cmdHsetnx(x *Ctx) {
 		}
 		h.Set(args[2], args[3], lim)
 		storeChanged(tx, args[1], h, created)
+		tx.Notify(notify.Hash, "hset", args[1])
 		x.W.Int(1)
 	})
 }
@@ -208,6 +211,10 @@ func cmdHdel(x *Ctx) {
 		}
 		if deleted > 0 {
 			tx.Modified(args[1])
+			tx.Notify(notify.Hash, "hdel", args[1])
+			if h.Len() == 0 {
+				tx.Notify(notify.Generic, "del", args[1])
+			}
 		}
 		x.W.Int(int64(deleted))
 	})
@@ -337,6 +344,7 @@ func cmdHincrby(x *Ctx) {
 		cur += incr
 		h.Set(args[2], strconv.AppendInt(nil, cur, 10), lim)
 		storeChanged(tx, args[1], h, created)
+		tx.Notify(notify.Hash, "hincrby", args[1])
 		x.W.Int(cur)
 	})
 }
@@ -375,6 +383,7 @@ func cmdHincrbyfloat(x *Ctx) {
 		out := formatLongDouble(sum)
 		h.Set(args[2], []byte(out), lim)
 		storeChanged(tx, args[1], h, created)
+		tx.Notify(notify.Hash, "hincrbyfloat", args[1])
 		x.W.BulkString(out)
 	})
 }
