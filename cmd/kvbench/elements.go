@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // elementType is one collection type kvbench elements can fill: the
@@ -150,7 +151,7 @@ func elementsOf(ctx context.Context, t *target, typ string, li, total int) (elem
 	}
 	defer c.Close()
 	et, lay := elementTypes[typ], elementLayouts[li]
-	rss0, used0, err := settledMemory(t, c)
+	rss0, used0, err := settleMemory(t, c, 3*time.Second)
 	if err != nil {
 		return elementsResult{}, err
 	}
@@ -172,7 +173,7 @@ func elementsOf(ctx context.Context, t *target, typ string, li, total int) (elem
 	if err != nil {
 		return elementsResult{}, err
 	}
-	rss1, used1, err := settledMemory(t, c)
+	rss1, used1, err := settleMemory(t, c, 3*time.Second)
 	if err != nil {
 		return elementsResult{}, err
 	}
