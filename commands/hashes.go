@@ -8,6 +8,7 @@ import (
 	"github.com/kvserver/kvserver/datatype"
 	"github.com/kvserver/kvserver/engine"
 	"github.com/kvserver/kvserver/glob"
+	"github.com/kvserver/kvserver/notify"
 	"github.com/kvserver/kvserver/resp"
 )
 
@@ -142,6 +143,7 @@ func hsetGeneric(x *Ctx, name string) {
 		} else {
 			x.W.Int(int64(added))
 		}
+		tx.Notify(notify.Hash, "hset", args[1]) // after the reply, as in Redis
 	})
 }
 
@@ -156,6 +158,7 @@ func cmdHsetnx(x *Ctx) {
 		h.Set(args[2], args[3], lim)
 		storeChanged(tx, args[1], h, created)
 		x.W.Int(1)
+		tx.Notify(notify.Hash, "hset", args[1])
 	})
 }
 
@@ -213,7 +216,11 @@ func cmdHdel(x *Ctx) {
 			}
 		}
 		if deleted > 0 {
-			tx.Modified(args[1])
+			tx.Modified(args[1]) // deletes the key once the hash is empty
+			tx.Notify(notify.Hash, "hdel", args[1])
+			if h.Len() == 0 {
+				tx.Notify(notify.Generic, "del", args[1])
+			}
 		}
 		x.W.Int(int64(deleted))
 	})
@@ -344,6 +351,7 @@ func cmdHincrby(x *Ctx) {
 		h.Set(args[2], strconv.AppendInt(nil, cur, 10), lim)
 		storeChanged(tx, args[1], h, created)
 		x.W.Int(cur)
+		tx.Notify(notify.Hash, "hincrby", args[1])
 	})
 }
 
@@ -382,6 +390,7 @@ func cmdHincrbyfloat(x *Ctx) {
 		h.Set(args[2], []byte(out), lim)
 		storeChanged(tx, args[1], h, created)
 		x.W.BulkString(out)
+		tx.Notify(notify.Hash, "hincrbyfloat", args[1])
 	})
 }
 
