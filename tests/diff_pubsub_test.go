@@ -167,6 +167,12 @@ func pubsubScripts() []script {
 			onOther(do("PUBLISH", "m", "x")),
 			listen(1),
 			do("UNSUBSCRIBE"),
+			do("MULTI"),
+			do("SSUBSCRIBE", "s"),
+			do("PSUBSCRIBE", "p*"),
+			do("EXEC"),
+			onOther(do("PUBSUB", "SHARDNUMSUB", "s")),
+			do("PUNSUBSCRIBE"),
 		}},
 		{"keyspace notifications", []step{
 			onOther(do("CONFIG", "SET", "notify-keyspace-events", "KEA")),
