@@ -92,7 +92,7 @@ func (tx *Tx) Object(key []byte, k datatype.Kind, read bool) (datatype.Object, e
 	it := tx.find(string(key))
 	if it == nil {
 		if read {
-			tx.e.misses.Add(1)
+			tx.miss(key)
 		}
 		return nil, nil
 	}
@@ -105,7 +105,7 @@ func (tx *Tx) Object(key []byte, k datatype.Kind, read bool) (datatype.Object, e
 	obj := tx.objectOf(it)
 	if obj == nil {
 		if read {
-			tx.e.misses.Add(1)
+			tx.miss(key)
 		}
 		return nil, nil
 	}
