@@ -48,10 +48,12 @@ type PubSub interface {
 	// message is encoded before it returns (receivers queue the encoded
 	// bytes), so channel and message may be the command's arguments.
 	Publish(kind pubsub.Kind, channel, message []byte) int
-	// Channels, NumSub and NumPat are PUBSUB's introspection.
+	// Channels, NumSub and NumPat are PUBSUB's introspection;
+	// NumChannels is INFO's count of channels with subscribers.
 	Channels(kind pubsub.Kind, pattern []byte) [][]byte
 	NumSub(kind pubsub.Kind, channel []byte) int
 	NumPat() int
+	NumChannels(kind pubsub.Kind) int
 }
 
 // subscriptionWords are the first element of each confirmation, per kind:
