@@ -45,6 +45,7 @@ var families = [][]*Spec{
 	hashCommands,
 	serializeCommands,
 	pubsubCommands,
+	zsetCommands,
 }
 
 // NewTable builds the lookup table from copies of specs, deriving what
