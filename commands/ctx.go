@@ -50,6 +50,9 @@ type Ctx struct {
 	// without a Config field in config/settings.go), such as the limits
 	// that decide the encodings of small collections.
 	Settings Settings
+	// Blocking is the server's registry of clients blocked on keys
+	// (blocking.go).
+	Blocking Blocking
 }
 
 // Settings reads a setting's current value by name; the name must be a

@@ -211,9 +211,10 @@ func infoClients(x *Ctx, w *InfoWriter) {
 	w.Int("connected_clients", int64(x.Stats.ConnectedClients()))
 	w.Int("cluster_connections", 0)
 	w.Int("maxclients", int64(x.Stats.Settings().MaxClients))
-	w.Int("blocked_clients", 0)
+	blocked, withTimeout := x.Blocking.BlockedClients()
+	w.Int("blocked_clients", int64(blocked))
 	w.Int("tracking_clients", 0)
-	w.Int("clients_in_timeout_table", 0)
+	w.Int("clients_in_timeout_table", int64(withTimeout))
 }
 
 // residentMemory is the resident set size from /proc/self/statm, 0 where

@@ -42,6 +42,8 @@ var families = [][]*Spec{
 	kvcacheCommands,
 	transactionCommands,
 	hashCommands,
+	listCommands,
+	blockingCommands,
 }
 
 // NewTable builds the lookup table from copies of specs, deriving what

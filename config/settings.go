@@ -255,6 +255,8 @@ var settings = []Setting{
 		Doc: "a hash with more fields than this is stored as a hash table (OBJECT ENCODING hashtable) instead of a listpack, as in Redis", InConfig: true, Mutable: true, Rewrite: RewriteIfChanged},
 	{Name: "hash-max-listpack-value", Kind: KindInt, Default: "64", Min: 0, Max: math.MaxInt64,
 		Doc: "a hash with a field or value longer than this many bytes is stored as a hash table instead of a listpack, as in Redis", InConfig: true, Mutable: true, Rewrite: RewriteIfChanged},
+	{Name: "list-max-listpack-size", Kind: KindInt, Default: "-2", Min: math.MinInt32, Max: math.MaxInt32,
+		Doc: "elements per chunk of a list: a positive count, or -1..-5 for chunks of 4, 8, 16, 32 or 64 KiB, as in Redis", InConfig: true, Mutable: true, Rewrite: RewriteIfChanged},
 	{Name: "latency-monitor-threshold", Kind: KindInt, Default: "0", Min: 0, Max: math.MaxInt64,
 		Doc: "Redis's latency monitor threshold in milliseconds; kvserver records no latency events", ConfigOnly: true, InConfig: true, Mutable: true},
 	{Name: "protected-mode", Kind: KindBool, Default: "yes",

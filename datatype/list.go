@@ -4,7 +4,8 @@ import "bytes"
 
 // ListLimits is the setting that decides how many elements one chunk of a
 // list holds (list-max-listpack-size): a positive value is a count, -1 to
-// -5 a size of 4, 8, 16, 32 or 64 KiB, as for Redis's quicklist nodes.
+// -5 a size of 4, 8, 16, 32 or 64 KiB (below -5 as -5; 0 as 1), as for
+// Redis's quicklist nodes.
 type ListLimits struct {
 	MaxListpackSize int
 }
@@ -33,10 +34,10 @@ func (lim ListLimits) bounds() (maxBytes, maxCount int) {
 	switch f := lim.MaxListpackSize; {
 	case f > 0:
 		return sizeSafetyLimit, f
-	case f >= -5 && f < 0:
-		return 4 << 10 << (-f - 1), 1 << 30
+	case f == 0:
+		return sizeSafetyLimit, 1
 	default:
-		return 8 << 10, 1 << 30
+		return 4 << 10 << (min(-f, 5) - 1), 1 << 30
 	}
 }
 

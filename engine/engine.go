@@ -112,6 +112,12 @@ type Engine struct {
 	nextVer uint64
 	// watches are the watched keys (watch.go); nil until the first WATCH.
 	watches map[watchKey]*watchState
+	// waited are the keys clients are blocked on, ready those of them
+	// written since the server last took them, readyPending whether ready
+	// is non-empty (ready.go).
+	waited       map[ReadyKey]*waitState
+	ready        []ReadyKey
+	readyPending atomic.Bool
 
 	// dirty holds the groups with resident values the disk does not have
 	// yet; the write-behind pass persists them without freeing memory.
@@ -434,6 +440,8 @@ func (e *Engine) SwapDB(ctx context.Context, a, b int) error {
 	e.touchKeyspaceLocked(a, e.dbs[a], e.dbs[b])
 	e.touchKeyspaceLocked(b, e.dbs[b], e.dbs[a])
 	e.dbs[a], e.dbs[b] = e.dbs[b], e.dbs[a]
+	e.signalKeyspaceReadyLocked(a, e.dbs[a])
+	e.signalKeyspaceReadyLocked(b, e.dbs[b])
 	return e.saveDBMapLocked(ctx)
 }
 

@@ -41,6 +41,11 @@ func (s *Server) watchBudget(ctx context.Context) {
 }
 
 func (s *Server) watchClient(c *Client, now time.Time, waiters int) {
+	if c.blocked.Load() && peerClosed(c.conn) {
+		// A client blocked in BLPOP and its kin is not read either.
+		c.kill()
+		return
+	}
 	if c.budget == nil {
 		return
 	}

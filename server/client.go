@@ -66,6 +66,11 @@ type Client struct {
 	multiMem int
 
 	killed atomic.Bool
+	// blocked is set while a command waits in the block registry
+	// (blocking.go); holdsShared while its handler runs under
+	// Server.exclusive's read lock, which a blocked command lets go.
+	blocked     atomic.Bool
+	holdsShared bool
 
 	// multi is the transaction while the connection is in MULTI, nil
 	// otherwise; watches are the keys WATCH watches; queuedArgs are the
@@ -102,6 +107,9 @@ const (
 
 // kill closes the connection from another goroutine (CLIENT KILL, a
 // stalled budget holder, shutdown) and ends its waits.
+// setBlocked marks the client blocked in a command or not.
+func (c *Client) setBlocked(on bool) { c.blocked.Store(on) }
+
 func (c *Client) kill() {
 	c.killed.Store(true)
 	if c.cancel != nil {
