@@ -18,13 +18,15 @@ type Blocking interface {
 	// the order they blocked, and returns true when it took what it
 	// waited for (it must not write the reply; Block's caller does). Block
 	// returns false when timeout (0: none) passes or the connection
-	// closes, and at once where a command must not block (inside
-	// MULTI/EXEC), answering nothing itself.
+	// closes, answering nothing itself. The caller asks CanBlock first.
 	Block(keys [][]byte, timeout time.Duration, serve func(tx *engine.Tx, key []byte) bool) bool
 	// BlockedClients is the number of clients blocked now, and how many
 	// of them have a timeout (INFO's blocked_clients and
 	// clients_in_timeout_table).
 	BlockedClients() (blocked, withTimeout int)
+	// CanBlock is false where a command must not block (inside
+	// MULTI/EXEC), which then answers as if it had timed out.
+	CanBlock() bool
 }
 
 // blockingCommands are the list family's blocking pops (Redis's t_list.c
@@ -47,7 +49,7 @@ var blockingCommands = []*Spec{
 
 // timeoutArg parses a blocking command's timeout in seconds, a float, the
 // way Redis's getTimeoutFromObjectOrReply does: the milliseconds are
-// truncated, 0 waits forever, and a value whose milliseconds do not fit
+// rounded up (so 0.0001 waits 1 ms, -0.0001 forever), 0 waits forever, and a value whose milliseconds do not fit
 // in a long long (inf, 1e400) is reported as negative, as the C cast
 // makes it. The wait is capped at what a time.Duration holds (292 years).
 func timeoutArg(x *Ctx, i int) (time.Duration, bool) {
@@ -61,7 +63,10 @@ func timeoutArg(x *Ctx, i int) (time.Duration, bool) {
 		x.W.Error("ERR timeout is negative")
 		return 0, false
 	}
-	n, _ := ms.Int64()
+	n, acc := ms.Int64()
+	if acc == big.Below {
+		n++ // rounded up: a timeout under a millisecond still expires
+	}
 	if n > math.MaxInt64/int64(time.Millisecond) {
 		n = math.MaxInt64 / int64(time.Millisecond)
 	}
@@ -99,6 +104,10 @@ func blockingPop(x *Ctx, front bool) {
 		}
 	})
 	if done {
+		return
+	}
+	if !x.Blocking.CanBlock() {
+		x.W.NullArray()
 		return
 	}
 	served := x.Blocking.Block(keys, timeout, func(tx *engine.Tx, k []byte) bool {
@@ -162,6 +171,10 @@ func blmoveGeneric(x *Ctx, from, to bool, timeoutArgIdx int) {
 	if done {
 		return
 	}
+	if !x.Blocking.CanBlock() {
+		x.W.Null()
+		return
+	}
 	src, dst := append([]byte(nil), args[1]...), append([]byte(nil), args[2]...)
 	var val []byte
 	var moveErr error
@@ -175,7 +188,8 @@ func blmoveGeneric(x *Ctx, from, to bool, timeoutArgIdx int) {
 	})
 	switch {
 	case !served:
-		x.W.Null()
+		// Redis 7.0 answers a null array here, unlike the null of MULTI.
+		x.W.NullArray()
 	case moveErr != nil:
 		x.W.Error(moveErr.Error())
 	default:
@@ -184,11 +198,12 @@ func blmoveGeneric(x *Ctx, from, to bool, timeoutArgIdx int) {
 }
 
 func cmdBlmpop(x *Ctx) {
-	timeout, ok := timeoutArg(x, 1)
+	// Redis 7.0 checks the timeout after the other arguments here.
+	a, ok := parseMpop(x, 2)
 	if !ok {
 		return
 	}
-	a, ok := parseMpop(x, 2)
+	timeout, ok := timeoutArg(x, 1)
 	if !ok {
 		return
 	}
@@ -208,6 +223,10 @@ func cmdBlmpop(x *Ctx) {
 		}
 	})
 	if done {
+		return
+	}
+	if !x.Blocking.CanBlock() {
+		x.W.NullArray()
 		return
 	}
 	var key []byte

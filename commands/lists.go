@@ -400,10 +400,6 @@ func parseLpos(x *Ctx) (lposOptions, bool) {
 					"or use negative to start from the end of the list")
 				return o, false
 			}
-			if n == -1<<63 {
-				x.W.Error("ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807")
-				return o, false
-			}
 			o.rank = n
 		case equalFold(args[i], "count"):
 			if !ok || n < 0 {
@@ -451,7 +447,11 @@ func cmdLpos(x *Ctx) {
 		skip := o.rank - 1
 		from, reverse := 0, o.rank < 0
 		if reverse {
+			// -LONG_MIN stays negative in Redis: the first match counts.
 			from, skip = l.Len()-1, -o.rank-1
+			if o.rank == -1<<63 {
+				skip = 0
+			}
 		}
 		var seen int64
 		l.Range(from, reverse, func(i int, v []byte) bool {

@@ -115,10 +115,6 @@ func (r *blockRegistry) serveReady() {
 
 // block is commands.Blocking.Block for client c.
 func (r *blockRegistry) block(c *Client, keys [][]byte, timeout time.Duration, serve func(tx *engine.Tx, key []byte) bool) bool {
-	if c.queuedArgs != nil {
-		// Inside EXEC commands do not block (Redis's CLIENT_DENY_BLOCKING).
-		return false
-	}
 	b := &blockedClient{db: c.DB(), serve: serve, done: make(chan struct{}), timed: timeout > 0}
 	seen := make(map[string]bool, len(keys))
 	for _, k := range keys {
@@ -179,5 +175,8 @@ var _ commands.Blocking = session{}
 func (s session) Block(keys [][]byte, timeout time.Duration, serve func(tx *engine.Tx, key []byte) bool) bool {
 	return s.c.srv.blocked.block(s.c, keys, timeout, serve)
 }
+
+// CanBlock is false inside EXEC (Redis's CLIENT_DENY_BLOCKING).
+func (s session) CanBlock() bool { return s.c.queuedArgs == nil }
 
 func (s session) BlockedClients() (blocked, withTimeout int) { return s.c.srv.blocked.counts() }
