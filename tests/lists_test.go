@@ -15,7 +15,9 @@ import (
 )
 
 // listElement is element j of test list i.
-func listElement(i, j int) string { return fmt.Sprintf("list%03d-element%05d-%s", i, j, strings.Repeat("x", 24)) }
+func listElement(i, j int) string {
+	return fmt.Sprintf("list%03d-element%05d-%s", i, j, strings.Repeat("x", 24))
+}
 
 // checkLists reads every test list back whole and compares it.
 func checkLists(t *testing.T, c *rawClient, lists, elems int, when string) {
