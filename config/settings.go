@@ -257,6 +257,8 @@ var settings = []Setting{
 		Doc: "a hash with a field or value longer than this many bytes is stored as a hash table instead of a listpack, as in Redis", InConfig: true, Mutable: true, Rewrite: RewriteIfChanged},
 	{Name: "list-max-listpack-size", Kind: KindInt, Default: "-2", Min: math.MinInt32, Max: math.MaxInt32,
 		Doc: "elements per chunk of a list: a positive count, or -1..-5 for chunks of 4, 8, 16, 32 or 64 KiB, as in Redis", InConfig: true, Mutable: true, Rewrite: RewriteIfChanged},
+	{Name: "list-compress-depth", Kind: KindInt, Default: "0", Min: 0, Max: math.MaxInt32, ConfigOnly: true, InConfig: true, Mutable: true,
+		Doc: "Redis's LZF compression of a list's inner chunks; kvserver keeps list chunks uncompressed in memory (the disk tier compresses)"},
 	{Name: "latency-monitor-threshold", Kind: KindInt, Default: "0", Min: 0, Max: math.MaxInt64,
 		Doc: "Redis's latency monitor threshold in milliseconds; kvserver records no latency events", ConfigOnly: true, InConfig: true, Mutable: true},
 	{Name: "protected-mode", Kind: KindBool, Default: "yes",

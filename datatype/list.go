@@ -193,13 +193,28 @@ func (l *List) Push(v []byte, front bool, lim ListLimits) {
 		c := live[0]
 		l.change(c, func() { c.insert(0, v) })
 	case front:
+		l.seal(live[0])
 		l.insertChunk(0, newChunk(v))
 	case fits(live[len(live)-1], v, lim):
 		c := live[len(live)-1]
 		l.change(c, func() { c.insert(c.n(), v) })
 	default:
+		l.seal(live[len(live)-1])
 		l.insertChunk(len(live), newChunk(v))
 	}
+}
+
+// seal gives back the room a full chunk's buffers grew beyond what they
+// hold, once, when the list moves on to a new chunk: appends leave up to a
+// quarter (a half for small chunks) unused.
+func (l *List) seal(c *chunk) {
+	if c.plain() || cap(c.buf)-len(c.buf) <= len(c.buf)/16 && cap(c.ends)-len(c.ends) <= len(c.ends)/16 {
+		return
+	}
+	l.change(c, func() {
+		c.buf = append(make([]byte, 0, len(c.buf)), c.buf...)
+		c.ends = append(make([]uint32, 0, len(c.ends)), c.ends...)
+	})
 }
 
 // Pop removes and returns the head (front) or tail element; nil when the
