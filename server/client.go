@@ -67,7 +67,7 @@ type Client struct {
 
 	killed atomic.Bool
 	// blocked is set while a command waits in the block registry
-	// (blocking.go); holdsShared while its handler runs under
+	// (blockkeys.go); holdsShared while its handler runs under
 	// Server.exclusive's read lock, which a blocked command lets go.
 	blocked     atomic.Bool
 	holdsShared bool

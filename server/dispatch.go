@@ -139,7 +139,7 @@ func (s *Server) runHandler(c *Client, spec *commands.Spec) {
 }
 
 // serveBlocked serves the clients blocked on keys the last command wrote
-// (blocking.go), after it and after a whole EXEC, as Redis does.
+// (blockkeys.go), after it and after a whole EXEC, as Redis does.
 func (s *Server) serveBlocked() {
 	if !s.eng.HasReady() {
 		return

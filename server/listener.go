@@ -116,7 +116,7 @@ type Server struct {
 	// its read lock, EXEC's under its write lock, so no other client's
 	// command runs between the commands of a transaction.
 	exclusive sync.RWMutex
-	// blocked are the clients blocked on keys (blocking.go).
+	// blocked are the clients blocked on keys (blockkeys.go).
 	blocked *blockRegistry
 	// queuedTxBytes is what the queued commands of every open MULTI hold
 	// (bounded like the request values in flight; session_transactions.go).
