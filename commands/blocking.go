@@ -8,18 +8,18 @@ import (
 	"github.com/kvserver/kvserver/engine"
 )
 
-// Blocking is what the blocking commands (BLPOP and its kin; later
+// KeyBlocking is what the blocking commands (BLPOP and its kin; later
 // BZPOPMIN, XREAD) use to wait for keys: the server's registry of blocked
 // clients, woken by the engine when a key they wait on is written.
-type Blocking interface {
-	// Block waits for one of keys, in the connection's database, to be
+type KeyBlocking interface {
+	// BlockOnKeys waits for one of keys, in the connection's database, to be
 	// served: each time a write touches one of them, serve runs under the
 	// engine lock with that key, clients blocked on a key being tried in
 	// the order they blocked, and returns true when it took what it
-	// waited for (it must not write the reply; Block's caller does). Block
+	// waited for (it must not write the reply; the caller does). It
 	// returns false when timeout (0: none) passes or the connection
 	// closes, answering nothing itself. The caller asks CanBlock first.
-	Block(keys [][]byte, timeout time.Duration, serve func(tx *engine.Tx, key []byte) bool) bool
+	BlockOnKeys(keys [][]byte, timeout time.Duration, serve func(tx *engine.Tx, key []byte) bool) bool
 	// BlockedClients is the number of clients blocked now, and how many
 	// of them have a timeout (INFO's blocked_clients and
 	// clients_in_timeout_table).
@@ -106,11 +106,11 @@ func blockingPop(x *Ctx, front bool) {
 	if done {
 		return
 	}
-	if !x.Blocking.CanBlock() {
+	if !x.KeyBlocking.CanBlock() {
 		x.W.NullArray()
 		return
 	}
-	served := x.Blocking.Block(keys, timeout, func(tx *engine.Tx, k []byte) bool {
+	served := x.KeyBlocking.BlockOnKeys(keys, timeout, func(tx *engine.Tx, k []byte) bool {
 		l := listOf(tx, k)
 		if l == nil {
 			return false
@@ -171,14 +171,14 @@ func blmoveGeneric(x *Ctx, from, to bool, timeoutArgIdx int) {
 	if done {
 		return
 	}
-	if !x.Blocking.CanBlock() {
+	if !x.KeyBlocking.CanBlock() {
 		x.W.Null()
 		return
 	}
 	src, dst := append([]byte(nil), args[1]...), append([]byte(nil), args[2]...)
 	var val []byte
 	var moveErr error
-	served := x.Blocking.Block(args[1:2], timeout, func(tx *engine.Tx, _ []byte) bool {
+	served := x.KeyBlocking.BlockOnKeys(args[1:2], timeout, func(tx *engine.Tx, _ []byte) bool {
 		l := listOf(tx, src)
 		if l == nil {
 			return false
@@ -225,13 +225,13 @@ func cmdBlmpop(x *Ctx) {
 	if done {
 		return
 	}
-	if !x.Blocking.CanBlock() {
+	if !x.KeyBlocking.CanBlock() {
 		x.W.NullArray()
 		return
 	}
 	var key []byte
 	var vals [][]byte
-	served := x.Blocking.Block(a.keys, timeout, func(tx *engine.Tx, k []byte) bool {
+	served := x.KeyBlocking.BlockOnKeys(a.keys, timeout, func(tx *engine.Tx, k []byte) bool {
 		l := listOf(tx, k)
 		if l == nil {
 			return false

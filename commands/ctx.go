@@ -50,9 +50,9 @@ type Ctx struct {
 	// without a Config field in config/settings.go), such as the limits
 	// that decide the encodings of small collections.
 	Settings Settings
-	// Blocking is the server's registry of clients blocked on keys
+	// KeyBlocking is the server's registry of clients blocked on keys
 	// (blocking.go).
-	Blocking Blocking
+	KeyBlocking KeyBlocking
 }
 
 // Settings reads a setting's current value by name; the name must be a

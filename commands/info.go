@@ -211,7 +211,7 @@ func infoClients(x *Ctx, w *InfoWriter) {
 	w.Int("connected_clients", int64(x.Stats.ConnectedClients()))
 	w.Int("cluster_connections", 0)
 	w.Int("maxclients", int64(x.Stats.Settings().MaxClients))
-	blocked, withTimeout := x.Blocking.BlockedClients()
+	blocked, withTimeout := x.KeyBlocking.BlockedClients()
 	w.Int("blocked_clients", int64(blocked))
 	w.Int("tracking_clients", 0)
 	w.Int("clients_in_timeout_table", int64(withTimeout))

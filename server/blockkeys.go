@@ -170,13 +170,13 @@ func (r *blockRegistry) counts() (blocked, withTimeout int) {
 	return r.count, r.withTimeout
 }
 
-var _ commands.Blocking = session{}
+var _ commands.KeyBlocking = session{}
 
-func (s session) Block(keys [][]byte, timeout time.Duration, serve func(tx *engine.Tx, key []byte) bool) bool {
-	return s.c.srv.blocked.block(s.c, keys, timeout, serve)
+func (s session) BlockOnKeys(keys [][]byte, timeout time.Duration, serve func(tx *engine.Tx, key []byte) bool) bool {
+	return s.c.srv.keyWaits.block(s.c, keys, timeout, serve)
 }
 
 // CanBlock is false inside EXEC (Redis's CLIENT_DENY_BLOCKING).
 func (s session) CanBlock() bool { return s.c.queuedArgs == nil }
 
-func (s session) BlockedClients() (blocked, withTimeout int) { return s.c.srv.blocked.counts() }
+func (s session) BlockedClients() (blocked, withTimeout int) { return s.c.srv.keyWaits.counts() }

@@ -146,7 +146,7 @@ func (s *Server) serveBlocked() {
 	}
 	s.exclusive.RLock()
 	defer s.exclusive.RUnlock()
-	s.blocked.serveReady()
+	s.keyWaits.serveReady()
 }
 
 // preload loads the values the command reads that are only on disk, or

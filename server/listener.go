@@ -117,7 +117,7 @@ type Server struct {
 	// command runs between the commands of a transaction.
 	exclusive sync.RWMutex
 	// blocked are the clients blocked on keys (blockkeys.go).
-	blocked *blockRegistry
+	keyWaits *blockRegistry
 	// queuedTxBytes is what the queued commands of every open MULTI hold
 	// (bounded like the request values in flight; session_transactions.go).
 	queuedTxBytes atomic.Int64
@@ -200,7 +200,7 @@ func New(eng *engine.Engine, opts Options) *Server {
 	s := &Server{
 		eng:      eng,
 		table:    commands.NewTable(commands.Specs()),
-		blocked:  newBlockRegistry(eng),
+		keyWaits: newBlockRegistry(eng),
 		log:      opts.Logger,
 		metrics:  opts.Metrics,
 		started:  time.Now(),

@@ -44,6 +44,6 @@ func (s *Server) newCommandCtx(c *Client) *commands.Ctx {
 		Transaction:    session{c},
 		Diagnostics:    session{c},
 		Settings:       s.settings,
-		Blocking:       session{c},
+		KeyBlocking:    session{c},
 	}
 }
