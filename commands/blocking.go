@@ -16,14 +16,13 @@ type KeyBlocking interface {
 	// served: each time a write touches one of them, serve runs under the
 	// engine lock with that key, clients blocked on a key being tried in
 	// the order they blocked, and returns true when it took what it
-	// waited for (it must not write the reply; the caller does). It
-	// returns false when timeout (0: none) passes or the connection
-	// closes, answering nothing itself. The caller asks CanBlock first.
-	BlockOnKeys(keys [][]byte, timeout time.Duration, serve func(tx *engine.Tx, key []byte) bool) bool
-	// BlockedClients is the number of clients blocked now, and how many
-	// of them have a timeout (INFO's blocked_clients and
-	// clients_in_timeout_table).
-	BlockedClients() (blocked, withTimeout int)
+	// waited for (it must not write the reply; the caller does): then it
+	// returns UnblockedReady. Otherwise it returns why the wait ended:
+	// the timeout (0: none) passed, CLIENT UNBLOCK, or the connection
+	// closed; it answers nothing itself. The client counts as blocked
+	// meanwhile (Blocker: INFO, CLIENT LIST, CLIENT UNBLOCK). The caller
+	// asks CanBlock first.
+	BlockOnKeys(keys [][]byte, timeout time.Duration, serve func(tx *engine.Tx, key []byte) bool) Unblocked
 	// CanBlock is false where a command must not block (inside
 	// MULTI/EXEC), which then answers as if it had timed out.
 	CanBlock() bool
@@ -110,7 +109,7 @@ func blockingPop(x *Ctx, front bool) {
 		x.W.NullArray()
 		return
 	}
-	served := x.KeyBlocking.BlockOnKeys(keys, timeout, func(tx *engine.Tx, k []byte) bool {
+	why := x.KeyBlocking.BlockOnKeys(keys, timeout, func(tx *engine.Tx, k []byte) bool {
 		l := listOf(tx, k)
 		if l == nil {
 			return false
@@ -119,10 +118,22 @@ func blockingPop(x *Ctx, front bool) {
 		tx.Modified(k)
 		return true
 	})
-	if served {
+	if why == UnblockedReady {
 		replyKeyValue(x, key, val)
 	} else {
-		x.W.NullArray()
+		replyUnserved(x, why, x.W.NullArray)
+	}
+}
+
+// replyUnserved answers a blocking command whose wait ended without
+// what it waited for: null (timeout, CLIENT UNBLOCK TIMEOUT), Redis's
+// UNBLOCKED error, or nothing for a closed connection.
+func replyUnserved(x *Ctx, why Unblocked, null func()) {
+	switch why {
+	case UnblockedError:
+		x.W.Error(errUnblocked)
+	case UnblockedTimeout:
+		null()
 	}
 }
 
@@ -178,7 +189,7 @@ func blmoveGeneric(x *Ctx, from, to bool, timeoutArgIdx int) {
 	src, dst := append([]byte(nil), args[1]...), append([]byte(nil), args[2]...)
 	var val []byte
 	var moveErr error
-	served := x.KeyBlocking.BlockOnKeys(args[1:2], timeout, func(tx *engine.Tx, _ []byte) bool {
+	why := x.KeyBlocking.BlockOnKeys(args[1:2], timeout, func(tx *engine.Tx, _ []byte) bool {
 		l := listOf(tx, src)
 		if l == nil {
 			return false
@@ -187,9 +198,9 @@ func blmoveGeneric(x *Ctx, from, to bool, timeoutArgIdx int) {
 		return true
 	})
 	switch {
-	case !served:
+	case why != UnblockedReady:
 		// Redis 7.0 answers a null array here, unlike the null of MULTI.
-		x.W.NullArray()
+		replyUnserved(x, why, x.W.NullArray)
 	case moveErr != nil:
 		x.W.Error(moveErr.Error())
 	default:
@@ -231,7 +242,7 @@ func cmdBlmpop(x *Ctx) {
 	}
 	var key []byte
 	var vals [][]byte
-	served := x.KeyBlocking.BlockOnKeys(a.keys, timeout, func(tx *engine.Tx, k []byte) bool {
+	why := x.KeyBlocking.BlockOnKeys(a.keys, timeout, func(tx *engine.Tx, k []byte) bool {
 		l := listOf(tx, k)
 		if l == nil {
 			return false
@@ -239,9 +250,9 @@ func cmdBlmpop(x *Ctx) {
 		key, vals = append([]byte(nil), k...), popMany(tx, l, k, a)
 		return true
 	})
-	if served {
+	if why == UnblockedReady {
 		replyMpop(x, key, vals)
 	} else {
-		x.W.NullArray()
+		replyUnserved(x, why, x.W.NullArray)
 	}
 }

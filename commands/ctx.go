@@ -41,6 +41,8 @@ type Ctx struct {
 	Stats Stats
 	// Lifecycle is the server's shutdown, for SHUTDOWN and DEBUG SLEEP.
 	Lifecycle Lifecycle
+	// PubSub is the server's subscriptions, seen from the connection.
+	PubSub PubSub
 	// Transaction is the connection's MULTI and WATCH state.
 	Transaction Transaction
 	// Diagnostics is the server's settings and slow log, for OBJECT,
@@ -53,6 +55,10 @@ type Ctx struct {
 	// KeyBlocking is the server's registry of clients blocked on keys
 	// (blocking.go).
 	KeyBlocking KeyBlocking
+	// HyperLogLog is the server setting the HyperLogLog family reads.
+	HyperLogLog HyperLogLog
+	// Blocker blocks the connection in a blocking command (WAIT).
+	Blocker Blocker
 }
 
 // Settings reads a setting's current value by name; the name must be a
@@ -93,6 +99,8 @@ type Session interface {
 	// SetLibName and SetLibVer are CLIENT SETINFO's attributes.
 	SetLibName(v string)
 	SetLibVer(v string)
+	// SetReply is CLIENT REPLY (and RESET's part of it).
+	SetReply(m ReplyMode)
 	// SetNoEvict is CLIENT NO-EVICT; SetNoTouch is CLIENT NO-TOUCH.
 	SetNoEvict(on bool)
 	SetNoTouch(on bool)
@@ -137,6 +145,7 @@ func (x *Ctx) View(fn func(tx *engine.Tx)) {
 	noTouch := x.Session.NoTouch()
 	x.Engine.View(x.Session.DB(), func(tx *engine.Tx) {
 		tx.SetNoTouch(noTouch)
+		tx.SetOrigin(x.PubSub)
 		fn(tx)
 	})
 }
@@ -147,6 +156,7 @@ func (x *Ctx) Update(fn func(tx *engine.Tx)) {
 	noTouch := x.Session.NoTouch()
 	x.Engine.Update(x.Session.DB(), func(tx *engine.Tx) {
 		tx.SetNoTouch(noTouch)
+		tx.SetOrigin(x.PubSub)
 		fn(tx)
 	})
 }

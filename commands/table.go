@@ -31,6 +31,7 @@ func Specs() []*Spec {
 var families = [][]*Spec{
 	stringCommands,
 	bitmapCommands,
+	hyperloglogCommands,
 	keyspaceCommands,
 	connectionCommands,
 	aclCommands,
@@ -44,6 +45,9 @@ var families = [][]*Spec{
 	hashCommands,
 	listCommands,
 	blockingCommands,
+	serializeCommands,
+	pubsubCommands,
+	zsetCommands,
 }
 
 // NewTable builds the lookup table from copies of specs, deriving what

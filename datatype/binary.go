@@ -3,6 +3,7 @@ package datatype
 import (
 	"encoding/binary"
 	"fmt"
+	"math"
 )
 
 // The disk encodings are sequences of uvarints and length-prefixed strings.
@@ -74,5 +75,19 @@ func (r *reader) bytes() []byte {
 	}
 	v := r.b[:n]
 	r.b = r.b[n:]
+	return v
+}
+
+// float64 reads 8 little-endian bytes of IEEE bits.
+func (r *reader) float64() float64 {
+	if r.err != nil {
+		return 0
+	}
+	if len(r.b) < 8 {
+		r.fail("float past the end")
+		return 0
+	}
+	v := math.Float64frombits(binary.LittleEndian.Uint64(r.b))
+	r.b = r.b[8:]
 	return v
 }

@@ -24,8 +24,6 @@ type blockRegistry struct {
 	// engine lock, never inside it.
 	mu    sync.Mutex
 	byKey map[engine.ReadyKey][]*blockedClient
-	// count and withTimeout are the clients blocked now (INFO).
-	count, withTimeout int
 }
 
 // blockedClient is one client blocked in a command.
@@ -37,7 +35,6 @@ type blockedClient struct {
 	// blockRegistry.mu.
 	done   chan struct{}
 	served bool
-	timed  bool
 }
 
 func newBlockRegistry(eng *engine.Engine) *blockRegistry {
@@ -50,10 +47,6 @@ func (r *blockRegistry) addLocked(b *blockedClient) {
 		rk := engine.ReadyKey{DB: b.db, Key: k}
 		r.byKey[rk] = append(r.byKey[rk], b)
 		r.eng.WaitFor(b.db, k)
-	}
-	r.count++
-	if b.timed {
-		r.withTimeout++
 	}
 }
 
@@ -74,10 +67,6 @@ func (r *blockRegistry) removeLocked(b *blockedClient) {
 			r.byKey[rk] = q
 		}
 		r.eng.StopWaiting(b.db, k)
-	}
-	r.count--
-	if b.timed {
-		r.withTimeout--
 	}
 }
 
@@ -113,9 +102,11 @@ func (r *blockRegistry) serveReady() {
 	}
 }
 
-// block is commands.Blocking.Block for client c.
-func (r *blockRegistry) block(c *Client, keys [][]byte, timeout time.Duration, serve func(tx *engine.Tx, key []byte) bool) bool {
-	b := &blockedClient{db: c.DB(), serve: serve, done: make(chan struct{}), timed: timeout > 0}
+// block is commands.KeyBlocking.BlockOnKeys for client c. The wait itself
+// is the connection's (Client.block in blocking.go): it counts as blocked
+// there, for INFO, CLIENT LIST and CLIENT UNBLOCK.
+func (r *blockRegistry) block(c *Client, keys [][]byte, timeout time.Duration, serve func(tx *engine.Tx, key []byte) bool) commands.Unblocked {
+	b := &blockedClient{db: c.DB(), serve: serve, done: make(chan struct{})}
 	seen := make(map[string]bool, len(keys))
 	for _, k := range keys {
 		if !seen[string(k)] {
@@ -130,53 +121,37 @@ func (r *blockRegistry) block(c *Client, keys [][]byte, timeout time.Duration, s
 	for _, k := range b.keys {
 		if r.tryLocked(b, k) {
 			r.mu.Unlock()
-			return true
+			return commands.UnblockedReady
 		}
 	}
 	r.mu.Unlock()
-	c.setBlocked(true)
-	defer c.setBlocked(false)
 
 	// Let other commands, EXEC's included, run while this one waits.
 	if c.holdsShared {
 		c.srv.exclusive.RUnlock()
 		defer c.srv.exclusive.RLock()
 	}
-	var expired <-chan time.Time
+	var deadline time.Time
 	if timeout > 0 {
-		t := time.NewTimer(timeout)
-		defer t.Stop()
-		expired = t.C
+		deadline = time.Now().Add(timeout)
 	}
-	select {
-	case <-b.done:
-		return true
-	case <-expired:
-	case <-c.ctx.Done():
-	}
+	why := c.block(deadline, b.done, true)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if b.served {
-		return true
+		// Served while the wait ended for another reason: the elements
+		// are taken, the client must get them.
+		return commands.UnblockedReady
 	}
 	r.removeLocked(b)
-	return false
-}
-
-// counts is what INFO reports of the registry.
-func (r *blockRegistry) counts() (blocked, withTimeout int) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.count, r.withTimeout
+	return why
 }
 
 var _ commands.KeyBlocking = session{}
 
-func (s session) BlockOnKeys(keys [][]byte, timeout time.Duration, serve func(tx *engine.Tx, key []byte) bool) bool {
+func (s session) BlockOnKeys(keys [][]byte, timeout time.Duration, serve func(tx *engine.Tx, key []byte) bool) commands.Unblocked {
 	return s.c.srv.keyWaits.block(s.c, keys, timeout, serve)
 }
 
 // CanBlock is false inside EXEC (Redis's CLIENT_DENY_BLOCKING).
 func (s session) CanBlock() bool { return s.c.queuedArgs == nil }
-
-func (s session) BlockedClients() (blocked, withTimeout int) { return s.c.srv.keyWaits.counts() }

@@ -41,8 +41,9 @@ func (s *Server) watchBudget(ctx context.Context) {
 }
 
 func (s *Server) watchClient(c *Client, now time.Time, waiters int) {
-	if c.blocked.Load() && peerClosed(c.conn) {
-		// A client blocked in BLPOP and its kin is not read either.
+	if s.blocked.isBlocked(c.ID) && peerClosed(c.conn) {
+		// A client blocked in BLPOP, WAIT and their kin is not read
+		// either.
 		c.kill()
 		return
 	}

@@ -42,8 +42,11 @@ func (s *Server) newCommandCtx(c *Client) *commands.Ctx {
 		Stats:          session{c},
 		Lifecycle:      session{c},
 		Transaction:    session{c},
+		PubSub:         session{c},
 		Diagnostics:    session{c},
 		Settings:       s.settings,
 		KeyBlocking:    session{c},
+		HyperLogLog:    session{c},
+		Blocker:        session{c},
 	}
 }

@@ -313,6 +313,26 @@ func blockingScenarios() []blockingScenario {
 			fmt.Fprintf(&tr.b, "blocked: %v\n", strings.Contains(string(raw), "blocked_clients:0\r\n"))
 			return tr.b.String()
 		}},
+		{"CLIENT UNBLOCK ends a blocked pop with a timeout or an error", func(t *testing.T, addr string) string {
+			tr := newTranscript(t, addr, 2)
+			raw, err := tr.conns[0].Call("CLIENT", "ID")
+			if err != nil {
+				t.Fatal(err)
+			}
+			id := strings.TrimSuffix(strings.TrimPrefix(string(raw), ":"), "\r\n")
+			tr.send(0, "BLPOP", "k", "0")
+			settle()
+			tr.call(1, "CLIENT", "UNBLOCK", id)
+			tr.read(0)
+			tr.send(0, "BLMOVE", "k", "d", "LEFT", "LEFT", "0")
+			settle()
+			tr.call(1, "CLIENT", "UNBLOCK", id, "ERROR")
+			tr.read(0)
+			tr.call(1, "CLIENT", "UNBLOCK", id)
+			tr.call(1, "RPUSH", "k", "v")
+			tr.call(1, "LLEN", "k")
+			return tr.b.String()
+		}},
 		{"a client that disconnects while blocked is released", func(t *testing.T, addr string) string {
 			tr := newTranscript(t, addr, 3)
 			tr.send(0, "BLPOP", "k", "0")

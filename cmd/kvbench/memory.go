@@ -127,15 +127,7 @@ func memoryOf(ctx context.Context, t *target, value []byte, n int) (memoryResult
 		return memoryResult{}, err
 	}
 	defer c.Close()
-	settle := func() (rss, used int64, err error) {
-		// Let background work (kvserver's write-behind, a GC cycle) finish.
-		time.Sleep(3 * time.Second)
-		if rss, err = processRSS(t.cmd.Process.Pid); err != nil {
-			return 0, 0, err
-		}
-		used, err = usedMemory(c)
-		return rss, used, err
-	}
+	settle := func() (rss, used int64, err error) { return settledMemory(t, c) }
 	rss0, used0, err := settle()
 	if err != nil {
 		return memoryResult{}, err
@@ -159,6 +151,17 @@ func memoryOf(ctx context.Context, t *target, value []byte, n int) (memoryResult
 		RSSBytes: rss1 - rss0, UsedBytes: used1 - used0,
 		RSSRatio: float64(rss1-rss0) / float64(raw), UsedRatio: float64(used1-used0) / float64(raw),
 	}, nil
+}
+
+// settledMemory waits for background work (kvserver's write-behind, a GC
+// cycle) to finish and reads t's resident memory and used_memory.
+func settledMemory(t *target, c *benchConn) (rss, used int64, err error) {
+	time.Sleep(3 * time.Second)
+	if rss, err = processRSS(t.cmd.Process.Pid); err != nil {
+		return 0, 0, err
+	}
+	used, err = usedMemory(c)
+	return rss, used, err
 }
 
 // processRSS reads a process's resident set (VmRSS) in bytes.
