@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"math/rand"
+	"runtime"
 	"testing"
 )
 
@@ -234,4 +235,31 @@ func FuzzDecodeList(f *testing.F) {
 			t.Fatalf("decoded %d elements, %d bytes", obj.Len(), obj.MemSize())
 		}
 	})
+}
+
+func TestListMemSizeMatchesTheHeap(t *testing.T) {
+	for _, layout := range []struct{ keys, per int }{{1000, 100}, {1, 100000}} {
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		keep := make([]*List, 0, layout.keys)
+		var sum int64
+		for k := 0; k < layout.keys; k++ {
+			l := NewList()
+			for j := 0; j < layout.per; j++ {
+				l.Push([]byte(fmt.Sprintf("member:%06d", k*layout.per+j)), j%3 == 0, DefaultListLimits)
+			}
+			sum += l.MemSize()
+			keep = append(keep, l)
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		heap := int64(after.HeapAlloc) - int64(before.HeapAlloc) - int64(cap(keep))*8
+		runtime.KeepAlive(keep)
+		ratio := float64(sum) / float64(heap)
+		t.Logf("%d lists of %d: MemSize %d, heap %d (%.2fx)", layout.keys, layout.per, sum, heap, ratio)
+		if ratio < 0.8 || ratio > 1.2 {
+			t.Errorf("%d lists of %d: MemSize %d bytes, heap grew %d (%.2fx)", layout.keys, layout.per, sum, heap, ratio)
+		}
+	}
 }
