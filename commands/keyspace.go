@@ -146,6 +146,16 @@ func cmdKeys(x *Ctx) {
 	}
 }
 
+// cursorArg parses argument i as a SCAN cursor, answering Redis's error
+// if it is not one.
+func cursorArg(x *Ctx, i int) (uint64, bool) {
+	c, ok := parseCursor(x.Args[i])
+	if !ok {
+		x.W.Error("ERR invalid cursor")
+	}
+	return c, ok
+}
+
 // parseCursor parses a SCAN cursor like Redis's strtoul-based parser.
 func parseCursor(b []byte) (uint64, bool) {
 	if len(b) == 0 {
@@ -173,46 +183,23 @@ func parseCursor(b []byte) (uint64, bool) {
 }
 
 func cmdScan(x *Ctx) {
-	args := x.Args
-	cursor, ok := parseCursor(args[1])
+	cursor, ok := cursorArg(x, 1)
 	if !ok {
-		x.W.Error("ERR invalid cursor")
 		return
 	}
-	count := int64(10)
-	var pattern, typeName []byte
-	usePattern := false
-	for i := 2; i < len(args); {
-		remaining := len(args) - i
-		switch {
-		case equalFold(args[i], "count") && remaining >= 2:
-			n, ok := countArg(x, i+1, 1)
-			if !ok {
-				return
-			}
-			count = n
-			i += 2
-		case equalFold(args[i], "match") && remaining >= 2:
-			pattern = args[i+1]
-			usePattern = !(len(pattern) == 1 && pattern[0] == '*')
-			i += 2
-		case equalFold(args[i], "type") && remaining >= 2:
-			typeName = args[i+1]
-			i += 2
-		default:
-			x.W.Error(errSyntax)
-			return
-		}
+	opt, ok := parseScanOptions(x, 2, true)
+	if !ok {
+		return
 	}
 	var keys []string
 	var next uint64
 	x.View(func(tx *engine.Tx) {
-		next = tx.Scan(cursor, int(min(count, math.MaxInt32)), func(k string) {
-			if usePattern && !glob.Match(pattern, []byte(k)) {
+		next = tx.Scan(cursor, opt.count, func(k string) {
+			if !opt.matches([]byte(k)) {
 				return
 			}
-			if typeName != nil {
-				if kind, _ := tx.Kind([]byte(k)); !equalFold(typeName, kind.String()) {
+			if opt.typeName != nil {
+				if kind, _ := tx.Kind([]byte(k)); !equalFold(opt.typeName, kind.String()) {
 					return
 				}
 			}
@@ -225,6 +212,52 @@ func cmdScan(x *Ctx) {
 	for _, k := range keys {
 		x.W.BulkString(k)
 	}
+}
+
+// scanOptions are the options of SCAN and its per-key variants.
+type scanOptions struct {
+	count    int
+	pattern  []byte
+	typeName []byte
+}
+
+// matches reports whether name passes MATCH ("*" matches everything
+// without running the matcher, as Redis skips it).
+func (o scanOptions) matches(name []byte) bool {
+	if o.pattern == nil || len(o.pattern) == 1 && o.pattern[0] == '*' {
+		return true
+	}
+	return glob.Match(o.pattern, name)
+}
+
+// parseScanOptions parses COUNT, MATCH and (for SCAN only, allowType)
+// TYPE from argument from on, as Redis's scanGenericCommand does,
+// answering its errors itself.
+func parseScanOptions(x *Ctx, from int, allowType bool) (scanOptions, bool) {
+	args := x.Args
+	opt := scanOptions{count: 10}
+	for i := from; i < len(args); {
+		remaining := len(args) - i
+		switch {
+		case equalFold(args[i], "count") && remaining >= 2:
+			n, ok := countArg(x, i+1, 1)
+			if !ok {
+				return opt, false
+			}
+			opt.count = int(min(n, math.MaxInt32))
+			i += 2
+		case equalFold(args[i], "match") && remaining >= 2:
+			opt.pattern = args[i+1]
+			i += 2
+		case allowType && equalFold(args[i], "type") && remaining >= 2:
+			opt.typeName = args[i+1]
+			i += 2
+		default:
+			x.W.Error(errSyntax)
+			return opt, false
+		}
+	}
+	return opt, true
 }
 
 func cmdRandomkey(x *Ctx) {

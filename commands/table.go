@@ -42,6 +42,7 @@ var families = [][]*Spec{
 	kvcacheCommands,
 	transactionCommands,
 	hashCommands,
+	setCommands,
 }
 
 // NewTable builds the lookup table from copies of specs, deriving what
