@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -52,10 +53,15 @@ const (
 	// cmpInfo checks the reply type and, for each dbN line, keys= and
 	// expires=, plus the exact value of step.fields.
 	cmpInfo
-	// cmpScanAll is a pseudo step: it runs SCAN with step.cmd's options from
-	// cursor 0 until the cursor returns to 0 on each server and compares
-	// the sorted, deduplicated key sets.
+	// cmpScanAll is a pseudo step: it runs SCAN (or step.scan, such as
+	// SSCAN key) with step.cmd's options from cursor 0 until the cursor
+	// returns to 0 on each server and compares the sorted, deduplicated
+	// key sets.
 	cmpScanAll
+	// cmpRandom compares random picks (SRANDMEMBER, SPOP): the same reply
+	// type and element count, every element one of step.fields, and no
+	// element twice when step.distinct.
+	cmpRandom
 	// cmpSleep is a pseudo step that sleeps step.pause (to let keys expire).
 	cmpSleep
 	// cmpClosed is a pseudo step that requires both servers to have closed
@@ -73,6 +79,11 @@ type step struct {
 	// other sends the step on the script's second connection to each
 	// server (WATCH races: another client's write).
 	other bool
+	// scan is the command and arguments before the cursor of a
+	// cmpScanAll step; nil is SCAN.
+	scan []string
+	// distinct requires a cmpRandom reply's elements to differ.
+	distinct bool
 }
 
 // script is a named sequence of steps run on one fresh connection per
@@ -123,6 +134,17 @@ func scanAll(opts ...string) step { return step{cmd: opts, mode: cmpScanAll} }
 func onOther(st step) step {
 	st.other = true
 	return st
+}
+
+// sscanAll iterates SSCAN key 0 <opts...> to completion on both servers.
+func sscanAll(key string, opts ...string) step {
+	return step{cmd: opts, mode: cmpScanAll, scan: []string{"SSCAN", key}}
+}
+
+// random compares a reply of random picks from members by type, count and
+// membership; distinct also requires the picks to differ.
+func random(members []string, distinct bool, args ...string) step {
+	return step{cmd: args, mode: cmpRandom, fields: members, distinct: distinct}
 }
 
 // sleep pauses the script.
@@ -222,7 +244,7 @@ func runScript(t *testing.T, ref, kv *server, proto int, sc script) {
 			}
 			continue
 		case cmpScanAll:
-			if !compareScanAll(t, where, sides, st.cmd) {
+			if !compareScanAll(t, where, sides, st) {
 				return
 			}
 			continue
@@ -360,8 +382,42 @@ func compareReplies(st step, a, b []byte) string {
 		return compareHello(ra, rb)
 	case cmpInfo:
 		return compareInfo(ra, rb, st.fields)
+	case cmpRandom:
+		return compareRandom(ra, rb, st)
 	}
 	return fmt.Sprintf("unknown comparison mode %d", st.mode)
+}
+
+// compareRandom checks two replies of random picks (cmpRandom).
+func compareRandom(a, b Reply, st step) string {
+	if a.Type != b.Type || a.IsAggregate() != b.IsAggregate() {
+		return fmt.Sprintf("reply types differ: %q vs %q", a.Type, b.Type)
+	}
+	if !a.IsAggregate() {
+		if a.Type != '$' || a.Null || b.Null {
+			if !bytes.Equal(a.Raw, b.Raw) {
+				return "replies differ"
+			}
+			return ""
+		}
+		a, b = Reply{Elems: []Reply{a}}, Reply{Elems: []Reply{b}}
+	}
+	if len(a.Elems) != len(b.Elems) {
+		return fmt.Sprintf("%d elements against %d", len(a.Elems), len(b.Elems))
+	}
+	for _, r := range []Reply{a, b} {
+		seen := make(map[string]bool)
+		for _, e := range r.Elems {
+			if e.Type != '$' || !slices.Contains(st.fields, e.Str) {
+				return fmt.Sprintf("%q is not one of the members", e.Str)
+			}
+			if st.distinct && seen[e.Str] {
+				return fmt.Sprintf("%q picked twice", e.Str)
+			}
+			seen[e.Str] = true
+		}
+	}
+	return ""
 }
 
 // firstWord is an error's code: "ERR", "WRONGTYPE", "NOPROTO", ...
@@ -552,7 +608,7 @@ func keyspaceLines(m map[string]string) string {
 // compareScanAll runs SCAN to completion on both servers and compares the
 // key sets; an error reply must be identical on both. It returns false if a
 // connection failed and the script cannot go on.
-func compareScanAll(t *testing.T, where string, sides [2]side, opts []string) bool {
+func compareScanAll(t *testing.T, where string, sides [2]side, st step) bool {
 	t.Helper()
 	var keys [2][]string
 	var errs [2]string
@@ -564,7 +620,11 @@ func compareScanAll(t *testing.T, where string, sides [2]side, opts []string) bo
 				t.Errorf("%s: %s: SCAN did not finish", where, s.name)
 				return false
 			}
-			raw, err := s.call(append([]string{"SCAN", cursor}, opts...))
+			prefix := st.scan
+			if prefix == nil {
+				prefix = []string{"SCAN"}
+			}
+			raw, err := s.call(append(append(slices.Clone(prefix), cursor), st.cmd...))
 			if err != nil {
 				t.Errorf("%s: %s: %v", where, s.name, err)
 				return false
