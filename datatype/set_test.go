@@ -285,8 +285,8 @@ func TestSetDecodeRejectsDamage(t *testing.T) {
 	}
 	good := s.AppendBinary(nil)
 	cases := map[string][]byte{
-		"descending intset": {0, 2, 4, 1},  // 2, then 2 + (-1)
-		"repeated integer":  {0, 2, 4, 0},  // 2, then 2 + 0
+		"descending intset": {0, 2, 4, 1}, // 2, then 2 + (-1)
+		"repeated integer":  {0, 2, 4, 0}, // 2, then 2 + 0
 		"duplicate member":  {1, 2, 1, 'a', 1, 'a'},
 		"unknown encoding":  {7, 0},
 		"trailing bytes":    append(slices.Clone(good), 0),
