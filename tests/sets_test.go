@@ -1,11 +1,15 @@
 package tests
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // setMember is member j of test set i: sets with even i hold integers
@@ -131,4 +135,143 @@ func TestSetsAreDemotedReadBackAndSurviveKillNine(t *testing.T) {
 	check("after kill -9")
 	checkReply(t, c, ":1\r\n", "SISMEMBER", "set:1", setMember(1, 0))
 	checkReply(t, c, ":0\r\n", "SISMEMBER", "set:1", setMember(1, 3))
+}
+
+// TestGoRedisSets drives the set family through go-redis v9 in RESP2 and
+// RESP3 (where SMEMBERS and friends answer RESP3 sets), including SSCAN's
+// iterator over a hashtable and a TxPipeline of set commands.
+func TestGoRedisSets(t *testing.T) {
+	t.Parallel()
+	s := startKVServer(t)
+	for _, proto := range []int{2, 3} {
+		t.Run(fmt.Sprintf("RESP%d", proto), func(t *testing.T) {
+			ctx := context.Background()
+			rdb := newGoRedis(t, s.Addr, proto, 2)
+			k := func(name string) string { return fmt.Sprintf("go%d:%s", proto, name) }
+			must := func(err error) {
+				t.Helper()
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			if n, err := rdb.SAdd(ctx, k("i"), 3, 1, 2, 2).Result(); err != nil || n != 3 {
+				t.Fatalf("SADD = %d, %v", n, err)
+			}
+			if m, err := rdb.SMembers(ctx, k("i")).Result(); err != nil || !slices.Equal(m, []string{"1", "2", "3"}) {
+				t.Fatalf("SMEMBERS of an intset = %q, %v", m, err)
+			}
+			big := members("m", 2000)
+			must(rdb.SAdd(ctx, k("h"), toAny(big)...).Err())
+			var scanned []string
+			iter := rdb.SScan(ctx, k("h"), 0, "m1*", 50).Iterator()
+			for iter.Next(ctx) {
+				scanned = append(scanned, iter.Val())
+			}
+			must(iter.Err())
+			slices.Sort(scanned)
+			scanned = slices.Compact(scanned)
+			if len(scanned) != 1111 { // m1, m10-m19, m100-m199, m1000-m1999
+				t.Fatalf("SSCAN MATCH m1* found %d members, want 1111", len(scanned))
+			}
+			if ok, err := rdb.SIsMember(ctx, k("h"), "m1999").Result(); err != nil || !ok {
+				t.Fatalf("SISMEMBER = %v, %v", ok, err)
+			}
+			if got, err := rdb.SMIsMember(ctx, k("h"), "m0", "nope").Result(); err != nil || !slices.Equal(got, []bool{true, false}) {
+				t.Fatalf("SMISMEMBER = %v, %v", got, err)
+			}
+			popped, err := rdb.SPopN(ctx, k("h"), 10).Result()
+			if err != nil || len(popped) != 10 {
+				t.Fatalf("SPOP 10 = %q, %v", popped, err)
+			}
+			if n, err := rdb.SCard(ctx, k("h")).Result(); err != nil || n != 1990 {
+				t.Fatalf("SCARD after SPOP = %d, %v", n, err)
+			}
+			if r, err := rdb.SRandMemberN(ctx, k("i"), -7).Result(); err != nil || len(r) != 7 {
+				t.Fatalf("SRANDMEMBER -7 = %q, %v", r, err)
+			}
+			must(rdb.SAdd(ctx, k("j"), 2, 3, 4).Err())
+			if r, err := rdb.SInter(ctx, k("i"), k("j")).Result(); err != nil || !slices.Equal(r, []string{"2", "3"}) {
+				t.Fatalf("SINTER = %q, %v", r, err)
+			}
+			if n, err := rdb.SInterCard(ctx, 1, k("i"), k("j")).Result(); err != nil || n != 1 {
+				t.Fatalf("SINTERCARD LIMIT 1 = %d, %v", n, err)
+			}
+			if r, err := rdb.SUnion(ctx, k("i"), k("j")).Result(); err != nil || !slices.Equal(r, []string{"1", "2", "3", "4"}) {
+				t.Fatalf("SUNION = %q, %v", r, err)
+			}
+			if r, err := rdb.SDiff(ctx, k("i"), k("j")).Result(); err != nil || !slices.Equal(r, []string{"1"}) {
+				t.Fatalf("SDIFF = %q, %v", r, err)
+			}
+			if ok, err := rdb.SMove(ctx, k("i"), k("moved"), 1).Result(); err != nil || !ok {
+				t.Fatalf("SMOVE = %v, %v", ok, err)
+			}
+			cmds, err := rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+				p.SInterStore(ctx, k("d"), k("i"), k("j"))
+				p.SUnionStore(ctx, k("u"), k("i"), k("j"), k("moved"))
+				p.SRem(ctx, k("j"), 4)
+				p.SDiffStore(ctx, k("x"), k("u"), k("j"))
+				return nil
+			})
+			must(err)
+			var got []int64
+			for _, c := range cmds {
+				got = append(got, c.(*redis.IntCmd).Val())
+			}
+			if !slices.Equal(got, []int64{2, 4, 1, 2}) {
+				t.Fatalf("transaction of set commands answered %v", got)
+			}
+			if enc, err := rdb.ObjectEncoding(ctx, k("x")).Result(); err != nil || enc != "intset" {
+				t.Fatalf("OBJECT ENCODING of SDIFFSTORE's result = %q, %v", enc, err)
+			}
+			if err := rdb.Get(ctx, k("x")).Err(); err == nil || !strings.HasPrefix(err.Error(), "WRONGTYPE") {
+				t.Fatalf("GET on a set: %v", err)
+			}
+		})
+	}
+}
+
+func toAny(ss []string) []any {
+	out := make([]any, len(ss))
+	for i, s := range ss {
+		out[i] = s
+	}
+	return out
+}
+
+// TestPythonRedisSets runs Debian's redis-py (RESP2) set commands.
+func TestPythonRedisSets(t *testing.T) {
+	t.Parallel()
+	out := runPythonRedis(t, `
+import sys
+import redis
+r = redis.Redis(host="127.0.0.1", port=int(sys.argv[1]), socket_timeout=5)
+print("sadd", r.sadd("s", *range(600)), r.object("encoding", "s"))
+print("smembers", len(r.smembers("s")), b"599" in r.smembers("s"))
+print("sscan_iter", len(set(r.sscan_iter("s", count=20))))
+print("spop", len(r.spop("s", 100)), r.scard("s"))
+print("srandmember", len(r.srandmember("s", -1000)), len(r.srandmember("s", 1000)))
+print("sintercard", r.sintercard(2, ["s", "s"]), r.sintercard(2, ["s", "s"], limit=10))
+r.sadd("t", "a", "b", 1)
+print("sinter", sorted(r.sinter("t", "nokey")), sorted(r.sunion("t", "nokey")))
+print("smismember", r.smismember("t", ["a", "z", "1"]))
+p = r.pipeline()
+p.sadd("u", 5, 1)
+p.smove("u", "v", 5)
+p.smembers("u")
+p.sdiff("t", "u")
+res = p.execute()
+print("pipeline", res[:3], sorted(res[3]))
+`)
+	want := "sadd 600 b'hashtable'\n" +
+		"smembers 600 True\n" +
+		"sscan_iter 600\n" +
+		"spop 100 500\n" +
+		"srandmember 1000 500\n" +
+		"sintercard 500 10\n" +
+		"sinter [] [b'1', b'a', b'b']\n" +
+		"smismember [1, 0, 1]\n" +
+		"pipeline [2, True, {b'1'}] [b'a', b'b']\n"
+	if string(out) != want {
+		t.Errorf("python redis printed:\n%s\nwant:\n%s", out, want)
+	}
 }
