@@ -93,3 +93,10 @@ func (r *reader) done() error {
 	}
 	return r.err
 }
+
+// makeBytes returns a slice of length n whose capacity is at least c,
+// rounded up to the allocation the runtime really makes (its size class),
+// so that cap tells MemSize what the slice costs.
+func makeBytes(n, c int) []byte {
+	return append([]byte(nil), make([]byte, c)...)[:n]
+}

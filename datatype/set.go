@@ -2,7 +2,6 @@ package datatype
 
 import (
 	"math/rand/v2"
-	"slices"
 	"strconv"
 )
 
@@ -14,13 +13,13 @@ type SetLimits struct {
 
 // Set is a set value. While every member is an integer in Redis's
 // canonical form (string2ll) and there are at most set-max-intset-entries
-// of them it is an "intset": a sorted []int64, which SMEMBERS, SSCAN and
+// of them it is an "intset" (sorted integers of one width), which SMEMBERS, SSCAN and
 // the set operations return in ascending order as Redis does. Otherwise it
 // is a "hashtable" (memberTable), for good: Redis never converts back,
 // except that SPOP may build a new set (NewSetFor).
 type Set struct {
 	// ints holds the members while the set is an intset.
-	ints []int64
+	ints intset
 	// table holds them once it is a hashtable; nil before.
 	table *memberTable
 }
@@ -45,7 +44,7 @@ func (s *Set) Len() int {
 	if s.table != nil {
 		return s.table.n
 	}
-	return len(s.ints)
+	return s.ints.len()
 }
 
 // MemSize implements Object.
@@ -53,7 +52,7 @@ func (s *Set) MemSize() int64 {
 	if s.table != nil {
 		return objectOverhead + s.table.memSize()
 	}
-	return objectOverhead + int64(cap(s.ints))*8
+	return objectOverhead + s.ints.memSize()
 }
 
 // Encoding implements Object: "intset" or "hashtable".
@@ -76,7 +75,7 @@ func (s *Set) Has(m []byte) bool {
 	if !ok {
 		return false
 	}
-	_, found := slices.BinarySearch(s.ints, v)
+	_, found := s.ints.search(v)
 	return found
 }
 
@@ -86,12 +85,10 @@ func (s *Set) Has(m []byte) bool {
 func (s *Set) Add(m []byte, lim SetLimits) bool {
 	if s.table == nil {
 		if v, ok := ParseInt64(m); ok {
-			i, found := slices.BinarySearch(s.ints, v)
-			if found {
+			if !s.ints.insert(v) {
 				return false
 			}
-			s.ints = slices.Insert(s.ints, i, v)
-			if len(s.ints) > lim.MaxIntsetEntries {
+			if s.ints.len() > lim.MaxIntsetEntries {
 				s.convert()
 			}
 			return true
@@ -107,24 +104,17 @@ func (s *Set) Remove(m []byte) bool {
 		return s.table.remove(m)
 	}
 	v, ok := ParseInt64(m)
-	if !ok {
-		return false
-	}
-	i, found := slices.BinarySearch(s.ints, v)
-	if found {
-		s.ints = slices.Delete(s.ints, i, i+1)
-	}
-	return found
+	return ok && s.ints.remove(v)
 }
 
 // convert turns an intset into a hashtable.
 func (s *Set) convert() {
-	t := newMemberTable(len(s.ints) + 1)
+	t := newMemberTable(s.ints.len() + 1)
 	var buf [20]byte
-	for _, v := range s.ints {
-		t.add(strconv.AppendInt(buf[:0], v, 10))
+	for i := range s.ints.len() {
+		t.add(strconv.AppendInt(buf[:0], s.ints.at(i), 10))
 	}
-	s.ints, s.table = nil, t
+	s.ints, s.table = intset{}, t
 }
 
 // Range calls fn for every member until it returns false: in ascending
@@ -137,8 +127,8 @@ func (s *Set) Range(fn func(m []byte) bool) {
 		return
 	}
 	var buf [20]byte
-	for _, v := range s.ints {
-		if !fn(strconv.AppendInt(buf[:0], v, 10)) {
+	for i := range s.ints.len() {
+		if !fn(strconv.AppendInt(buf[:0], s.ints.at(i), 10)) {
 			return
 		}
 	}
@@ -150,7 +140,7 @@ func (s *Set) AppendRandom(dst []byte) []byte {
 	if s.table != nil {
 		return append(dst, s.table.random()...)
 	}
-	return strconv.AppendInt(dst, s.ints[rand.IntN(len(s.ints))], 10)
+	return strconv.AppendInt(dst, s.ints.at(rand.IntN(s.ints.len())), 10)
 }
 
 // Scan is SSCAN's iteration: it calls fn for the members of at least
@@ -180,7 +170,7 @@ func (s *Set) Clone() Object {
 	if s.table != nil {
 		return &Set{table: s.table.clone()}
 	}
-	return &Set{ints: slices.Clone(s.ints)}
+	return &Set{ints: s.ints.clone()}
 }
 
 // Set encoding: a uvarint 0 (intset: the count, then each member as a
@@ -191,9 +181,10 @@ func (s *Set) Clone() Object {
 func (s *Set) AppendBinary(dst []byte) []byte {
 	if s.table == nil {
 		dst = appendUvarint(dst, 0)
-		dst = appendUvarint(dst, uint64(len(s.ints)))
+		dst = appendUvarint(dst, uint64(s.ints.len()))
 		prev := int64(0)
-		for _, v := range s.ints {
+		for i := range s.ints.len() {
+			v := s.ints.at(i)
 			dst = appendVarint(dst, v-prev)
 			prev = v
 		}
@@ -217,7 +208,6 @@ func decodeSet(b []byte) (Object, error) {
 	switch {
 	case r.err != nil:
 	case enc == 0:
-		s.ints = make([]int64, 0, n)
 		prev := int64(0)
 		for i := 0; i < n && r.err == nil; i++ {
 			d := r.varint()
@@ -226,7 +216,7 @@ func decodeSet(b []byte) (Object, error) {
 			if i > 0 && (d <= 0 || v <= prev) {
 				r.fail("intset not ascending")
 			}
-			s.ints = append(s.ints, v)
+			s.ints.appendMax(v)
 			prev = v
 		}
 	case enc == 1:

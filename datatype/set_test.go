@@ -1,6 +1,7 @@
 package datatype
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -47,7 +48,7 @@ func checkSet(t *testing.T, s *Set, model map[string]bool, wantIntset bool) {
 	if s.IsIntset() && !slices.IsSortedFunc(got, func(a, b string) int {
 		x, _ := strconv.ParseInt(a, 10, 64)
 		y, _ := strconv.ParseInt(b, 10, 64)
-		return int(x - y)
+		return cmp.Compare(x, y)
 	}) {
 		t.Fatalf("intset out of order: %v", got)
 	}
@@ -59,7 +60,7 @@ func checkSet(t *testing.T, s *Set, model map[string]bool, wantIntset bool) {
 // recomputedMemSize counts a set's memory from scratch.
 func recomputedMemSize(s *Set) int64 {
 	if s.table == nil {
-		return objectOverhead + int64(cap(s.ints))*8
+		return objectOverhead + int64(cap(s.ints.data))
 	}
 	size := int64(objectOverhead + len(s.table.buckets)*sliceHeaderSize)
 	n := 0
@@ -94,6 +95,10 @@ func TestSetFollowsModelUnderRandomOperations(t *testing.T) {
 				m = "str" + strconv.Itoa(rng.IntN(50))
 			case r == 1 && strings:
 				m = "0" + strconv.Itoa(rng.IntN(10)) // not canonical: a string
+			case r == 2:
+				m = strconv.FormatInt(int64(rng.IntN(40)-20)*100000, 10) // 32 bits wide
+			case r == 3:
+				m = strconv.FormatInt(int64(rng.IntN(40)-20)*1e12, 10) // 64 bits wide
 			default:
 				m = strconv.Itoa(rng.IntN(40) - 20)
 			}

@@ -117,7 +117,7 @@ func (t *memberTable) put(i int, m []byte) {
 	need := binary.MaxVarintLen64 + len(m)
 	if cap(b)-len(b) < need {
 		want := len(b) + need
-		nb := make([]byte, len(b), want+want/4)
+		nb := makeBytes(len(b), want+want/4)
 		copy(nb, b)
 		t.bytes += int64(cap(nb) - cap(b))
 		b = nb
@@ -169,8 +169,8 @@ func (t *memberTable) resize(nb int) {
 	t.bytes = 0
 	for i, size := range sizes {
 		if size > 0 {
-			t.buckets[i] = make([]byte, 0, size)
-			t.bytes += int64(size)
+			t.buckets[i] = makeBytes(0, size)
+			t.bytes += int64(cap(t.buckets[i]))
 		}
 	}
 	for _, b := range old {
