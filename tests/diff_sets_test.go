@@ -400,3 +400,37 @@ func setScripts() []script {
 		}},
 	}
 }
+
+// TestCompareRandomCatchesWrongPicks pins what the random comparison
+// rejects: another count, a non-member, a repeat where picks must differ,
+// another reply type, and a null against a member.
+func TestCompareRandomCatchesWrongPicks(t *testing.T) {
+	abc := []string{"a", "b", "c"}
+	arr := func(elems ...string) []byte {
+		out := "*" + strconv.Itoa(len(elems)) + "\r\n"
+		for _, e := range elems {
+			out += bulk(e)
+		}
+		return []byte(out)
+	}
+	for _, tc := range []struct {
+		name     string
+		distinct bool
+		a, b     []byte
+		ok       bool
+	}{
+		{"same picks in another order", true, arr("a", "b"), arr("b", "a"), true},
+		{"repeats allowed", false, arr("a", "a", "a"), arr("c", "b", "c"), true},
+		{"another count", false, arr("a", "b"), arr("a"), false},
+		{"a non-member", false, arr("a"), arr("z"), false},
+		{"a repeat", true, arr("a", "b"), arr("c", "c"), false},
+		{"a set against an array", false, []byte("~1\r\n$1\r\na\r\n"), arr("a"), false},
+		{"single members", false, []byte(bulk("a")), []byte(bulk("c")), true},
+		{"null against a member", false, []byte("$-1\r\n"), []byte(bulk("a")), false},
+	} {
+		st := random(abc, tc.distinct)
+		if why := compareReplies(st, tc.a, tc.b); (why == "") != tc.ok {
+			t.Errorf("%s: compareReplies = %q, want ok=%v", tc.name, why, tc.ok)
+		}
+	}
+}
