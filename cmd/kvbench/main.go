@@ -50,6 +50,7 @@ func commandTable() map[string]commandFunc {
 		"probe":     runProbe,
 		"disk":      runDisk,
 		"memory":    runMemory,
+		"setmemory": runSetMemory,
 		"gpuinfo":   runGPUInfo,
 		"layerwise": runLayerwise,
 	}
@@ -104,6 +105,7 @@ commands:
   probe     one KVC.PROBE of 256 keys vs 256 sequential EXISTS (latency ratio)
   disk      the disk tier's Put/Get vs plain file write+fdatasync and cold reads, same disk, same run
   memory    memory growth per stored byte (RSS and used_memory) of both, fresh servers per size
+  setmemory memory per set member (RSS and used_memory) of both, intsets and hashtables
   gpuinfo   NVIDIA GPUs, memory and PCIe link (NVML); "no NVIDIA driver" and exit 0 without one
   layerwise gpuclient's layer-wise store and load of a 32-layer chunk set through one
             server (CPU device): sequential vs pipelined with compute = load time

@@ -127,15 +127,8 @@ func memoryOf(ctx context.Context, t *target, value []byte, n int) (memoryResult
 		return memoryResult{}, err
 	}
 	defer c.Close()
-	settle := func() (rss, used int64, err error) {
-		// Let background work (kvserver's write-behind, a GC cycle) finish.
-		time.Sleep(3 * time.Second)
-		if rss, err = processRSS(t.cmd.Process.Pid); err != nil {
-			return 0, 0, err
-		}
-		used, err = usedMemory(c)
-		return rss, used, err
-	}
+	// Let background work (kvserver's write-behind, a GC cycle) finish.
+	settle := func() (rss, used int64, err error) { return settledMemory(t, c, 3*time.Second) }
 	rss0, used0, err := settle()
 	if err != nil {
 		return memoryResult{}, err
@@ -159,6 +152,17 @@ func memoryOf(ctx context.Context, t *target, value []byte, n int) (memoryResult
 		RSSBytes: rss1 - rss0, UsedBytes: used1 - used0,
 		RSSRatio: float64(rss1-rss0) / float64(raw), UsedRatio: float64(used1-used0) / float64(raw),
 	}, nil
+}
+
+// settledMemory waits wait, then reads t's resident memory and its
+// used_memory.
+func settledMemory(t *target, c *benchConn, wait time.Duration) (rss, used int64, err error) {
+	time.Sleep(wait)
+	if rss, err = processRSS(t.cmd.Process.Pid); err != nil {
+		return 0, 0, err
+	}
+	used, err = usedMemory(c)
+	return rss, used, err
 }
 
 // processRSS reads a process's resident set (VmRSS) in bytes.
