@@ -275,3 +275,66 @@ print("pipeline", res[:3], sorted(res[3]))
 		t.Errorf("python redis printed:\n%s\nwant:\n%s", out, want)
 	}
 }
+
+// TestConcurrentSmoveKeepsEveryMember moves members between two sets from
+// eight clients while two others run SINTERSTORE, SUNION and SSCAN over
+// them: no member is lost or duplicated (SCARD of both adds up, their
+// union is whole and their intersection empty).
+func TestConcurrentSmoveKeepsEveryMember(t *testing.T) {
+	t.Parallel()
+	s := startKVServer(t)
+	ctx := context.Background()
+	rdb := newGoRedis(t, s.Addr, 3, 12)
+	all := members("m", 1000)
+	if err := rdb.SAdd(ctx, "a", toAny(all)...).Err(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(2 * time.Second)
+	errs := make(chan error, 10)
+	for w := range 8 {
+		go func() {
+			var err error
+			for i := 0; err == nil && time.Now().Before(deadline); i++ {
+				from, to := "a", "b"
+				if (i+w)%2 == 1 {
+					from, to = to, from
+				}
+				err = rdb.SMove(ctx, from, to, all[(i*7+w*131)%len(all)]).Err()
+			}
+			errs <- err
+		}()
+	}
+	for w := range 2 {
+		go func() {
+			var err error
+			for time.Now().Before(deadline) && err == nil {
+				if w == 0 {
+					err = rdb.SInterStore(ctx, "both", "a", "b").Err()
+					if err == nil {
+						err = rdb.SUnion(ctx, "a", "b").Err()
+					}
+				} else {
+					iter := rdb.SScan(ctx, "a", 0, "", 20).Iterator()
+					for iter.Next(ctx) {
+					}
+					err = iter.Err()
+				}
+			}
+			errs <- err
+		}()
+	}
+	for range 10 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	na, _ := rdb.SCard(ctx, "a").Result()
+	nb, _ := rdb.SCard(ctx, "b").Result()
+	union, err := rdb.SUnion(ctx, "a", "b").Result()
+	if err != nil || na+nb != int64(len(all)) || len(union) != len(all) {
+		t.Fatalf("after the moves: SCARD a %d + b %d, union %d members (%v), want %d", na, nb, len(union), err, len(all))
+	}
+	if n, err := rdb.SInterCard(ctx, 0, "a", "b").Result(); err != nil || n != 0 {
+		t.Fatalf("a and b share %d members (%v)", n, err)
+	}
+}
