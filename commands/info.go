@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/kvserver/kvserver/pubsub"
+
 	"github.com/kvserver/kvserver/config"
 	"github.com/kvserver/kvserver/engine"
 )
@@ -211,9 +213,10 @@ func infoClients(x *Ctx, w *InfoWriter) {
 	w.Int("connected_clients", int64(x.Stats.ConnectedClients()))
 	w.Int("cluster_connections", 0)
 	w.Int("maxclients", int64(x.Stats.Settings().MaxClients))
-	w.Int("blocked_clients", 0)
+	blocked, withTimeout := x.Clients.Blocked()
+	w.Int("blocked_clients", int64(blocked))
 	w.Int("tracking_clients", 0)
-	w.Int("clients_in_timeout_table", 0)
+	w.Int("clients_in_timeout_table", int64(withTimeout))
 }
 
 // residentMemory is the resident set size from /proc/self/statm, 0 where
@@ -304,8 +307,9 @@ func infoStats(x *Ctx, w *InfoWriter) {
 	w.Int("evicted_clients", n.EvictedClients)
 	w.Int("keyspace_hits", st.Hits)
 	w.Int("keyspace_misses", st.Misses)
-	w.Int("pubsub_channels", 0)
-	w.Int("pubsub_patterns", 0)
+	w.Int("pubsub_channels", int64(len(x.PubSub.Channels(pubsub.Channel, nil))))
+	w.Int("pubsub_patterns", int64(x.PubSub.NumPat()))
+	w.Int("pubsubshard_channels", int64(len(x.PubSub.Channels(pubsub.Shard, nil))))
 	w.Int("total_error_replies", n.ErrorReplies)
 }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/kvserver/kvserver/datatype"
 	"github.com/kvserver/kvserver/engine"
 	"github.com/kvserver/kvserver/glob"
+	"github.com/kvserver/kvserver/notify"
 )
 
 // keyspaceCommands are the keyspace family's rows (Redis's db.c and
@@ -82,7 +83,16 @@ type KeyspaceConfig interface {
 	ExistsLeaseMs() int64
 }
 
-func cmdDel(x *Ctx) { x.Update(countKeys(x, (*engine.Tx).Delete)) }
+func cmdDel(x *Ctx) { x.Update(countKeys(x, deleteKey)) }
+
+// deleteKey deletes k, publishing "del" when it existed.
+func deleteKey(tx *engine.Tx, k []byte) bool {
+	if !tx.Delete(k) {
+		return false
+	}
+	tx.Notify(notify.Generic, "del", k)
+	return true
+}
 
 func cmdUnlink(x *Ctx) { cmdDel(x) }
 
@@ -146,16 +156,6 @@ func cmdKeys(x *Ctx) {
 	}
 }
 
-// cursorArg parses argument i as a SCAN cursor, answering Redis's error
-// if it is not one.
-func cursorArg(x *Ctx, i int) (uint64, bool) {
-	c, ok := parseCursor(x.Args[i])
-	if !ok {
-		x.W.Error("ERR invalid cursor")
-	}
-	return c, ok
-}
-
 // parseCursor parses a SCAN cursor like Redis's strtoul-based parser.
 func parseCursor(b []byte) (uint64, bool) {
 	if len(b) == 0 {
@@ -183,23 +183,46 @@ func parseCursor(b []byte) (uint64, bool) {
 }
 
 func cmdScan(x *Ctx) {
-	cursor, ok := cursorArg(x, 1)
+	args := x.Args
+	cursor, ok := parseCursor(args[1])
 	if !ok {
+		x.W.Error("ERR invalid cursor")
 		return
 	}
-	opt, ok := parseScanOptions(x, 2, true)
-	if !ok {
-		return
+	count := int64(10)
+	var pattern, typeName []byte
+	usePattern := false
+	for i := 2; i < len(args); {
+		remaining := len(args) - i
+		switch {
+		case equalFold(args[i], "count") && remaining >= 2:
+			n, ok := countArg(x, i+1, 1)
+			if !ok {
+				return
+			}
+			count = n
+			i += 2
+		case equalFold(args[i], "match") && remaining >= 2:
+			pattern = args[i+1]
+			usePattern = !(len(pattern) == 1 && pattern[0] == '*')
+			i += 2
+		case equalFold(args[i], "type") && remaining >= 2:
+			typeName = args[i+1]
+			i += 2
+		default:
+			x.W.Error(errSyntax)
+			return
+		}
 	}
 	var keys []string
 	var next uint64
 	x.View(func(tx *engine.Tx) {
-		next = tx.Scan(cursor, opt.count, func(k string) {
-			if !opt.matches([]byte(k)) {
+		next = tx.Scan(cursor, int(min(count, math.MaxInt32)), func(k string) {
+			if usePattern && !glob.Match(pattern, []byte(k)) {
 				return
 			}
-			if opt.typeName != nil {
-				if kind, _ := tx.Kind([]byte(k)); !equalFold(opt.typeName, kind.String()) {
+			if typeName != nil {
+				if kind, _ := tx.Kind([]byte(k)); !equalFold(typeName, kind.String()) {
 					return
 				}
 			}
@@ -212,52 +235,6 @@ func cmdScan(x *Ctx) {
 	for _, k := range keys {
 		x.W.BulkString(k)
 	}
-}
-
-// scanOptions are the options of SCAN and its per-key variants.
-type scanOptions struct {
-	count    int
-	pattern  []byte
-	typeName []byte
-}
-
-// matches reports whether name passes MATCH ("*" matches everything
-// without running the matcher, as Redis skips it).
-func (o scanOptions) matches(name []byte) bool {
-	if o.pattern == nil || len(o.pattern) == 1 && o.pattern[0] == '*' {
-		return true
-	}
-	return glob.Match(o.pattern, name)
-}
-
-// parseScanOptions parses COUNT, MATCH and (for SCAN only, allowType)
-// TYPE from argument from on, as Redis's scanGenericCommand does,
-// answering its errors itself.
-func parseScanOptions(x *Ctx, from int, allowType bool) (scanOptions, bool) {
-	args := x.Args
-	opt := scanOptions{count: 10}
-	for i := from; i < len(args); {
-		remaining := len(args) - i
-		switch {
-		case equalFold(args[i], "count") && remaining >= 2:
-			n, ok := countArg(x, i+1, 1)
-			if !ok {
-				return opt, false
-			}
-			opt.count = int(min(n, math.MaxInt32))
-			i += 2
-		case equalFold(args[i], "match") && remaining >= 2:
-			opt.pattern = args[i+1]
-			i += 2
-		case allowType && equalFold(args[i], "type") && remaining >= 2:
-			opt.typeName = args[i+1]
-			i += 2
-		default:
-			x.W.Error(errSyntax)
-			return opt, false
-		}
-	}
-	return opt, true
 }
 
 func cmdRandomkey(x *Ctx) {
@@ -291,12 +268,18 @@ func rename(x *Ctx, nx bool) {
 			}
 			return
 		}
-		if _, exists := tx.Stat(dst, false); exists && nx {
-			x.W.Int(0)
-			return
+		if _, exists := tx.Stat(dst, false); exists {
+			if nx {
+				x.W.Int(0)
+				return
+			}
+			// Redis deletes the old key and adds a new one ("new").
+			tx.Delete(dst)
 		}
 		tx.Delete(src)
 		tx.Put(dst, e)
+		tx.Notify(notify.Generic, "rename_from", src)
+		tx.Notify(notify.Generic, "rename_to", dst)
 		if nx {
 			x.W.Int(1)
 		} else {
@@ -392,6 +375,7 @@ func cmdCopy(x *Ctx) {
 			e.Object = e.Object.Clone()
 		}
 		dtx.Put(dst, e)
+		dtx.Notify(notify.Generic, "copy_to", dst)
 		x.W.Int(1)
 	})
 }
@@ -423,6 +407,8 @@ func cmdMove(x *Ctx) {
 		}
 		tx.Delete(args[1])
 		dtx.Put(args[1], e)
+		tx.Notify(notify.Generic, "move_from", args[1])
+		dtx.Notify(notify.Generic, "move_to", args[1])
 		x.W.Int(1)
 	})
 }
@@ -535,10 +521,13 @@ func expireGeneric(x *Ctx, relative bool, unit int64) {
 		}
 		if at <= tx.Now() {
 			tx.Delete(args[1])
-		} else {
-			tx.SetExpire(args[1], at)
+			tx.Notify(notify.Generic, "del", args[1])
+			x.W.Int(1)
+			return
 		}
-		x.W.Int(1)
+		tx.SetExpire(args[1], at)
+		x.W.Int(1) // before the event, as in Redis's expireGenericCommand
+		tx.Notify(notify.Generic, "expire", args[1])
 	})
 }
 
@@ -581,6 +570,7 @@ func cmdPersist(x *Ctx) {
 			return
 		}
 		tx.SetExpire(args[1], 0)
+		tx.Notify(notify.Generic, "persist", args[1])
 		x.W.Int(1)
 	})
 }

@@ -80,17 +80,6 @@ func lookupSet(x *Ctx, tx *engine.Tx, key []byte, read bool) (s *datatype.Set, o
 	return obj.(*datatype.Set), true
 }
 
-// writeMember writes a member as a bulk string. It always copies: the
-// bytes belong to the set, which another client may change before this
-// reply is flushed (Bulk would reference a large one).
-func writeMember(x *Ctx, m []byte) {
-	if len(m) < 1024 {
-		x.W.Bulk(m)
-		return
-	}
-	x.W.BulkString(string(m))
-}
-
 // memberList collects members in one buffer (Range's slices are only
 // valid during the call).
 type memberList struct {
@@ -121,7 +110,7 @@ func (l *memberList) write(x *Ctx, asSet bool) {
 		x.W.Array(l.len())
 	}
 	for i := range l.ends {
-		writeMember(x, l.at(i))
+		replyValue(x.W, l.at(i))
 	}
 }
 
@@ -129,7 +118,7 @@ func (l *memberList) write(x *Ctx, asSet bool) {
 func writeSet(x *Ctx, s *datatype.Set) {
 	x.W.Set(s.Len())
 	s.Range(func(m []byte) bool {
-		writeMember(x, m)
+		replyValue(x.W, m)
 		return true
 	})
 }
@@ -291,7 +280,7 @@ func spopWithCount(x *Ctx) {
 			// Case 2: few members asked for: pop them one by one.
 			for range count {
 				buf = s.AppendRandom(buf[:0])
-				writeMember(x, buf)
+				replyValue(x.W, buf)
 				s.Remove(buf)
 			}
 		} else {
@@ -308,7 +297,7 @@ func spopWithCount(x *Ctx) {
 				s.Remove(buf)
 			}
 			s.Range(func(m []byte) bool {
-				writeMember(x, m)
+				replyValue(x.W, m)
 				return true
 			})
 			*s = *kept
@@ -378,13 +367,13 @@ func srandmemberWithCount(x *Ctx) {
 			var buf []byte
 			for range count {
 				buf = s.AppendRandom(buf[:0])
-				writeMember(x, buf)
+				replyValue(x.W, buf)
 			}
 		case count >= size:
 			// Case 2: the whole set.
 			x.W.Array(int(size))
 			s.Range(func(m []byte) bool {
-				writeMember(x, m)
+				replyValue(x.W, m)
 				return true
 			})
 		case count*srandmemberSubStrategyMul > size:
@@ -402,7 +391,7 @@ func srandmemberWithCount(x *Ctx) {
 			}
 			x.W.Array(len(order))
 			for _, i := range order {
-				writeMember(x, all.at(i))
+				replyValue(x.W, all.at(i))
 			}
 		default:
 			// Case 4: pick random members until count distinct ones.
@@ -665,10 +654,12 @@ var emptyScanReply = []byte("*2\r\n$1\r\n0\r\n*0\r\n")
 
 func cmdSscan(x *Ctx) {
 	args := x.Args
-	cursor, ok := cursorArg(x, 2)
+	cursor, ok := parseCursor(args[2])
 	if !ok {
+		x.W.Error("ERR invalid cursor")
 		return
 	}
+	opts := parseCollectionScan(args, 3)
 	x.View(func(tx *engine.Tx) {
 		s, ok := lookupSet(x, tx, args[1], true)
 		switch {
@@ -677,14 +668,13 @@ func cmdSscan(x *Ctx) {
 		case s == nil:
 			x.W.Raw(emptyScanReply)
 			return
-		}
-		opt, ok := parseScanOptions(x, 3, false)
-		if !ok {
+		case opts.err != "":
+			x.W.Error(opts.err)
 			return
 		}
 		var found memberList
-		next := s.Scan(cursor, opt.count, func(m []byte) {
-			if opt.matches(m) {
+		next := s.Scan(cursor, opts.count, func(m []byte) {
+			if opts.match(m) {
 				found.add(m)
 			}
 		})

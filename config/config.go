@@ -65,6 +65,10 @@ type Config struct {
 	KVQuant         string // --kv-quant off|int8|fp8|int4, default off
 	ClusterConfig   string // --cluster-config, YAML slot map (package cluster); "" runs without cluster mode
 
+	// NotifyKeyspaceEvents is --notify-keyspace-events, Redis's class
+	// letters (package notify), default "" (none).
+	NotifyKeyspaceEvents string
+
 	// Security and client limits (README "Security").
 	Timeout        int    // --timeout, seconds a client may stay idle, 0 = never (Redis's timeout)
 	ProtectedMode  bool   // --protected-mode yes|no, default yes: refuse non-loopback clients while the default user has no password

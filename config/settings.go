@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/kvserver/kvserver/notify"
 )
 
 // Kind is how a setting's value is written and read.
@@ -54,6 +56,9 @@ type Setting struct {
 	// Name is the flag (--Name), the YAML key, the CONFIG parameter, and
 	// upper-cased with '-' as '_' after KVSERVER_, the environment variable.
 	Name string
+	// Alias is Redis's older name of the parameter ("hash-max-ziplist-
+	// entries"), which CONFIG GET and SET accept as Redis 7.0 does.
+	Alias string
 	// Kind is the value's syntax.
 	Kind Kind
 	// Default is the value used when no source sets one, as written in
@@ -247,14 +252,39 @@ var settings = []Setting{
 		field: func(c *Config) any { return &c.Timeout }},
 	{Name: "lazyfree-lazy-user-flush", Kind: KindBool, Default: "no", ConfigOnly: true, InConfig: true, Mutable: true,
 		Doc: "Redis's lazy FLUSHALL; kvserver flushes at once"},
+	{Name: "notify-keyspace-events", Kind: KindString, Default: "",
+		Doc: "keyspace notifications to publish, Redis's class letters (`KEA`, `Ex`...); empty none",
+		Notes: "Keyspace notifications, as in Redis: K publishes on __keyspace@<db>__:<key>,\n" +
+			"E on __keyevent@<db>__:<event>, and the classes g (generic: del, expire,\n" +
+			"rename...), $ (strings), x (expired), e (evicted), n (new keys), m (key\n" +
+			"misses) and A (g$lshzxetd) choose which events. CONFIG SET changes it at run\n" +
+			"time; CONFIG GET reports Redis's canonical form.\n" +
+			"Default: \"\" (none).", InConfig: true, Mutable: true, Rewrite: RewriteIfChanged,
+		field: func(c *Config) any { return &c.NotifyKeyspaceEvents }, check: checkNotifyClasses},
+	{Name: "kvcache-events", Kind: KindBool, Default: "no",
+		Doc: "publish LMCache chunk events on `__kvcache__@<db>__:<model>` (see KV-cache events)",
+		Notes: "KV-cache events for prefix-aware routers: a message on\n" +
+			"__kvcache__@<db>__:<model> when a chunk becomes whole (both keys stored),\n" +
+			"is demoted to disk, promoted back, evicted or deleted. Payload:\n" +
+			"\"<event> <chunk hash> <tier> <bytes>\" (README.md, KV-cache events). CONFIG\n" +
+			"SET changes it at run time.\n" +
+			"Default: no.", InConfig: true, Mutable: true, Rewrite: RewriteIfChanged},
 	{Name: "slowlog-log-slower-than", Kind: KindInt, Default: "10000", Min: -1, Max: math.MaxInt64,
 		Doc: "SLOWLOG records commands slower than this many microseconds; -1 none, 0 all", InConfig: true, Mutable: true, Rewrite: RewriteIfChanged},
 	{Name: "slowlog-max-len", Kind: KindInt, Default: "128", Min: 0, Max: math.MaxInt64,
 		Doc: "SLOWLOG keeps at most this many entries, dropping the oldest", InConfig: true, Mutable: true, Rewrite: RewriteIfChanged},
-	{Name: "hash-max-listpack-entries", Kind: KindInt, Default: "128", Min: 0, Max: math.MaxInt64,
+	{Name: "acllog-max-len", Kind: KindInt, Default: "128", Min: 0, Max: math.MaxInt64,
+		Doc: "ACL LOG keeps at most this many entries, dropping the oldest", InConfig: true, Mutable: true, Rewrite: RewriteIfChanged},
+	{Name: "hash-max-listpack-entries", Alias: "hash-max-ziplist-entries", Kind: KindInt, Default: "512", Min: 0, Max: math.MaxInt64,
 		Doc: "a hash with more fields than this is stored as a hash table (OBJECT ENCODING hashtable) instead of a listpack, as in Redis", InConfig: true, Mutable: true, Rewrite: RewriteIfChanged},
-	{Name: "hash-max-listpack-value", Kind: KindInt, Default: "64", Min: 0, Max: math.MaxInt64,
+	{Name: "hash-max-listpack-value", Alias: "hash-max-ziplist-value", Kind: KindInt, Default: "64", Min: 0, Max: math.MaxInt64,
 		Doc: "a hash with a field or value longer than this many bytes is stored as a hash table instead of a listpack, as in Redis", InConfig: true, Mutable: true, Rewrite: RewriteIfChanged},
+	{Name: "hll-sparse-max-bytes", Kind: KindSize, Default: "3000", Min: 0, Max: math.MaxInt64,
+		Doc: "largest sparse HyperLogLog, header included, before PFADD makes it dense",
+		Notes: "Largest sparse HyperLogLog value in bytes, header included: a PFADD or\n" +
+			"PFMERGE that would make a sparse value longer turns it dense (12304\n" +
+			"bytes). As in Redis; values above 16000 make little sense.\n" +
+			"Default: 3000.", InConfig: true, Mutable: true, Rewrite: RewriteIfChanged},
 	{Name: "latency-monitor-threshold", Kind: KindInt, Default: "0", Min: 0, Max: math.MaxInt64,
 		Doc: "Redis's latency monitor threshold in milliseconds; kvserver records no latency events", ConfigOnly: true, InConfig: true, Mutable: true},
 	{Name: "set-max-intset-entries", Kind: KindInt, Default: "512", Min: 0, Max: math.MaxInt64,
@@ -314,6 +344,9 @@ var settings = []Setting{
 			"the largest value. 0 disables a limit. kvserver writes a client's replies\n" +
 			"before reading its next request, so a slow reader holds at most one\n" +
 			"batch of replies (1 MiB plus the last value); these limits bound how long.\n" +
+			"A client with pub/sub subscriptions is a pubsub client: the messages\n" +
+			"waiting for it count too, and past the pubsub limits it is disconnected\n" +
+			"without ever holding up a publisher. replica limits are only reported.\n" +
 			"Default: \"normal 0 0 0 replica 256mb 64mb 60 pubsub 32mb 8mb 60\".",
 		Doc: "Redis syntax; hard/soft limits on a client's pending replies", InConfig: true, Mutable: true, Rewrite: RewriteIfChanged,
 		field: func(c *Config) any { return &c.ClientOutputBufferLimit }},
@@ -573,6 +606,14 @@ func (s Setting) validate(c *Config, bad func(key, format string, args ...any)) 
 	}
 	if s.check != nil {
 		s.check(*c, bad)
+	}
+}
+
+// checkNotifyClasses rejects a notify-keyspace-events value with a letter
+// Redis does not know.
+func checkNotifyClasses(c Config, bad func(string, string, ...any)) {
+	if _, ok := notify.Parse(c.NotifyKeyspaceEvents); !ok {
+		bad("notify-keyspace-events", "%q: invalid event class character, use 'Ag$lshzxeKEtmdn'", c.NotifyKeyspaceEvents)
 	}
 }
 

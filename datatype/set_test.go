@@ -67,7 +67,7 @@ func recomputedMemSize(s *Set) int64 {
 	for _, b := range s.table.buckets {
 		size += int64(cap(b))
 		for off := 0; off < len(b); n++ {
-			_, off = entryAt(b, off)
+			_, off = memberAt(b, off)
 		}
 	}
 	if n != s.table.n {

@@ -68,8 +68,8 @@ func (t *memberTable) memSize() int64 {
 	return t.bytes + int64(len(t.buckets))*sliceHeaderSize
 }
 
-// entryAt returns the member packed at off in b and where the next starts.
-func entryAt(b []byte, off int) (m []byte, next int) {
+// memberAt returns the member packed at off in b and where the next starts.
+func memberAt(b []byte, off int) (m []byte, next int) {
 	l, n := binary.Uvarint(b[off:])
 	start := off + n
 	end := start + int(l)
@@ -81,7 +81,7 @@ func (t *memberTable) find(m []byte) (bucket, off int) {
 	bucket = int(hashMember(m) & t.mask())
 	b := t.buckets[bucket]
 	for off := 0; off < len(b); {
-		e, next := entryAt(b, off)
+		e, next := memberAt(b, off)
 		if bytes.Equal(e, m) {
 			return bucket, off
 		}
@@ -133,7 +133,7 @@ func (t *memberTable) remove(m []byte) bool {
 		return false
 	}
 	b := t.buckets[bucket]
-	_, next := entryAt(b, off)
+	_, next := memberAt(b, off)
 	b = append(b[:off], b[next:]...)
 	switch {
 	case len(b) == 0:
@@ -160,7 +160,7 @@ func (t *memberTable) resize(nb int) {
 	sizes := make([]int, nb)
 	for _, b := range old {
 		for off := 0; off < len(b); {
-			e, next := entryAt(b, off)
+			e, next := memberAt(b, off)
 			sizes[hashMember(e)&mask] += next - off
 			off = next
 		}
@@ -175,7 +175,7 @@ func (t *memberTable) resize(nb int) {
 	}
 	for _, b := range old {
 		for off := 0; off < len(b); {
-			e, next := entryAt(b, off)
+			e, next := memberAt(b, off)
 			i := hashMember(e) & mask
 			t.buckets[i] = append(t.buckets[i], b[off:next]...)
 			off = next
@@ -188,7 +188,7 @@ func (t *memberTable) resize(nb int) {
 func (t *memberTable) each(fn func(m []byte) bool) bool {
 	for _, b := range t.buckets {
 		for off := 0; off < len(b); {
-			e, next := entryAt(b, off)
+			e, next := memberAt(b, off)
 			if !fn(e) {
 				return false
 			}
@@ -208,11 +208,11 @@ func (t *memberTable) random() []byte {
 	}
 	n := 0
 	for off := 0; off < len(b); n++ {
-		_, off = entryAt(b, off)
+		_, off = memberAt(b, off)
 	}
 	k := rand.IntN(n)
 	for off := 0; ; k-- {
-		e, next := entryAt(b, off)
+		e, next := memberAt(b, off)
 		if k == 0 {
 			return e
 		}
@@ -227,7 +227,7 @@ func (t *memberTable) scanBucket(cursor uint64, fn func(m []byte)) uint64 {
 	m0 := t.mask()
 	b := t.buckets[cursor&m0]
 	for off := 0; off < len(b); {
-		e, next := entryAt(b, off)
+		e, next := memberAt(b, off)
 		fn(e)
 		off = next
 	}

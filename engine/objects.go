@@ -157,6 +157,7 @@ func (tx *Tx) SetObject(key []byte, obj datatype.Object, expireAt int64) {
 		it = &item{key: k, kind: obj.Kind(), obj: obj, objSize: size, length: size,
 			lastUsed: tx.now, resident: true, version: e.bumpVersion()}
 		e.insertLocked(tx.ks, it)
+		defer tx.created(it)
 	} else {
 		if it.onDisk {
 			it.onDisk = false

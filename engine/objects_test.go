@@ -32,7 +32,7 @@ func putHash(t *testing.T, e *Engine, i, n int) {
 			obj = datatype.NewHash()
 			for j := range n {
 				f, v := hashField(i, j)
-				obj.(*datatype.Hash).Set(f, v, testHashLimits)
+				obj.(*datatype.Hash).Set([]byte(f), []byte(v), testHashLimits)
 			}
 			tx.SetObject(key, obj, 0)
 			return
@@ -63,7 +63,7 @@ func hashState(e *Engine, i, n int) hashCheck {
 		h := obj.(*datatype.Hash)
 		for j := range n {
 			f, want := hashField(i, j)
-			if got, ok := h.Get(f); !ok || got != want {
+			if got, ok := h.Get([]byte(f)); !ok || string(got) != want {
 				state = hashCheck(fmt.Sprintf("field %s = %q", f, got))
 				return
 			}
@@ -120,7 +120,7 @@ func TestObjectWrongTypeAccountingAndEmptyDelete(t *testing.T) {
 			t.Fatalf("hash read of a string: %v", err)
 		}
 		h := datatype.NewHash()
-		h.Set("a", "1", testHashLimits)
+		h.Set([]byte("a"), []byte("1"), testHashLimits)
 		tx.SetObject([]byte("h"), h, 0)
 		if ent, ok := tx.Get([]byte("h")); !ok || ent.Kind != datatype.KindHash || ent.Object != h {
 			t.Fatalf("Get of a hash = %+v %v", ent, ok)
@@ -130,7 +130,7 @@ func TestObjectWrongTypeAccountingAndEmptyDelete(t *testing.T) {
 	e.Update(0, func(tx *Tx) {
 		obj, _ := tx.Object([]byte("h"), datatype.KindHash, false)
 		for j := range 1000 {
-			obj.(*datatype.Hash).Set(fmt.Sprint(j), "some value of some length", testHashLimits)
+			obj.(*datatype.Hash).Set([]byte(fmt.Sprint(j)), []byte("some value of some length"), testHashLimits)
 		}
 		tx.Modified([]byte("h"))
 	})
@@ -141,9 +141,9 @@ func TestObjectWrongTypeAccountingAndEmptyDelete(t *testing.T) {
 	e.Update(0, func(tx *Tx) {
 		obj, _ := tx.Object([]byte("h"), datatype.KindHash, false)
 		h := obj.(*datatype.Hash)
-		h.Delete("a")
+		h.Delete([]byte("a"))
 		for j := range 1000 {
-			h.Delete(fmt.Sprint(j))
+			h.Delete([]byte(fmt.Sprint(j)))
 		}
 		tx.Modified([]byte("h"))
 		if tx.Exists([]byte("h")) {
@@ -156,7 +156,7 @@ func TestObjectWrongTypeAccountingAndEmptyDelete(t *testing.T) {
 	// A string overwrites a hash and the other way round.
 	e.Update(0, func(tx *Tx) {
 		h := datatype.NewHash()
-		h.Set("a", "1", testHashLimits)
+		h.Set([]byte("a"), []byte("1"), testHashLimits)
 		tx.SetObject([]byte("s"), h, 0)
 		tx.Set([]byte("s"), []byte("back to a string"), 0)
 		if ent, ok := tx.Get([]byte("s")); !ok || ent.Kind != datatype.KindString || string(ent.Value) != "back to a string" {

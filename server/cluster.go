@@ -48,6 +48,9 @@ func (s *Server) SetClusterMap(m *cluster.Map) error {
 	}
 	s.slotMap.Store(m)
 	s.kickSlotPurge()
+	// Subscribers of shard channels whose slot moved away are told, as
+	// Redis does when a slot leaves the node.
+	s.hub.DropShardChannels(func(ch []byte) bool { return !m.Serves(cluster.KeySlot(ch)) })
 	return nil
 }
 

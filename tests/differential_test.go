@@ -53,20 +53,31 @@ const (
 	// cmpInfo checks the reply type and, for each dbN line, keys= and
 	// expires=, plus the exact value of step.fields.
 	cmpInfo
-	// cmpScanAll is a pseudo step: it runs SCAN (or step.scan, such as
-	// SSCAN key) with step.cmd's options from cursor 0 until the cursor
-	// returns to 0 on each server and compares the sorted, deduplicated
-	// key sets.
+	// cmpScanAll is a pseudo step: it runs SCAN with step.cmd's options from
+	// cursor 0 until the cursor returns to 0 on each server and compares
+	// the sorted, deduplicated key sets.
 	cmpScanAll
-	// cmpRandom compares random picks (SRANDMEMBER, SPOP): the same reply
-	// type and element count, every element one of step.fields, and no
-	// element twice when step.distinct.
+	// cmpRandom compares random replies (HRANDFIELD) by shape: the same
+	// types and lengths at every level, and every string in either reply
+	// one of step.fields; with step.distinct, no string twice in a reply
+	// (SRANDMEMBER and SPOP with a positive count).
 	cmpRandom
 	// cmpSleep is a pseudo step that sleeps step.pause (to let keys expire).
 	cmpSleep
 	// cmpClosed is a pseudo step that requires both servers to have closed
 	// the connection (after QUIT).
 	cmpClosed
+	// cmpQuiet is a pseudo step that requires both connections to receive
+	// nothing for a moment (no stray pub/sub message).
+	cmpQuiet
+	// cmpUnorderedReplies compares the step's several replies (pub/sub
+	// confirmations of a mass unsubscribe, in Redis's hash order) as a
+	// multiset of whole replies.
+	cmpUnorderedReplies
+	// cmpOnlyProto is a pseudo step that skips the rest of the script in
+	// the other protocol (what a subscribed connection may do differs
+	// between RESP2 and RESP3).
+	cmpOnlyProto
 )
 
 // step is one command of a script and how to compare its replies.
@@ -79,10 +90,12 @@ type step struct {
 	// other sends the step on the script's second connection to each
 	// server (WATCH races: another client's write).
 	other bool
-	// scan is the command and arguments before the cursor of a
-	// cmpScanAll step; nil is SCAN.
-	scan []string
-	// distinct requires a cmpRandom reply's elements to differ.
+	// replies is how many replies the step reads (0 means 1): SUBSCRIBE
+	// answers once per channel. listen reads them without sending a
+	// command (messages published by another connection).
+	replies int
+	listen  bool
+	// distinct requires a cmpRandom reply's strings to differ.
 	distinct bool
 }
 
@@ -128,6 +141,25 @@ func info(section string, fields ...string) step {
 // scanAll iterates SCAN 0 <opts...> to completion on both servers.
 func scanAll(opts ...string) step { return step{cmd: opts, mode: cmpScanAll} }
 
+// scanKeyAll iterates cmd key 0 <opts...> (HSCAN, SSCAN, ZSCAN) to
+// completion on both servers; HSCAN's and ZSCAN's elements are compared
+// as pairs.
+func scanKeyAll(cmd, key string, opts ...string) step {
+	return step{cmd: opts, mode: cmpScanAll, fields: []string{cmd, key}}
+}
+
+// random compares a random reply by its shape and membership in members.
+func random(members []string, args ...string) step {
+	return step{cmd: args, mode: cmpRandom, fields: members}
+}
+
+// randomDistinct is random for replies whose picks must all differ.
+func randomDistinct(members []string, args ...string) step {
+	st := random(members, args...)
+	st.distinct = true
+	return st
+}
+
 // onOther runs st on the script's second connection to each server,
 // opened at its first use like the first one (protocol, SELECT 0) but
 // without FLUSHALL.
@@ -136,16 +168,24 @@ func onOther(st step) step {
 	return st
 }
 
-// sscanAll iterates SSCAN key 0 <opts...> to completion on both servers.
-func sscanAll(key string, opts ...string) step {
-	return step{cmd: opts, mode: cmpScanAll, scan: []string{"SSCAN", key}}
+// doN is an exact step that reads n replies (SUBSCRIBE a b c).
+func doN(n int, args ...string) step { return step{cmd: args, replies: n} }
+
+// unorderedN reads n replies and compares them as a multiset; without a
+// command it only listens.
+func unorderedN(n int, args ...string) step {
+	return step{cmd: args, replies: n, listen: len(args) == 0, mode: cmpUnorderedReplies}
 }
 
-// random compares a reply of random picks from members by type, count and
-// membership; distinct also requires the picks to differ.
-func random(members []string, distinct bool, args ...string) step {
-	return step{cmd: args, mode: cmpRandom, fields: members, distinct: distinct}
-}
+// listen reads n replies without sending anything: the messages another
+// connection's PUBLISH delivered.
+func listen(n int) step { return step{listen: true, replies: n} }
+
+// onlyProto runs the rest of the script only in RESP proto.
+func onlyProto(proto int) step { return step{mode: cmpOnlyProto, delta: int64(proto)} }
+
+// quiet requires that nothing arrives on the connection for a moment.
+func quiet() step { return step{mode: cmpQuiet} }
 
 // sleep pauses the script.
 func sleep(d time.Duration) step { return step{mode: cmpSleep, pause: d} }
@@ -213,6 +253,31 @@ type side struct {
 // call sends one command and reads its reply.
 func (s side) call(cmd []string) ([]byte, error) { return s.c.Call(cmd...) }
 
+// exchange runs a step: sends its command (unless it only listens) and
+// reads its replies, joined, sorted first for cmpUnorderedReplies.
+func (s side) exchange(st step) ([]byte, error) {
+	if st.replies == 0 && !st.listen {
+		return s.call(st.cmd)
+	}
+	if !st.listen {
+		if err := s.c.SendErr(encodeCommand(st.cmd)); err != nil {
+			return nil, err
+		}
+	}
+	var replies [][]byte
+	for range max(st.replies, 1) {
+		raw, err := s.c.ReadReply()
+		if err != nil {
+			return bytes.Join(replies, nil), err
+		}
+		replies = append(replies, raw)
+	}
+	if st.mode == cmpUnorderedReplies {
+		slices.SortFunc(replies, bytes.Compare)
+	}
+	return bytes.Join(replies, nil), nil
+}
+
 // runScript runs one script on fresh connections to both servers.
 func runScript(t *testing.T, ref, kv *server, proto int, sc script) {
 	verbose := os.Getenv(envDiffVerbose) == "1"
@@ -244,14 +309,26 @@ func runScript(t *testing.T, ref, kv *server, proto int, sc script) {
 			}
 			continue
 		case cmpScanAll:
-			if !compareScanAll(t, where, sides, st) {
+			if !compareScanAll(t, where, sides, st.fields, st.cmd) {
 				return
+			}
+			continue
+		case cmpOnlyProto:
+			if int64(proto) != st.delta {
+				return
+			}
+			continue
+		case cmpQuiet:
+			for _, s := range sides {
+				if raw, err := readWithin(s.c, 150*time.Millisecond); err == nil || isClosed(err) {
+					t.Errorf("%s: %s sent %s, %v", where, s.name, strconv.Quote(string(raw)), err)
+				}
 			}
 			continue
 		}
 		var raws [2][]byte
 		for j, s := range sides {
-			raw, err := s.call(st.cmd)
+			raw, err := s.exchange(st)
 			if err != nil {
 				t.Errorf("%s: %s: %v (partial reply %s)", where, s.name, err, strconv.Quote(string(raw)))
 				return
@@ -304,6 +381,11 @@ func describe(st step) string {
 		return "(connection closed?)"
 	case cmpScanAll:
 		return fmt.Sprintf("(SCAN to completion %q)", st.cmd)
+	case cmpQuiet:
+		return "(nothing arrives?)"
+	}
+	if st.listen {
+		return fmt.Sprintf("(read %d replies)", st.replies)
 	}
 	prefix := ""
 	if st.other {
@@ -347,7 +429,7 @@ func isClosed(err error) bool {
 // compareReplies returns "" when the replies agree under st's mode, or why
 // they do not.
 func compareReplies(st step, a, b []byte) string {
-	if st.mode == cmpExact {
+	if st.mode == cmpExact || st.mode == cmpUnorderedReplies {
 		if bytes.Equal(a, b) {
 			return ""
 		}
@@ -383,35 +465,49 @@ func compareReplies(st step, a, b []byte) string {
 	case cmpInfo:
 		return compareInfo(ra, rb, st.fields)
 	case cmpRandom:
-		return compareRandom(ra, rb, st)
+		if why := compareRandom(ra, rb, st.fields); why != "" || !st.distinct {
+			return why
+		}
+		return compareDistinct(ra, rb)
 	}
 	return fmt.Sprintf("unknown comparison mode %d", st.mode)
 }
 
-// compareRandom checks two replies of random picks (cmpRandom).
-func compareRandom(a, b Reply, st step) string {
-	if a.Type != b.Type || a.IsAggregate() != b.IsAggregate() {
-		return fmt.Sprintf("reply types differ: %q vs %q", a.Type, b.Type)
+// compareRandom requires the same shape (types and lengths at every
+// level) and every string of either reply to be one of members; other
+// leaves (errors, nulls, integers) must be identical.
+func compareRandom(a, b Reply, members []string) string {
+	if a.Type != b.Type || len(a.Elems) != len(b.Elems) {
+		return "reply shapes differ"
 	}
-	if !a.IsAggregate() {
-		if a.Type != '$' || a.Null || b.Null {
-			if !bytes.Equal(a.Raw, b.Raw) {
-				return "replies differ"
+	if a.IsAggregate() {
+		for i := range a.Elems {
+			if why := compareRandom(a.Elems[i], b.Elems[i], members); why != "" {
+				return fmt.Sprintf("element %d: %s", i, why)
 			}
-			return ""
 		}
-		a, b = Reply{Elems: []Reply{a}}, Reply{Elems: []Reply{b}}
+		return ""
 	}
-	if len(a.Elems) != len(b.Elems) {
-		return fmt.Sprintf("%d elements against %d", len(a.Elems), len(b.Elems))
+	if a.Type != '$' {
+		if !bytes.Equal(a.Raw, b.Raw) {
+			return "replies differ"
+		}
+		return ""
 	}
 	for _, r := range []Reply{a, b} {
-		seen := make(map[string]bool)
+		if !slices.Contains(members, r.Str) {
+			return fmt.Sprintf("%q is not a member", r.Str)
+		}
+	}
+	return ""
+}
+
+// compareDistinct requires no string to repeat within either reply.
+func compareDistinct(a, b Reply) string {
+	for _, r := range []Reply{a, b} {
+		seen := make(map[string]bool, len(r.Elems))
 		for _, e := range r.Elems {
-			if e.Type != '$' || !slices.Contains(st.fields, e.Str) {
-				return fmt.Sprintf("%q is not one of the members", e.Str)
-			}
-			if st.distinct && seen[e.Str] {
+			if seen[e.Str] {
 				return fmt.Sprintf("%q picked twice", e.Str)
 			}
 			seen[e.Str] = true
@@ -608,8 +704,12 @@ func keyspaceLines(m map[string]string) string {
 // compareScanAll runs SCAN to completion on both servers and compares the
 // key sets; an error reply must be identical on both. It returns false if a
 // connection failed and the script cannot go on.
-func compareScanAll(t *testing.T, where string, sides [2]side, st step) bool {
+func compareScanAll(t *testing.T, where string, sides [2]side, prefix, opts []string) bool {
 	t.Helper()
+	if prefix == nil {
+		prefix = []string{"SCAN"}
+	}
+	pairs := len(prefix) > 1 && !strings.EqualFold(prefix[0], "SSCAN")
 	var keys [2][]string
 	var errs [2]string
 	for j, s := range sides {
@@ -620,11 +720,7 @@ func compareScanAll(t *testing.T, where string, sides [2]side, st step) bool {
 				t.Errorf("%s: %s: SCAN did not finish", where, s.name)
 				return false
 			}
-			prefix := st.scan
-			if prefix == nil {
-				prefix = []string{"SCAN"}
-			}
-			raw, err := s.call(append(append(slices.Clone(prefix), cursor), st.cmd...))
+			raw, err := s.call(append(append(append([]string(nil), prefix...), cursor), opts...))
 			if err != nil {
 				t.Errorf("%s: %s: %v", where, s.name, err)
 				return false
@@ -642,8 +738,14 @@ func compareScanAll(t *testing.T, where string, sides [2]side, st step) bool {
 				t.Errorf("%s: %s: malformed SCAN reply %s", where, s.name, quoteTrunc(raw))
 				return true
 			}
-			for _, k := range r.Elems[1].Elems {
-				seen[k.Str] = true
+			elems := r.Elems[1].Elems
+			for i := 0; i < len(elems); i++ {
+				k := elems[i].Str
+				if pairs && i+1 < len(elems) {
+					i++
+					k += "\x00" + elems[i].Str
+				}
+				seen[k] = true
 			}
 			cursor = r.Elems[0].Str
 			if cursor == "0" {
