@@ -8,6 +8,7 @@ import (
 
 	"github.com/kvserver/kvserver/datatype"
 	"github.com/kvserver/kvserver/engine"
+	"github.com/kvserver/kvserver/notify"
 )
 
 // setCommands are the set family's rows (Redis's t_set.c).
@@ -123,6 +124,18 @@ func writeSet(x *Ctx, s *datatype.Set) {
 	})
 }
 
+// setChanged records a change in place of the set under key and publishes
+// event, then "del" when the change emptied the set (which deletes it), in
+// Redis's order.
+func setChanged(tx *engine.Tx, key []byte, s *datatype.Set, event string) {
+	emptied := s.Len() == 0
+	tx.Modified(key)
+	tx.Notify(notify.Set, event, key)
+	if emptied {
+		tx.Notify(notify.Generic, "del", key)
+	}
+}
+
 func cmdSadd(x *Ctx) {
 	args := x.Args
 	lim := setLimits(x)
@@ -146,6 +159,9 @@ func cmdSadd(x *Ctx) {
 		} else if added > 0 {
 			tx.Modified(args[1])
 		}
+		if added > 0 {
+			tx.Notify(notify.Set, "sadd", args[1])
+		}
 		x.W.Int(int64(added))
 	})
 }
@@ -165,7 +181,7 @@ func cmdSrem(x *Ctx) {
 				}
 			}
 			if removed > 0 {
-				tx.Modified(args[1])
+				setChanged(tx, args[1], s, "srem")
 			}
 		}
 		x.W.Int(int64(removed))
@@ -237,7 +253,7 @@ func cmdSpop(x *Ctx) {
 		default:
 			m := s.AppendRandom(nil)
 			s.Remove(m)
-			tx.Modified(args[1])
+			setChanged(tx, args[1], s, "spop")
 			x.W.Bulk(m)
 		}
 	})
@@ -271,6 +287,8 @@ func spopWithCount(x *Ctx) {
 		if count >= size {
 			writeSet(x, unionDiff([]*datatype.Set{s}, false, lim))
 			tx.Delete(args[1])
+			tx.Notify(notify.Set, "spop", args[1])
+			tx.Notify(notify.Generic, "del", args[1])
 			return
 		}
 		x.W.Set(int(count))
@@ -302,7 +320,7 @@ func spopWithCount(x *Ctx) {
 			})
 			*s = *kept
 		}
-		tx.Modified(args[1])
+		setChanged(tx, args[1], s, "spop")
 	})
 }
 
@@ -435,13 +453,15 @@ func cmdSmove(x *Ctx) {
 			x.W.Int(0)
 			return
 		}
-		tx.Modified(srcKey)
+		setChanged(tx, srcKey, src, "srem")
 		if dst == nil {
 			dst = datatype.NewSetFor(member)
 			dst.Add(member, lim)
 			tx.SetObject(dstKey, dst, 0)
+			tx.Notify(notify.Set, "sadd", dstKey)
 		} else if dst.Add(member, lim) {
 			tx.Modified(dstKey)
+			tx.Notify(notify.Set, "sadd", dstKey)
 		}
 		x.W.Int(1)
 	})
@@ -547,7 +567,7 @@ func sinter(x *Ctx, tx *engine.Tx, keys [][]byte, dst []byte, cardOnly bool, lim
 	case cardOnly:
 		x.W.Int(0)
 	case dst != nil:
-		storeResult(x, tx, dst, result)
+		storeResult(x, tx, dst, result, "sinterstore")
 	default:
 		out.write(x, true)
 	}
@@ -555,13 +575,16 @@ func sinter(x *Ctx, tx *engine.Tx, keys [][]byte, dst []byte, cardOnly bool, lim
 
 // storeResult stores a *STORE command's result under dst (deleting dst
 // when it is empty) and answers its size.
-func storeResult(x *Ctx, tx *engine.Tx, dst []byte, result *datatype.Set) {
+func storeResult(x *Ctx, tx *engine.Tx, dst []byte, result *datatype.Set, event string) {
 	if result.Len() == 0 {
-		tx.Delete(dst)
+		if tx.Delete(dst) {
+			tx.Notify(notify.Generic, "del", dst)
+		}
 		x.W.Int(0)
 		return
 	}
 	tx.SetObject(dst, result, 0)
+	tx.Notify(notify.Set, event, dst)
 	x.W.Int(int64(result.Len()))
 }
 
@@ -583,7 +606,11 @@ func sunionDiff(x *Ctx, keys [][]byte, dst []byte, diff bool) {
 		}
 		result := unionDiff(sets, diff, lim)
 		if dst != nil {
-			storeResult(x, tx, dst, result)
+			event := "sunionstore"
+			if diff {
+				event = "sdiffstore"
+			}
+			storeResult(x, tx, dst, result, event)
 			return
 		}
 		writeSet(x, result)
