@@ -2,6 +2,7 @@ package datatype
 
 import (
 	"encoding/binary"
+	"fmt"
 	"math"
 )
 
@@ -130,4 +131,45 @@ func (is *intset) memSize() int64 { return int64(cap(is.data)) }
 
 func (is *intset) clone() intset {
 	return intset{data: append([]byte(nil), is.data...), width: is.width}
+}
+
+// IntsetBlob is an intset in Redis's own layout, which DUMP and RDB files
+// carry: the width and the member count as little-endian uint32s, then the
+// members, little-endian at that width (this intset's own layout); nil
+// for a hashtable.
+func (s *Set) IntsetBlob() []byte {
+	if s.table != nil {
+		return nil
+	}
+	w := max(s.ints.width, 2)
+	b := make([]byte, 8, 8+len(s.ints.data))
+	binary.LittleEndian.PutUint32(b, uint32(w))
+	binary.LittleEndian.PutUint32(b[4:], uint32(s.ints.len()))
+	return append(b, s.ints.data...)
+}
+
+// SetFromIntsetBlob reads what IntsetBlob (or Redis) wrote: a width of 2,
+// 4 or 8, a count that matches the length, members strictly ascending and
+// at least one of them. Past lim it converts to a hashtable, as Redis's
+// RDB loading does.
+func SetFromIntsetBlob(blob []byte, lim SetLimits) (*Set, error) {
+	if len(blob) < 8 {
+		return nil, fmt.Errorf("%w: intset blob of %d bytes", ErrCorrupt, len(blob))
+	}
+	w := int(binary.LittleEndian.Uint32(blob))
+	n := uint64(binary.LittleEndian.Uint32(blob[4:]))
+	if w != 2 && w != 4 && w != 8 || n == 0 || n*uint64(w) != uint64(len(blob)-8) {
+		return nil, fmt.Errorf("%w: intset header (width %d, %d members, %d bytes)", ErrCorrupt, w, n, len(blob))
+	}
+	s := &Set{ints: intset{data: makeBytes(len(blob)-8, len(blob)-8), width: w}}
+	copy(s.ints.data, blob[8:])
+	for i := 1; i < s.ints.len(); i++ {
+		if s.ints.at(i-1) >= s.ints.at(i) {
+			return nil, fmt.Errorf("%w: intset not ascending", ErrCorrupt)
+		}
+	}
+	if s.ints.len() > lim.MaxIntsetEntries {
+		s.convert()
+	}
+	return s, nil
 }

@@ -339,3 +339,40 @@ func FuzzDecodeSet(f *testing.F) {
 		}
 	})
 }
+
+// TestIntsetBlobRoundTripAndDamage: IntsetBlob is Redis's layout (width,
+// count, members), SetFromIntsetBlob reads it back and refuses a bad
+// width, a count that does not match, an empty or unordered intset.
+func TestIntsetBlobRoundTripAndDamage(t *testing.T) {
+	s := NewSet()
+	for _, m := range []string{"5", "-70000", "3"} {
+		s.Add([]byte(m), testSetLimits)
+	}
+	blob := s.IntsetBlob()
+	want := []byte{4, 0, 0, 0, 3, 0, 0, 0, 0x90, 0xee, 0xfe, 0xff, 3, 0, 0, 0, 5, 0, 0, 0}
+	if !slices.Equal(blob, want) {
+		t.Fatalf("IntsetBlob = % x, want % x", blob, want)
+	}
+	back, err := SetFromIntsetBlob(blob, testSetLimits)
+	if err != nil || !slices.Equal(setMembers(back), []string{"-70000", "3", "5"}) || !back.IsIntset() {
+		t.Fatalf("SetFromIntsetBlob = %v, %v", back, err)
+	}
+	if big, err := SetFromIntsetBlob(blob, SetLimits{MaxIntsetEntries: 2}); err != nil || big.IsIntset() {
+		t.Fatalf("past the limit: %v, %v", big, err)
+	}
+	for name, b := range map[string][]byte{
+		"short":         blob[:7],
+		"bad width":     append([]byte{3}, blob[1:]...),
+		"count too big": append(append([]byte(nil), blob[:4]...), append([]byte{4, 0, 0, 0}, blob[8:]...)...),
+		"empty":         {2, 0, 0, 0, 0, 0, 0, 0},
+		"unordered":     {2, 0, 0, 0, 2, 0, 0, 0, 5, 0, 3, 0},
+		"repeated":      {2, 0, 0, 0, 2, 0, 0, 0, 5, 0, 5, 0},
+	} {
+		if _, err := SetFromIntsetBlob(b, testSetLimits); !errors.Is(err, ErrCorrupt) {
+			t.Errorf("%s: err = %v, want ErrCorrupt", name, err)
+		}
+	}
+	if NewSetFor([]byte("x")).IntsetBlob() != nil {
+		t.Error("a hashtable has an intset blob")
+	}
+}

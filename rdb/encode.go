@@ -13,6 +13,7 @@ const (
 	typeZSet         = 3
 	typeHash         = 4
 	typeZSet2        = 5
+	typeSetIntset    = 11
 	typeHashZiplist  = 13
 	typeHashListpack = 16
 

@@ -28,6 +28,7 @@ type Value struct {
 // as they decide those of values written by commands.
 type Limits struct {
 	Hash datatype.HashLimits
+	Set  datatype.SetLimits
 }
 
 // Dump serializes v as Redis 7.0's DUMP does.
@@ -39,6 +40,8 @@ func Dump(v Value) ([]byte, error) {
 		b = appendString(b, v.String)
 	case *datatype.Hash:
 		b = dumpHash(b, obj)
+	case *datatype.Set:
+		b = dumpSet(b, obj)
 	default:
 		return nil, fmt.Errorf("rdb: cannot dump a %v", v.Object.Kind())
 	}
@@ -60,6 +63,22 @@ func dumpHash(b []byte, h *datatype.Hash) []byte {
 	h.Range(func(f, v []byte) bool {
 		b = appendString(b, f)
 		b = appendString(b, v)
+		return true
+	})
+	return b
+}
+
+// dumpSet writes an intset as Redis's blob (byte-identical to Redis's
+// DUMP) and a hashtable as its members, in the table's order.
+func dumpSet(b []byte, s *datatype.Set) []byte {
+	if blob := s.IntsetBlob(); blob != nil {
+		b = append(b, typeSetIntset)
+		return appendString(b, blob)
+	}
+	b = append(b, typeSet)
+	b = appendLen(b, uint64(s.Len()))
+	s.Range(func(m []byte) bool {
+		b = appendString(b, m)
 		return true
 	})
 	return b
@@ -227,6 +246,28 @@ func (r *reader) value(lim Limits) (Value, error) {
 		}
 		elems, err := parseListpack(lp)
 		return hashValue(elems, lim, err)
+	case typeSet:
+		n := r.count(1)
+		if n == 0 {
+			return Value{}, errors.New("empty set")
+		}
+		s := datatype.NewSet()
+		for i := 0; i < n && r.err == nil; i++ {
+			if !s.Add(r.string(), lim.Set) && r.err == nil {
+				return Value{}, errors.New("duplicate set member")
+			}
+		}
+		return Value{Object: s}, r.err
+	case typeSetIntset:
+		blob := r.string()
+		if r.err != nil {
+			return Value{}, r.err
+		}
+		s, err := datatype.SetFromIntsetBlob(blob, lim.Set)
+		if err != nil {
+			return Value{}, err
+		}
+		return Value{Object: s}, nil
 	case typeHashZiplist:
 		zl := r.string()
 		if r.err != nil {
