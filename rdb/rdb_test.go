@@ -9,7 +9,7 @@ import (
 	"github.com/kvserver/kvserver/datatype"
 )
 
-var testLimits = Limits{Hash: datatype.HashLimits{MaxListpackEntries: 128, MaxListpackValue: 64}}
+var testLimits = Limits{Hash: datatype.HashLimits{MaxListpackEntries: 128, MaxListpackValue: 64}, Set: datatype.SetLimits{MaxIntsetEntries: 512}}
 
 func TestLZFRoundTrip(t *testing.T) {
 	rng := rand.New(rand.NewSource(1))
