@@ -352,6 +352,28 @@ func infoCluster(x *Ctx, w *InfoWriter) {
 		enabled = 1
 	}
 	w.Int("cluster_enabled", enabled)
+	m := x.Cluster.SlotMap()
+	if m == nil {
+		return
+	}
+	// kvserver's own fields: the map in effect, and with --cluster-etcd
+	// the node's standing there.
+	w.Int("cluster_current_epoch", m.CurrentEpoch())
+	w.Int("cluster_known_nodes", int64(len(m.Nodes())))
+	w.Int("cluster_owned_slots", int64(m.Self().SlotCount()))
+	if ms, ok := x.Cluster.Membership(); ok {
+		w.Int("cluster_etcd_session", boolInt(ms.Session))
+		w.Int("cluster_etcd_reconciler", boolInt(ms.Reconciler))
+		w.Int("cluster_maps_applied", ms.MapsApplied)
+	}
+}
+
+// boolInt is 1 for true, 0 for false.
+func boolInt(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 func infoKeyspace(x *Ctx, w *InfoWriter) {

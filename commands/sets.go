@@ -211,13 +211,6 @@ func cmdSmismember(x *Ctx) {
 	})
 }
 
-func boolInt(b bool) int64 {
-	if b {
-		return 1
-	}
-	return 0
-}
-
 func cmdScard(x *Ctx) {
 	x.View(func(tx *engine.Tx) {
 		s, ok := lookupSet(x, tx, x.Args[1], true)

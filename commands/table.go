@@ -46,6 +46,7 @@ var families = [][]*Spec{
 	setCommands,
 	serializeCommands,
 	pubsubCommands,
+	zsetCommands,
 }
 
 // NewTable builds the lookup table from copies of specs, deriving what

@@ -240,6 +240,33 @@ var settings = []Setting{
 			"Default: \"\" (standalone).",
 		Doc:   "slot map that turns on Redis Cluster mode (see Cluster mode)",
 		field: func(c *Config) any { return &c.ClusterConfig }},
+	{Name: "cluster-etcd", Kind: KindString, Default: "", DefaultDoc: "none",
+		Doc: "comma-separated etcd endpoints that turn on Redis Cluster mode with etcd membership (see Scale-out on etcd)",
+		Notes: "Redis Cluster mode without a slot file: nodes register in etcd on a lease,\n" +
+			"one of them (elected through etcd) computes the slot map and every node\n" +
+			"applies it. Comma-separated client URLs, e.g. http://10.0.0.9:2379.\n" +
+			"Cannot be combined with cluster-config.\n" +
+			"Default: \"\" (off).",
+		field: func(c *Config) any { return &c.ClusterEtcd },
+		check: func(c Config, bad func(string, string, ...any)) {
+			if c.ClusterEtcd != "" && c.ClusterConfig != "" {
+				bad("cluster-etcd", "cannot be combined with cluster-config (choose a static file or etcd)")
+			}
+		}},
+	{Name: "cluster-name", Kind: KindString, Default: "kvserver",
+		Doc:   "the cluster's key prefix in etcd, so that clusters can share one etcd",
+		field: func(c *Config) any { return &c.ClusterName },
+		check: notEmpty("cluster-name", func(c Config) string { return c.ClusterName })},
+	{Name: "cluster-announce-addr", Kind: KindString, Default: "", DefaultDoc: "bind:port",
+		Doc: "host:port that clients are sent to for this node (with cluster-etcd)",
+		Notes: "Address other nodes put in MOVED replies and CLUSTER SLOTS for this node\n" +
+			"(with cluster-etcd). Set it when bind is a wildcard or clients reach the\n" +
+			"node through another address.\n" +
+			"Default: \"\" (bind:port)."},
+	{Name: "cluster-node-ttl", Kind: KindInt, Default: "5", Min: 1, Max: 3600,
+		Doc: "seconds of the etcd lease that keeps a node a member (with cluster-etcd)"},
+	{Name: "cluster-grace", Kind: KindInt, Default: "10", Min: 0, Max: 86400,
+		Doc: "seconds after a node's lease expired before its slots move to the others (with cluster-etcd)"},
 	{Name: "timeout", Kind: KindInt, Default: "0", Min: 0, Max: math.MaxInt32,
 		Doc: "close clients idle this many seconds (counted from the last byte received); 0 never",
 		Notes: "---------------------------------------------------------------------------\n" +
@@ -285,6 +312,10 @@ var settings = []Setting{
 			"PFMERGE that would make a sparse value longer turns it dense (12304\n" +
 			"bytes). As in Redis; values above 16000 make little sense.\n" +
 			"Default: 3000.", InConfig: true, Mutable: true, Rewrite: RewriteIfChanged},
+	{Name: "zset-max-listpack-entries", Kind: KindInt, Default: "128", Min: 0, Max: math.MaxInt64,
+		Doc: "a sorted set with more members than this is stored as a skiplist (OBJECT ENCODING skiplist) instead of a listpack, as in Redis", InConfig: true, Mutable: true, Rewrite: RewriteIfChanged},
+	{Name: "zset-max-listpack-value", Kind: KindInt, Default: "64", Min: 0, Max: math.MaxInt64,
+		Doc: "a sorted set with a member longer than this many bytes is stored as a skiplist instead of a listpack, as in Redis", InConfig: true, Mutable: true, Rewrite: RewriteIfChanged},
 	{Name: "latency-monitor-threshold", Kind: KindInt, Default: "0", Min: 0, Max: math.MaxInt64,
 		Doc: "Redis's latency monitor threshold in milliseconds; kvserver records no latency events", ConfigOnly: true, InConfig: true, Mutable: true},
 	{Name: "set-max-intset-entries", Kind: KindInt, Default: "512", Min: 0, Max: math.MaxInt64,

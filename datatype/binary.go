@@ -3,6 +3,7 @@ package datatype
 import (
 	"encoding/binary"
 	"fmt"
+	"math"
 )
 
 // The disk encodings are sequences of uvarints and length-prefixed strings.
@@ -99,4 +100,18 @@ func (r *reader) done() error {
 // so that cap tells MemSize what the slice costs.
 func makeBytes(n, c int) []byte {
 	return append([]byte(nil), make([]byte, c)...)[:n]
+}
+
+// float64 reads 8 little-endian bytes of IEEE bits.
+func (r *reader) float64() float64 {
+	if r.err != nil {
+		return 0
+	}
+	if len(r.b) < 8 {
+		r.fail("float past the end")
+		return 0
+	}
+	v := math.Float64frombits(binary.LittleEndian.Uint64(r.b))
+	r.b = r.b[8:]
+	return v
 }

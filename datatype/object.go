@@ -90,6 +90,7 @@ var ErrCorrupt = errors.New("datatype: corrupt encoding")
 var decoders = [...]func([]byte) (Object, error){
 	KindHash: decodeHash,
 	KindSet:  decodeSet,
+	KindZSet: decodeZSet,
 }
 
 // Decode reads a value of kind k that AppendBinary wrote.

@@ -57,6 +57,9 @@ type Options struct {
 	// Cluster, when set, turns on Redis Cluster mode with this slot map,
 	// its own node located (cluster.Load); nil runs standalone.
 	Cluster *cluster.Map
+	// ClusterMembership, when set, reports the node's standing in etcd
+	// (INFO cluster) in --cluster-etcd mode.
+	ClusterMembership func() commands.Membership
 
 	// Users are ACL users, one Redis ACL user line each ("alice on
 	// #<sha256> ~cache:* +@read"; package acl). The default user is "on

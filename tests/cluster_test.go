@@ -36,7 +36,7 @@ type testCluster struct {
 
 // writeClusterConfig writes a slot map giving node i (on ports[i]) the
 // slots in slots[i] ("" for none).
-func writeClusterConfig(t *testing.T, path string, ports []int, slots []string) {
+func writeClusterConfig(t testing.TB, path string, ports []int, slots []string) {
 	t.Helper()
 	var b strings.Builder
 	b.WriteString("nodes:\n")
@@ -58,7 +58,7 @@ func writeClusterConfig(t *testing.T, path string, ports []int, slots []string) 
 
 // startCluster picks a free port per node, writes the slot map (node i
 // serves slots[i]) and starts every node with it.
-func startCluster(t *testing.T, slots ...string) *testCluster {
+func startCluster(t testing.TB, slots ...string) *testCluster {
 	t.Helper()
 	if diffAgainstRedis() {
 		t.Skip("cluster mode is kvserver's static slot map; redis-vs-redis mode has no equivalent")

@@ -127,8 +127,7 @@ func memoryOf(ctx context.Context, t *target, value []byte, n int) (memoryResult
 		return memoryResult{}, err
 	}
 	defer c.Close()
-	// Let background work (kvserver's write-behind, a GC cycle) finish.
-	settle := func() (rss, used int64, err error) { return settledMemory(t, c, 3*time.Second) }
+	settle := func() (rss, used int64, err error) { return settledMemory(t, c) }
 	rss0, used0, err := settle()
 	if err != nil {
 		return memoryResult{}, err
@@ -154,10 +153,10 @@ func memoryOf(ctx context.Context, t *target, value []byte, n int) (memoryResult
 	}, nil
 }
 
-// settledMemory waits wait, then reads t's resident memory and its
-// used_memory.
-func settledMemory(t *target, c *benchConn, wait time.Duration) (rss, used int64, err error) {
-	time.Sleep(wait)
+// settledMemory waits for background work (kvserver's write-behind, a GC
+// cycle) to finish and reads t's resident memory and used_memory.
+func settledMemory(t *target, c *benchConn) (rss, used int64, err error) {
+	time.Sleep(3 * time.Second)
 	if rss, err = processRSS(t.cmd.Process.Pid); err != nil {
 		return 0, 0, err
 	}
