@@ -69,16 +69,8 @@ func setLimits(x *Ctx) datatype.SetLimits {
 // lookupSet looks key up as a set: nil when missing; ok is false, with
 // WRONGTYPE answered, when it holds another type. read counts a keyspace
 // hit or miss (Redis's lookupKeyRead against lookupKeyWrite).
-func lookupSet(x *Ctx, tx *engine.Tx, key []byte, read bool) (s *datatype.Set, ok bool) {
-	obj, err := tx.Object(key, datatype.KindSet, read)
-	if err != nil {
-		x.W.Error(err.Error())
-		return nil, false
-	}
-	if obj == nil {
-		return nil, true
-	}
-	return obj.(*datatype.Set), true
+func lookupSet(x *Ctx, tx *engine.Tx, key []byte, read bool) (*datatype.Set, bool) {
+	return lookupObject[*datatype.Set](x, tx, key, datatype.KindSet, read)
 }
 
 // memberList collects members in one buffer (Range's slices are only
