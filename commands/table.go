@@ -45,6 +45,7 @@ var families = [][]*Spec{
 	hashCommands,
 	listCommands,
 	blockingCommands,
+	setCommands,
 	serializeCommands,
 	pubsubCommands,
 	zsetCommands,

@@ -322,6 +322,8 @@ var settings = []Setting{
 		Doc: "a sorted set with a member longer than this many bytes is stored as a skiplist instead of a listpack, as in Redis", InConfig: true, Mutable: true, Rewrite: RewriteIfChanged},
 	{Name: "latency-monitor-threshold", Kind: KindInt, Default: "0", Min: 0, Max: math.MaxInt64,
 		Doc: "Redis's latency monitor threshold in milliseconds; kvserver records no latency events", ConfigOnly: true, InConfig: true, Mutable: true},
+	{Name: "set-max-intset-entries", Kind: KindInt, Default: "512", Min: 0, Max: math.MaxInt64,
+		Doc: "a set of integers with more members than this is stored as a hash table (OBJECT ENCODING hashtable) instead of an intset, as in Redis", InConfig: true, Mutable: true, Rewrite: RewriteIfChanged},
 	{Name: "protected-mode", Kind: KindBool, Default: "yes",
 		Doc: "refuse non-loopback clients while the default user has no password",
 		Notes: "yes: while the default user has no password (no requirepass, and no\n" +

@@ -14,6 +14,7 @@ const (
 	typeHash         = 4
 	typeZSet2        = 5
 	typeZSetZiplist  = 12
+	typeSetIntset    = 11
 	typeHashZiplist  = 13
 	typeHashListpack = 16
 	typeZSetListpack = 17

@@ -30,6 +30,7 @@ type Value struct {
 type Limits struct {
 	Hash datatype.HashLimits
 	ZSet datatype.ZSetLimits
+	Set  datatype.SetLimits
 }
 
 // Dump serializes v as Redis 7.0's DUMP does.
@@ -43,6 +44,8 @@ func Dump(v Value) ([]byte, error) {
 		b = dumpHash(b, obj)
 	case *datatype.ZSet:
 		b = dumpZSet(b, obj)
+	case *datatype.Set:
+		b = dumpSet(b, obj)
 	default:
 		return nil, fmt.Errorf("rdb: cannot dump a %v", v.Object.Kind())
 	}
@@ -87,6 +90,22 @@ func dumpZSet(b []byte, z *datatype.ZSet) []byte {
 	z.Range(z.Len()-1, true, func(e datatype.ZEntry) bool {
 		b = appendString(b, []byte(e.Member))
 		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(e.Score))
+		return true
+	})
+	return b
+}
+
+// dumpSet writes an intset as Redis's blob (byte-identical to Redis's
+// DUMP) and a hashtable as its members, in the table's order.
+func dumpSet(b []byte, s *datatype.Set) []byte {
+	if blob := s.IntsetBlob(); blob != nil {
+		b = append(b, typeSetIntset)
+		return appendString(b, blob)
+	}
+	b = append(b, typeSet)
+	b = appendLen(b, uint64(s.Len()))
+	s.Range(func(m []byte) bool {
+		b = appendString(b, m)
 		return true
 	})
 	return b
@@ -254,6 +273,28 @@ func (r *reader) value(lim Limits) (Value, error) {
 		}
 		elems, err := parseListpack(lp)
 		return hashValue(elems, lim, err)
+	case typeSet:
+		n := r.count(1)
+		if n == 0 {
+			return Value{}, errors.New("empty set")
+		}
+		s := datatype.NewSet()
+		for i := 0; i < n && r.err == nil; i++ {
+			if !s.Add(r.string(), lim.Set) && r.err == nil {
+				return Value{}, errors.New("duplicate set member")
+			}
+		}
+		return Value{Object: s}, r.err
+	case typeSetIntset:
+		blob := r.string()
+		if r.err != nil {
+			return Value{}, r.err
+		}
+		s, err := datatype.SetFromIntsetBlob(blob, lim.Set)
+		if err != nil {
+			return Value{}, err
+		}
+		return Value{Object: s}, nil
 	case typeHashZiplist:
 		zl := r.string()
 		if r.err != nil {

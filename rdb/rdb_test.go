@@ -10,7 +10,7 @@ import (
 )
 
 var testLimits = Limits{Hash: datatype.HashLimits{MaxListpackEntries: 128, MaxListpackValue: 64},
-	ZSet: datatype.ZSetLimits{MaxListpackEntries: 128, MaxListpackValue: 64}}
+	ZSet: datatype.ZSetLimits{MaxListpackEntries: 128, MaxListpackValue: 64}, Set: datatype.SetLimits{MaxIntsetEntries: 512}}
 
 func TestLZFRoundTrip(t *testing.T) {
 	rng := rand.New(rand.NewSource(1))
