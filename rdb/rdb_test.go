@@ -106,6 +106,13 @@ func FuzzRestore(f *testing.F) {
 		p, _ := Dump(Value{Object: z})
 		f.Add(p[:len(p)-10])
 	}
+	l := datatype.NewList()
+	for _, v := range []string{"a", "12", "some text"} {
+		l.Push([]byte(v), false, datatype.DefaultListLimits)
+	}
+	if p, err := Dump(Value{Object: l}); err == nil {
+		f.Add(p[:len(p)-10])
+	}
 	f.Fuzz(func(t *testing.T, body []byte) {
 		v, err := Restore(AppendFooter(append([]byte(nil), body...)), testLimits)
 		if err == nil && v.Object != nil && v.Object.Len() == 0 {
