@@ -16,6 +16,8 @@ require (
 	github.com/tidwall/redcon v1.6.2
 )
 
+require github.com/yuin/gopher-lua v1.1.1 // indirect
+
 require (
 	git.sr.ht/~sbinet/gg v0.5.0 // indirect
 	github.com/DataDog/zstd v1.5.7 // indirect

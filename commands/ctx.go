@@ -46,6 +46,8 @@ type Ctx struct {
 	// Diagnostics is the server's settings and slow log, for OBJECT,
 	// MEMORY and SLOWLOG.
 	Diagnostics Diagnostics
+	// Scripting is the server's Lua scripts and functions (scripting.go).
+	Scripting Scripting
 }
 
 // Session is the state of the connection a command came on that data

@@ -99,6 +99,9 @@ type Spec struct {
 	Handler Handler
 	// Subcommands of a container command such as CLIENT.
 	Subcommands []*Spec
+	// Exclusive: the handler runs with no other client's command beside
+	// it, as EXEC's does (scripts: EVAL, FCALL).
+	Exclusive bool
 	// Protected is Redis's CMD_PROTECTED: the command runs only where
 	// enable-debug-command allows it (DEBUG).
 	Protected bool

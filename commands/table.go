@@ -41,6 +41,7 @@ var families = [][]*Spec{
 	clusterCommands,
 	kvcacheCommands,
 	transactionCommands,
+	scriptingCommands,
 }
 
 // NewTable builds the lookup table from copies of specs, deriving what

@@ -19,6 +19,7 @@ import (
 	"github.com/kvserver/kvserver/engine"
 	"github.com/kvserver/kvserver/metrics"
 	"github.com/kvserver/kvserver/resp"
+	"github.com/kvserver/kvserver/scripting"
 	"github.com/kvserver/kvserver/wake"
 )
 
@@ -153,6 +154,10 @@ type Server struct {
 	// (cluster.go); purgeWake wakes the sweep of keys of foreign slots.
 	slotMap   atomic.Pointer[cluster.Map]
 	purgeWake wake.Signal
+
+	// scripts are the Lua scripts and functions and the one running
+	// (session_scripting.go).
+	scripts scripts
 }
 
 // serverStats are the counters INFO stats reports.
@@ -213,6 +218,7 @@ func New(eng *engine.Engine, opts Options) *Server {
 		s.slotMap.Store(opts.Cluster)
 	}
 	s.settings = config.NewLive(opts.Settings)
+	s.scripts.lua = scripting.New(opts.Logger)
 	s.idleTimeout.Store(opts.Timeout)
 	s.protectedMode.Store(!opts.ProtectedModeOff)
 	limits := opts.OutputBufferLimits

@@ -26,7 +26,10 @@ import (
 // settings table that CONFIG reports (config.Setting.InConfig).
 type configParam struct {
 	name string
-	get  func(s *Server) string
+	// alias is the setting's second name (config.Setting.Alias), "" for
+	// none.
+	alias string
+	get   func(s *Server) string
 	// set validates a value and returns the change to make, or the reason
 	// Redis would give after "CONFIG SET failed (...) - ". Nil for
 	// parameters fixed at start (Redis's immutable configs).
@@ -111,7 +114,7 @@ func newConfigParams(table []config.Setting, state map[string]configAccessor) []
 		if !st.InConfig {
 			continue
 		}
-		p := configParam{name: st.Name}
+		p := configParam{name: st.Name, alias: st.Alias}
 		if st.ConfigOnly {
 			p.get = fixedValue(st.Default)
 			p.set = onlyValue(st.Default, st.Kind == config.KindEnum || st.Kind == config.KindBool)
@@ -278,7 +281,7 @@ func parseMemoryValue(v string, lo, hi int64) (int64, string) {
 
 func lookupConfigParam(name string) *configParam {
 	for i := range configParams {
-		if strings.EqualFold(configParams[i].name, name) {
+		if p := &configParams[i]; strings.EqualFold(p.name, name) || p.alias != "" && strings.EqualFold(p.alias, name) {
 			return &configParams[i]
 		}
 	}

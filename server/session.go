@@ -43,5 +43,6 @@ func (s *Server) newCommandCtx(c *Client) *commands.Ctx {
 		Lifecycle:      session{c},
 		Transaction:    session{c},
 		Diagnostics:    session{c},
+		Scripting:      session{c},
 	}
 }

@@ -1,0 +1,255 @@
+package scripting
+
+import (
+	"strconv"
+
+	lua "github.com/yuin/gopher-lua"
+)
+
+// luaState is one Lua state with Redis's globals: the libraries, the
+// redis table, and a read-only global table.
+type luaState struct {
+	e *Engine
+	L *lua.LState
+	// env is the global table scripts see: empty, with a metatable that
+	// reads through to globals and refuses writes (Redis 7.0's read-only
+	// globals).
+	env *lua.LTable
+	// globals holds the real globals.
+	globals *lua.LTable
+	// run is the script running, nil between runs.
+	run *Run
+	// source is the chunk name errors cite ("user_script").
+	source string
+	// handler is the error handler every run is called with.
+	handler *lua.LFunction
+}
+
+// newLuaState builds a Lua state for scripts compiled as source; eval adds
+// what only EVAL scripts have (KEYS and ARGV are set per run).
+func newLuaState(e *Engine, source string, eval bool) *luaState {
+	L := lua.NewState(lua.Options{SkipOpenLibs: true})
+	st := &luaState{e: e, L: L, source: source}
+	for _, lib := range []struct {
+		name string
+		fn   lua.LGFunction
+	}{
+		{lua.BaseLibName, lua.OpenBase},
+		{lua.TabLibName, lua.OpenTable},
+		{lua.StringLibName, lua.OpenString},
+		{lua.MathLibName, lua.OpenMath},
+		{lua.CoroutineLibName, lua.OpenCoroutine},
+	} {
+		L.Push(L.NewFunction(lib.fn))
+		L.Push(lua.LString(lib.name))
+		L.Call(1, 0)
+	}
+	g := L.G.Global
+	// What Redis leaves out of the sandbox, or never loads.
+	for _, name := range []string{"dofile", "loadfile", "print", "require", "module", "package", "os", "io", "debug", "_printregs", "channel"} {
+		g.RawSetString(name, lua.LNil)
+	}
+	st.globals = g
+	g.RawSetString("cjson", openCJSON(L))
+	g.RawSetString("bit", openBit(L))
+	g.RawSetString("pcall", L.NewFunction(luaPcall))
+	math := g.RawGetString("math").(*lua.LTable)
+	math.RawSetString("random", L.NewFunction(st.mathRandom))
+	math.RawSetString("randomseed", L.NewFunction(st.mathRandomSeed))
+	g.RawSetString("redis", st.redisTable(eval))
+
+	st.env = readOnly(L, g.RawGet)
+	g.RawSetString("_G", st.env)
+	L.Env = st.env
+	st.handler = L.NewFunction(st.errorHandler)
+	return st
+}
+
+// readOnly returns a table that reads through get, where a missing name is
+// an error, and refuses every write: Redis 7.0's read-only global table.
+func readOnly(L *lua.LState, get func(name lua.LValue) lua.LValue) *lua.LTable {
+	t := L.NewTable()
+	meta := L.NewTable()
+	meta.RawSetString("__index", L.NewFunction(func(L *lua.LState) int {
+		name := L.Get(2)
+		v := get(name)
+		if v == lua.LNil {
+			L.RaiseError("Script attempted to access nonexistent global variable '%s'", lua.LVAsString(name))
+		}
+		L.Push(v)
+		return 1
+	}))
+	meta.RawSetString("__newindex", L.NewFunction(func(L *lua.LState) int {
+		L.RaiseError("Attempt to modify a readonly table")
+		return 0
+	}))
+	meta.RawSetString("__metatable", lua.LFalse)
+	L.SetMetatable(t, meta)
+	return t
+}
+
+// setArray sets the global name (KEYS, ARGV) to the strings of vals.
+func (st *luaState) setArray(name string, vals [][]byte) {
+	t := st.L.CreateTable(len(vals), 0)
+	for i, v := range vals {
+		t.RawSetInt(i+1, lua.LString(v))
+	}
+	st.globals.RawSetString(name, t)
+}
+
+// call calls the function on the stack top with nargs arguments below it
+// for run r, under the error handler, and writes the result (or the error)
+// as the reply.
+func (st *luaState) call(r *Run, nargs int) {
+	L := st.L
+	r.proto = 2
+	st.run = r
+	if r.Ctx != nil {
+		L.SetContext(r.Ctx)
+	}
+	err := L.PCall(nargs, 1, st.handler)
+	if r.Ctx != nil {
+		L.RemoveContext()
+	}
+	st.run = nil
+	if err != nil {
+		var obj lua.LValue = lua.LString(err.Error())
+		if ae, ok := err.(*lua.ApiError); ok {
+			obj = ae.Object
+		}
+		st.writeError(r, obj)
+		return
+	}
+	v := L.Get(-1)
+	L.Pop(1)
+	writeLua(r.W, v, r.proto, 0)
+}
+
+// writeError answers the error a run ended with, like luaCallFunction:
+// "<msg> script: <name>, on <source>:<line>.".
+func (st *luaState) writeError(r *Run, obj lua.LValue) {
+	t, ok := obj.(*lua.LTable)
+	if !ok {
+		r.W.Error(sanitizeError("ERR Error running script " + r.Name + ", " + truncate(lua.LVAsString(obj), 100)))
+		return
+	}
+	msg := "-" + lua.LVAsString(t.RawGetString("err"))
+	src, line := t.RawGetString("source"), t.RawGetString("line")
+	if src != lua.LNil && line != lua.LNil {
+		msg += " script: " + r.Name + ", on " + lua.LVAsString(src) + ":" + lua.LVAsString(line) + "."
+	}
+	r.W.Error(sanitizeError(msg)[1:])
+}
+
+// errorHandler is Redis's __redis__err__handler: it turns a string error
+// into {err="ERR ..."} and records where it was raised (the Lua function
+// that called a Go function such as redis.call, not the Go function).
+func (st *luaState) errorHandler(L *lua.LState) int {
+	errv := L.Get(1)
+	if r := st.run; r != nil && r.Ctx != nil && r.Ctx.Err() != nil {
+		errv = errorTable(L, "ERR Script killed by user with SCRIPT KILL...")
+	}
+	t, ok := errv.(*lua.LTable)
+	if !ok {
+		t = L.NewTable()
+		t.RawSetString("err", lua.LString("ERR "+lua.LVAsString(errv)))
+	}
+	dbg, ok := L.GetStack(1)
+	if ok {
+		L.GetInfo("Sl", dbg, lua.LNil)
+		if dbg.What == "G" {
+			if dbg, ok = L.GetStack(2); ok {
+				L.GetInfo("Sl", dbg, lua.LNil)
+			}
+		}
+	}
+	if ok && dbg.CurrentLine >= 0 {
+		t.RawSetString("source", lua.LString("@"+dbg.Source))
+		t.RawSetString("line", lua.LNumber(dbg.CurrentLine))
+	}
+	L.Push(t)
+	return 1
+}
+
+// sanitizeError makes msg one line (an error reply cannot hold CR or LF),
+// as Redis's addReplyErrorFormat does.
+func sanitizeError(msg string) string {
+	b := []byte(msg)
+	for i, c := range b {
+		if c == '\r' || c == '\n' {
+			b[i] = ' '
+		}
+	}
+	return string(b)
+}
+
+// truncate cuts s to n bytes (C's %.100s).
+func truncate(s string, n int) string {
+	if len(s) > n {
+		return s[:n]
+	}
+	return s
+}
+
+// luaPcall is Redis's pcall: Lua's, except that an error table with an err
+// field is caught as its message, as scripts written for Redis 6 expect.
+func luaPcall(L *lua.LState) int {
+	nargs := L.GetTop()
+	if nargs == 0 {
+		L.ArgError(1, "value expected")
+	}
+	err := L.PCall(nargs-1, lua.MultRet, nil)
+	if err == nil {
+		L.Insert(lua.LTrue, 1)
+		return L.GetTop()
+	}
+	var obj lua.LValue = lua.LString(err.Error())
+	if ae, ok := err.(*lua.ApiError); ok {
+		obj = ae.Object
+	}
+	if t, ok := obj.(*lua.LTable); ok {
+		if s, ok := t.RawGetString("err").(lua.LString); ok {
+			obj = s
+		}
+	}
+	L.SetTop(0)
+	L.Push(lua.LFalse)
+	L.Push(obj)
+	return 2
+}
+
+// errorTable is an error as redis.call raises it: {err="CODE msg"}, from
+// "-CODE msg" or "msg" (luaPushErrorBuff).
+func errorTable(L *lua.LState, msg string) *lua.LTable {
+	t := L.NewTable()
+	t.RawSetString("err", lua.LString(errorText(msg)))
+	return t
+}
+
+// errorText normalises an error to "CODE msg": "-CODE msg" loses its dash,
+// a message without one gets the code ERR, and CR/LF at the ends go.
+func errorText(msg string) string {
+	code := "ERR"
+	if len(msg) > 0 && msg[0] == '-' {
+		msg = msg[1:]
+		for i := 0; i < len(msg); i++ {
+			if msg[i] == ' ' {
+				code, msg = msg[:i], msg[i+1:]
+				break
+			}
+		}
+	}
+	for len(msg) > 0 && (msg[0] == '\r' || msg[0] == '\n') {
+		msg = msg[1:]
+	}
+	for len(msg) > 0 && (msg[len(msg)-1] == '\r' || msg[len(msg)-1] == '\n') {
+		msg = msg[:len(msg)-1]
+	}
+	return code + " " + msg
+}
+
+// formatArg is how a number becomes a command argument (%.17g: Lua's own
+// conversion loses precision).
+func formatArg(n lua.LNumber) string {
+	return strconv.FormatFloat(float64(n), 'g', 17, 64)
+}
