@@ -79,12 +79,13 @@ type Scripting interface {
 }
 
 // scriptArgs splits EVAL's and FCALL's arguments after the script into
-// keys and args, answering the errors of a bad key count.
-func scriptArgs(x *Ctx) (keys, args [][]byte, ok bool) {
+// keys and args, answering the errors of a bad key count (notInt for one
+// that is no integer).
+func scriptArgs(x *Ctx, notInt string) (keys, args [][]byte, ok bool) {
 	n, isInt := ParseInt64(x.Args[2])
 	switch {
 	case !isInt:
-		x.W.Error(errNotInteger)
+		x.W.Error(notInt)
 		return nil, nil, false
 	case n < 0:
 		x.W.Error("ERR Number of keys can't be negative")
@@ -99,7 +100,7 @@ func scriptArgs(x *Ctx) (keys, args [][]byte, ok bool) {
 // evalGeneric runs EVAL's family: the script by body or by SHA1,
 // read-only or not.
 func evalGeneric(x *Ctx, bySHA, readOnly bool) {
-	keys, args, ok := scriptArgs(x)
+	keys, args, ok := scriptArgs(x, errNotInteger)
 	if !ok {
 		return
 	}
@@ -124,12 +125,18 @@ func cmdFunctionKill(x *Ctx) {
 	replyKill(x, true)
 }
 
+// fcallGeneric is FCALL and FCALL_RO; like Redis it looks the function up
+// before it reads the key count.
 func fcallGeneric(x *Ctx, readOnly bool) {
-	keys, args, ok := scriptArgs(x)
+	name := x.Args[1]
+	if !x.Scripting.Lua().HasFunction(name) {
+		x.W.Error("ERR Function not found")
+		return
+	}
+	keys, args, ok := scriptArgs(x, "ERR Bad number of keys provided")
 	if !ok {
 		return
 	}
-	name := x.Args[1]
 	x.Scripting.RunScript(true, readOnly, keys, args, func(r *scripting.Run) {
 		x.Scripting.Lua().FCall(r, name)
 	})
@@ -302,9 +309,9 @@ func cmdFunctionList(x *Ctx) {
 	withCode := false
 	for i := 2; i < len(x.Args); i++ {
 		switch a := string(x.Args[i]); {
-		case strings.EqualFold(a, "withcode"):
+		case !withCode && strings.EqualFold(a, "withcode"):
 			withCode = true
-		case strings.EqualFold(a, "libraryname"):
+		case pattern == nil && strings.EqualFold(a, "libraryname"):
 			if i+1 >= len(x.Args) {
 				x.W.Error("ERR library name argument was not given")
 				return
@@ -344,7 +351,7 @@ func cmdFunctionList(x *Ctx) {
 			flags := fn.Flags.Names()
 			x.W.Set(len(flags))
 			for _, f := range flags {
-				x.W.BulkString(f)
+				x.W.Simple(f)
 			}
 		}
 		if withCode {
@@ -391,7 +398,7 @@ func cmdFunctionDump(x *Ctx) {
 // cmdFunctionRestore is FUNCTION RESTORE payload [FLUSH|APPEND|REPLACE].
 func cmdFunctionRestore(x *Ctx) {
 	if len(x.Args) > 4 {
-		x.W.Error(errSyntax)
+		x.W.Error("ERR unknown subcommand or wrong number of arguments for '" + Sanitize(Truncate(string(x.Args[1]), 128)) + "'. Try FUNCTION HELP.")
 		return
 	}
 	policy := scripting.RestoreAppend

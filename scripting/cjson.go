@@ -51,12 +51,7 @@ func (c *cjson) encode(L *lua.LState) int {
 }
 
 // formatNumber is cjson's %.14g.
-func formatNumber(f float64) string {
-	if f == math.Trunc(f) && math.Abs(f) < 1e14 {
-		return strconv.FormatInt(int64(f), 10)
-	}
-	return strconv.FormatFloat(f, 'g', 14, 64)
-}
+func formatNumber(f float64) string { return strconv.FormatFloat(f, 'g', 14, 64) }
 
 func (c *cjson) encodeValue(L *lua.LState, b *strings.Builder, v lua.LValue, depth int) {
 	switch v := v.(type) {

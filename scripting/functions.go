@@ -49,9 +49,9 @@ func newFunctionState(e *Engine) *functionState {
 	return f
 }
 
-// newLoadEnv builds the globals library code runs with while it loads: the
-// libraries, and a redis table with only register_function, log and the
-// constants; like the runtime globals, both are read-only.
+// newLoadEnv builds the globals library code runs with while it loads: only
+// a redis table with register_function, log and the constants; like the
+// runtime globals, both are read-only.
 func (f *functionState) newLoadEnv() *lua.LTable {
 	L := f.st.L
 	api := L.NewTable()
@@ -61,12 +61,11 @@ func (f *functionState) newLoadEnv() *lua.LTable {
 		api.RawSetString(name, rt.RawGetString(name))
 	}
 	redis := readOnly(L, api.RawGet)
-	g := f.st.globals
 	return readOnly(L, func(name lua.LValue) lua.LValue {
 		if s, ok := name.(lua.LString); ok && s == "redis" {
 			return redis
 		}
-		return g.RawGet(name)
+		return lua.LNil
 	})
 }
 
@@ -258,7 +257,7 @@ func (f *functionState) registerFunction(L *lua.LState) int {
 		}
 		cb, ok := L.Get(2).(*lua.LFunction)
 		if !ok {
-			return raise(L, "callback argument given to redis.register_function must be a function")
+			return raise(L, "second argument to redis.register_function must be a function")
 		}
 		fn.fn = cb
 	default:
@@ -315,6 +314,13 @@ func (e *Engine) FCall(r *Run, name []byte) {
 	L.Push(keys)
 	L.Push(args)
 	st.call(r, 2)
+}
+
+// HasFunction reports whether a library registered the function name.
+func (e *Engine) HasFunction(name []byte) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.lib.funcs[string(name)] != nil
 }
 
 // FunctionDelete removes a library; false when there is none by that

@@ -147,7 +147,7 @@ func (st *luaState) writeError(r *Run, obj lua.LValue) {
 func (st *luaState) errorHandler(L *lua.LState) int {
 	errv := L.Get(1)
 	if r := st.run; r != nil && r.Ctx != nil && r.Ctx.Err() != nil {
-		errv = errorTable(L, "ERR Script killed by user with SCRIPT KILL...")
+		errv = errorTable(L, "Script killed by user with SCRIPT KILL...")
 	}
 	t, ok := errv.(*lua.LTable)
 	if !ok {
