@@ -18,10 +18,10 @@ import (
 // Key specs of the script commands: the keys are declared by count, and
 // Redis assumes the worst of what the script does with them.
 var (
-	scriptKeysRW = []KeySpec{{Notes: "We cannot tell how the keys will be used so we assume the worst, RW and UPDATE flags",
+	scriptKeysRW = []KeySpec{{Notes: "We cannot tell how the keys will be used so we assume the worst, RW and UPDATE",
 		Flags: KeyRW | KeyAccess | KeyUpdate, Begin: Index(2), Find: KeyNum(0, 1, 1)}}
 	scriptKeysRWNoNotes = []KeySpec{{Flags: KeyRW | KeyAccess | KeyUpdate, Begin: Index(2), Find: KeyNum(0, 1, 1)}}
-	scriptKeysRO        = []KeySpec{{Notes: "We cannot tell how the keys will be used so we assume the worst, RO and ACCESS flags",
+	scriptKeysRO        = []KeySpec{{Notes: "We cannot tell how the keys will be used so we assume the worst, RO and ACCESS",
 		Flags: KeyRO | KeyAccess, Begin: Index(2), Find: KeyNum(0, 1, 1)}}
 	scriptKeysRONoNotes = []KeySpec{{Flags: KeyRO | KeyAccess, Begin: Index(2), Find: KeyNum(0, 1, 1)}}
 )

@@ -203,7 +203,7 @@ var settings = []Setting{
 			"first. Measurements behind the default are in disktier/doc.go.\n" +
 			"Default: none (zstd+shuffle stores ~71% of bf16 KV bytes but halves disk write speed; see disktier/doc.go).",
 		field: func(c *Config) any { return &c.DiskCompression }},
-	{Name: "busy-reply-threshold", Alias: "lua-time-limit", Kind: KindInt, Default: "5000", Min: 0,
+	{Name: "busy-reply-threshold", Alias: "lua-time-limit", Kind: KindInt, Default: "5000", Min: 0, Max: math.MaxInt64,
 		Doc: "milliseconds a script runs before other clients get BUSY and SCRIPT KILL may stop it; 0 never",
 		Notes: "Milliseconds an EVAL script or FCALL function may run before the server\n" +
 			"answers other clients' commands with BUSY and SCRIPT KILL or FUNCTION KILL\n" +
