@@ -149,11 +149,18 @@ func (e *Engine) loadScript(body []byte) (*evalScript, string, string) {
 		return nil, sha, "ERR Error compiling script (new function): " + compileError(err, "user_script", body[start:])
 	}
 	fn.Env = e.eval.env
+	noArgTable(fn)
 	s := &evalScript{fn: fn, body: string(body), flags: flags}
 	e.scripts[sha] = s
 	e.scriptsBytes += len(body)
 	return s, sha, ""
 }
+
+// noArgTable stops gopher-lua from building Lua 5.0's arg table for every
+// call of a compiled chunk: the chunk is a vararg function, and gopher-lua
+// marks it as needing arg where Lua 5.1 does not (its main chunk has no
+// arg), which costs a table per EVALSHA.
+func noArgTable(fn *lua.LFunction) { fn.Proto.IsVarArg &^= lua.VarArgNeedsArg }
 
 // compileError words a gopher-lua compile error the way Lua 5.1 does,
 // "user_script:<line>: <what> near '<token>'", as far as it can: the

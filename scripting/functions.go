@@ -60,13 +60,10 @@ func (f *functionState) newLoadEnv() *lua.LTable {
 	for _, name := range []string{"log", "LOG_DEBUG", "LOG_VERBOSE", "LOG_NOTICE", "LOG_WARNING", "REDIS_VERSION", "REDIS_VERSION_NUM"} {
 		api.RawSetString(name, rt.RawGetString(name))
 	}
-	redis := readOnly(L, api.RawGet)
-	return readOnly(L, func(name lua.LValue) lua.LValue {
-		if s, ok := name.(lua.LString); ok && s == "redis" {
-			return redis
-		}
-		return lua.LNil
-	})
+	redis := readOnly(L, api)
+	globals := L.NewTable()
+	globals.RawSetString("redis", redis)
+	return readOnly(L, globals)
 }
 
 // validName is Redis's functionsVerifyName: letters, digits and
@@ -144,6 +141,7 @@ func (f *functionState) load(code string, replace bool) (string, string) {
 		return "", "ERR Error compiling function: " + compileError(err, "user_function", []byte(code[start:]))
 	}
 	fn.Env = f.loadEnv
+	noArgTable(fn)
 	lib := &Library{Name: name, Code: code}
 	f.loading = lib
 	L.Push(fn)

@@ -58,27 +58,27 @@ func newLuaState(e *Engine, source string, eval bool) *luaState {
 	math.RawSetString("randomseed", L.NewFunction(st.mathRandomSeed))
 	g.RawSetString("redis", st.redisTable(eval))
 
-	st.env = readOnly(L, g.RawGet)
+	st.env = readOnly(L, g)
 	g.RawSetString("_G", st.env)
 	L.Env = st.env
 	st.handler = L.NewFunction(st.errorHandler)
 	return st
 }
 
-// readOnly returns a table that reads through get, where a missing name is
-// an error, and refuses every write: Redis 7.0's read-only global table.
-func readOnly(L *lua.LState, get func(name lua.LValue) lua.LValue) *lua.LTable {
+// readOnly returns Redis 7.0's read-only global table over globals: an
+// empty table whose __newindex refuses every write and whose __index is
+// globals itself, which in turn raises an error for a name it lacks. Reads
+// of existing names are plain table lookups, with no Go call.
+func readOnly(L *lua.LState, globals *lua.LTable) *lua.LTable {
+	missing := L.NewTable()
+	missing.RawSetString("__index", L.NewFunction(func(L *lua.LState) int {
+		L.RaiseError("Script attempted to access nonexistent global variable '%s'", lua.LVAsString(L.Get(2)))
+		return 0
+	}))
+	L.SetMetatable(globals, missing)
 	t := L.NewTable()
 	meta := L.NewTable()
-	meta.RawSetString("__index", L.NewFunction(func(L *lua.LState) int {
-		name := L.Get(2)
-		v := get(name)
-		if v == lua.LNil {
-			L.RaiseError("Script attempted to access nonexistent global variable '%s'", lua.LVAsString(name))
-		}
-		L.Push(v)
-		return 1
-	}))
+	meta.RawSetString("__index", globals)
 	meta.RawSetString("__newindex", L.NewFunction(func(L *lua.LState) int {
 		L.RaiseError("Attempt to modify a readonly table")
 		return 0

@@ -34,6 +34,14 @@ const (
 type scripts struct {
 	lua     *scripting.Engine
 	running atomic.Pointer[scriptRun]
+
+	// Reused by one script after the other (scripts run one at a time,
+	// under Server.exclusive): the caller with its reply buffer, and the
+	// context SCRIPT KILL cancels, replaced once cancelled. An EVALSHA of
+	// a small script then allocates little beyond its Lua values.
+	caller *scriptCaller
+	ctx    context.Context
+	cancel context.CancelFunc
 }
 
 // scriptRun is the script running now, as other clients see it.
@@ -43,14 +51,20 @@ type scriptRun struct {
 	// command is FCALL's arguments, for FUNCTION STATS.
 	command [][]byte
 	start   time.Time
-	// cancel stops the script (nil when busy-reply-threshold is 0: such
-	// a script cannot be killed, as in Redis).
+	// busyAfter is busy-reply-threshold when the script started; 0 when
+	// it never counts as busy (and cannot be killed, as in Redis).
+	busyAfter time.Duration
+	// cancel stops the script.
 	cancel context.CancelFunc
-	// busy is closed once the script has run past busy-reply-threshold,
-	// done when it ends.
-	busy, done chan struct{}
+	// done is closed when the script ends.
+	done chan struct{}
 	// wrote: the script ran a write command, so it cannot be killed.
 	wrote atomic.Bool
+}
+
+// busy reports whether the script has run past busy-reply-threshold.
+func (r *scriptRun) busy() bool {
+	return r.busyAfter > 0 && time.Since(r.start) >= r.busyAfter
 }
 
 var _ commands.Scripting = session{}
@@ -60,35 +74,38 @@ func (s session) Lua() *scripting.Engine { return s.c.srv.scripts.lua }
 // RunScript runs exec as the server's one running script.
 func (s session) RunScript(function, readOnly bool, keys, args [][]byte, exec func(r *scripting.Run)) {
 	c, srv := s.c, s.c.srv
-	run := &scriptRun{client: c, function: function, start: time.Now(), busy: make(chan struct{}), done: make(chan struct{})}
+	sp := &srv.scripts
+	run := &scriptRun{client: c, function: function, start: time.Now(), done: make(chan struct{})}
 	if function {
 		run.command = make([][]byte, len(c.x.Args))
 		for i, a := range c.x.Args {
 			run.command[i] = bytes.Clone(a)
 		}
 	}
-	sc := &scriptCaller{c: c, run: run, db: c.DB(), slot: -1}
-	sc.w = resp.NewWriter(&sc.buf)
-	sc.x = *c.x
-	sc.x.W = sc.w
-	sc.x.Session = scriptSession{session{c}, sc}
-	if len(keys) > 0 && srv.ClusterEnabled() {
-		sc.slot = cluster.KeySlot(keys[0])
+	sc := sp.caller
+	if sc == nil {
+		sc = &scriptCaller{}
+		sc.w = resp.NewWriter(&sc.buf)
+		sp.caller = sc
 	}
-	r := &scripting.Run{W: c.w, Caller: sc, Keys: keys, Args: args, ReadOnly: readOnly, Check: sc.check}
-	var timer *time.Timer
+	sc.start(c, run, srv.ClusterEnabled(), keys)
+	r := &sc.r
+	*r = scripting.Run{W: c.w, Caller: sc, Keys: keys, Args: args, ReadOnly: readOnly, Check: sc.check}
 	if ms := srv.settings.Int("busy-reply-threshold"); ms > 0 {
-		r.Ctx, run.cancel = context.WithCancel(c.serverCtx)
-		timer = time.AfterFunc(time.Duration(ms)*time.Millisecond, func() { close(run.busy) })
-	}
-	srv.scripts.running.Store(run)
-	defer func() {
-		srv.scripts.running.Store(nil)
-		if timer != nil {
-			timer.Stop()
-			run.cancel()
+		if sp.ctx == nil || sp.ctx.Err() != nil {
+			sp.ctx, sp.cancel = context.WithCancel(context.Background())
 		}
+		run.busyAfter = time.Duration(ms) * time.Millisecond
+		r.Ctx, run.cancel = sp.ctx, sp.cancel
+	}
+	sp.running.Store(run)
+	defer func() {
+		sp.running.Store(nil)
+		sc.end()
 		close(run.done)
+		if run.busy() {
+			srv.log.Warn("slow script finished", "took", time.Since(run.start), "function", function)
+		}
 	}()
 	exec(r)
 }
@@ -106,7 +123,9 @@ func (s session) KillScript(function bool) string {
 	case !run.function && function:
 		return errBusyScript
 	}
-	if run.cancel != nil {
+	// The context is shared by the scripts that were not killed: cancel
+	// it only while this script still runs.
+	if run.cancel != nil && s.c.srv.scripts.running.Load() == run {
 		run.cancel()
 	}
 	return ""
@@ -131,12 +150,25 @@ func (s *Server) busyError(c *Client, spec *commands.Spec) string {
 	if run == nil || run.client == c || spec.Flags&commands.FlagAllowBusy != 0 {
 		return ""
 	}
+	if !run.busy() {
+		var busy <-chan time.Time
+		if run.busyAfter > 0 {
+			t := time.NewTimer(run.busyAfter - time.Since(run.start))
+			defer t.Stop()
+			busy = t.C
+		}
+		select {
+		case <-run.done:
+			return ""
+		case <-c.ctx.Done():
+			return ""
+		case <-busy:
+		}
+	}
 	select {
 	case <-run.done:
 		return ""
-	case <-c.ctx.Done():
-		return ""
-	case <-run.busy:
+	default:
 	}
 	if run.function {
 		return errBusyFunction
@@ -160,6 +192,8 @@ func (s *Server) lookupCommand(args [][]byte) *commands.Spec {
 type scriptCaller struct {
 	c   *Client
 	run *scriptRun
+	// r is the run's scripting.Run, kept here to be reused.
+	r scripting.Run
 	// db is the script's selected database: SELECT in a script does not
 	// change the caller's.
 	db int
@@ -169,6 +203,27 @@ type scriptCaller struct {
 	buf  bytes.Buffer
 	w    *resp.Writer
 	x    commands.Ctx
+}
+
+// start readies the caller for a script c runs with the declared keys.
+func (sc *scriptCaller) start(c *Client, run *scriptRun, clusterMode bool, keys [][]byte) {
+	sc.c, sc.run, sc.db, sc.slot = c, run, c.DB(), -1
+	if len(keys) > 0 && clusterMode {
+		sc.slot = cluster.KeySlot(keys[0])
+	}
+	sc.x = *c.x
+	sc.x.W = sc.w
+	sc.x.Session = scriptSession{session{c}, sc}
+}
+
+// end drops what the caller holds of the script that ended.
+func (sc *scriptCaller) end() {
+	sc.c, sc.run, sc.r = nil, nil, scripting.Run{}
+	sc.x = commands.Ctx{}
+	if sc.buf.Cap() > 64<<10 {
+		// A large reply's buffer is not kept for the next script.
+		sc.buf = bytes.Buffer{}
+	}
 }
 
 // check is the server's part of scriptPrepareForRun for scripts with a

@@ -14,6 +14,7 @@
 //	kvbench memory [--sizes 1mb,32mb] [--total 1gb] [--json]
 //	kvbench gpuinfo [--json]
 //	kvbench layerwise [--addr HOST:PORT] [--layers 32] [--chunks 4] [--json]
+//	kvbench evalsha [--conns 8] [--pipeline 16] [--seconds 2] [--rounds 5] [--json]
 //
 // compare, users, lmcache and report start both servers themselves (building
 // ./cmd/kvserver unless --kvserver names a binary), alternate which one goes
@@ -52,6 +53,7 @@ func commandTable() map[string]commandFunc {
 		"memory":    runMemory,
 		"gpuinfo":   runGPUInfo,
 		"layerwise": runLayerwise,
+		"evalsha":   runEvalSHA,
 	}
 }
 
@@ -107,6 +109,7 @@ commands:
   gpuinfo   NVIDIA GPUs, memory and PCIe link (NVML); "no NVIDIA driver" and exit 0 without one
   layerwise gpuclient's layer-wise store and load of a 32-layer chunk set through one
             server (CPU device): sequential vs pipelined with compute = load time
+  evalsha   EVALSHA of a small (lock-extend) script against both, alternating rounds, ratio
 
 Every command takes --json and --help (kvbench <command> --help).`)
 }
