@@ -72,11 +72,28 @@ type Scripting interface {
 	// false) or FUNCTION KILL (true); it returns the error reply, "" when
 	// the script was told to stop.
 	KillScript(function bool) string
-	// RunningFunction describes the function running now, for FUNCTION
-	// STATS: its name, the command that called it, and for how long it
-	// has run; ok is false when none runs.
-	RunningFunction() (name string, command [][]byte, took time.Duration, ok bool)
+	// RunningScript describes the script running now, for FUNCTION
+	// STATS; ok is false when none runs.
+	RunningScript() (r RunningScript, ok bool)
 }
+
+// RunningScript is the script or function running now.
+type RunningScript struct {
+	// Function is true for FCALL; Name is then the function's name and
+	// Command the FCALL that called it.
+	Function bool
+	Name     string
+	Command  [][]byte
+	// Took is how long it has run so far.
+	Took time.Duration
+}
+
+// Redis 7.0's BUSY replies while a script (shared.slowevalerr) or a
+// function (shared.slowscripterr) runs past busy-reply-threshold.
+const (
+	ErrBusyScript   = "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE."
+	ErrBusyFunction = "BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE."
+)
 
 // scriptArgs splits EVAL's and FCALL's arguments after the script into
 // keys and args, answering the errors of a bad key count (notInt for one
@@ -362,21 +379,26 @@ func cmdFunctionList(x *Ctx) {
 }
 
 // cmdFunctionStats is FUNCTION STATS: the running function, if any, and
-// the engine's counts.
+// the engine's counts. Like Redis it is BUSY while an EVAL script runs.
 func cmdFunctionStats(x *Ctx) {
+	run, running := x.Scripting.RunningScript()
+	if running && !run.Function {
+		x.W.Error(ErrBusyScript)
+		return
+	}
 	x.W.Map(2)
 	x.W.BulkString("running_script")
-	if name, command, took, ok := x.Scripting.RunningFunction(); ok {
+	if running {
 		x.W.Map(3)
 		x.W.BulkString("name")
-		x.W.BulkString(name)
+		x.W.BulkString(run.Name)
 		x.W.BulkString("command")
-		x.W.Array(len(command))
-		for _, a := range command {
+		x.W.Array(len(run.Command))
+		for _, a := range run.Command {
 			x.W.Bulk(a)
 		}
 		x.W.BulkString("duration_ms")
-		x.W.Int(took.Milliseconds())
+		x.W.Int(run.Took.Milliseconds())
 	} else {
 		x.W.Null()
 	}

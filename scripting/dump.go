@@ -265,6 +265,7 @@ func (e *Engine) FunctionRestore(payload []byte, policy RestorePolicy) string {
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	defer e.recount()
 	// Load into a fresh state first: a payload that fails leaves the
 	// libraries as they were.
 	fresh := newFunctionState(e)

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	lua "github.com/yuin/gopher-lua"
@@ -77,6 +78,10 @@ type Engine struct {
 	scriptsBytes int
 
 	lib *functionState
+	// libCount and funcCount are the libraries and functions loaded, for
+	// FUNCTION STATS, which must answer while a script runs (and holds
+	// mu).
+	libCount, funcCount atomic.Int64
 
 	rand lrand48
 }

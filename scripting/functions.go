@@ -120,7 +120,14 @@ func libraryMeta(code string) (string, int, string) {
 func (e *Engine) FunctionLoad(code []byte, replace bool) (string, string) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	defer e.recount()
 	return e.lib.load(string(code), replace)
+}
+
+// recount publishes the library and function counts; under mu.
+func (e *Engine) recount() {
+	e.libCount.Store(int64(len(e.lib.libs)))
+	e.funcCount.Store(int64(len(e.lib.funcs)))
 }
 
 func (f *functionState) load(code string, replace bool) (string, string) {
@@ -331,6 +338,7 @@ func (e *Engine) FunctionDelete(name []byte) bool {
 		return false
 	}
 	e.lib.remove(lib)
+	e.recount()
 	return true
 }
 
@@ -341,6 +349,7 @@ func (e *Engine) FunctionFlush() {
 	defer e.mu.Unlock()
 	e.lib.st.L.Close()
 	e.lib = newFunctionState(e)
+	e.recount()
 }
 
 // Libraries returns the libraries whose names match pattern (all for
@@ -361,9 +370,8 @@ func (e *Engine) Libraries(pattern []byte) []*Library {
 	return out
 }
 
-// FunctionCounts reports the number of libraries and functions loaded.
+// FunctionCounts reports the number of libraries and functions loaded,
+// without waiting for a running script.
 func (e *Engine) FunctionCounts() (libs, funcs int) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return len(e.lib.libs), len(e.lib.funcs)
+	return int(e.libCount.Load()), int(e.funcCount.Load())
 }

@@ -21,10 +21,9 @@ import (
 // run busy-reply-threshold milliseconds, other clients' commands are
 // answered BUSY and SCRIPT KILL or FUNCTION KILL may stop it.
 
-// Redis 7.0's BUSY replies (shared.slowevalerr, shared.slowscripterr).
 const (
-	errBusyScript   = "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE."
-	errBusyFunction = "BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE."
+	errBusyScript   = commands.ErrBusyScript
+	errBusyFunction = commands.ErrBusyFunction
 	errUnkillable   = "UNKILLABLE Sorry the script already executed write commands against the dataset. " +
 		"You can either wait the script termination or kill the server in a hard way using the SHUTDOWN NOSAVE command."
 )
@@ -131,13 +130,17 @@ func (s session) KillScript(function bool) string {
 	return ""
 }
 
-// RunningFunction is FUNCTION STATS's running_script.
-func (s session) RunningFunction() (string, [][]byte, time.Duration, bool) {
+// RunningScript is FUNCTION STATS's running_script.
+func (s session) RunningScript() (commands.RunningScript, bool) {
 	run := s.c.srv.scripts.running.Load()
-	if run == nil || !run.function {
-		return "", nil, 0, false
+	if run == nil {
+		return commands.RunningScript{}, false
 	}
-	return string(run.command[1]), run.command, time.Since(run.start), true
+	r := commands.RunningScript{Function: run.function, Took: time.Since(run.start)}
+	if run.function {
+		r.Name, r.Command = string(run.command[1]), run.command
+	}
+	return r, true
 }
 
 // busyError is dispatch's answer to a command that arrives while another
