@@ -26,7 +26,7 @@ func parseReply(L *lua.LState, b []byte) (lua.LValue, []byte) {
 	eol := bytes.IndexByte(b, '\n')
 	line := b[1 : eol-1]
 	rest := b[eol+1:]
-	num := func() int64 { n, _ := strconv.ParseInt(string(line), 10, 64); return n }
+	num := func() int64 { return atoi(line) }
 	switch typ {
 	case ':':
 		return lua.LNumber(num()), rest
@@ -115,6 +115,22 @@ func parseReply(L *lua.LState, b []byte) (lua.LValue, []byte) {
 		return parseReply(L, rest)
 	}
 	return lua.LNil, nil
+}
+
+// atoi parses the decimal integer of a reply line the server wrote.
+func atoi(b []byte) int64 {
+	neg := len(b) > 0 && b[0] == '-'
+	if neg {
+		b = b[1:]
+	}
+	var n int64
+	for _, c := range b {
+		n = n*10 + int64(c-'0')
+	}
+	if neg {
+		return -n
+	}
+	return n
 }
 
 // maxReplyDepth bounds the nesting of a script's reply, as the Lua C stack

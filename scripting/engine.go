@@ -238,8 +238,13 @@ func (e *Engine) Eval(r *Run, body []byte) {
 func (e *Engine) EvalSHA(r *Run, sha []byte) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	key := strings.ToLower(string(sha))
-	s := e.scripts[key]
+	s, key := e.scripts[string(sha)], ""
+	if s != nil {
+		key = string(sha)
+	} else {
+		key = strings.ToLower(string(sha))
+		s = e.scripts[key]
+	}
 	if s == nil || len(sha) != 40 {
 		r.W.Error("NOSCRIPT No matching script. Please use EVAL.")
 		return
