@@ -102,9 +102,6 @@ func (s session) RunScript(function, readOnly bool, keys, args [][]byte, exec fu
 		sp.running.Store(nil)
 		sc.end()
 		close(run.done)
-		if run.busy() {
-			srv.log.Warn("slow script finished", "took", time.Since(run.start), "function", function)
-		}
 	}()
 	exec(r)
 }
