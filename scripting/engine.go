@@ -56,9 +56,6 @@ type Run struct {
 	// script's SHA1.
 	Function bool
 	Name     string
-	// Start is when the script began.
-	Start time.Time
-
 	// proto is the RESP version redis.setresp chose for command replies.
 	proto int
 }
@@ -73,9 +70,10 @@ type Engine struct {
 	eval *luaState
 	// scripts are the EVAL scripts by lower-case SHA1.
 	scripts map[string]*evalScript
-	// scriptsBytes is the size of the scripts' bodies (INFO's
-	// used_memory_scripts_eval).
-	scriptsBytes int
+	// scriptCount and scriptBytes are the number of scripts and the size
+	// of their bodies (INFO's number_of_cached_scripts and
+	// used_memory_scripts_eval), read without waiting for a script.
+	scriptCount, scriptBytes atomic.Int64
 
 	lib *functionState
 	// libCount and funcCount are the libraries and functions loaded, for
@@ -117,7 +115,8 @@ func (e *Engine) resetEval() {
 	}
 	e.eval = newLuaState(e, "user_script", true)
 	e.scripts = make(map[string]*evalScript)
-	e.scriptsBytes = 0
+	e.scriptCount.Store(0)
+	e.scriptBytes.Store(0)
 }
 
 // SHA1Hex is the lower-case hex SHA1 of b, the name EVALSHA knows a script
@@ -157,7 +156,8 @@ func (e *Engine) loadScript(body []byte) (*evalScript, string, string) {
 	noArgTable(fn)
 	s := &evalScript{fn: fn, body: string(body), flags: flags}
 	e.scripts[sha] = s
-	e.scriptsBytes += len(body)
+	e.scriptCount.Add(1)
+	e.scriptBytes.Add(int64(len(body)))
 	return s, sha, ""
 }
 
@@ -213,11 +213,10 @@ func (e *Engine) ScriptFlush() {
 	e.resetEval()
 }
 
-// ScriptsMemory reports the number of EVAL scripts and their bodies' size.
-func (e *Engine) ScriptsMemory() (n, bytes int) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return len(e.scripts), e.scriptsBytes
+// ScriptsMemory reports the number of EVAL scripts and their bodies' size,
+// without waiting for a running script.
+func (e *Engine) ScriptsMemory() (n, bytes int64) {
+	return e.scriptCount.Load(), e.scriptBytes.Load()
 }
 
 // Eval runs the script body (EVAL), compiling and keeping it first, and
