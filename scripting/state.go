@@ -52,6 +52,7 @@ func newLuaState(e *Engine, source string, eval bool) *luaState {
 	st.globals = g
 	g.RawSetString("cjson", openCJSON(L))
 	g.RawSetString("bit", openBit(L))
+	g.RawSetString("struct", openStruct(L))
 	g.RawSetString("pcall", L.NewFunction(luaPcall))
 	math := g.RawGetString("math").(*lua.LTable)
 	math.RawSetString("random", L.NewFunction(st.mathRandom))
