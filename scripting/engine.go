@@ -278,4 +278,20 @@ func (e *Engine) runScript(r *Run, s *evalScript, sha string) {
 	st.setArray("ARGV", r.Args)
 	L.Push(s.fn)
 	st.call(r, 0)
+	if st.broken {
+		e.rebuildEval()
+	}
+}
+
+// rebuildEval replaces a broken EVAL Lua state with a fresh one holding
+// the same scripts.
+func (e *Engine) rebuildEval() {
+	old := e.scripts
+	e.resetEval()
+	for _, s := range old {
+		e.loadScript([]byte(s.body))
+	}
+	if e.log != nil {
+		e.log.Warn("Lua state for EVAL scripts rebuilt after a script broke it", "scripts", len(old))
+	}
 }

@@ -319,6 +319,23 @@ func (e *Engine) FCall(r *Run, name []byte) {
 	L.Push(keys)
 	L.Push(args)
 	st.call(r, 2)
+	if st.broken {
+		e.rebuildFunctions()
+	}
+}
+
+// rebuildFunctions replaces a broken functions Lua state with a fresh one
+// holding the same libraries.
+func (e *Engine) rebuildFunctions() {
+	old := e.lib
+	e.lib = newFunctionState(e)
+	for _, lib := range old.libs {
+		e.lib.load(lib.Code, false)
+	}
+	e.recount()
+	if e.log != nil {
+		e.log.Warn("Lua state for functions rebuilt after a function broke it", "libraries", len(old.libs))
+	}
 }
 
 // HasFunction reports whether a library registered the function name.

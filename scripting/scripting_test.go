@@ -218,3 +218,34 @@ func TestShebangFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestBrokenLuaStateIsReplaced breaks the EVAL Lua state (gopher-lua
+// panics out of PCall when a call fills its stack) and checks that the
+// script fails, the server's scripts survive in a fresh state, and both
+// the stack limits of Lua 5.1 answer errors.
+func TestBrokenLuaStateIsReplaced(t *testing.T) {
+	e := New(nil)
+	defer e.Close()
+	sha, msg := e.ScriptLoad([]byte("return 'kept'"))
+	if msg != "" {
+		t.Fatal(msg)
+	}
+	if got := eval(t, e, "return #{string.byte(string.rep('x', 200000), 1, -1)}", 2); got !=
+		"-ERR user_script:1: registry overflow script: a329e2a6216531de186d74c6b316234b2ae87cda, on @user_script:1.\r\n" {
+		t.Errorf("filling the stack = %q", got)
+	}
+	var out bytes.Buffer
+	w := resp.NewWriter(&out)
+	e.EvalSHA(&Run{W: w}, []byte(sha))
+	w.Flush()
+	if out.String() != "$4\r\nkept\r\n" {
+		t.Errorf("EVALSHA after the rebuild = %q", out.String())
+	}
+	if got := eval(t, e, "local function f() return 1 + f() end return f()", 2); got !=
+		"-ERR user_script:1: stack overflow script: 2c347ae0c7feaa40c62d8208d59e954ee9ff79ff, on @user_script:1.\r\n" {
+		t.Errorf("deep recursion = %q", got)
+	}
+	if got := eval(t, e, "local t = {} for i = 1, 9000 do t[i] = i end return unpack(t)", 2); !bytes.Contains([]byte(got), []byte("too many results to unpack")) {
+		t.Errorf("unpack of 9000 = %q", got)
+	}
+}

@@ -1,7 +1,10 @@
 package scripting
 
 import (
+	"errors"
+	"fmt"
 	"strconv"
+	"strings"
 
 	lua "github.com/yuin/gopher-lua"
 )
@@ -23,12 +26,23 @@ type luaState struct {
 	source string
 	// handler is the error handler every run is called with.
 	handler *lua.LFunction
+	// broken is set when gopher-lua panicked out of a run, leaving the
+	// state unusable: the engine replaces it.
+	broken bool
 }
 
 // newLuaState builds a Lua state for scripts compiled as source; eval adds
 // what only EVAL scripts have (KEYS and ARGV are set per run).
 func newLuaState(e *Engine, source string, eval bool) *luaState {
-	L := lua.NewState(lua.Options{SkipOpenLibs: true})
+	L := lua.NewState(lua.Options{
+		SkipOpenLibs: true,
+		// Room for Lua 5.1's 8000 stack slots (unpack's limit) and
+		// more, grown on demand; past it a script fails, never the
+		// server.
+		RegistrySize:     256 * 20,
+		RegistryMaxSize:  1 << 17,
+		RegistryGrowStep: 256,
+	})
 	st := &luaState{e: e, L: L, source: source}
 	for _, lib := range []struct {
 		name string
@@ -54,6 +68,7 @@ func newLuaState(e *Engine, source string, eval bool) *luaState {
 	g.RawSetString("bit", openBit(L))
 	g.RawSetString("struct", openStruct(L))
 	g.RawSetString("pcall", L.NewFunction(luaPcall))
+	g.RawSetString("unpack", L.NewFunction(luaUnpack))
 	math := g.RawGetString("math").(*lua.LTable)
 	math.RawSetString("random", L.NewFunction(st.mathRandom))
 	math.RawSetString("randomseed", L.NewFunction(st.mathRandomSeed))
@@ -108,7 +123,7 @@ func (st *luaState) call(r *Run, nargs int) {
 	if r.Ctx != nil {
 		L.SetContext(r.Ctx)
 	}
-	err := L.PCall(nargs, 1, st.handler)
+	err := st.pcall(nargs)
 	if r.Ctx != nil {
 		L.RemoveContext()
 	}
@@ -126,13 +141,61 @@ func (st *luaState) call(r *Run, nargs int) {
 	writeLua(r.W, v, r.proto, 0)
 }
 
+// pcall is L.PCall under the error handler, made safe: gopher-lua can
+// panic out of PCall itself (an error while it pushes the error handler
+// on a full stack); that fails the script, and marks the state broken so
+// that the engine replaces it.
+func (st *luaState) pcall(nargs int) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			st.broken = true
+			msg := fmt.Sprint(p)
+			if ae, ok := p.(*lua.ApiError); ok {
+				msg = lua.LVAsString(ae.Object)
+			}
+			msg, _, _ = strings.Cut(msg, "\nstack traceback:")
+			err = errors.New(msg)
+		}
+	}()
+	return st.L.PCall(nargs, 1, st.handler)
+}
+
+// luaUnpack is Lua 5.1's unpack, with its limit of 8000 results
+// (LUAI_MAXCSTACK).
+func luaUnpack(L *lua.LState) int {
+	t := L.CheckTable(1)
+	i := L.OptInt(2, 1)
+	j := L.OptInt(3, t.Len())
+	if i > j {
+		return 0
+	}
+	if n := int64(j) - int64(i) + 1; n >= 8000 {
+		L.RaiseError("too many results to unpack")
+	}
+	for k := i; k <= j; k++ {
+		L.Push(t.RawGetInt(k))
+	}
+	return j - i + 1
+}
+
 // writeError answers the error a run ended with, like luaCallFunction:
 // "<msg> script: <name>, on <source>:<line>.".
 func (st *luaState) writeError(r *Run, obj lua.LValue) {
 	t, ok := obj.(*lua.LTable)
 	if !ok {
-		r.W.Error(sanitizeError("ERR Error running script " + r.Name + ", " + truncate(lua.LVAsString(obj), 100)))
-		return
+		// The error handler could not run (the call stack was full):
+		// the place is still in the message, "user_script:<line>: ...".
+		msg := lua.LVAsString(obj)
+		rest, found := strings.CutPrefix(msg, st.source+":")
+		line, _, lineFound := strings.Cut(rest, ":")
+		if !found || !lineFound || line == "" || strings.Trim(line, "0123456789") != "" {
+			r.W.Error(sanitizeError("ERR Error running script " + r.Name + ", " + truncate(msg, 100)))
+			return
+		}
+		t = st.L.NewTable()
+		t.RawSetString("err", lua.LString("ERR "+msg))
+		t.RawSetString("source", lua.LString("@"+st.source))
+		t.RawSetString("line", lua.LString(line))
 	}
 	msg := "-" + lua.LVAsString(t.RawGetString("err"))
 	src, line := t.RawGetString("source"), t.RawGetString("line")
