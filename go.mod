@@ -14,9 +14,9 @@ require (
 	github.com/spf13/viper v1.19.0
 	github.com/tidwall/btree v1.7.0
 	github.com/tidwall/redcon v1.6.2
+	github.com/yuin/gopher-lua v1.1.1
 )
 
-require github.com/yuin/gopher-lua v1.1.1 // indirect
 
 require (
 	git.sr.ht/~sbinet/gg v0.5.0 // indirect
