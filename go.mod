@@ -17,7 +17,6 @@ require (
 	github.com/yuin/gopher-lua v1.1.1
 )
 
-
 require (
 	git.sr.ht/~sbinet/gg v0.5.0 // indirect
 	github.com/DataDog/zstd v1.5.7 // indirect
