@@ -41,6 +41,7 @@ type User struct {
 	// -@all allowed everything, and the command rules given since.
 	baseAll  bool
 	cmdRules []string
+	sanitize sanitizeMode
 }
 
 // NewUser returns a user as Redis creates one: off, without passwords,
@@ -122,26 +123,93 @@ func (u *User) Describe() string {
 	var b strings.Builder
 	b.WriteString("user ")
 	b.WriteString(u.name)
-	b.WriteString(choose(u.enabled, " on", " off"))
-	if u.noPass {
-		b.WriteString(" nopass")
+	for _, f := range u.Flags() {
+		b.WriteString(" ")
+		b.WriteString(f)
 	}
-	for _, h := range u.hashes {
-		b.WriteString(" #")
-		b.WriteString(hex.EncodeToString(h[:]))
+	writeEach(&b, " #", u.PasswordHashes())
+	if keys := u.KeyRules(); keys != "" {
+		b.WriteString(" ")
+		b.WriteString(keys)
 	}
-	if u.allKeys {
-		b.WriteString(" ~*")
-	}
-	writeEach(&b, " ~", u.keys)
-	if u.allChannels {
-		b.WriteString(" &*")
-	} else {
+	if !u.allChannels {
 		b.WriteString(" resetchannels")
-		writeEach(&b, " &", u.channels)
 	}
-	b.WriteString(choose(u.baseAll, " +@all", " -@all"))
+	if chans := u.ChannelRules(); chans != "" {
+		b.WriteString(" ")
+		b.WriteString(chans)
+	}
+	b.WriteString(" ")
+	b.WriteString(u.CommandRules())
+	return b.String()
+}
+
+// Flags are the user's flags as ACL GETUSER lists them: on or off, then
+// nopass when set.
+func (u *User) Flags() []string {
+	flags := []string{choose(u.enabled, "on", "off")}
+	if u.noPass {
+		flags = append(flags, "nopass")
+	}
+	switch u.sanitize {
+	case sanitizeSkip:
+		flags = append(flags, "skip-sanitize-payload")
+	case sanitizeOn:
+		flags = append(flags, "sanitize-payload")
+	}
+	return flags
+}
+
+// sanitizeMode is the user's RESTORE payload flag: unset, or one of
+// Redis's sanitize-payload and skip-sanitize-payload (kvserver always
+// checks payloads; the flag is kept for ACL GETUSER and LIST).
+type sanitizeMode uint8
+
+const (
+	sanitizeUnset sanitizeMode = iota
+	sanitizeOn
+	sanitizeSkip
+)
+
+// PasswordHashes are the SHA-256 digests of the user's passwords, in hex.
+func (u *User) PasswordHashes() []string {
+	out := make([]string, len(u.hashes))
+	for i, h := range u.hashes {
+		out[i] = hex.EncodeToString(h[:])
+	}
+	return out
+}
+
+// KeyRules are the user's key patterns as rules ("~*", "~a:* ~b:*"), ""
+// for none.
+func (u *User) KeyRules() string { return patternRules("~", u.allKeys, u.keys) }
+
+// ChannelRules are the user's channel patterns as rules ("&*"), "" for
+// none.
+func (u *User) ChannelRules() string { return patternRules("&", u.allChannels, u.channels) }
+
+// CommandRules are the user's command rules: +@all or -@all, then the
+// rules given since (see Describe).
+func (u *User) CommandRules() string {
+	var b strings.Builder
+	b.WriteString(choose(u.baseAll, "+@all", "-@all"))
 	writeEach(&b, " ", u.cmdRules)
+	return b.String()
+}
+
+// patternRules renders a pattern list with its rule prefix.
+func patternRules(prefix string, all bool, patterns []string) string {
+	if all {
+		return prefix + "*"
+	}
+	var b strings.Builder
+	for i, p := range patterns {
+		if i > 0 {
+			b.WriteString(" ")
+		}
+		b.WriteString(prefix)
+		b.WriteString(p)
+	}
 	return b.String()
 }
 
@@ -149,12 +217,14 @@ func (u *User) Describe() string {
 // its "all" flag: "*" sets the flag and empties the list, another pattern
 // is added once; after the flag is set, it fails with errAfterAll.
 func addPattern(all *bool, patterns *[]string, arg string, errAfterAll error) error {
+	if arg == "*" {
+		*all, *patterns = true, nil
+		return nil
+	}
 	if *all {
 		return errAfterAll
 	}
-	if arg == "*" {
-		*all, *patterns = true, nil
-	} else if !slices.Contains(*patterns, arg) {
+	if !slices.Contains(*patterns, arg) {
 		*patterns = append(*patterns, arg)
 	}
 	return nil
@@ -209,8 +279,12 @@ func (u *User) SetRule(rule string) error {
 		u.allKeys, u.keys = false, nil
 	case "resetchannels":
 		u.allChannels, u.channels = false, nil
+	case "sanitize-payload":
+		u.sanitize = sanitizeOn
+	case "skip-sanitize-payload":
+		u.sanitize = sanitizeSkip
 	case "reset":
-		for _, r := range []string{"resetpass", "resetkeys", "resetchannels", "off", "-@all"} {
+		for _, r := range []string{"resetpass", "resetkeys", "resetchannels", "off", "-@all", "sanitize-payload"} {
 			u.SetRule(r)
 		}
 	default:

@@ -1,6 +1,7 @@
 package acl
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -103,4 +104,72 @@ func (us *Users) SetDefaultPassword(pass string) {
 		u.SetRule("nopass")
 	}
 	us.byName[DefaultUserName] = u
+}
+
+// ErrDefaultUser is ACL DELUSER's refusal to delete the default user.
+var ErrDefaultUser = errors.New("The 'default' user cannot be removed")
+
+// SetUser is ACL SETUSER: rules apply, left to right, to a copy of the
+// named user, or to a new user (off, with no permissions) when there is
+// none, and the result replaces it. On error nothing changes, and the
+// error names the rule in Redis's words.
+func (us *Users) SetUser(name string, rules []string) (*User, error) {
+	us.mu.Lock()
+	defer us.mu.Unlock()
+	var u *User
+	if old := us.byName[name]; old != nil {
+		u = old.clone()
+	} else {
+		u = us.cat.NewUser(name)
+	}
+	for _, r := range rules {
+		if err := u.SetRule(r); err != nil {
+			return nil, fmt.Errorf("Error in ACL SETUSER modifier '%s': %w", r, err)
+		}
+	}
+	us.byName[name] = u
+	return u, nil
+}
+
+// Delete is ACL DELUSER: it removes the named users and returns the
+// names that existed. Naming the default user deletes nothing and fails
+// with ErrDefaultUser.
+func (us *Users) Delete(names []string) ([]string, error) {
+	if slices.Contains(names, DefaultUserName) {
+		return nil, ErrDefaultUser
+	}
+	us.mu.Lock()
+	defer us.mu.Unlock()
+	var deleted []string
+	for _, n := range names {
+		if _, ok := us.byName[n]; ok {
+			delete(us.byName, n)
+			deleted = append(deleted, n)
+		}
+	}
+	return deleted, nil
+}
+
+// Lines are the users as user lines without the leading "user" (the
+// config file's form, which NewUsers and Replace read), sorted by name.
+func (us *Users) Lines() []string {
+	list := us.List()
+	out := make([]string, len(list))
+	for i, u := range list {
+		out[i] = strings.TrimPrefix(u.Describe(), "user ")
+	}
+	return out
+}
+
+// Replace is ACL LOAD: the users become those built from requirePass and
+// lines as at start (NewUsers); on error nothing changes.
+func (us *Users) Replace(requirePass string, lines []string) error {
+	next, err := NewUsers(us.cat, requirePass, lines)
+	if err != nil {
+		return err
+	}
+	us.mu.Lock()
+	us.byName = next.byName
+	us.mu.Unlock()
+	return nil
 }

@@ -2,6 +2,7 @@ package commands
 
 import (
 	"bytes"
+	"math"
 	"math/big"
 	"strings"
 )
@@ -65,6 +66,13 @@ func intArg(x *Ctx, i int) (int64, bool) {
 		x.W.Error(errNotInteger)
 	}
 	return n, ok
+}
+
+// addOverflows reports whether cur+delta overflows an int64 (Redis's
+// INCRBY and HINCRBY check).
+func addOverflows(cur, delta int64) bool {
+	return (delta < 0 && cur < 0 && delta < math.MinInt64-cur) ||
+		(delta > 0 && cur > 0 && delta > math.MaxInt64-cur)
 }
 
 // countArg parses argument i as a count of at least least, answering

@@ -6,6 +6,7 @@ import (
 	"math/bits"
 
 	"github.com/kvserver/kvserver/engine"
+	"github.com/kvserver/kvserver/notify"
 )
 
 // bitmapCommands are the bitmap family's rows (Redis's bitops.c). Bitmaps
@@ -85,6 +86,9 @@ func cmdSetbit(x *Ctx) {
 	}
 	x.Update(func(tx *engine.Tx) {
 		e, found := tx.Peek(args[1])
+		if wrongType(x, e, found) {
+			return
+		}
 		old := bitAt(e.Value, offset)
 		byteIdx := offset >> 3
 		if !found || byteIdx >= uint64(len(e.Value)) || old != (on == 1) {
@@ -96,6 +100,7 @@ func cmdSetbit(x *Ctx) {
 				nv[byteIdx] &^= mask
 			}
 			tx.Set(args[1], nv, e.ExpireAt)
+			tx.Notify(notify.String, "setbit", args[1])
 		}
 		if old {
 			x.W.Int(1)
@@ -111,7 +116,10 @@ func cmdGetbit(x *Ctx) {
 	if !ok {
 		return
 	}
-	value, _ := storedValue(x, args[1])
+	value, _, ok := storedValue(x, args[1])
+	if !ok {
+		return
+	}
 	if bitAt(value, offset) {
 		x.W.Int(1)
 	} else {
@@ -173,7 +181,10 @@ func popcount(s []byte) int64 {
 
 func cmdBitcount(x *Ctx) {
 	args := x.Args
-	p, found := storedValue(x, args[1])
+	p, found, ok := storedValue(x, args[1])
+	if !ok {
+		return
+	}
 	if !found {
 		x.W.Int(0)
 		return
@@ -243,7 +254,10 @@ func cmdBitpos(x *Ctx) {
 		return
 	}
 	bit := bitArg == 1
-	p, found := storedValue(x, args[1])
+	p, found, ok := storedValue(x, args[1])
+	if !ok {
+		return
+	}
 	if !found {
 		x.W.Int(-bitArg)
 		return
@@ -383,16 +397,22 @@ func cmdBitop(x *Ctx) {
 		srcs := make([][]byte, len(args)-3)
 		maxLen := 0
 		for i, k := range args[3:] {
-			e, _ := tx.Get(k)
+			e, found := tx.Get(k)
+			if wrongType(x, e, found) {
+				return
+			}
 			srcs[i] = e.Value
 			maxLen = max(maxLen, len(e.Value))
 		}
 		if maxLen == 0 {
-			tx.Delete(args[2])
+			if tx.Delete(args[2]) {
+				tx.Notify(notify.Generic, "del", args[2])
+			}
 			x.W.Int(0)
 			return
 		}
 		tx.Set(args[2], bitopResult(op, srcs, maxLen), 0)
+		tx.Notify(notify.String, "set", args[2])
 		x.W.Int(int64(maxLen))
 	})
 }
@@ -544,7 +564,10 @@ func bitfieldGeneric(x *Ctx, roCommand bool) {
 	}
 	key := x.Args[1]
 	if readonly {
-		value, _ := storedValue(x, key)
+		value, _, ok := storedValue(x, key)
+		if !ok {
+			return
+		}
 		x.W.Array(len(ops))
 		for _, op := range ops {
 			x.W.Int(op.get(value))
@@ -556,9 +579,13 @@ func bitfieldGeneric(x *Ctx, roCommand bool) {
 		return
 	}
 	x.Update(func(tx *engine.Tx) {
-		e, _ := tx.Peek(key)
+		e, found := tx.Peek(key)
+		if wrongType(x, e, found) {
+			return
+		}
 		v := growCopy(e.Value, highest>>3+1)
 		x.W.Array(len(ops))
+		changes := 0
 		for _, op := range ops {
 			if op.opcode == bfGet {
 				x.W.Int(op.get(v))
@@ -568,11 +595,15 @@ func bitfieldGeneric(x *Ctx, roCommand bool) {
 			if ok {
 				x.W.Int(reply)
 				setBitfield(v, op.offset, op.bits, write)
+				changes++
 			} else {
 				x.W.Null()
 			}
 		}
 		tx.Set(key, v, e.ExpireAt)
+		if changes > 0 {
+			tx.Notify(notify.String, "setbit", key)
+		}
 	})
 }
 

@@ -117,6 +117,123 @@ var redisCommandDocs = map[string]*commandDoc{
 			resp.Bulk("complexity"), resp.Bulk("O(N). Where N is the number of configured users."),
 		),
 	},
+	"acl|setuser": {
+		Arity: -3, Flags: []string{"admin", "noscript", "loading", "stale"}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@admin"), resp.Simple("@slow"), resp.Simple("@dangerous")),
+		Tips:          resp.SetOf(),
+		KeySpecs:      resp.SetOf(),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Modify or create the rules for a specific ACL user"),
+			resp.Bulk("since"), resp.Bulk("6.0.0"),
+			resp.Bulk("group"), resp.Bulk("server"),
+			resp.Bulk("complexity"), resp.Bulk("O(N). Where N is the number of rules provided."),
+			resp.Bulk("history"), resp.SetOf(
+				resp.Array(resp.Bulk("6.2.0"), resp.Bulk("Added Pub/Sub channel patterns.")),
+				resp.Array(resp.Bulk("7.0.0"), resp.Bulk("Added selectors and key based permissions.")),
+			),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(resp.Bulk("name"), resp.Bulk("username"), resp.Bulk("type"), resp.Bulk("string")),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("rule"),
+					resp.Bulk("type"), resp.Bulk("string"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional"), resp.Simple("multiple")),
+				),
+			),
+		),
+	},
+	"acl|deluser": {
+		Arity: -3, Flags: []string{"admin", "noscript", "loading", "stale"}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@admin"), resp.Simple("@slow"), resp.Simple("@dangerous")),
+		Tips:          resp.SetOf(),
+		KeySpecs:      resp.SetOf(),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Remove the specified ACL users and the associated rules"),
+			resp.Bulk("since"), resp.Bulk("6.0.0"),
+			resp.Bulk("group"), resp.Bulk("server"),
+			resp.Bulk("complexity"), resp.Bulk("O(1) amortized time considering the typical user."),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("username"),
+					resp.Bulk("type"), resp.Bulk("string"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("multiple")),
+				),
+			),
+		),
+	},
+	"acl|getuser": {
+		Arity: 3, Flags: []string{"admin", "noscript", "loading", "stale"}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@admin"), resp.Simple("@slow"), resp.Simple("@dangerous")),
+		Tips:          resp.SetOf(),
+		KeySpecs:      resp.SetOf(),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Get the rules for a specific ACL user"),
+			resp.Bulk("since"), resp.Bulk("6.0.0"),
+			resp.Bulk("group"), resp.Bulk("server"),
+			resp.Bulk("complexity"), resp.Bulk("O(N). Where N is the number of password, command and pattern rules that the user has."),
+			resp.Bulk("history"), resp.SetOf(
+				resp.Array(resp.Bulk("6.2.0"), resp.Bulk("Added Pub/Sub channel patterns.")),
+				resp.Array(
+					resp.Bulk("7.0.0"),
+					resp.Bulk("Added selectors and changed the format of key and channel patterns from a list to their rule representation."),
+				),
+			),
+			resp.Bulk("arguments"), resp.Array(resp.Map(resp.Bulk("name"), resp.Bulk("username"), resp.Bulk("type"), resp.Bulk("string"))),
+		),
+	},
+	"acl|log": {
+		Arity: -2, Flags: []string{"admin", "noscript", "loading", "stale"}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@admin"), resp.Simple("@slow"), resp.Simple("@dangerous")),
+		Tips:          resp.SetOf(),
+		KeySpecs:      resp.SetOf(),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("List latest events denied because of ACLs in place"),
+			resp.Bulk("since"), resp.Bulk("6.0.0"),
+			resp.Bulk("group"), resp.Bulk("server"),
+			resp.Bulk("complexity"), resp.Bulk("O(N) with N being the number of entries shown."),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("operation"),
+					resp.Bulk("type"), resp.Bulk("oneof"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+					resp.Bulk("arguments"), resp.Array(
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("count"),
+							resp.Bulk("type"), resp.Bulk("integer"),
+						),
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("reset"),
+							resp.Bulk("type"), resp.Bulk("pure-token"),
+							resp.Bulk("token"), resp.Bulk("RESET"),
+						),
+					),
+				),
+			),
+		),
+	},
+	"acl|save": {
+		Arity: 2, Flags: []string{"admin", "noscript", "loading", "stale"}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@admin"), resp.Simple("@slow"), resp.Simple("@dangerous")),
+		Tips:          resp.SetOf(),
+		KeySpecs:      resp.SetOf(),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Save the current ACL rules in the configured ACL file"),
+			resp.Bulk("since"), resp.Bulk("6.0.0"),
+			resp.Bulk("group"), resp.Bulk("server"),
+			resp.Bulk("complexity"), resp.Bulk("O(N). Where N is the number of configured users."),
+		),
+	},
+	"acl|load": {
+		Arity: 2, Flags: []string{"admin", "noscript", "loading", "stale"}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@admin"), resp.Simple("@slow"), resp.Simple("@dangerous")),
+		Tips:          resp.SetOf(),
+		KeySpecs:      resp.SetOf(),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Reload the ACLs from the configured ACL file"),
+			resp.Bulk("since"), resp.Bulk("6.0.0"),
+			resp.Bulk("group"), resp.Bulk("server"),
+			resp.Bulk("complexity"), resp.Bulk("O(N). Where N is the number of configured users."),
+		),
+	},
 	"acl|whoami": {
 		Arity: 2, Flags: []string{"noscript", "loading", "stale"}, FirstKey: 0, LastKey: 0, Step: 0,
 		ACLCategories: resp.SetOf(resp.Simple("@slow")),
@@ -1756,6 +1873,882 @@ var redisCommandDocs = map[string]*commandDoc{
 			resp.Bulk("arguments"), resp.Array(resp.Map(resp.Bulk("name"), resp.Bulk("connection-name"), resp.Bulk("type"), resp.Bulk("string"))),
 		),
 	},
+	"client|reply": {
+		Arity: 3, Flags: []string{"noscript", "loading", "stale"}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@slow"), resp.Simple("@connection")),
+		Tips:          resp.SetOf(),
+		KeySpecs:      resp.SetOf(),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Instruct the server whether to reply to commands"),
+			resp.Bulk("since"), resp.Bulk("3.2.0"),
+			resp.Bulk("group"), resp.Bulk("connection"),
+			resp.Bulk("complexity"), resp.Bulk("O(1)"),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("on_off_skip"),
+					resp.Bulk("type"), resp.Bulk("oneof"),
+					resp.Bulk("arguments"), resp.Array(
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("on"),
+							resp.Bulk("type"), resp.Bulk("pure-token"),
+							resp.Bulk("token"), resp.Bulk("ON"),
+						),
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("off"),
+							resp.Bulk("type"), resp.Bulk("pure-token"),
+							resp.Bulk("token"), resp.Bulk("OFF"),
+						),
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("skip"),
+							resp.Bulk("type"), resp.Bulk("pure-token"),
+							resp.Bulk("token"), resp.Bulk("SKIP"),
+						),
+					),
+				),
+			),
+		),
+	},
+	"client|pause": {
+		Arity: -3, Flags: []string{"admin", "noscript", "loading", "stale"}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@admin"), resp.Simple("@slow"), resp.Simple("@dangerous"), resp.Simple("@connection")),
+		Tips:          resp.SetOf(),
+		KeySpecs:      resp.SetOf(),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Stop processing commands from clients for some time"),
+			resp.Bulk("since"), resp.Bulk("2.9.50"),
+			resp.Bulk("group"), resp.Bulk("connection"),
+			resp.Bulk("complexity"), resp.Bulk("O(1)"),
+			resp.Bulk("history"), resp.SetOf(
+				resp.Array(
+					resp.Bulk("6.2.0"),
+					resp.Bulk("`CLIENT PAUSE WRITE` mode added along with the `mode` option."),
+				),
+			),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(resp.Bulk("name"), resp.Bulk("timeout"), resp.Bulk("type"), resp.Bulk("integer")),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("mode"),
+					resp.Bulk("type"), resp.Bulk("oneof"),
+					resp.Bulk("since"), resp.Bulk("6.2.0"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+					resp.Bulk("arguments"), resp.Array(
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("write"),
+							resp.Bulk("type"), resp.Bulk("pure-token"),
+							resp.Bulk("token"), resp.Bulk("WRITE"),
+						),
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("all"),
+							resp.Bulk("type"), resp.Bulk("pure-token"),
+							resp.Bulk("token"), resp.Bulk("ALL"),
+						),
+					),
+				),
+			),
+		),
+	},
+	"client|unpause": {
+		Arity: 2, Flags: []string{"admin", "noscript", "loading", "stale"}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@admin"), resp.Simple("@slow"), resp.Simple("@dangerous"), resp.Simple("@connection")),
+		Tips:          resp.SetOf(),
+		KeySpecs:      resp.SetOf(),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Resume processing of clients that were paused"),
+			resp.Bulk("since"), resp.Bulk("6.2.0"),
+			resp.Bulk("group"), resp.Bulk("connection"),
+			resp.Bulk("complexity"), resp.Bulk("O(N) Where N is the number of paused clients"),
+		),
+	},
+	"client|unblock": {
+		Arity: -3, Flags: []string{"admin", "noscript", "loading", "stale"}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@admin"), resp.Simple("@slow"), resp.Simple("@dangerous"), resp.Simple("@connection")),
+		Tips:          resp.SetOf(),
+		KeySpecs:      resp.SetOf(),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Unblock a client blocked in a blocking command from a different connection"),
+			resp.Bulk("since"), resp.Bulk("5.0.0"),
+			resp.Bulk("group"), resp.Bulk("connection"),
+			resp.Bulk("complexity"), resp.Bulk("O(log N) where N is the number of client connections"),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(resp.Bulk("name"), resp.Bulk("client-id"), resp.Bulk("type"), resp.Bulk("integer")),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("timeout_error"),
+					resp.Bulk("type"), resp.Bulk("oneof"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+					resp.Bulk("arguments"), resp.Array(
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("timeout"),
+							resp.Bulk("type"), resp.Bulk("pure-token"),
+							resp.Bulk("token"), resp.Bulk("TIMEOUT"),
+						),
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("error"),
+							resp.Bulk("type"), resp.Bulk("pure-token"),
+							resp.Bulk("token"), resp.Bulk("ERROR"),
+						),
+					),
+				),
+			),
+		),
+	},
+	"hset": {
+		Arity: -4, Flags: []string{"write", "denyoom", "fast"}, FirstKey: 1, LastKey: 1, Step: 1,
+		ACLCategories: resp.SetOf(resp.Simple("@write"), resp.Simple("@hash"), resp.Simple("@fast")),
+		Tips:          resp.SetOf(),
+		KeySpecs: resp.SetOf(
+			resp.Map(
+				resp.Bulk("flags"), resp.SetOf(resp.Simple("RW"), resp.Simple("update")),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
+				resp.Bulk("find_keys"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("range"),
+					resp.Bulk("spec"), resp.Map(
+						resp.Bulk("lastkey"), resp.Int(0),
+						resp.Bulk("keystep"), resp.Int(1),
+						resp.Bulk("limit"), resp.Int(0),
+					),
+				),
+			),
+		),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Set the string value of a hash field"),
+			resp.Bulk("since"), resp.Bulk("2.0.0"),
+			resp.Bulk("group"), resp.Bulk("hash"),
+			resp.Bulk("complexity"), resp.Bulk("O(1) for each field/value pair added, so O(N) to add N field/value pairs when the command is called with multiple field/value pairs."),
+			resp.Bulk("history"), resp.SetOf(resp.Array(resp.Bulk("4.0.0"), resp.Bulk("Accepts multiple `field` and `value` arguments."))),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("key"),
+					resp.Bulk("type"), resp.Bulk("key"),
+					resp.Bulk("key_spec_index"), resp.Int(0),
+				),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("field_value"),
+					resp.Bulk("type"), resp.Bulk("block"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("multiple")),
+					resp.Bulk("arguments"), resp.Array(
+						resp.Map(resp.Bulk("name"), resp.Bulk("field"), resp.Bulk("type"), resp.Bulk("string")),
+						resp.Map(resp.Bulk("name"), resp.Bulk("value"), resp.Bulk("type"), resp.Bulk("string")),
+					),
+				),
+			),
+		),
+	},
+	"hmset": {
+		Arity: -4, Flags: []string{"write", "denyoom", "fast"}, FirstKey: 1, LastKey: 1, Step: 1,
+		ACLCategories: resp.SetOf(resp.Simple("@write"), resp.Simple("@hash"), resp.Simple("@fast")),
+		Tips:          resp.SetOf(),
+		KeySpecs: resp.SetOf(
+			resp.Map(
+				resp.Bulk("flags"), resp.SetOf(resp.Simple("RW"), resp.Simple("update")),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
+				resp.Bulk("find_keys"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("range"),
+					resp.Bulk("spec"), resp.Map(
+						resp.Bulk("lastkey"), resp.Int(0),
+						resp.Bulk("keystep"), resp.Int(1),
+						resp.Bulk("limit"), resp.Int(0),
+					),
+				),
+			),
+		),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Set multiple hash fields to multiple values"),
+			resp.Bulk("since"), resp.Bulk("2.0.0"),
+			resp.Bulk("group"), resp.Bulk("hash"),
+			resp.Bulk("complexity"), resp.Bulk("O(N) where N is the number of fields being set."),
+			resp.Bulk("doc_flags"), resp.SetOf(resp.Simple("deprecated")),
+			resp.Bulk("deprecated_since"), resp.Bulk("4.0.0"),
+			resp.Bulk("replaced_by"), resp.Bulk("`HSET` with multiple field-value pairs"),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("key"),
+					resp.Bulk("type"), resp.Bulk("key"),
+					resp.Bulk("key_spec_index"), resp.Int(0),
+				),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("field_value"),
+					resp.Bulk("type"), resp.Bulk("block"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("multiple")),
+					resp.Bulk("arguments"), resp.Array(
+						resp.Map(resp.Bulk("name"), resp.Bulk("field"), resp.Bulk("type"), resp.Bulk("string")),
+						resp.Map(resp.Bulk("name"), resp.Bulk("value"), resp.Bulk("type"), resp.Bulk("string")),
+					),
+				),
+			),
+		),
+	},
+	"hget": {
+		Arity: 3, Flags: []string{"readonly", "fast"}, FirstKey: 1, LastKey: 1, Step: 1,
+		ACLCategories: resp.SetOf(resp.Simple("@read"), resp.Simple("@hash"), resp.Simple("@fast")),
+		Tips:          resp.SetOf(),
+		KeySpecs: resp.SetOf(
+			resp.Map(
+				resp.Bulk("flags"), resp.SetOf(resp.Simple("RO"), resp.Simple("access")),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
+				resp.Bulk("find_keys"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("range"),
+					resp.Bulk("spec"), resp.Map(
+						resp.Bulk("lastkey"), resp.Int(0),
+						resp.Bulk("keystep"), resp.Int(1),
+						resp.Bulk("limit"), resp.Int(0),
+					),
+				),
+			),
+		),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Get the value of a hash field"),
+			resp.Bulk("since"), resp.Bulk("2.0.0"),
+			resp.Bulk("group"), resp.Bulk("hash"),
+			resp.Bulk("complexity"), resp.Bulk("O(1)"),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("key"),
+					resp.Bulk("type"), resp.Bulk("key"),
+					resp.Bulk("key_spec_index"), resp.Int(0),
+				),
+				resp.Map(resp.Bulk("name"), resp.Bulk("field"), resp.Bulk("type"), resp.Bulk("string")),
+			),
+		),
+	},
+	"hdel": {
+		Arity: -3, Flags: []string{"write", "fast"}, FirstKey: 1, LastKey: 1, Step: 1,
+		ACLCategories: resp.SetOf(resp.Simple("@write"), resp.Simple("@hash"), resp.Simple("@fast")),
+		Tips:          resp.SetOf(),
+		KeySpecs: resp.SetOf(
+			resp.Map(
+				resp.Bulk("flags"), resp.SetOf(resp.Simple("RW"), resp.Simple("delete")),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
+				resp.Bulk("find_keys"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("range"),
+					resp.Bulk("spec"), resp.Map(
+						resp.Bulk("lastkey"), resp.Int(0),
+						resp.Bulk("keystep"), resp.Int(1),
+						resp.Bulk("limit"), resp.Int(0),
+					),
+				),
+			),
+		),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Delete one or more hash fields"),
+			resp.Bulk("since"), resp.Bulk("2.0.0"),
+			resp.Bulk("group"), resp.Bulk("hash"),
+			resp.Bulk("complexity"), resp.Bulk("O(N) where N is the number of fields to be removed."),
+			resp.Bulk("history"), resp.SetOf(resp.Array(resp.Bulk("2.4.0"), resp.Bulk("Accepts multiple `field` arguments."))),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("key"),
+					resp.Bulk("type"), resp.Bulk("key"),
+					resp.Bulk("key_spec_index"), resp.Int(0),
+				),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("field"),
+					resp.Bulk("type"), resp.Bulk("string"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("multiple")),
+				),
+			),
+		),
+	},
+	"hlen": {
+		Arity: 2, Flags: []string{"readonly", "fast"}, FirstKey: 1, LastKey: 1, Step: 1,
+		ACLCategories: resp.SetOf(resp.Simple("@read"), resp.Simple("@hash"), resp.Simple("@fast")),
+		Tips:          resp.SetOf(),
+		KeySpecs: resp.SetOf(
+			resp.Map(
+				resp.Bulk("flags"), resp.SetOf(resp.Simple("RO")),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
+				resp.Bulk("find_keys"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("range"),
+					resp.Bulk("spec"), resp.Map(
+						resp.Bulk("lastkey"), resp.Int(0),
+						resp.Bulk("keystep"), resp.Int(1),
+						resp.Bulk("limit"), resp.Int(0),
+					),
+				),
+			),
+		),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Get the number of fields in a hash"),
+			resp.Bulk("since"), resp.Bulk("2.0.0"),
+			resp.Bulk("group"), resp.Bulk("hash"),
+			resp.Bulk("complexity"), resp.Bulk("O(1)"),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("key"),
+					resp.Bulk("type"), resp.Bulk("key"),
+					resp.Bulk("key_spec_index"), resp.Int(0),
+				),
+			),
+		),
+	},
+	"hexists": {
+		Arity: 3, Flags: []string{"readonly", "fast"}, FirstKey: 1, LastKey: 1, Step: 1,
+		ACLCategories: resp.SetOf(resp.Simple("@read"), resp.Simple("@hash"), resp.Simple("@fast")),
+		Tips:          resp.SetOf(),
+		KeySpecs: resp.SetOf(
+			resp.Map(
+				resp.Bulk("flags"), resp.SetOf(resp.Simple("RO")),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
+				resp.Bulk("find_keys"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("range"),
+					resp.Bulk("spec"), resp.Map(
+						resp.Bulk("lastkey"), resp.Int(0),
+						resp.Bulk("keystep"), resp.Int(1),
+						resp.Bulk("limit"), resp.Int(0),
+					),
+				),
+			),
+		),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Determine if a hash field exists"),
+			resp.Bulk("since"), resp.Bulk("2.0.0"),
+			resp.Bulk("group"), resp.Bulk("hash"),
+			resp.Bulk("complexity"), resp.Bulk("O(1)"),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("key"),
+					resp.Bulk("type"), resp.Bulk("key"),
+					resp.Bulk("key_spec_index"), resp.Int(0),
+				),
+				resp.Map(resp.Bulk("name"), resp.Bulk("field"), resp.Bulk("type"), resp.Bulk("string")),
+			),
+		),
+	},
+	"hgetall": {
+		Arity: 2, Flags: []string{"readonly"}, FirstKey: 1, LastKey: 1, Step: 1,
+		ACLCategories: resp.SetOf(resp.Simple("@read"), resp.Simple("@hash"), resp.Simple("@slow")),
+		Tips:          resp.SetOf(resp.Bulk("nondeterministic_output_order")),
+		KeySpecs: resp.SetOf(
+			resp.Map(
+				resp.Bulk("flags"), resp.SetOf(resp.Simple("RO"), resp.Simple("access")),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
+				resp.Bulk("find_keys"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("range"),
+					resp.Bulk("spec"), resp.Map(
+						resp.Bulk("lastkey"), resp.Int(0),
+						resp.Bulk("keystep"), resp.Int(1),
+						resp.Bulk("limit"), resp.Int(0),
+					),
+				),
+			),
+		),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Get all the fields and values in a hash"),
+			resp.Bulk("since"), resp.Bulk("2.0.0"),
+			resp.Bulk("group"), resp.Bulk("hash"),
+			resp.Bulk("complexity"), resp.Bulk("O(N) where N is the size of the hash."),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("key"),
+					resp.Bulk("type"), resp.Bulk("key"),
+					resp.Bulk("key_spec_index"), resp.Int(0),
+				),
+			),
+		),
+	},
+	"hmget": {
+		Arity: -3, Flags: []string{"readonly", "fast"}, FirstKey: 1, LastKey: 1, Step: 1,
+		ACLCategories: resp.SetOf(resp.Simple("@read"), resp.Simple("@hash"), resp.Simple("@fast")),
+		Tips:          resp.SetOf(),
+		KeySpecs: resp.SetOf(
+			resp.Map(
+				resp.Bulk("flags"), resp.SetOf(resp.Simple("RO"), resp.Simple("access")),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
+				resp.Bulk("find_keys"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("range"),
+					resp.Bulk("spec"), resp.Map(
+						resp.Bulk("lastkey"), resp.Int(0),
+						resp.Bulk("keystep"), resp.Int(1),
+						resp.Bulk("limit"), resp.Int(0),
+					),
+				),
+			),
+		),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Get the values of all the given hash fields"),
+			resp.Bulk("since"), resp.Bulk("2.0.0"),
+			resp.Bulk("group"), resp.Bulk("hash"),
+			resp.Bulk("complexity"), resp.Bulk("O(N) where N is the number of fields being requested."),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("key"),
+					resp.Bulk("type"), resp.Bulk("key"),
+					resp.Bulk("key_spec_index"), resp.Int(0),
+				),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("field"),
+					resp.Bulk("type"), resp.Bulk("string"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("multiple")),
+				),
+			),
+		),
+	},
+	"hkeys": {
+		Arity: 2, Flags: []string{"readonly"}, FirstKey: 1, LastKey: 1, Step: 1,
+		ACLCategories: resp.SetOf(resp.Simple("@read"), resp.Simple("@hash"), resp.Simple("@slow")),
+		Tips:          resp.SetOf(resp.Bulk("nondeterministic_output_order")),
+		KeySpecs: resp.SetOf(
+			resp.Map(
+				resp.Bulk("flags"), resp.SetOf(resp.Simple("RO"), resp.Simple("access")),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
+				resp.Bulk("find_keys"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("range"),
+					resp.Bulk("spec"), resp.Map(
+						resp.Bulk("lastkey"), resp.Int(0),
+						resp.Bulk("keystep"), resp.Int(1),
+						resp.Bulk("limit"), resp.Int(0),
+					),
+				),
+			),
+		),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Get all the fields in a hash"),
+			resp.Bulk("since"), resp.Bulk("2.0.0"),
+			resp.Bulk("group"), resp.Bulk("hash"),
+			resp.Bulk("complexity"), resp.Bulk("O(N) where N is the size of the hash."),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("key"),
+					resp.Bulk("type"), resp.Bulk("key"),
+					resp.Bulk("key_spec_index"), resp.Int(0),
+				),
+			),
+		),
+	},
+	"hvals": {
+		Arity: 2, Flags: []string{"readonly"}, FirstKey: 1, LastKey: 1, Step: 1,
+		ACLCategories: resp.SetOf(resp.Simple("@read"), resp.Simple("@hash"), resp.Simple("@slow")),
+		Tips:          resp.SetOf(resp.Bulk("nondeterministic_output_order")),
+		KeySpecs: resp.SetOf(
+			resp.Map(
+				resp.Bulk("flags"), resp.SetOf(resp.Simple("RO"), resp.Simple("access")),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
+				resp.Bulk("find_keys"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("range"),
+					resp.Bulk("spec"), resp.Map(
+						resp.Bulk("lastkey"), resp.Int(0),
+						resp.Bulk("keystep"), resp.Int(1),
+						resp.Bulk("limit"), resp.Int(0),
+					),
+				),
+			),
+		),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Get all the values in a hash"),
+			resp.Bulk("since"), resp.Bulk("2.0.0"),
+			resp.Bulk("group"), resp.Bulk("hash"),
+			resp.Bulk("complexity"), resp.Bulk("O(N) where N is the size of the hash."),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("key"),
+					resp.Bulk("type"), resp.Bulk("key"),
+					resp.Bulk("key_spec_index"), resp.Int(0),
+				),
+			),
+		),
+	},
+	"hincrby": {
+		Arity: 4, Flags: []string{"write", "denyoom", "fast"}, FirstKey: 1, LastKey: 1, Step: 1,
+		ACLCategories: resp.SetOf(resp.Simple("@write"), resp.Simple("@hash"), resp.Simple("@fast")),
+		Tips:          resp.SetOf(),
+		KeySpecs: resp.SetOf(
+			resp.Map(
+				resp.Bulk("flags"), resp.SetOf(resp.Simple("RW"), resp.Simple("access"), resp.Simple("update")),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
+				resp.Bulk("find_keys"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("range"),
+					resp.Bulk("spec"), resp.Map(
+						resp.Bulk("lastkey"), resp.Int(0),
+						resp.Bulk("keystep"), resp.Int(1),
+						resp.Bulk("limit"), resp.Int(0),
+					),
+				),
+			),
+		),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Increment the integer value of a hash field by the given number"),
+			resp.Bulk("since"), resp.Bulk("2.0.0"),
+			resp.Bulk("group"), resp.Bulk("hash"),
+			resp.Bulk("complexity"), resp.Bulk("O(1)"),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("key"),
+					resp.Bulk("type"), resp.Bulk("key"),
+					resp.Bulk("key_spec_index"), resp.Int(0),
+				),
+				resp.Map(resp.Bulk("name"), resp.Bulk("field"), resp.Bulk("type"), resp.Bulk("string")),
+				resp.Map(resp.Bulk("name"), resp.Bulk("increment"), resp.Bulk("type"), resp.Bulk("integer")),
+			),
+		),
+	},
+	"hincrbyfloat": {
+		Arity: 4, Flags: []string{"write", "denyoom", "fast"}, FirstKey: 1, LastKey: 1, Step: 1,
+		ACLCategories: resp.SetOf(resp.Simple("@write"), resp.Simple("@hash"), resp.Simple("@fast")),
+		Tips:          resp.SetOf(),
+		KeySpecs: resp.SetOf(
+			resp.Map(
+				resp.Bulk("flags"), resp.SetOf(resp.Simple("RW"), resp.Simple("access"), resp.Simple("update")),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
+				resp.Bulk("find_keys"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("range"),
+					resp.Bulk("spec"), resp.Map(
+						resp.Bulk("lastkey"), resp.Int(0),
+						resp.Bulk("keystep"), resp.Int(1),
+						resp.Bulk("limit"), resp.Int(0),
+					),
+				),
+			),
+		),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Increment the float value of a hash field by the given amount"),
+			resp.Bulk("since"), resp.Bulk("2.6.0"),
+			resp.Bulk("group"), resp.Bulk("hash"),
+			resp.Bulk("complexity"), resp.Bulk("O(1)"),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("key"),
+					resp.Bulk("type"), resp.Bulk("key"),
+					resp.Bulk("key_spec_index"), resp.Int(0),
+				),
+				resp.Map(resp.Bulk("name"), resp.Bulk("field"), resp.Bulk("type"), resp.Bulk("string")),
+				resp.Map(resp.Bulk("name"), resp.Bulk("increment"), resp.Bulk("type"), resp.Bulk("double")),
+			),
+		),
+	},
+	"hsetnx": {
+		Arity: 4, Flags: []string{"write", "denyoom", "fast"}, FirstKey: 1, LastKey: 1, Step: 1,
+		ACLCategories: resp.SetOf(resp.Simple("@write"), resp.Simple("@hash"), resp.Simple("@fast")),
+		Tips:          resp.SetOf(),
+		KeySpecs: resp.SetOf(
+			resp.Map(
+				resp.Bulk("flags"), resp.SetOf(resp.Simple("RW"), resp.Simple("insert")),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
+				resp.Bulk("find_keys"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("range"),
+					resp.Bulk("spec"), resp.Map(
+						resp.Bulk("lastkey"), resp.Int(0),
+						resp.Bulk("keystep"), resp.Int(1),
+						resp.Bulk("limit"), resp.Int(0),
+					),
+				),
+			),
+		),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Set the value of a hash field, only if the field does not exist"),
+			resp.Bulk("since"), resp.Bulk("2.0.0"),
+			resp.Bulk("group"), resp.Bulk("hash"),
+			resp.Bulk("complexity"), resp.Bulk("O(1)"),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("key"),
+					resp.Bulk("type"), resp.Bulk("key"),
+					resp.Bulk("key_spec_index"), resp.Int(0),
+				),
+				resp.Map(resp.Bulk("name"), resp.Bulk("field"), resp.Bulk("type"), resp.Bulk("string")),
+				resp.Map(resp.Bulk("name"), resp.Bulk("value"), resp.Bulk("type"), resp.Bulk("string")),
+			),
+		),
+	},
+	"hstrlen": {
+		Arity: 3, Flags: []string{"readonly", "fast"}, FirstKey: 1, LastKey: 1, Step: 1,
+		ACLCategories: resp.SetOf(resp.Simple("@read"), resp.Simple("@hash"), resp.Simple("@fast")),
+		Tips:          resp.SetOf(),
+		KeySpecs: resp.SetOf(
+			resp.Map(
+				resp.Bulk("flags"), resp.SetOf(resp.Simple("RO")),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
+				resp.Bulk("find_keys"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("range"),
+					resp.Bulk("spec"), resp.Map(
+						resp.Bulk("lastkey"), resp.Int(0),
+						resp.Bulk("keystep"), resp.Int(1),
+						resp.Bulk("limit"), resp.Int(0),
+					),
+				),
+			),
+		),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Get the length of the value of a hash field"),
+			resp.Bulk("since"), resp.Bulk("3.2.0"),
+			resp.Bulk("group"), resp.Bulk("hash"),
+			resp.Bulk("complexity"), resp.Bulk("O(1)"),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("key"),
+					resp.Bulk("type"), resp.Bulk("key"),
+					resp.Bulk("key_spec_index"), resp.Int(0),
+				),
+				resp.Map(resp.Bulk("name"), resp.Bulk("field"), resp.Bulk("type"), resp.Bulk("string")),
+			),
+		),
+	},
+	"hrandfield": {
+		Arity: -2, Flags: []string{"readonly"}, FirstKey: 1, LastKey: 1, Step: 1,
+		ACLCategories: resp.SetOf(resp.Simple("@read"), resp.Simple("@hash"), resp.Simple("@slow")),
+		Tips:          resp.SetOf(resp.Bulk("nondeterministic_output")),
+		KeySpecs: resp.SetOf(
+			resp.Map(
+				resp.Bulk("flags"), resp.SetOf(resp.Simple("RO"), resp.Simple("access")),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
+				resp.Bulk("find_keys"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("range"),
+					resp.Bulk("spec"), resp.Map(
+						resp.Bulk("lastkey"), resp.Int(0),
+						resp.Bulk("keystep"), resp.Int(1),
+						resp.Bulk("limit"), resp.Int(0),
+					),
+				),
+			),
+		),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Get one or multiple random fields from a hash"),
+			resp.Bulk("since"), resp.Bulk("6.2.0"),
+			resp.Bulk("group"), resp.Bulk("hash"),
+			resp.Bulk("complexity"), resp.Bulk("O(N) where N is the number of fields returned"),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("key"),
+					resp.Bulk("type"), resp.Bulk("key"),
+					resp.Bulk("key_spec_index"), resp.Int(0),
+				),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("options"),
+					resp.Bulk("type"), resp.Bulk("block"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+					resp.Bulk("arguments"), resp.Array(
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("count"),
+							resp.Bulk("type"), resp.Bulk("integer"),
+						),
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("withvalues"),
+							resp.Bulk("type"), resp.Bulk("pure-token"),
+							resp.Bulk("token"), resp.Bulk("WITHVALUES"),
+							resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+						),
+					),
+				),
+			),
+		),
+	},
+	"hscan": {
+		Arity: -3, Flags: []string{"readonly"}, FirstKey: 1, LastKey: 1, Step: 1,
+		ACLCategories: resp.SetOf(resp.Simple("@read"), resp.Simple("@hash"), resp.Simple("@slow")),
+		Tips:          resp.SetOf(resp.Bulk("nondeterministic_output")),
+		KeySpecs: resp.SetOf(
+			resp.Map(
+				resp.Bulk("flags"), resp.SetOf(resp.Simple("RO"), resp.Simple("access")),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
+				resp.Bulk("find_keys"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("range"),
+					resp.Bulk("spec"), resp.Map(
+						resp.Bulk("lastkey"), resp.Int(0),
+						resp.Bulk("keystep"), resp.Int(1),
+						resp.Bulk("limit"), resp.Int(0),
+					),
+				),
+			),
+		),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Incrementally iterate hash fields and associated values"),
+			resp.Bulk("since"), resp.Bulk("2.8.0"),
+			resp.Bulk("group"), resp.Bulk("hash"),
+			resp.Bulk("complexity"), resp.Bulk("O(1) for every call. O(N) for a complete iteration, including enough command calls for the cursor to return back to 0. N is the number of elements inside the collection.."),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("key"),
+					resp.Bulk("type"), resp.Bulk("key"),
+					resp.Bulk("key_spec_index"), resp.Int(0),
+				),
+				resp.Map(resp.Bulk("name"), resp.Bulk("cursor"), resp.Bulk("type"), resp.Bulk("integer")),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("pattern"),
+					resp.Bulk("type"), resp.Bulk("pattern"),
+					resp.Bulk("token"), resp.Bulk("MATCH"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+				),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("count"),
+					resp.Bulk("type"), resp.Bulk("integer"),
+					resp.Bulk("token"), resp.Bulk("COUNT"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+				),
+			),
+		),
+	},
+	"pfadd": {
+		Arity: -2, Flags: []string{"write", "denyoom", "fast"}, FirstKey: 1, LastKey: 1, Step: 1,
+		ACLCategories: resp.SetOf(resp.Simple("@write"), resp.Simple("@hyperloglog"), resp.Simple("@fast")),
+		Tips:          resp.SetOf(),
+		KeySpecs: resp.SetOf(
+			resp.Map(
+				resp.Bulk("flags"), resp.SetOf(resp.Simple("RW"), resp.Simple("insert")),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
+				resp.Bulk("find_keys"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("range"),
+					resp.Bulk("spec"), resp.Map(
+						resp.Bulk("lastkey"), resp.Int(0),
+						resp.Bulk("keystep"), resp.Int(1),
+						resp.Bulk("limit"), resp.Int(0),
+					),
+				),
+			),
+		),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Adds the specified elements to the specified HyperLogLog."),
+			resp.Bulk("since"), resp.Bulk("2.8.9"),
+			resp.Bulk("group"), resp.Bulk("hyperloglog"),
+			resp.Bulk("complexity"), resp.Bulk("O(1) to add every element."),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("key"),
+					resp.Bulk("type"), resp.Bulk("key"),
+					resp.Bulk("key_spec_index"), resp.Int(0),
+				),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("element"),
+					resp.Bulk("type"), resp.Bulk("string"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional"), resp.Simple("multiple")),
+				),
+			),
+		),
+	},
+	"pfcount": {
+		Arity: -2, Flags: []string{"readonly"}, FirstKey: 1, LastKey: -1, Step: 1,
+		ACLCategories: resp.SetOf(resp.Simple("@read"), resp.Simple("@hyperloglog"), resp.Simple("@slow")),
+		Tips:          resp.SetOf(),
+		KeySpecs: resp.SetOf(
+			resp.Map(
+				resp.Bulk("notes"), resp.Bulk("RW because it may change the internal representation of the key, and propagate to replicas"),
+				resp.Bulk("flags"), resp.SetOf(resp.Simple("RW"), resp.Simple("access")),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
+				resp.Bulk("find_keys"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("range"),
+					resp.Bulk("spec"), resp.Map(
+						resp.Bulk("lastkey"), resp.Int(-1),
+						resp.Bulk("keystep"), resp.Int(1),
+						resp.Bulk("limit"), resp.Int(0),
+					),
+				),
+			),
+		),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Return the approximated cardinality of the set(s) observed by the HyperLogLog at key(s)."),
+			resp.Bulk("since"), resp.Bulk("2.8.9"),
+			resp.Bulk("group"), resp.Bulk("hyperloglog"),
+			resp.Bulk("complexity"), resp.Bulk("O(1) with a very small average constant time when called with a single key. O(N) with N being the number of keys, and much bigger constant times, when called with multiple keys."),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("key"),
+					resp.Bulk("type"), resp.Bulk("key"),
+					resp.Bulk("key_spec_index"), resp.Int(0),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("multiple")),
+				),
+			),
+		),
+	},
+	"pfmerge": {
+		Arity: -2, Flags: []string{"write", "denyoom"}, FirstKey: 1, LastKey: -1, Step: 1,
+		ACLCategories: resp.SetOf(resp.Simple("@write"), resp.Simple("@hyperloglog"), resp.Simple("@slow")),
+		Tips:          resp.SetOf(),
+		KeySpecs: resp.SetOf(
+			resp.Map(
+				resp.Bulk("flags"), resp.SetOf(resp.Simple("RW"), resp.Simple("access"), resp.Simple("insert")),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
+				resp.Bulk("find_keys"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("range"),
+					resp.Bulk("spec"), resp.Map(
+						resp.Bulk("lastkey"), resp.Int(0),
+						resp.Bulk("keystep"), resp.Int(1),
+						resp.Bulk("limit"), resp.Int(0),
+					),
+				),
+			),
+			resp.Map(
+				resp.Bulk("flags"), resp.SetOf(resp.Simple("RO"), resp.Simple("access")),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(2))),
+				resp.Bulk("find_keys"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("range"),
+					resp.Bulk("spec"), resp.Map(
+						resp.Bulk("lastkey"), resp.Int(-1),
+						resp.Bulk("keystep"), resp.Int(1),
+						resp.Bulk("limit"), resp.Int(0),
+					),
+				),
+			),
+		),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Merge N different HyperLogLogs into a single one."),
+			resp.Bulk("since"), resp.Bulk("2.8.9"),
+			resp.Bulk("group"), resp.Bulk("hyperloglog"),
+			resp.Bulk("complexity"), resp.Bulk("O(N) to merge N HyperLogLogs, but with high constant times."),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("destkey"),
+					resp.Bulk("type"), resp.Bulk("key"),
+					resp.Bulk("key_spec_index"), resp.Int(0),
+				),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("sourcekey"),
+					resp.Bulk("type"), resp.Bulk("key"),
+					resp.Bulk("key_spec_index"), resp.Int(1),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("multiple")),
+				),
+			),
+		),
+	},
+	"pfdebug": {
+		Arity: 3, Flags: []string{"write", "denyoom", "admin"}, FirstKey: 2, LastKey: 2, Step: 1,
+		ACLCategories: resp.SetOf(
+			resp.Simple("@write"),
+			resp.Simple("@hyperloglog"),
+			resp.Simple("@admin"),
+			resp.Simple("@slow"),
+			resp.Simple("@dangerous"),
+		),
+		Tips: resp.SetOf(),
+		KeySpecs: resp.SetOf(
+			resp.Map(
+				resp.Bulk("flags"), resp.SetOf(resp.Simple("RW"), resp.Simple("access")),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(2))),
+				resp.Bulk("find_keys"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("range"),
+					resp.Bulk("spec"), resp.Map(
+						resp.Bulk("lastkey"), resp.Int(0),
+						resp.Bulk("keystep"), resp.Int(1),
+						resp.Bulk("limit"), resp.Int(0),
+					),
+				),
+			),
+		),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Internal commands for debugging HyperLogLog values"),
+			resp.Bulk("since"), resp.Bulk("2.8.9"),
+			resp.Bulk("group"), resp.Bulk("hyperloglog"),
+			resp.Bulk("complexity"), resp.Bulk("N/A"),
+			resp.Bulk("doc_flags"), resp.SetOf(resp.Simple("syscmd")),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(resp.Bulk("name"), resp.Bulk("subcommand"), resp.Bulk("type"), resp.Bulk("string")),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("key"),
+					resp.Bulk("type"), resp.Bulk("key"),
+					resp.Bulk("key_spec_index"), resp.Int(0),
+				),
+			),
+		),
+	},
+	"pfselftest": {
+		Arity: 1, Flags: []string{"admin"}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@hyperloglog"), resp.Simple("@admin"), resp.Simple("@slow"), resp.Simple("@dangerous")),
+		Tips:          resp.SetOf(),
+		KeySpecs:      resp.SetOf(),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("An internal command for testing HyperLogLog values"),
+			resp.Bulk("since"), resp.Bulk("2.8.9"),
+			resp.Bulk("group"), resp.Bulk("hyperloglog"),
+			resp.Bulk("complexity"), resp.Bulk("N/A"),
+			resp.Bulk("doc_flags"), resp.SetOf(resp.Simple("syscmd")),
+		),
+	},
 	"info": {
 		Arity: -1, Flags: []string{"loading", "stale"}, FirstKey: 0, LastKey: 0, Step: 0,
 		ACLCategories: resp.SetOf(resp.Simple("@slow"), resp.Simple("@dangerous")),
@@ -2888,6 +3881,309 @@ var redisCommandDocs = map[string]*commandDoc{
 			),
 		),
 	},
+	"subscribe": {
+		Arity: -2, Flags: []string{"pubsub", "noscript", "loading", "stale"}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@pubsub"), resp.Simple("@slow")),
+		Tips:          resp.SetOf(),
+		KeySpecs:      resp.SetOf(),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Listen for messages published to the given channels"),
+			resp.Bulk("since"), resp.Bulk("2.0.0"),
+			resp.Bulk("group"), resp.Bulk("pubsub"),
+			resp.Bulk("complexity"), resp.Bulk("O(N) where N is the number of channels to subscribe to."),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("channel"),
+					resp.Bulk("type"), resp.Bulk("string"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("multiple")),
+				),
+			),
+		),
+	},
+	"unsubscribe": {
+		Arity: -1, Flags: []string{"pubsub", "noscript", "loading", "stale"}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@pubsub"), resp.Simple("@slow")),
+		Tips:          resp.SetOf(),
+		KeySpecs:      resp.SetOf(),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Stop listening for messages posted to the given channels"),
+			resp.Bulk("since"), resp.Bulk("2.0.0"),
+			resp.Bulk("group"), resp.Bulk("pubsub"),
+			resp.Bulk("complexity"), resp.Bulk("O(N) where N is the number of clients already subscribed to a channel."),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("channel"),
+					resp.Bulk("type"), resp.Bulk("string"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional"), resp.Simple("multiple")),
+				),
+			),
+		),
+	},
+	"psubscribe": {
+		Arity: -2, Flags: []string{"pubsub", "noscript", "loading", "stale"}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@pubsub"), resp.Simple("@slow")),
+		Tips:          resp.SetOf(),
+		KeySpecs:      resp.SetOf(),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Listen for messages published to channels matching the given patterns"),
+			resp.Bulk("since"), resp.Bulk("2.0.0"),
+			resp.Bulk("group"), resp.Bulk("pubsub"),
+			resp.Bulk("complexity"), resp.Bulk("O(N) where N is the number of patterns the client is already subscribed to."),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("pattern"),
+					resp.Bulk("type"), resp.Bulk("block"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("multiple")),
+					resp.Bulk("arguments"), resp.Array(
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("pattern"),
+							resp.Bulk("type"), resp.Bulk("pattern"),
+						),
+					),
+				),
+			),
+		),
+	},
+	"punsubscribe": {
+		Arity: -1, Flags: []string{"pubsub", "noscript", "loading", "stale"}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@pubsub"), resp.Simple("@slow")),
+		Tips:          resp.SetOf(),
+		KeySpecs:      resp.SetOf(),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Stop listening for messages posted to channels matching the given patterns"),
+			resp.Bulk("since"), resp.Bulk("2.0.0"),
+			resp.Bulk("group"), resp.Bulk("pubsub"),
+			resp.Bulk("complexity"), resp.Bulk("O(N+M) where N is the number of patterns the client is already subscribed and M is the number of total patterns subscribed in the system (by any client)."),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("pattern"),
+					resp.Bulk("type"), resp.Bulk("pattern"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional"), resp.Simple("multiple")),
+				),
+			),
+		),
+	},
+	"publish": {
+		Arity: 3, Flags: []string{"pubsub", "loading", "stale", "fast"}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@pubsub"), resp.Simple("@fast")),
+		Tips:          resp.SetOf(),
+		KeySpecs:      resp.SetOf(),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Post a message to a channel"),
+			resp.Bulk("since"), resp.Bulk("2.0.0"),
+			resp.Bulk("group"), resp.Bulk("pubsub"),
+			resp.Bulk("complexity"), resp.Bulk("O(N+M) where N is the number of clients subscribed to the receiving channel and M is the total number of subscribed patterns (by any client)."),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(resp.Bulk("name"), resp.Bulk("channel"), resp.Bulk("type"), resp.Bulk("string")),
+				resp.Map(resp.Bulk("name"), resp.Bulk("message"), resp.Bulk("type"), resp.Bulk("string")),
+			),
+		),
+	},
+	"ssubscribe": {
+		Arity: -2, Flags: []string{"pubsub", "noscript", "loading", "stale"}, FirstKey: 1, LastKey: -1, Step: 1,
+		ACLCategories: resp.SetOf(resp.Simple("@pubsub"), resp.Simple("@slow")),
+		Tips:          resp.SetOf(),
+		KeySpecs: resp.SetOf(
+			resp.Map(
+				resp.Bulk("flags"), resp.SetOf(resp.Simple("not_key")),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
+				resp.Bulk("find_keys"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("range"),
+					resp.Bulk("spec"), resp.Map(
+						resp.Bulk("lastkey"), resp.Int(-1),
+						resp.Bulk("keystep"), resp.Int(1),
+						resp.Bulk("limit"), resp.Int(0),
+					),
+				),
+			),
+		),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Listen for messages published to the given shard channels"),
+			resp.Bulk("since"), resp.Bulk("7.0.0"),
+			resp.Bulk("group"), resp.Bulk("pubsub"),
+			resp.Bulk("complexity"), resp.Bulk("O(N) where N is the number of shard channels to subscribe to."),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("shardchannel"),
+					resp.Bulk("type"), resp.Bulk("string"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("multiple")),
+				),
+			),
+		),
+	},
+	"sunsubscribe": {
+		Arity: -1, Flags: []string{"pubsub", "noscript", "loading", "stale"}, FirstKey: 1, LastKey: -1, Step: 1,
+		ACLCategories: resp.SetOf(resp.Simple("@pubsub"), resp.Simple("@slow")),
+		Tips:          resp.SetOf(),
+		KeySpecs: resp.SetOf(
+			resp.Map(
+				resp.Bulk("flags"), resp.SetOf(resp.Simple("not_key")),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
+				resp.Bulk("find_keys"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("range"),
+					resp.Bulk("spec"), resp.Map(
+						resp.Bulk("lastkey"), resp.Int(-1),
+						resp.Bulk("keystep"), resp.Int(1),
+						resp.Bulk("limit"), resp.Int(0),
+					),
+				),
+			),
+		),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Stop listening for messages posted to the given shard channels"),
+			resp.Bulk("since"), resp.Bulk("7.0.0"),
+			resp.Bulk("group"), resp.Bulk("pubsub"),
+			resp.Bulk("complexity"), resp.Bulk("O(N) where N is the number of clients already subscribed to a shard channel."),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("shardchannel"),
+					resp.Bulk("type"), resp.Bulk("string"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional"), resp.Simple("multiple")),
+				),
+			),
+		),
+	},
+	"spublish": {
+		Arity: 3, Flags: []string{"pubsub", "loading", "stale", "fast"}, FirstKey: 1, LastKey: 1, Step: 1,
+		ACLCategories: resp.SetOf(resp.Simple("@pubsub"), resp.Simple("@fast")),
+		Tips:          resp.SetOf(),
+		KeySpecs: resp.SetOf(
+			resp.Map(
+				resp.Bulk("flags"), resp.SetOf(resp.Simple("not_key")),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
+				resp.Bulk("find_keys"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("range"),
+					resp.Bulk("spec"), resp.Map(
+						resp.Bulk("lastkey"), resp.Int(0),
+						resp.Bulk("keystep"), resp.Int(1),
+						resp.Bulk("limit"), resp.Int(0),
+					),
+				),
+			),
+		),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Post a message to a shard channel"),
+			resp.Bulk("since"), resp.Bulk("7.0.0"),
+			resp.Bulk("group"), resp.Bulk("pubsub"),
+			resp.Bulk("complexity"), resp.Bulk("O(N) where N is the number of clients subscribed to the receiving shard channel."),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(resp.Bulk("name"), resp.Bulk("shardchannel"), resp.Bulk("type"), resp.Bulk("string")),
+				resp.Map(resp.Bulk("name"), resp.Bulk("message"), resp.Bulk("type"), resp.Bulk("string")),
+			),
+		),
+	},
+	"pubsub": {
+		Arity: -2, Flags: []string{}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@slow")),
+		Tips:          resp.SetOf(),
+		KeySpecs:      resp.SetOf(),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("A container for Pub/Sub commands"),
+			resp.Bulk("since"), resp.Bulk("2.8.0"),
+			resp.Bulk("group"), resp.Bulk("pubsub"),
+			resp.Bulk("complexity"), resp.Bulk("Depends on subcommand."),
+		),
+	},
+	"pubsub|channels": {
+		Arity: -2, Flags: []string{"pubsub", "loading", "stale"}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@pubsub"), resp.Simple("@slow")),
+		Tips:          resp.SetOf(),
+		KeySpecs:      resp.SetOf(),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("List active channels"),
+			resp.Bulk("since"), resp.Bulk("2.8.0"),
+			resp.Bulk("group"), resp.Bulk("pubsub"),
+			resp.Bulk("complexity"), resp.Bulk("O(N) where N is the number of active channels, and assuming constant time pattern matching (relatively short channels and patterns)"),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("pattern"),
+					resp.Bulk("type"), resp.Bulk("pattern"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+				),
+			),
+		),
+	},
+	"pubsub|numsub": {
+		Arity: -2, Flags: []string{"pubsub", "loading", "stale"}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@pubsub"), resp.Simple("@slow")),
+		Tips:          resp.SetOf(),
+		KeySpecs:      resp.SetOf(),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Get the count of subscribers for channels"),
+			resp.Bulk("since"), resp.Bulk("2.8.0"),
+			resp.Bulk("group"), resp.Bulk("pubsub"),
+			resp.Bulk("complexity"), resp.Bulk("O(N) for the NUMSUB subcommand, where N is the number of requested channels"),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("channel"),
+					resp.Bulk("type"), resp.Bulk("string"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional"), resp.Simple("multiple")),
+				),
+			),
+		),
+	},
+	"pubsub|numpat": {
+		Arity: 2, Flags: []string{"pubsub", "loading", "stale"}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@pubsub"), resp.Simple("@slow")),
+		Tips:          resp.SetOf(),
+		KeySpecs:      resp.SetOf(),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Get the count of unique patterns pattern subscriptions"),
+			resp.Bulk("since"), resp.Bulk("2.8.0"),
+			resp.Bulk("group"), resp.Bulk("pubsub"),
+			resp.Bulk("complexity"), resp.Bulk("O(1)"),
+		),
+	},
+	"pubsub|shardchannels": {
+		Arity: -2, Flags: []string{"pubsub", "loading", "stale"}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@pubsub"), resp.Simple("@slow")),
+		Tips:          resp.SetOf(),
+		KeySpecs:      resp.SetOf(),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("List active shard channels"),
+			resp.Bulk("since"), resp.Bulk("7.0.0"),
+			resp.Bulk("group"), resp.Bulk("pubsub"),
+			resp.Bulk("complexity"), resp.Bulk("O(N) where N is the number of active shard channels, and assuming constant time pattern matching (relatively short shard channels)."),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("pattern"),
+					resp.Bulk("type"), resp.Bulk("pattern"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+				),
+			),
+		),
+	},
+	"pubsub|shardnumsub": {
+		Arity: -2, Flags: []string{"pubsub", "loading", "stale"}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@pubsub"), resp.Simple("@slow")),
+		Tips:          resp.SetOf(),
+		KeySpecs:      resp.SetOf(),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Get the count of subscribers for shard channels"),
+			resp.Bulk("since"), resp.Bulk("7.0.0"),
+			resp.Bulk("group"), resp.Bulk("pubsub"),
+			resp.Bulk("complexity"), resp.Bulk("O(N) for the SHARDNUMSUB subcommand, where N is the number of requested shard channels"),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("shardchannel"),
+					resp.Bulk("type"), resp.Bulk("string"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional"), resp.Simple("multiple")),
+				),
+			),
+		),
+	},
+	"pubsub|help": {
+		Arity: 2, Flags: []string{"loading", "stale"}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@slow")),
+		Tips:          resp.SetOf(),
+		KeySpecs:      resp.SetOf(),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Show helpful text about the different subcommands"),
+			resp.Bulk("since"), resp.Bulk("6.2.0"),
+			resp.Bulk("group"), resp.Bulk("pubsub"),
+			resp.Bulk("complexity"), resp.Bulk("O(1)"),
+		),
+	},
 	"eval": {
 		Arity: -3, Flags: []string{"noscript", "stale", "skip_monitor", "no_mandatory_keys", "movablekeys"}, FirstKey: 0, LastKey: 0, Step: 0,
 		ACLCategories: resp.SetOf(resp.Simple("@slow"), resp.Simple("@scripting")),
@@ -3463,6 +4759,105 @@ var redisCommandDocs = map[string]*commandDoc{
 			resp.Bulk("since"), resp.Bulk("7.0.0"),
 			resp.Bulk("group"), resp.Bulk("scripting"),
 			resp.Bulk("complexity"), resp.Bulk("O(1)"),
+		),
+	},
+	"dump": {
+		Arity: 2, Flags: []string{"readonly"}, FirstKey: 1, LastKey: 1, Step: 1,
+		ACLCategories: resp.SetOf(resp.Simple("@keyspace"), resp.Simple("@read"), resp.Simple("@slow")),
+		Tips:          resp.SetOf(resp.Bulk("nondeterministic_output")),
+		KeySpecs: resp.SetOf(
+			resp.Map(
+				resp.Bulk("flags"), resp.SetOf(resp.Simple("RO"), resp.Simple("access")),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
+				resp.Bulk("find_keys"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("range"),
+					resp.Bulk("spec"), resp.Map(
+						resp.Bulk("lastkey"), resp.Int(0),
+						resp.Bulk("keystep"), resp.Int(1),
+						resp.Bulk("limit"), resp.Int(0),
+					),
+				),
+			),
+		),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Return a serialized version of the value stored at the specified key."),
+			resp.Bulk("since"), resp.Bulk("2.6.0"),
+			resp.Bulk("group"), resp.Bulk("generic"),
+			resp.Bulk("complexity"), resp.Bulk("O(1) to access the key and additional O(N*M) to serialize it, where N is the number of Redis objects composing the value and M their average size. For small string values the time complexity is thus O(1)+O(1*M) where M is small, so simply O(1)."),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("key"),
+					resp.Bulk("type"), resp.Bulk("key"),
+					resp.Bulk("key_spec_index"), resp.Int(0),
+				),
+			),
+		),
+	},
+	"restore": {
+		Arity: -4, Flags: []string{"write", "denyoom"}, FirstKey: 1, LastKey: 1, Step: 1,
+		ACLCategories: resp.SetOf(resp.Simple("@keyspace"), resp.Simple("@write"), resp.Simple("@slow"), resp.Simple("@dangerous")),
+		Tips:          resp.SetOf(),
+		KeySpecs: resp.SetOf(
+			resp.Map(
+				resp.Bulk("flags"), resp.SetOf(resp.Simple("OW"), resp.Simple("update")),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
+				resp.Bulk("find_keys"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("range"),
+					resp.Bulk("spec"), resp.Map(
+						resp.Bulk("lastkey"), resp.Int(0),
+						resp.Bulk("keystep"), resp.Int(1),
+						resp.Bulk("limit"), resp.Int(0),
+					),
+				),
+			),
+		),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Create a key using the provided serialized value, previously obtained using DUMP."),
+			resp.Bulk("since"), resp.Bulk("2.6.0"),
+			resp.Bulk("group"), resp.Bulk("generic"),
+			resp.Bulk("complexity"), resp.Bulk("O(1) to create the new key and additional O(N*M) to reconstruct the serialized value, where N is the number of Redis objects composing the value and M their average size. For small string values the time complexity is thus O(1)+O(1*M) where M is small, so simply O(1). However for sorted set values the complexity is O(N*M*log(N)) because inserting values into sorted sets is O(log(N))."),
+			resp.Bulk("history"), resp.SetOf(
+				resp.Array(resp.Bulk("3.0.0"), resp.Bulk("Added the `REPLACE` modifier.")),
+				resp.Array(resp.Bulk("5.0.0"), resp.Bulk("Added the `ABSTTL` modifier.")),
+				resp.Array(resp.Bulk("5.0.0"), resp.Bulk("Added the `IDLETIME` and `FREQ` options.")),
+			),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("key"),
+					resp.Bulk("type"), resp.Bulk("key"),
+					resp.Bulk("key_spec_index"), resp.Int(0),
+				),
+				resp.Map(resp.Bulk("name"), resp.Bulk("ttl"), resp.Bulk("type"), resp.Bulk("integer")),
+				resp.Map(resp.Bulk("name"), resp.Bulk("serialized-value"), resp.Bulk("type"), resp.Bulk("string")),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("replace"),
+					resp.Bulk("type"), resp.Bulk("pure-token"),
+					resp.Bulk("token"), resp.Bulk("REPLACE"),
+					resp.Bulk("since"), resp.Bulk("3.0.0"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+				),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("absttl"),
+					resp.Bulk("type"), resp.Bulk("pure-token"),
+					resp.Bulk("token"), resp.Bulk("ABSTTL"),
+					resp.Bulk("since"), resp.Bulk("5.0.0"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+				),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("seconds"),
+					resp.Bulk("type"), resp.Bulk("integer"),
+					resp.Bulk("token"), resp.Bulk("IDLETIME"),
+					resp.Bulk("since"), resp.Bulk("5.0.0"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+				),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("frequency"),
+					resp.Bulk("type"), resp.Bulk("integer"),
+					resp.Bulk("token"), resp.Bulk("FREQ"),
+					resp.Bulk("since"), resp.Bulk("5.0.0"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+				),
+			),
 		),
 	},
 	"time": {

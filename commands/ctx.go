@@ -41,6 +41,8 @@ type Ctx struct {
 	Stats Stats
 	// Lifecycle is the server's shutdown, for SHUTDOWN and DEBUG SLEEP.
 	Lifecycle Lifecycle
+	// PubSub is the server's subscriptions, seen from the connection.
+	PubSub PubSub
 	// Transaction is the connection's MULTI and WATCH state.
 	Transaction Transaction
 	// Diagnostics is the server's settings and slow log, for OBJECT,
@@ -48,6 +50,22 @@ type Ctx struct {
 	Diagnostics Diagnostics
 	// Scripting is the server's Lua scripts and functions (scripting.go).
 	Scripting Scripting
+	// Settings are the server's current settings read by name (the rows
+	// without a Config field in config/settings.go), such as the limits
+	// that decide the encodings of small collections.
+	Settings Settings
+	// HyperLogLog is the server setting the HyperLogLog family reads.
+	HyperLogLog HyperLogLog
+	// Blocker blocks the connection in a blocking command (WAIT).
+	Blocker Blocker
+}
+
+// Settings reads a setting's current value by name; the name must be a
+// row of config/settings.go of the matching kind (config.Live).
+type Settings interface {
+	Int(name string) int64
+	String(name string) string
+	Bool(name string) bool
 }
 
 // Session is the state of the connection a command came on that data
@@ -80,6 +98,8 @@ type Session interface {
 	// SetLibName and SetLibVer are CLIENT SETINFO's attributes.
 	SetLibName(v string)
 	SetLibVer(v string)
+	// SetReply is CLIENT REPLY (and RESET's part of it).
+	SetReply(m ReplyMode)
 	// SetNoEvict is CLIENT NO-EVICT; SetNoTouch is CLIENT NO-TOUCH.
 	SetNoEvict(on bool)
 	SetNoTouch(on bool)
@@ -124,6 +144,7 @@ func (x *Ctx) View(fn func(tx *engine.Tx)) {
 	noTouch := x.Session.NoTouch()
 	x.Engine.View(x.Session.DB(), func(tx *engine.Tx) {
 		tx.SetNoTouch(noTouch)
+		tx.SetOrigin(x.PubSub)
 		fn(tx)
 	})
 }
@@ -134,6 +155,7 @@ func (x *Ctx) Update(fn func(tx *engine.Tx)) {
 	noTouch := x.Session.NoTouch()
 	x.Engine.Update(x.Session.DB(), func(tx *engine.Tx) {
 		tx.SetNoTouch(noTouch)
+		tx.SetOrigin(x.PubSub)
 		fn(tx)
 	})
 }

@@ -6,8 +6,10 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/kvserver/kvserver/datatype"
 	"github.com/kvserver/kvserver/engine"
 	"github.com/kvserver/kvserver/glob"
+	"github.com/kvserver/kvserver/notify"
 )
 
 // keyspaceCommands are the keyspace family's rows (Redis's db.c and
@@ -81,7 +83,16 @@ type KeyspaceConfig interface {
 	ExistsLeaseMs() int64
 }
 
-func cmdDel(x *Ctx) { x.Update(countKeys(x, (*engine.Tx).Delete)) }
+func cmdDel(x *Ctx) { x.Update(countKeys(x, deleteKey)) }
+
+// deleteKey deletes k, publishing "del" when it existed.
+func deleteKey(tx *engine.Tx, k []byte) bool {
+	if !tx.Delete(k) {
+		return false
+	}
+	tx.Notify(notify.Generic, "del", k)
+	return true
+}
 
 func cmdUnlink(x *Ctx) { cmdDel(x) }
 
@@ -118,8 +129,8 @@ func countKeys(x *Ctx, op func(tx *engine.Tx, k []byte) bool) func(tx *engine.Tx
 func cmdType(x *Ctx) {
 	args := x.Args
 	x.View(func(tx *engine.Tx) {
-		if _, ok := tx.Stat(args[1], true); ok {
-			x.W.Simple("string")
+		if e, ok := tx.Stat(args[1], true); ok {
+			x.W.Simple(e.Kind.String())
 		} else {
 			x.W.Simple("none")
 		}
@@ -210,8 +221,10 @@ func cmdScan(x *Ctx) {
 			if usePattern && !glob.Match(pattern, []byte(k)) {
 				return
 			}
-			if typeName != nil && !equalFold(typeName, "string") {
-				return
+			if typeName != nil {
+				if kind, _ := tx.Kind([]byte(k)); !equalFold(typeName, kind.String()) {
+					return
+				}
 			}
 			keys = append(keys, k)
 		})
@@ -255,12 +268,18 @@ func rename(x *Ctx, nx bool) {
 			}
 			return
 		}
-		if _, exists := tx.Stat(dst, false); exists && nx {
-			x.W.Int(0)
-			return
+		if _, exists := tx.Stat(dst, false); exists {
+			if nx {
+				x.W.Int(0)
+				return
+			}
+			// Redis deletes the old key and adds a new one ("new").
+			tx.Delete(dst)
 		}
 		tx.Delete(src)
-		tx.Set(dst, e.Value, e.ExpireAt)
+		tx.Put(dst, e)
+		tx.Notify(notify.Generic, "rename_from", src)
+		tx.Notify(notify.Generic, "rename_to", dst)
 		if nx {
 			x.W.Int(1)
 		} else {
@@ -350,8 +369,13 @@ func cmdCopy(x *Ctx) {
 			}
 			dtx.Delete(dst)
 		}
-		// Values are immutable, so the copy can share the bytes.
-		dtx.Set(dst, e.Value, e.ExpireAt)
+		// Strings are immutable, so the copy can share the bytes; an
+		// object is changed in place and needs its own copy.
+		if e.Object != nil {
+			e.Object = e.Object.Clone()
+		}
+		dtx.Put(dst, e)
+		dtx.Notify(notify.Generic, "copy_to", dst)
 		x.W.Int(1)
 	})
 }
@@ -382,7 +406,9 @@ func cmdMove(x *Ctx) {
 			return
 		}
 		tx.Delete(args[1])
-		dtx.Set(args[1], e.Value, e.ExpireAt)
+		dtx.Put(args[1], e)
+		tx.Notify(notify.Generic, "move_from", args[1])
+		dtx.Notify(notify.Generic, "move_to", args[1])
 		x.W.Int(1)
 	})
 }
@@ -495,10 +521,13 @@ func expireGeneric(x *Ctx, relative bool, unit int64) {
 		}
 		if at <= tx.Now() {
 			tx.Delete(args[1])
-		} else {
-			tx.SetExpire(args[1], at)
+			tx.Notify(notify.Generic, "del", args[1])
+			x.W.Int(1)
+			return
 		}
-		x.W.Int(1)
+		tx.SetExpire(args[1], at)
+		x.W.Int(1) // before the event, as in Redis's expireGenericCommand
+		tx.Notify(notify.Generic, "expire", args[1])
 	})
 }
 
@@ -541,6 +570,7 @@ func cmdPersist(x *Ctx) {
 			return
 		}
 		tx.SetExpire(args[1], 0)
+		tx.Notify(notify.Generic, "persist", args[1])
 		x.W.Int(1)
 	})
 }
@@ -634,20 +664,20 @@ const (
 // objectValue looks OBJECT's key up without touching it: its value when
 // it is short enough to be an integer (nil otherwise), its info, and
 // whether it exists. A missing key is answered with a null.
-func objectValue(x *Ctx) (small []byte, info engine.KeyInfo, ok bool) {
+func objectValue(x *Ctx) (small []byte, info engine.KeyInfo, obj datatype.Object, ok bool) {
 	x.View(func(tx *engine.Tx) {
 		tx.SetNoTouch(true)
-		if info, ok = tx.Info(x.Args[2]); !ok || info.Size > maxIntEncodingLen {
+		if info, ok = tx.Info(x.Args[2]); !ok || (info.Size > maxIntEncodingLen && info.Kind == datatype.KindString) {
 			return
 		}
 		var e engine.Entry
 		e, ok = tx.Peek(x.Args[2])
-		small = e.Value
+		small, obj = e.Value, e.Object
 	})
 	if !ok {
 		x.W.Null()
 	}
-	return small, info, ok
+	return small, info, obj, ok
 }
 
 // isIntEncoded reports whether Redis stores v as an integer: a long that
@@ -662,9 +692,11 @@ func isIntEncoded(v []byte) (int64, bool) {
 
 // cmdObjectEncoding names the encoding Redis would give the string.
 func cmdObjectEncoding(x *Ctx) {
-	small, info, ok := objectValue(x)
+	small, info, obj, ok := objectValue(x)
 	switch {
 	case !ok:
+	case obj != nil:
+		x.W.BulkString(obj.Encoding())
 	case isIntString(small):
 		x.W.BulkString("int")
 	case info.Size <= maxEmbstrLen:
@@ -680,7 +712,7 @@ func isIntString(v []byte) bool { _, ok := isIntEncoded(v); return ok }
 // cmdObjectRefcount is 1, or a shared integer's INT_MAX where Redis would
 // share it.
 func cmdObjectRefcount(x *Ctx) {
-	small, _, ok := objectValue(x)
+	small, _, _, ok := objectValue(x)
 	if !ok {
 		return
 	}

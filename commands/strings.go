@@ -5,7 +5,9 @@ import (
 	"math/big"
 	"strconv"
 
+	"github.com/kvserver/kvserver/datatype"
 	"github.com/kvserver/kvserver/engine"
+	"github.com/kvserver/kvserver/notify"
 )
 
 // stringCommands are the string family's rows (Redis's t_string.c).
@@ -172,7 +174,10 @@ func expireAt(kind expireKind, arg []byte, now int64, cmdName string) (int64, st
 // after it (stored values are never changed in place), so that copying a
 // value into the reply buffer does not hold up other clients.
 func cmdGet(x *Ctx) {
-	value, found := storedValue(x, x.Args[1])
+	value, found, ok := storedValue(x, x.Args[1])
+	if !ok {
+		return
+	}
 	if found {
 		x.W.Bulk(value)
 	} else {
@@ -180,17 +185,33 @@ func cmdGet(x *Ctx) {
 	}
 }
 
-// storedValue returns the value of key, looked up under the engine lock
-// for the caller to read after it: stored values are never changed in
+// storedValue returns the string value of key, looked up under the engine
+// lock for the caller to read after it: stored values are never changed in
 // place, so replies and the read-only bitmap commands use them without
-// holding up other clients.
-func storedValue(x *Ctx, key []byte) (value []byte, found bool) {
-	x.View(func(tx *engine.Tx) {
-		var e engine.Entry
-		e, found = tx.Get(key)
-		value = e.Value
-	})
-	return value, found
+// holding up other clients. ok is false, with WRONGTYPE answered, when the
+// key holds another type.
+func storedValue(x *Ctx, key []byte) (value []byte, found, ok bool) {
+	var e engine.Entry
+	x.View(func(tx *engine.Tx) { e, found = tx.Get(key) })
+	if found && e.Kind != datatype.KindString {
+		x.W.Error(errWrongType)
+		return nil, false, false
+	}
+	return e.Value, found, true
+}
+
+// errWrongType is Redis's reply to a command run against a key of another
+// type.
+const errWrongType = "WRONGTYPE Operation against a key holding the wrong kind of value"
+
+// wrongType answers WRONGTYPE and reports true when e, found, holds
+// another type than a string.
+func wrongType(x *Ctx, e engine.Entry, found bool) bool {
+	if found && e.Kind != datatype.KindString {
+		x.W.Error(errWrongType)
+		return true
+	}
+	return false
 }
 
 func cmdSet(x *Ctx) {
@@ -225,6 +246,9 @@ func setGeneric(x *Ctx, key []byte, valueArg int, o stringOptions, name string, 
 		var found bool
 		if o.get {
 			old, found = tx.Peek(key)
+			if wrongType(x, old, found) {
+				return
+			}
 		} else {
 			old, found = tx.Stat(key, false) // the old value itself is not needed
 		}
@@ -246,6 +270,10 @@ func setGeneric(x *Ctx, key []byte, valueArg int, o stringOptions, name string, 
 			at = old.ExpireAt
 		}
 		tx.Set(key, value, at)
+		tx.Notify(notify.String, "set", key)
+		if o.expire != expireNone {
+			tx.Notify(notify.Generic, "expire", key)
+		}
 		if o.get {
 			return
 		}
@@ -273,12 +301,16 @@ func cmdGetdel(x *Ctx) {
 	args := x.Args
 	x.Update(func(tx *engine.Tx) {
 		e, ok := tx.Get(args[1])
+		if wrongType(x, e, ok) {
+			return
+		}
 		if !ok {
 			x.W.Null()
 			return
 		}
 		x.W.Bulk(e.Value)
 		tx.Delete(args[1])
+		tx.Notify(notify.Generic, "del", args[1])
 	})
 }
 
@@ -290,6 +322,9 @@ func cmdGetex(x *Ctx) {
 	}
 	x.Update(func(tx *engine.Tx) {
 		e, ok := tx.Get(args[1])
+		if wrongType(x, e, ok) {
+			return
+		}
 		if !ok {
 			x.W.Null()
 			return
@@ -301,10 +336,15 @@ func cmdGetex(x *Ctx) {
 		}
 		x.W.Bulk(e.Value)
 		switch {
+		case o.expire != expireNone && at <= tx.Now():
+			tx.SetExpire(args[1], at) // deletes it
+			tx.Notify(notify.Generic, "del", args[1])
 		case o.expire != expireNone:
 			tx.SetExpire(args[1], at)
-		case o.persist:
+			tx.Notify(notify.Generic, "expire", args[1])
+		case o.persist && e.ExpireAt != 0:
 			tx.SetExpire(args[1], 0)
+			tx.Notify(notify.Generic, "persist", args[1])
 		}
 	})
 }
@@ -313,8 +353,10 @@ func cmdGetset(x *Ctx) {
 	args := x.Args
 	value := x.Session.Own(2) // copied before the engine lock, as in setGeneric
 	x.Update(func(tx *engine.Tx) {
-		writeValue(x, tx, args[1])
-		tx.Set(args[1], value, 0)
+		if writeValue(x, tx, args[1]) {
+			tx.Set(args[1], value, 0)
+			tx.Notify(notify.String, "set", args[1])
+		}
 	})
 }
 
@@ -333,7 +375,7 @@ func cmdMget(x *Ctx) {
 	x.View(func(tx *engine.Tx) {
 		for _, k := range keys {
 			e, ok := tx.Get(k)
-			results = append(results, result{e.Value, ok})
+			results = append(results, result{e.Value, ok && e.Kind == datatype.KindString})
 		}
 	})
 	x.W.Array(len(results))
@@ -373,13 +415,19 @@ func cmdMsetnx(x *Ctx) {
 	})
 }
 
-// writeValue answers the value of key, or null if it has none.
-func writeValue(x *Ctx, tx *engine.Tx, key []byte) {
-	if e, ok := tx.Get(key); ok {
+// writeValue answers the value of key, or null if it has none; false,
+// with WRONGTYPE answered, when key holds another type.
+func writeValue(x *Ctx, tx *engine.Tx, key []byte) bool {
+	e, ok := tx.Get(key)
+	switch {
+	case wrongType(x, e, ok):
+		return false
+	case ok:
 		x.W.Bulk(e.Value)
-	} else {
+	default:
 		x.W.Null()
 	}
+	return true
 }
 
 // checkPairs reports whether the arguments after the command name come in
@@ -397,14 +445,17 @@ func checkPairs(x *Ctx, name string) bool {
 func setPairs(x *Ctx, tx *engine.Tx) {
 	for i := 1; i < len(x.Args); i += 2 {
 		tx.Set(x.Args[i], x.Session.Own(i+1), 0)
+		tx.Notify(notify.String, "set", x.Args[i])
 	}
 }
 
 func cmdStrlen(x *Ctx) {
 	args := x.Args
 	x.View(func(tx *engine.Tx) {
-		e, _ := tx.Stat(args[1], true)
-		x.W.Int(e.Len)
+		e, found := tx.Stat(args[1], true)
+		if !wrongType(x, e, found) {
+			x.W.Int(e.Len)
+		}
 	})
 }
 
@@ -419,8 +470,12 @@ func cmdAppend(x *Ctx) {
 	args := x.Args
 	x.Update(func(tx *engine.Tx) {
 		e, ok := tx.Peek(args[1])
+		if wrongType(x, e, ok) {
+			return
+		}
 		if !ok {
 			tx.Set(args[1], x.Session.Own(2), 0)
+			tx.Notify(notify.String, "append", args[1])
 			x.W.Int(int64(len(args[2])))
 			return
 		}
@@ -433,6 +488,7 @@ func cmdAppend(x *Ctx) {
 		nv := make([]byte, 0, len(e.Value)+len(args[2]))
 		nv = append(append(nv, e.Value...), args[2]...)
 		tx.Set(args[1], nv, e.ExpireAt)
+		tx.Notify(notify.String, "append", args[1])
 		x.W.Int(int64(len(nv)))
 	})
 }
@@ -446,7 +502,10 @@ func cmdGetrange(x *Ctx) {
 		return
 	}
 	x.View(func(tx *engine.Tx) {
-		e, _ := tx.Get(args[1])
+		e, found := tx.Get(args[1])
+		if wrongType(x, e, found) {
+			return
+		}
 		n := int64(len(e.Value))
 		if start < 0 && end < 0 && start > end {
 			x.W.BulkString("")
@@ -491,6 +550,9 @@ func cmdSetrange(x *Ctx) {
 	value := args[3]
 	x.Update(func(tx *engine.Tx) {
 		e, found := tx.Peek(args[1])
+		if wrongType(x, e, found) {
+			return
+		}
 		if len(value) == 0 {
 			x.W.Int(int64(len(e.Value)))
 			return
@@ -508,6 +570,7 @@ func cmdSetrange(x *Ctx) {
 			at = e.ExpireAt
 		}
 		tx.Set(args[1], nv, at)
+		tx.Notify(notify.String, "setrange", args[1])
 		x.W.Int(n)
 	})
 }
@@ -542,6 +605,9 @@ func cmdDecrby(x *Ctx) {
 func incrBy(x *Ctx, key []byte, delta int64) {
 	x.Update(func(tx *engine.Tx) {
 		e, found := tx.Peek(key)
+		if wrongType(x, e, found) {
+			return
+		}
 		var cur int64
 		if found {
 			var ok bool
@@ -550,13 +616,13 @@ func incrBy(x *Ctx, key []byte, delta int64) {
 				return
 			}
 		}
-		if (delta < 0 && cur < 0 && delta < math.MinInt64-cur) ||
-			(delta > 0 && cur > 0 && delta > math.MaxInt64-cur) {
+		if addOverflows(cur, delta) {
 			x.W.Error(errOverflow)
 			return
 		}
 		cur += delta
 		tx.Set(key, strconv.AppendInt(nil, cur, 10), e.ExpireAt)
+		tx.Notify(notify.String, "incrby", key)
 		x.W.Int(cur)
 	})
 }
@@ -565,6 +631,9 @@ func cmdIncrbyfloat(x *Ctx) {
 	args := x.Args
 	x.Update(func(tx *engine.Tx) {
 		e, found := tx.Peek(args[1])
+		if wrongType(x, e, found) {
+			return
+		}
 		cur := new(big.Float).SetPrec(longDoublePrec)
 		if found {
 			v, ok := parseLongDouble(e.Value)
@@ -590,6 +659,7 @@ func cmdIncrbyfloat(x *Ctx) {
 		}
 		out := formatLongDouble(sum)
 		tx.Set(args[1], []byte(out), e.ExpireAt)
+		tx.Notify(notify.String, "incrbyfloat", args[1])
 		x.W.BulkString(out)
 	})
 }
@@ -646,11 +716,17 @@ func parseLcsOptions(x *Ctx) (lcsOptions, bool) {
 
 func cmdLcs(x *Ctx) {
 	var a, b []byte
+	var wrong bool
 	x.View(func(tx *engine.Tx) { // both in one step, as Redis reads them
 		ea, _ := tx.Get(x.Args[1])
 		eb, _ := tx.Get(x.Args[2])
 		a, b = ea.Value, eb.Value
+		wrong = ea.Kind != datatype.KindString || eb.Kind != datatype.KindString
 	})
+	if wrong {
+		x.W.Error("ERR The specified keys must contain string values")
+		return
+	}
 	o, ok := parseLcsOptions(x)
 	if !ok {
 		return

@@ -31,6 +31,7 @@ func Specs() []*Spec {
 var families = [][]*Spec{
 	stringCommands,
 	bitmapCommands,
+	hyperloglogCommands,
 	keyspaceCommands,
 	connectionCommands,
 	aclCommands,
@@ -41,6 +42,9 @@ var families = [][]*Spec{
 	clusterCommands,
 	kvcacheCommands,
 	transactionCommands,
+	hashCommands,
+	serializeCommands,
+	pubsubCommands,
 	scriptingCommands,
 }
 

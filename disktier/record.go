@@ -71,7 +71,7 @@ func parseFormat(v []byte) (format, groupingVersion int, ok bool) {
 //	  1    1 codec (Compression: 1 none, 2 s2, 3 zstd)
 //	  2    1 flags (bit 0: payload is byte-plane shuffled; bit 1: payload inline;
 //	         bit 2: the value is quantized by the caller, RecordMeta.Quantized)
-//	  3    1 reserved, 0
+//	  3    1 value kind, stored for the caller (RecordMeta.Kind; 0 = string)
 //	  4    4 logical database number
 //	  8    4 group length: the group is key[:groupLen] (see grouping.Of)
 //	 12    8 expiry, unix milliseconds, 0 = none
@@ -100,6 +100,7 @@ const (
 type header struct {
 	codec     Compression
 	flags     uint8
+	kind      uint8
 	db        uint32
 	groupLen  uint32
 	expireAt  int64
@@ -126,6 +127,7 @@ func appendHeader(dst []byte, h *header) []byte {
 	b[0] = headerVersion
 	b[1] = byte(h.codec)
 	b[2] = h.flags
+	b[3] = h.kind
 	binary.LittleEndian.PutUint32(b[4:], h.db)
 	binary.LittleEndian.PutUint32(b[8:], h.groupLen)
 	binary.LittleEndian.PutUint64(b[12:], uint64(h.expireAt))
@@ -152,9 +154,10 @@ func decodeHeader(b []byte, maxRaw uint64) (header, error) {
 		return h, badRecord("unknown codec %d", b[1])
 	}
 	h.flags = b[2]
-	if h.flags&^knownFlags != 0 || b[3] != 0 {
-		return h, badRecord("unknown flags %#x/%#x", b[2], b[3])
+	if h.flags&^knownFlags != 0 {
+		return h, badRecord("unknown flags %#x", b[2])
 	}
+	h.kind = b[3]
 	h.db = binary.LittleEndian.Uint32(b[4:])
 	h.groupLen = binary.LittleEndian.Uint32(b[8:])
 	h.expireAt = int64(binary.LittleEndian.Uint64(b[12:]))

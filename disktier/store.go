@@ -118,6 +118,9 @@ type RecordMeta struct {
 	// Quantized is stored with the record for the caller: its value is in
 	// the caller's quantized encoding (read and written as given).
 	Quantized bool
+	// Kind is stored with the record for the caller: the type of its value
+	// (datatype.Kind; 0 is a string).
+	Kind uint8
 	// Size is the length of the value.
 	Size int64
 	// StoredSize is what the record counts against MaxDisk: its Pebble keys,
@@ -1002,6 +1005,7 @@ func (s *Store) encode(r *encodedRecord, db uint32, e Entry) error {
 	if e.Meta.Quantized {
 		h.flags |= flagQuantized
 	}
+	h.kind = e.Meta.Kind
 	h.storedLen = uint64(len(payload))
 	inline := len(payload) <= inlineMax
 	if inline {
@@ -1115,6 +1119,7 @@ func metaOf(h *header, size usage) RecordMeta {
 		ExpireAt:   h.expireAt,
 		Shuffle:    h.shuffled(),
 		Quantized:  h.flags&flagQuantized != 0,
+		Kind:       h.kind,
 		Size:       int64(h.rawLen),
 		StoredSize: size.bytes,
 		Codec:      h.codec,

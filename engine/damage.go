@@ -67,8 +67,9 @@ func (e *Engine) verifyPartnersLocked(ctx context.Context, it *item, promote boo
 		}
 		if promote {
 			m.quantized = meta.Quantized
-			e.setResidentLocked(m, value)
-			e.promotions.Add(1)
+			if !e.promoteLocked(ctx, m, value) {
+				return false
+			}
 		}
 	}
 	return true

@@ -12,6 +12,7 @@ import (
 
 	"github.com/kvserver/kvserver/codec"
 	"github.com/kvserver/kvserver/disktier"
+	"github.com/kvserver/kvserver/grouping"
 	"github.com/kvserver/kvserver/wake"
 )
 
@@ -112,6 +113,8 @@ type Engine struct {
 	nextVer uint64
 	// watches are the watched keys (watch.go); nil until the first WATCH.
 	watches map[watchKey]*watchState
+	// events receives key and chunk events (events.go); nil for none.
+	events Events
 
 	// dirty holds the groups with resident values the disk does not have
 	// yet; the write-behind pass persists them without freeing memory.
@@ -494,6 +497,7 @@ func (e *Engine) flushCold(ctx context.Context, phys []int) error {
 func (e *Engine) flushLocked(db int) int {
 	ks := e.dbs[db]
 	for _, g := range ks.groups {
+		e.chunkDeletedLocked(g)
 		if g.list != nil {
 			g.list.remove(g)
 		}
@@ -506,7 +510,7 @@ func (e *Engine) flushLocked(db int) int {
 		e.uncharge(it)
 		if it.resident {
 			e.residentKeys--
-			e.residentBytes -= int64(len(it.value))
+			e.residentBytes -= it.valueBytes()
 		}
 	}
 	clear(e.decoded)
@@ -566,7 +570,7 @@ func (e *Engine) evictLocked(protect *item, limit int64) {
 		if victim == nil {
 			return
 		}
-		e.dropGroupLocked(context.Background(), victim)
+		e.evictGroupLocked(context.Background(), victim)
 		e.evicted.Add(int64(1))
 	}
 }
@@ -601,7 +605,7 @@ func (e *Engine) insertLocked(ks *keyspace, it *item) {
 	name := groupName(it.key)
 	g := ks.groups[name]
 	if g == nil {
-		g = &group{name: name, ks: ks}
+		g = &group{name: name, ks: ks, lmcache: grouping.IsChunk(name)}
 		ks.groups[name] = g
 	}
 	g.items = append(g.items, it)
@@ -609,7 +613,7 @@ func (e *Engine) insertLocked(ks *keyspace, it *item) {
 	if it.resident {
 		g.resident++
 		e.residentKeys++
-		e.residentBytes += int64(len(it.value))
+		e.residentBytes += it.valueBytes()
 		e.memLRU.moveToFront(g)
 	} else if g.list == nil {
 		e.diskLRU.pushFront(g)
@@ -620,6 +624,7 @@ func (e *Engine) insertLocked(ks *keyspace, it *item) {
 // removeLocked deletes an item from the server, its disk copy included.
 func (e *Engine) removeLocked(ctx context.Context, it *item) {
 	e.touchItemLocked(it, true)
+	e.chunkDeletedLocked(it.grp)
 	ks := it.ks
 	e.forgetChunkLocked(it)
 	delete(ks.items, it.key)
@@ -632,7 +637,7 @@ func (e *Engine) removeLocked(ctx context.Context, it *item) {
 	if it.resident {
 		g.resident--
 		e.residentKeys--
-		e.residentBytes -= int64(len(it.value))
+		e.residentBytes -= it.valueBytes()
 	}
 	if len(g.items) == 0 {
 		if g.list != nil {
@@ -692,21 +697,27 @@ func (e *Engine) bumpVersion() uint64 {
 
 // setResidentLocked puts value in memory for it (a write or a load).
 func (e *Engine) setResidentLocked(it *item, value []byte) {
-	e.uncharge(it)
-	if !it.resident {
-		it.grp.resident++
-		e.residentKeys++
-	} else {
-		e.residentBytes -= int64(len(it.value))
-	}
+	e.releaseValueLocked(it)
 	e.residentBytes += int64(len(value))
-	it.value = value
+	it.value, it.obj, it.objSize = value, nil, 0
 	if !it.quantized {
 		it.length = int64(len(value))
 	}
 	it.resident = true
 	e.charge(it)
 	e.memLRU.moveToFront(it.grp)
+}
+
+// releaseValueLocked uncharges it and its resident value before a new
+// value replaces it, counting it resident from now on.
+func (e *Engine) releaseValueLocked(it *item) {
+	e.uncharge(it)
+	if !it.resident {
+		it.grp.resident++
+		e.residentKeys++
+	} else {
+		e.residentBytes -= it.valueBytes()
+	}
 }
 
 // dropResidentLocked frees the memory copy of an item whose value is safe on
@@ -717,14 +728,17 @@ func (e *Engine) dropResidentLocked(it *item) {
 	}
 	e.uncharge(it)
 	e.residentKeys--
-	e.residentBytes -= int64(len(it.value))
-	it.value = nil
+	e.residentBytes -= it.valueBytes()
+	it.value, it.obj, it.objSize = nil, nil, 0
 	it.resident = false
 	e.charge(it)
 	g := it.grp
 	g.resident--
 	if g.resident == 0 {
 		e.diskLRU.moveToFront(g)
+		if e.events != nil && wholeChunk(g) {
+			e.chunkEventLocked(g, ChunkDemoted)
+		}
 	}
 }
 
@@ -791,8 +805,7 @@ func (e *Engine) activeExpireCycle(ctx context.Context, budget time.Duration) {
 				}
 				sampled++
 				if it.expireAt <= now {
-					e.removeLocked(ctx, it)
-					e.expired.Add(1)
+					e.expireLocked(ctx, it, nil)
 					expired++
 				}
 			}

@@ -3,6 +3,8 @@ package engine
 import (
 	"hash/maphash"
 
+	"github.com/kvserver/kvserver/datatype"
+
 	"github.com/tidwall/btree"
 )
 
@@ -13,10 +15,17 @@ const itemOverhead = 160
 // item is one stored key. Its value is in memory when resident; otherwise
 // only the index entry is, and the value lives in the cold tier.
 type item struct {
-	key      string
-	value    []byte // nil when not resident
-	length   int64  // length of the value, resident or not
-	expireAt int64  // unix milliseconds; 0 means no expiry
+	key string
+	// value is a resident string's bytes; nil when not resident or when
+	// the value is an object.
+	value []byte
+	// kind is the value's type; obj holds a resident value of any kind but
+	// a string, and objSize the MemSize it was last accounted with.
+	kind     datatype.Kind
+	obj      datatype.Object
+	objSize  int64
+	length   int64 // length of the value, resident or not
+	expireAt int64 // unix milliseconds; 0 means no expiry
 	hash     uint64
 	lastUsed int64 // unix milliseconds of the last access
 	// version changes whenever the value changes, so a demotion or load
@@ -51,9 +60,21 @@ func (it *item) hasRecord() bool { return it.onDisk || it.diskOld }
 func (it *item) memSize() int64 {
 	n := int64(itemOverhead + len(it.key))
 	if it.resident {
-		n += int64(cap(it.value))
+		if it.obj != nil {
+			n += it.objSize
+		} else {
+			n += int64(cap(it.value))
+		}
 	}
 	return n
+}
+
+// valueBytes is what a resident value counts in residentBytes.
+func (it *item) valueBytes() int64 {
+	if it.obj != nil {
+		return it.objSize
+	}
+	return int64(len(it.value))
 }
 
 // keyspace is one numbered database.

@@ -1,6 +1,10 @@
 package engine
 
-import "time"
+import (
+	"time"
+
+	"github.com/kvserver/kvserver/datatype"
+)
 
 // Leases and pins protect a chunk group from being dropped from the server
 // (by the memory bound without a disk tier, or by the disk bound); the group
@@ -14,8 +18,11 @@ type KeyInfo struct {
 	// Tier is "memory" (value only in memory), "disk" (only on disk) or
 	// "memory+disk" (in memory, with a current copy on disk).
 	Tier string
-	// Size is the value's length in bytes.
+	// Size is the value's length in bytes (for a value of another kind
+	// than a string, the memory it uses).
 	Size int64
+	// Kind is the value's type.
+	Kind datatype.Kind
 	// Group is the chunk group the key belongs to and GroupKeys its keys.
 	Group     string
 	GroupKeys []string
@@ -77,7 +84,7 @@ func (tx *Tx) Info(key []byte) (KeyInfo, bool) {
 		return KeyInfo{}, false
 	}
 	g := it.grp
-	info := KeyInfo{Size: it.length, Group: g.name, ExpireAt: it.expireAt, Codec: "none",
+	info := KeyInfo{Size: it.length, Kind: it.kind, Group: g.name, ExpireAt: it.expireAt, Codec: "none",
 		LastUsed: it.lastUsed, Memory: it.memSize()}
 	if it.quantized {
 		info.Codec = tx.e.opts.KVQuant.String()

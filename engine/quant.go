@@ -34,7 +34,7 @@ func (g *group) dataItemForQuant() (*item, *chunkInfo) {
 		return nil, nil
 	}
 	m := meta.meta.Groups[0]
-	if !m.IsKV() || !m.IsHalf() || !data.resident || data.quantized || data.length != meta.bytes {
+	if !m.IsKV() || !m.IsHalf() || !data.resident || data.obj != nil || data.quantized || data.length != meta.bytes {
 		return nil, nil
 	}
 	return data, meta

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/kvserver/kvserver/codec"
+	"github.com/kvserver/kvserver/datatype"
 	"github.com/kvserver/kvserver/disktier"
 	"github.com/kvserver/kvserver/grouping"
 )
@@ -409,9 +410,11 @@ func (e *Engine) preparePersistLocked(g *group) groupWrite {
 			// without one, and with no delete of an earlier record still
 			// deferred (faults.go), the store need not look for it.
 			_, deferred := e.deferredDeletes[coldKey{g.ks.phys, it.key}]
-			w.entries = append(w.entries, disktier.Entry{Key: []byte(it.key), Value: it.value,
-				Meta: disktier.RecordMeta{ExpireAt: it.expireAt, Quantized: it.quantized}, Fresh: !it.diskOld && !deferred})
-			w.size += int64(len(it.value))
+			value := storedValue(it)
+			w.entries = append(w.entries, disktier.Entry{Key: []byte(it.key), Value: value,
+				Meta:  disktier.RecordMeta{ExpireAt: it.expireAt, Quantized: it.quantized, Kind: uint8(it.kind)},
+				Fresh: !it.diskOld && !deferred})
+			w.size += int64(len(value))
 		}
 	}
 	if shuffle := g.halfPrecisionChunk(); shuffle {
@@ -498,7 +501,7 @@ func (e *Engine) putGroupEvicting(ctx context.Context, phys int, entries []diskt
 		}
 		freed := false
 		if victim != nil {
-			e.dropGroupLocked(ctx, victim)
+			e.evictGroupLocked(ctx, victim)
 			e.diskEvict.Add(1)
 			freed = true
 		} else {
@@ -595,8 +598,9 @@ func (e *Engine) loadLocked(ctx context.Context, it *item, promote bool) ([]byte
 	}
 	e.diskHits.Add(1)
 	if promote {
-		e.setResidentLocked(it, value)
-		e.promotions.Add(1)
+		if !e.promoteLocked(ctx, it, value) {
+			return nil, false
+		}
 	}
 	return value, true
 }
@@ -641,9 +645,9 @@ func (e *Engine) Preload(ctx context.Context, db int, keys [][]byte) {
 		}
 		if err == nil && ks.items[string(key)] == it && it.version == version && !it.resident {
 			it.quantized = meta.Quantized
-			e.setResidentLocked(it, value)
-			e.promotions.Add(1)
-			e.diskHits.Add(1)
+			if e.promoteLocked(ctx, it, value) {
+				e.diskHits.Add(1)
+			}
 			e.makeRoomLocked(it)
 			e.publishLocked()
 		}
@@ -675,12 +679,12 @@ func (e *Engine) rebuild(ctx context.Context) error {
 			return nil // the meta database, or more databases than configured now
 		}
 		it := &item{key: string(key), length: meta.Size, expireAt: meta.ExpireAt, onDisk: true,
-			quantized: meta.Quantized}
+			quantized: meta.Quantized, kind: datatype.Kind(meta.Kind)}
 		if old := ks.items[it.key]; old != nil {
 			return nil
 		}
 		e.insertLocked(ks, it)
-		if isMetadataKey(it.key) && meta.Size <= 4096 {
+		if isMetadataKey(it.key) && meta.Size <= 4096 && it.kind == datatype.KindString {
 			metas = append(metas, it)
 		}
 		n++

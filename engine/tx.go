@@ -3,6 +3,9 @@ package engine
 import (
 	"context"
 	"math/rand/v2"
+
+	"github.com/kvserver/kvserver/datatype"
+	"github.com/kvserver/kvserver/notify"
 )
 
 // Tx is one atomic step against a database, valid only inside the function
@@ -18,6 +21,8 @@ type Tx struct {
 	// post is the disk work the step leaves for after the engine lock is
 	// released (shared with the transactions On returns).
 	post *postWork
+	// origin tags the step's events (SetOrigin).
+	origin any
 }
 
 // postWork is disk work a step queues under the engine lock and Update or
@@ -33,9 +38,15 @@ type postWork struct {
 
 // Entry is what a key holds.
 type Entry struct {
-	// Value is the stored bytes. It is never modified in place and may be
-	// kept after the transaction. Nil from Stat.
+	// Kind is the value's type. String commands answer ErrWrongType for
+	// any other.
+	Kind datatype.Kind
+	// Value is a string's bytes. It is never modified in place and may be
+	// kept after the transaction. Nil from Stat, and for other kinds.
 	Value []byte
+	// Object is the value of any kind but a string (nil from Stat); it
+	// belongs to the key, see Tx.Object.
+	Object datatype.Object
 	// Len is the value's length.
 	Len int64
 	// ExpireAt is the expiry in unix milliseconds, 0 for none.
@@ -54,7 +65,7 @@ func (tx *Tx) SetNoTouch(on bool) { tx.noTouch = on }
 
 // On returns a transaction on another database within the same atomic step.
 func (tx *Tx) On(db int) *Tx {
-	return &Tx{e: tx.e, db: db, ks: tx.e.dbs[db], now: tx.now, noTouch: tx.noTouch, post: tx.post}
+	return &Tx{e: tx.e, db: db, ks: tx.e.dbs[db], now: tx.now, noTouch: tx.noTouch, post: tx.post, origin: tx.origin}
 }
 
 func (tx *Tx) ctx() context.Context { return context.Background() }
@@ -66,8 +77,7 @@ func (tx *Tx) find(key string) *item {
 		return nil
 	}
 	if it.expireAt != 0 && it.expireAt <= tx.now {
-		tx.e.removeLocked(tx.ctx(), it)
-		tx.e.expired.Add(1)
+		tx.e.expireLocked(tx.ctx(), it, tx.origin)
 		return nil
 	}
 	return it
@@ -101,24 +111,45 @@ func entryOf(it *item, value []byte) Entry {
 	return Entry{Value: value, Len: it.length, ExpireAt: it.expireAt}
 }
 
+// objectEntry is the Entry of an item that holds an object, loading it;
+// false when its disk copy was lost.
+func (tx *Tx) objectEntry(it *item) (Entry, bool) {
+	obj := tx.objectOf(it)
+	if obj == nil {
+		return Entry{}, false
+	}
+	tx.touch(it)
+	return Entry{Kind: it.kind, Object: obj, Len: it.length, ExpireAt: it.expireAt}, true
+}
+
 // Get looks a key up for reading: it counts a keyspace hit or miss,
 // refreshes the key's LRU position and returns its value.
 func (tx *Tx) Get(key []byte) (Entry, bool) {
 	it := tx.find(string(key))
 	if it == nil {
-		tx.e.misses.Add(1)
+		tx.miss(key)
 		return Entry{}, false
 	}
 	if it.resident {
 		tx.e.hits.Add(1)
 	}
+	if it.kind != datatype.KindString {
+		return tx.objectEntry(it)
+	}
 	v, ok := tx.value(it)
 	if !ok {
-		tx.e.misses.Add(1)
+		tx.miss(key)
 		return Entry{}, false
 	}
 	tx.touch(it)
 	return entryOf(it, v), true
+}
+
+// miss counts a read that found no key and publishes Redis's "keymiss"
+// event (lookupKey), both where Redis's keyspace_misses counts.
+func (tx *Tx) miss(key []byte) {
+	tx.e.misses.Add(1)
+	tx.Notify(notify.KeyMiss, "keymiss", key)
 }
 
 // Peek looks a key up for writing, value included: no hit or miss is
@@ -127,6 +158,9 @@ func (tx *Tx) Peek(key []byte) (Entry, bool) {
 	it := tx.find(string(key))
 	if it == nil {
 		return Entry{}, false
+	}
+	if it.kind != datatype.KindString {
+		return tx.objectEntry(it)
 	}
 	v, ok := tx.value(it)
 	if !ok {
@@ -142,7 +176,7 @@ func (tx *Tx) Stat(key []byte, read bool) (Entry, bool) {
 	it := tx.find(string(key))
 	if it == nil {
 		if read {
-			tx.e.misses.Add(1)
+			tx.miss(key)
 		}
 		return Entry{}, false
 	}
@@ -154,7 +188,7 @@ func (tx *Tx) Stat(key []byte, read bool) (Entry, bool) {
 		}
 	}
 	tx.touch(it)
-	return Entry{Len: it.length, ExpireAt: it.expireAt}, true
+	return Entry{Kind: it.kind, Len: it.length, ExpireAt: it.expireAt}, true
 }
 
 // Exists reports whether key exists, counting a hit or miss.
@@ -178,6 +212,7 @@ func (tx *Tx) Set(key []byte, value []byte, expireAt int64) {
 		}
 		it.version = e.bumpVersion()
 		it.quantized = false
+		it.kind = datatype.KindString
 		e.setResidentLocked(it, value)
 		e.noteChunkLocked(it, value)
 		e.queueQuantLocked(it.grp)
@@ -196,6 +231,7 @@ func (tx *Tx) Set(key []byte, value []byte, expireAt int64) {
 	it.grp.lastWrite = tx.now
 	e.markDirtyLocked(it.grp)
 	tx.protect = it
+	tx.created(it)
 }
 
 func (tx *Tx) setExpireItem(it *item, expireAt int64) {
@@ -294,8 +330,7 @@ func (tx *Tx) Keys(fn func(key string) bool) {
 
 func (tx *Tx) removeExpired(expired []*item) {
 	for _, it := range expired {
-		tx.e.removeLocked(tx.ctx(), it)
-		tx.e.expired.Add(1)
+		tx.e.expireLocked(tx.ctx(), it, tx.origin)
 	}
 }
 

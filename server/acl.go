@@ -66,6 +66,11 @@ func (s *Server) setDefaultAuth(c *Client) {
 func (s *Server) authenticate(c *Client, user, pass []byte) bool {
 	u := s.users.Authenticate(user, pass)
 	if u == nil {
+		object := ""
+		if args := c.currentArgs(); len(args) > 0 {
+			object = string(args[0])
+		}
+		s.logACLDenial(c, "auth", object, string(user), "")
 		return false
 	}
 	c.user.Store(u)
@@ -86,7 +91,7 @@ func (s *Server) aclCheck(u *acl.User, spec *commands.Spec, args [][]byte) (d co
 	}
 	if !u.AllKeys() {
 		var buf [16]int
-		for _, i := range spec.AppendKeys(buf[:0], args) {
+		for _, i := range spec.AppendAccessKeys(buf[:0], args) {
 			if !u.KeyAllowed(args[i]) {
 				return commands.ACLDeniedKey, i
 			}
@@ -98,11 +103,32 @@ func (s *Server) aclCheck(u *acl.User, spec *commands.Spec, args [][]byte) (d co
 // aclError is the NOPERM error, as Redis 7.0 words it, when c's user may
 // not run the command; "" when it may.
 func (s *Server) aclError(c *Client, spec *commands.Spec, args [][]byte) string {
-	switch d, _ := s.aclCheck(c.user.Load(), spec, args); d {
+	u := c.user.Load()
+	switch d, i := s.aclCheck(u, spec, args); d {
 	case commands.ACLDeniedCommand:
+		s.logACLDenial(c, "command", spec.Name, u.Name(), spec.Name)
 		return "NOPERM this user has no permissions to run the '" + spec.Name + "' command"
 	case commands.ACLDeniedKey:
+		s.logACLDenial(c, "key", string(args[i]), u.Name(), spec.Name)
 		return errNoPermKey
 	}
 	return ""
+}
+
+// refreshClientUsers gives every connection the current version of its
+// user after ACL SETUSER, DELUSER or LOAD, as Redis's connections share
+// the user object those change; a connection whose user is gone is closed
+// (self, which ran the command, after its reply).
+func (s *Server) refreshClientUsers(self *Client) {
+	s.forEachClient(func(c *Client) {
+		old := c.user.Load()
+		switch cur := s.users.Lookup(old.Name()); {
+		case cur == nil && c == self:
+			c.closeAfterReply = true
+		case cur == nil:
+			c.kill()
+		case cur != old:
+			c.user.Store(cur)
+		}
+	})
 }

@@ -12,8 +12,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kvserver/kvserver/acl"
 	"github.com/kvserver/kvserver/commands"
 	"github.com/kvserver/kvserver/config"
+	"github.com/kvserver/kvserver/notify"
 )
 
 // CONFIG's machinery: the parameters CONFIG GET and SET know (the settings
@@ -26,8 +28,7 @@ import (
 // settings table that CONFIG reports (config.Setting.InConfig).
 type configParam struct {
 	name string
-	// alias is the setting's second name (config.Setting.Alias), "" for
-	// none.
+	// alias is Redis's older name of the parameter, "" for none.
 	alias string
 	get   func(s *Server) string
 	// set validates a value and returns the change to make, or the reason
@@ -51,7 +52,14 @@ type configAccessor struct {
 	// yaml overrides the value REWRITE writes (default: get's, formatted
 	// by kind).
 	yaml func(s *Server) string
+	// parse, when set, validates and parses a CONFIG SET value instead of
+	// the setting's kind.
+	parse func(v string) (any, string)
 }
+
+// errNotifyClass is Redis's refusal of an unknown notify-keyspace-events
+// letter.
+const errNotifyClass = "Invalid event class character. Use 'Ag$lshzxeKEtmdn'."
 
 // configState is where each setting CONFIG reports lives in the server;
 // the rest of a parameter (name, order, kind, bounds, mutability, rewrite)
@@ -91,6 +99,15 @@ var configState = map[string]configAccessor{
 		apply: func(s *Server, v any) { s.idleTimeout.Store(v.(int64)) }},
 	"protected-mode": {get: func(s *Server) string { return yesNo(s.protectedMode.Load()) },
 		apply: func(s *Server, v any) { s.protectedMode.Store(v.(bool)) }},
+	"notify-keyspace-events": {get: func(s *Server) string { return notify.Class(s.notifyFlags.Load()).String() },
+		parse: func(v string) (any, string) {
+			flags, ok := notify.Parse(v)
+			if !ok {
+				return nil, errNotifyClass
+			}
+			return flags, ""
+		},
+		apply: func(s *Server, v any) { s.notifyFlags.Store(int32(v.(notify.Class))) }},
 	"client-output-buffer-limit": {get: func(s *Server) string { return s.outputLimits().String() },
 		apply: func(s *Server, v any) { lim := v.(config.OutputBufferLimits); s.obufLimits.Store(&lim) }},
 	"enable-debug-command": {get: func(s *Server) string { return s.options().EnableDebugCommand }},
@@ -132,7 +149,13 @@ func newConfigParams(table []config.Setting, state map[string]configAccessor) []
 		p.get = acc.get
 		if st.Mutable && acc.apply != nil {
 			p.set = func(s *Server, v string) (func(), string) {
-				x, reason := parseConfigValue(s, st, v)
+				var x any
+				var reason string
+				if acc.parse != nil {
+					x, reason = acc.parse(v)
+				} else {
+					x, reason = parseConfigValue(s, st, v)
+				}
 				if reason != "" {
 					return nil, reason
 				}
@@ -281,7 +304,7 @@ func parseMemoryValue(v string, lo, hi int64) (int64, string) {
 
 func lookupConfigParam(name string) *configParam {
 	for i := range configParams {
-		if p := &configParams[i]; strings.EqualFold(p.name, name) || p.alias != "" && strings.EqualFold(p.alias, name) {
+		if strings.EqualFold(configParams[i].name, name) || (configParams[i].alias != "" && strings.EqualFold(configParams[i].alias, name)) {
 			return &configParams[i]
 		}
 	}
@@ -316,7 +339,23 @@ func (s *Server) rewriteSettings() []rewriteSetting {
 			out = append(out, rewriteSetting{p.name, p.yaml(s), p.rewriteDefault})
 		}
 	}
-	return out
+	// The ACL users, as Redis's CONFIG REWRITE writes its user lines
+	// (ACL SAVE too): left out while they are what a start without user
+	// lines gives.
+	def := ""
+	if start, err := acl.NewUsers(s.users.Catalog(), s.options().RequirePass, nil); err == nil {
+		def = yamlList(start.Lines())
+	}
+	return append(out, rewriteSetting{"user", yamlList(s.users.Lines()), def})
+}
+
+// yamlList writes items as a YAML flow sequence of quoted strings.
+func yamlList(items []string) string {
+	quoted := make([]string, len(items))
+	for i, it := range items {
+		quoted[i] = yamlString(it, true)
+	}
+	return "[" + strings.Join(quoted, ", ") + "]"
 }
 
 var plainYAML = regexp.MustCompile(`^[A-Za-z0-9_./][A-Za-z0-9_./:-]*$`)
@@ -358,7 +397,14 @@ func (s *Server) rewriteConfig(path string) error {
 	var out []string
 	text := strings.TrimSuffix(string(old), "\n")
 	if text != "" {
+		// replaced is set after a replaced key's line: the lines of its
+		// old block value (indented, or "- " items) go with it.
+		replaced := false
 		for _, line := range strings.Split(text, "\n") {
+			if replaced && (strings.HasPrefix(line, " ") || strings.HasPrefix(line, "\t") || strings.HasPrefix(line, "-")) {
+				continue
+			}
+			replaced = false
 			m := yamlKeyLine.FindStringSubmatch(line)
 			if m == nil {
 				out = append(out, line)
@@ -369,6 +415,7 @@ func (s *Server) rewriteConfig(path string) error {
 				out = append(out, line)
 				continue
 			}
+			replaced = true
 			if !written[i] {
 				written[i] = true
 				out = append(out, settings[i].key+": "+settings[i].value)
@@ -424,6 +471,9 @@ func (s *Server) rewriteConfig(path string) error {
 // from the last byte received.
 func (s *Server) armIdleTimeout(c *Client) {
 	t := s.idleTimeout.Load()
+	if c.subscribed.Load() {
+		t = 0 // Redis never times out a pubsub client
+	}
 	switch {
 	case t > 0:
 		c.idle = time.Duration(t) * time.Second

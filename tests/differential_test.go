@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -56,11 +57,26 @@ const (
 	// cursor 0 until the cursor returns to 0 on each server and compares
 	// the sorted, deduplicated key sets.
 	cmpScanAll
+	// cmpRandom compares random replies (HRANDFIELD) by shape: the same
+	// types and lengths at every level, and every string in either reply
+	// one of step.fields.
+	cmpRandom
 	// cmpSleep is a pseudo step that sleeps step.pause (to let keys expire).
 	cmpSleep
 	// cmpClosed is a pseudo step that requires both servers to have closed
 	// the connection (after QUIT).
 	cmpClosed
+	// cmpQuiet is a pseudo step that requires both connections to receive
+	// nothing for a moment (no stray pub/sub message).
+	cmpQuiet
+	// cmpUnorderedReplies compares the step's several replies (pub/sub
+	// confirmations of a mass unsubscribe, in Redis's hash order) as a
+	// multiset of whole replies.
+	cmpUnorderedReplies
+	// cmpOnlyProto is a pseudo step that skips the rest of the script in
+	// the other protocol (what a subscribed connection may do differs
+	// between RESP2 and RESP3).
+	cmpOnlyProto
 )
 
 // step is one command of a script and how to compare its replies.
@@ -73,6 +89,11 @@ type step struct {
 	// other sends the step on the script's second connection to each
 	// server (WATCH races: another client's write).
 	other bool
+	// replies is how many replies the step reads (0 means 1): SUBSCRIBE
+	// answers once per channel. listen reads them without sending a
+	// command (messages published by another connection).
+	replies int
+	listen  bool
 }
 
 // script is a named sequence of steps run on one fresh connection per
@@ -117,6 +138,18 @@ func info(section string, fields ...string) step {
 // scanAll iterates SCAN 0 <opts...> to completion on both servers.
 func scanAll(opts ...string) step { return step{cmd: opts, mode: cmpScanAll} }
 
+// scanKeyAll iterates cmd key 0 <opts...> (HSCAN, SSCAN, ZSCAN) to
+// completion on both servers; HSCAN's and ZSCAN's elements are compared
+// as pairs.
+func scanKeyAll(cmd, key string, opts ...string) step {
+	return step{cmd: opts, mode: cmpScanAll, fields: []string{cmd, key}}
+}
+
+// random compares a random reply by its shape and membership in members.
+func random(members []string, args ...string) step {
+	return step{cmd: args, mode: cmpRandom, fields: members}
+}
+
 // onOther runs st on the script's second connection to each server,
 // opened at its first use like the first one (protocol, SELECT 0) but
 // without FLUSHALL.
@@ -124,6 +157,25 @@ func onOther(st step) step {
 	st.other = true
 	return st
 }
+
+// doN is an exact step that reads n replies (SUBSCRIBE a b c).
+func doN(n int, args ...string) step { return step{cmd: args, replies: n} }
+
+// unorderedN reads n replies and compares them as a multiset; without a
+// command it only listens.
+func unorderedN(n int, args ...string) step {
+	return step{cmd: args, replies: n, listen: len(args) == 0, mode: cmpUnorderedReplies}
+}
+
+// listen reads n replies without sending anything: the messages another
+// connection's PUBLISH delivered.
+func listen(n int) step { return step{listen: true, replies: n} }
+
+// onlyProto runs the rest of the script only in RESP proto.
+func onlyProto(proto int) step { return step{mode: cmpOnlyProto, delta: int64(proto)} }
+
+// quiet requires that nothing arrives on the connection for a moment.
+func quiet() step { return step{mode: cmpQuiet} }
 
 // sleep pauses the script.
 func sleep(d time.Duration) step { return step{mode: cmpSleep, pause: d} }
@@ -191,6 +243,31 @@ type side struct {
 // call sends one command and reads its reply.
 func (s side) call(cmd []string) ([]byte, error) { return s.c.Call(cmd...) }
 
+// exchange runs a step: sends its command (unless it only listens) and
+// reads its replies, joined, sorted first for cmpUnorderedReplies.
+func (s side) exchange(st step) ([]byte, error) {
+	if st.replies == 0 && !st.listen {
+		return s.call(st.cmd)
+	}
+	if !st.listen {
+		if err := s.c.SendErr(encodeCommand(st.cmd)); err != nil {
+			return nil, err
+		}
+	}
+	var replies [][]byte
+	for range max(st.replies, 1) {
+		raw, err := s.c.ReadReply()
+		if err != nil {
+			return bytes.Join(replies, nil), err
+		}
+		replies = append(replies, raw)
+	}
+	if st.mode == cmpUnorderedReplies {
+		slices.SortFunc(replies, bytes.Compare)
+	}
+	return bytes.Join(replies, nil), nil
+}
+
 // runScript runs one script on fresh connections to both servers.
 func runScript(t *testing.T, ref, kv *server, proto int, sc script) {
 	verbose := os.Getenv(envDiffVerbose) == "1"
@@ -222,14 +299,26 @@ func runScript(t *testing.T, ref, kv *server, proto int, sc script) {
 			}
 			continue
 		case cmpScanAll:
-			if !compareScanAll(t, where, sides, st.cmd) {
+			if !compareScanAll(t, where, sides, st.fields, st.cmd) {
 				return
+			}
+			continue
+		case cmpOnlyProto:
+			if int64(proto) != st.delta {
+				return
+			}
+			continue
+		case cmpQuiet:
+			for _, s := range sides {
+				if raw, err := readWithin(s.c, 150*time.Millisecond); err == nil || isClosed(err) {
+					t.Errorf("%s: %s sent %s, %v", where, s.name, strconv.Quote(string(raw)), err)
+				}
 			}
 			continue
 		}
 		var raws [2][]byte
 		for j, s := range sides {
-			raw, err := s.call(st.cmd)
+			raw, err := s.exchange(st)
 			if err != nil {
 				t.Errorf("%s: %s: %v (partial reply %s)", where, s.name, err, strconv.Quote(string(raw)))
 				return
@@ -282,6 +371,11 @@ func describe(st step) string {
 		return "(connection closed?)"
 	case cmpScanAll:
 		return fmt.Sprintf("(SCAN to completion %q)", st.cmd)
+	case cmpQuiet:
+		return "(nothing arrives?)"
+	}
+	if st.listen {
+		return fmt.Sprintf("(read %d replies)", st.replies)
 	}
 	prefix := ""
 	if st.other {
@@ -325,7 +419,7 @@ func isClosed(err error) bool {
 // compareReplies returns "" when the replies agree under st's mode, or why
 // they do not.
 func compareReplies(st step, a, b []byte) string {
-	if st.mode == cmpExact {
+	if st.mode == cmpExact || st.mode == cmpUnorderedReplies {
 		if bytes.Equal(a, b) {
 			return ""
 		}
@@ -360,8 +454,39 @@ func compareReplies(st step, a, b []byte) string {
 		return compareHello(ra, rb)
 	case cmpInfo:
 		return compareInfo(ra, rb, st.fields)
+	case cmpRandom:
+		return compareRandom(ra, rb, st.fields)
 	}
 	return fmt.Sprintf("unknown comparison mode %d", st.mode)
+}
+
+// compareRandom requires the same shape (types and lengths at every
+// level) and every string of either reply to be one of members; other
+// leaves (errors, nulls, integers) must be identical.
+func compareRandom(a, b Reply, members []string) string {
+	if a.Type != b.Type || len(a.Elems) != len(b.Elems) {
+		return "reply shapes differ"
+	}
+	if a.IsAggregate() {
+		for i := range a.Elems {
+			if why := compareRandom(a.Elems[i], b.Elems[i], members); why != "" {
+				return fmt.Sprintf("element %d: %s", i, why)
+			}
+		}
+		return ""
+	}
+	if a.Type != '$' {
+		if !bytes.Equal(a.Raw, b.Raw) {
+			return "replies differ"
+		}
+		return ""
+	}
+	for _, r := range []Reply{a, b} {
+		if !slices.Contains(members, r.Str) {
+			return fmt.Sprintf("%q is not a member", r.Str)
+		}
+	}
+	return ""
 }
 
 // firstWord is an error's code: "ERR", "WRONGTYPE", "NOPROTO", ...
@@ -552,8 +677,12 @@ func keyspaceLines(m map[string]string) string {
 // compareScanAll runs SCAN to completion on both servers and compares the
 // key sets; an error reply must be identical on both. It returns false if a
 // connection failed and the script cannot go on.
-func compareScanAll(t *testing.T, where string, sides [2]side, opts []string) bool {
+func compareScanAll(t *testing.T, where string, sides [2]side, prefix, opts []string) bool {
 	t.Helper()
+	if prefix == nil {
+		prefix = []string{"SCAN"}
+	}
+	pairs := len(prefix) > 1 && !strings.EqualFold(prefix[0], "SSCAN")
 	var keys [2][]string
 	var errs [2]string
 	for j, s := range sides {
@@ -564,7 +693,7 @@ func compareScanAll(t *testing.T, where string, sides [2]side, opts []string) bo
 				t.Errorf("%s: %s: SCAN did not finish", where, s.name)
 				return false
 			}
-			raw, err := s.call(append([]string{"SCAN", cursor}, opts...))
+			raw, err := s.call(append(append(append([]string(nil), prefix...), cursor), opts...))
 			if err != nil {
 				t.Errorf("%s: %s: %v", where, s.name, err)
 				return false
@@ -582,8 +711,14 @@ func compareScanAll(t *testing.T, where string, sides [2]side, opts []string) bo
 				t.Errorf("%s: %s: malformed SCAN reply %s", where, s.name, quoteTrunc(raw))
 				return true
 			}
-			for _, k := range r.Elems[1].Elems {
-				seen[k.Str] = true
+			elems := r.Elems[1].Elems
+			for i := 0; i < len(elems); i++ {
+				k := elems[i].Str
+				if pairs && i+1 < len(elems) {
+					i++
+					k += "\x00" + elems[i].Str
+				}
+				seen[k] = true
 			}
 			cursor = r.Elems[0].Str
 			if cursor == "0" {

@@ -1,0 +1,257 @@
+package rdb
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/kvserver/kvserver/datatype"
+)
+
+// Errors of Restore, worded as RESTORE replies them.
+var (
+	// ErrPayload: too short, a newer RDB version, or a wrong checksum.
+	ErrPayload = errors.New("DUMP payload version or checksum are wrong")
+	// ErrData: the value itself does not decode.
+	ErrData = errors.New("Bad data format")
+)
+
+// Value is what a payload holds: a string's bytes, or an object of
+// another kind.
+type Value struct {
+	String []byte
+	Object datatype.Object
+}
+
+// Limits are the settings that decide the encodings of restored values,
+// as they decide those of values written by commands.
+type Limits struct {
+	Hash datatype.HashLimits
+}
+
+// Dump serializes v as Redis 7.0's DUMP does.
+func Dump(v Value) ([]byte, error) {
+	var b []byte
+	switch obj := v.Object.(type) {
+	case nil:
+		b = append(b, typeString)
+		b = appendString(b, v.String)
+	case *datatype.Hash:
+		b = dumpHash(b, obj)
+	default:
+		return nil, fmt.Errorf("rdb: cannot dump a %v", v.Object.Kind())
+	}
+	return AppendFooter(b), nil
+}
+
+func dumpHash(b []byte, h *datatype.Hash) []byte {
+	if h.IsListpack() {
+		elems := make([][]byte, 0, 2*h.Len())
+		h.Range(func(f, v []byte) bool {
+			elems = append(elems, f, v)
+			return true
+		})
+		b = append(b, typeHashListpack)
+		return appendString(b, buildListpack(elems))
+	}
+	b = append(b, typeHash)
+	b = appendLen(b, uint64(h.Len()))
+	h.Range(func(f, v []byte) bool {
+		b = appendString(b, f)
+		b = appendString(b, v)
+		return true
+	})
+	return b
+}
+
+// Restore reads a DUMP payload.
+func Restore(payload []byte, lim Limits) (Value, error) {
+	n := len(payload)
+	if n < 10 {
+		return Value{}, ErrPayload
+	}
+	if binary.LittleEndian.Uint16(payload[n-10:]) > rdbVersion {
+		return Value{}, ErrPayload
+	}
+	if crc64Jones(0, payload[:n-8]) != binary.LittleEndian.Uint64(payload[n-8:]) {
+		return Value{}, ErrPayload
+	}
+	r := &reader{b: payload[:n-10]}
+	v, err := r.value(lim)
+	if err == nil && r.err != nil {
+		err = r.err
+	}
+	if err != nil {
+		return Value{}, fmt.Errorf("%w: %v", ErrData, err)
+	}
+	return v, nil
+}
+
+// reader reads RDB encodings; the first failure sticks in err.
+type reader struct {
+	b   []byte
+	err error
+}
+
+func (r *reader) fail(what string) {
+	if r.err == nil {
+		r.err = errors.New(what)
+	}
+}
+
+func (r *reader) byte() byte {
+	if r.err != nil || len(r.b) == 0 {
+		r.fail("truncated")
+		return 0
+	}
+	c := r.b[0]
+	r.b = r.b[1:]
+	return c
+}
+
+func (r *reader) take(n uint64) []byte {
+	if r.err != nil || n > uint64(len(r.b)) {
+		r.fail("truncated")
+		return nil
+	}
+	out := r.b[:n]
+	r.b = r.b[n:]
+	return out
+}
+
+// length is rdbLoadLenByRef: a length, or (encoded) the special encoding
+// of a string.
+func (r *reader) length() (n uint64, encoded bool) {
+	c := r.byte()
+	switch c >> 6 {
+	case 0:
+		return uint64(c & 0x3F), false
+	case 1:
+		return uint64(c&0x3F)<<8 | uint64(r.byte()), false
+	case 3:
+		return uint64(c & 0x3F), true
+	}
+	switch c {
+	case 0x80:
+		if b := r.take(4); b != nil {
+			return uint64(binary.BigEndian.Uint32(b)), false
+		}
+	case 0x81:
+		if b := r.take(8); b != nil {
+			return binary.BigEndian.Uint64(b), false
+		}
+	default:
+		r.fail("bad length")
+	}
+	return 0, false
+}
+
+// count reads a collection length that each element of at least min bytes
+// must fit in what is left.
+func (r *reader) count(min int) int {
+	n, enc := r.length()
+	if enc || n > uint64(len(r.b)/min) {
+		r.fail("bad count")
+		return 0
+	}
+	return int(n)
+}
+
+// string is rdbGenericLoadStringObject.
+func (r *reader) string() []byte {
+	n, encoded := r.length()
+	if r.err != nil {
+		return nil
+	}
+	if !encoded {
+		return r.take(n)
+	}
+	switch n {
+	case encInt8:
+		return strconv.AppendInt(nil, int64(int8(r.byte())), 10)
+	case encInt16:
+		if b := r.take(2); b != nil {
+			return strconv.AppendInt(nil, int64(int16(binary.LittleEndian.Uint16(b))), 10)
+		}
+	case encInt32:
+		if b := r.take(4); b != nil {
+			return strconv.AppendInt(nil, int64(int32(binary.LittleEndian.Uint32(b))), 10)
+		}
+	case encLZF:
+		clen, e1 := r.length()
+		ulen, e2 := r.length()
+		if e1 || e2 || ulen > 1<<32 {
+			r.fail("bad LZF lengths")
+			return nil
+		}
+		c := r.take(clen)
+		if r.err != nil {
+			return nil
+		}
+		out, err := lzfDecompress(c, int(ulen))
+		if err != nil {
+			r.fail(err.Error())
+		}
+		return out
+	default:
+		r.fail("unknown string encoding")
+	}
+	return nil
+}
+
+// value reads an object type and the object.
+func (r *reader) value(lim Limits) (Value, error) {
+	typ := r.byte()
+	if r.err != nil {
+		return Value{}, r.err
+	}
+	switch typ {
+	case typeString:
+		s := r.string()
+		if s == nil && r.err == nil {
+			s = []byte{}
+		}
+		return Value{String: s}, r.err
+	case typeHash:
+		n := r.count(2)
+		pairs := make([]string, 0, 2*n)
+		for i := 0; i < n && r.err == nil; i++ {
+			pairs = append(pairs, string(r.string()), string(r.string()))
+		}
+		return hashValue(pairs, lim, r.err)
+	case typeHashListpack:
+		lp := r.string()
+		if r.err != nil {
+			return Value{}, r.err
+		}
+		elems, err := parseListpack(lp)
+		return hashValue(elems, lim, err)
+	case typeHashZiplist:
+		zl := r.string()
+		if r.err != nil {
+			return Value{}, r.err
+		}
+		elems, err := parseZiplist(zl)
+		return hashValue(elems, lim, err)
+	}
+	return Value{}, fmt.Errorf("unsupported object type %d", typ)
+}
+
+// hashValue builds a hash from field, value pairs as rdbLoadObject does:
+// an empty one, an odd count or a repeated field is bad data.
+func hashValue(elems []string, lim Limits, err error) (Value, error) {
+	if err != nil {
+		return Value{}, err
+	}
+	if len(elems) == 0 || len(elems)%2 != 0 {
+		return Value{}, errors.New("empty or odd hash")
+	}
+	h := datatype.NewHash()
+	for i := 0; i < len(elems); i += 2 {
+		if !h.Set([]byte(elems[i]), []byte(elems[i+1]), lim.Hash) {
+			return Value{}, errors.New("duplicate hash field")
+		}
+	}
+	return Value{Object: h}, nil
+}

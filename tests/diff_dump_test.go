@@ -1,0 +1,97 @@
+package tests
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/kvserver/kvserver/rdb"
+)
+
+// TestDifferentialDumpRestore pins DUMP's payloads byte for byte (integer
+// and LZF string encodings, listpack and hashtable hashes) and RESTORE's
+// options, errors and results to Redis 7's.
+func TestDifferentialDumpRestore(t *testing.T) {
+	t.Parallel()
+	runDifferential(t, dumpScripts(t))
+}
+
+// dumpScripts are the scripts of TestDifferentialDumpRestore.
+func dumpScripts(t *testing.T) []script {
+	payload := func(v rdb.Value) string {
+		p, err := rdb.Dump(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(p)
+	}
+	good := payload(rdb.Value{String: []byte("restored")})
+	corrupt := []byte(good)
+	corrupt[2] ^= 1
+	// A well-formed footer over an unknown object type (99).
+	x := payload(rdb.Value{String: []byte("x")})
+	badDataPayload := string(rdb.AppendFooter(append([]byte{99}, x[1:len(x)-10]...)))
+	strs := []string{"", "0", "1", "-1", "127", "128", "-128", "-129", "32767", "32768", "-32769",
+		"2147483647", "2147483648", "-2147483648", "-2147483649", "9223372036854775807", "01", "+1", "1.5",
+		"12345678901", "123456789012", "abcdefghijklmnopqrstu", strings.Repeat("a", 21), strings.Repeat("ab", 100),
+		strings.Repeat("abcdefghij", 500), "hello world hello world hello world hello world",
+		string([]byte{0, 1, 2, 255, 254, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 7})}
+	var dumps []step
+	for i, s := range strs {
+		k := "s" + string(rune('a'+i))
+		dumps = append(dumps, do("SET", k, s), do("DUMP", k))
+	}
+	var hset []string
+	for i := 0; i < 20; i++ {
+		hset = append(hset, "field"+strings.Repeat("x", i), strings.Repeat("v", i*3))
+	}
+	return []script{
+		{"dump strings", dumps},
+		{"dump hashes", []step{
+			do("HSET", "h", "a", "1", "b", "-5000", "c", "70000", "d", "text", "e", "99999999999", "f", ""),
+			do("DUMP", "h"),
+			do("HSET", "h", "a", "changed"),
+			do("HDEL", "h", "c"),
+			do("DUMP", "h"),
+			do(append([]string{"HSET", "h2"}, hset...)...),
+			do("DUMP", "h2"),
+			do("DUMP", "missing"),
+		}},
+		{"dump then restore", []step{
+			do("SET", "a", strings.Repeat("xyz", 50)),
+			do("HSET", "h", "f", "v", "n", "12"),
+			do("EXPIRE", "a", "100"),
+			do("RESTORE", "b", "0", good),
+			do("GET", "b"),
+			do("TTL", "b"),
+			do("RESTORE", "b", "0", good),
+			do("RESTORE", "b", "0", good, "REPLACE"),
+			do("RESTORE", "c", "100000", good),
+			approxInt(2, "PTTL", "c"),
+			do("RESTORE", "d", "1", good, "ABSTTL"),
+			do("EXISTS", "d"),
+			do("RESTORE", "c", "1", good, "ABSTTL", "REPLACE"),
+			do("EXISTS", "c"),
+			do("RESTORE", "e", "4102444800000", good, "ABSTTL"),
+			do("PEXPIRETIME", "e"),
+			do("RESTORE", "f", "0", good, "IDLETIME", "10"),
+			do("RESTORE", "g", "0", good, "FREQ", "10"),
+			do("RESTORE", "g2", "0", good, "FREQ", "10", "IDLETIME", "1"),
+			do("RESTORE", "g3", "0", good, "IDLETIME", "-1"),
+			do("RESTORE", "g4", "0", good, "FREQ", "256"),
+			do("RESTORE", "g5", "0", good, "FREQ", "x"),
+			do("RESTORE", "g6", "0", good, "IDLETIME"),
+			do("RESTORE", "g7", "0", good, "BOGUS"),
+			do("RESTORE", "g8", "-1", good),
+			do("RESTORE", "g9", "x", good),
+			do("RESTORE", "b", "x", good),
+			do("RESTORE", "g10", "0", "short"),
+			do("RESTORE", "g11", "0", string(corrupt)),
+			do("RESTORE", "g12", "0", badDataPayload),
+			do("RESTORE", "g13", "0"),
+			do("TYPE", "h"),
+			do("RESTORE", "h", "0", good, "REPLACE"),
+			do("TYPE", "h"),
+			do("KEYS", "g*"),
+		}},
+	}
+}
