@@ -378,6 +378,7 @@ func scriptingScripts() []script {
 			do("FUNCTION", "DUMP"),
 			do("FUNCTION", "LOAD", "#!lua name=long\nredis.register_function('l', function(keys, args) return 'a long enough library body to be compressed by LZF, long long long long long' end)"),
 			do("FUNCTION", "DELETE", "short"),
+			do("FUNCTION", "DUMP"),
 			do("FUNCTION", "RESTORE", longLibraryDump),
 			do("FUNCTION", "FLUSH"),
 			do("FUNCTION", "RESTORE", longLibraryDump),
