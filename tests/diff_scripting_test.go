@@ -74,6 +74,13 @@ func scriptingScripts() []script {
 			eval("return redis.setresp(4)"),
 			eval("return redis.setresp()"),
 			eval("redis.setresp(3); return {1, {double=2.5}, {map={a='b'}}}"),
+			do("HSET", "h", "f", "v"),
+			eval("redis.setresp(3); return redis.call('hgetall', 'h')"),
+			eval("redis.setresp(3); return redis.call('hgetall', 'h').map.f"),
+			eval("redis.setresp(2); return redis.call('hgetall', 'h')"),
+			eval("redis.setresp(3); return type(redis.call('hgetall', 'nohash').map)"),
+			eval("redis.setresp(3); return redis.call('hexists', 'h', 'f')"),
+			eval("return redis.call('hget', 'h', 'nofield')"),
 		}},
 		{"redis.call and pcall", []step{
 			eval("return redis.call('set', 'k', 'v')"),
