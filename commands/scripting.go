@@ -30,11 +30,13 @@ const scriptFlags = FlagNoscript | FlagStale | FlagSkipMonitor | FlagNoMandatory
 
 // scriptingCommands are the scripting family's rows.
 var scriptingCommands = []*Spec{
-	{Name: "eval", Arity: -3, Flags: scriptFlags, ACL: "@slow @scripting", KeySpecs: scriptKeysRW, Exclusive: true, Handler: cmdEval},
-	{Name: "evalsha", Arity: -3, Flags: scriptFlags, ACL: "@slow @scripting", KeySpecs: scriptKeysRWNoNotes, Exclusive: true, Handler: cmdEvalSHA},
+	// EVAL, EVALSHA and FCALL may write (CMD_MAY_REPLICATE): CLIENT PAUSE
+	// WRITE holds them; the _RO forms run.
+	{Name: "eval", Arity: -3, Flags: scriptFlags, ACL: "@slow @scripting", KeySpecs: scriptKeysRW, Exclusive: true, MayReplicate: true, Handler: cmdEval},
+	{Name: "evalsha", Arity: -3, Flags: scriptFlags, ACL: "@slow @scripting", KeySpecs: scriptKeysRWNoNotes, Exclusive: true, MayReplicate: true, Handler: cmdEvalSHA},
 	{Name: "eval_ro", Arity: -3, Flags: FlagReadonly | scriptFlags, ACL: "@slow @scripting", KeySpecs: scriptKeysRO, Exclusive: true, Handler: cmdEvalRO},
 	{Name: "evalsha_ro", Arity: -3, Flags: FlagReadonly | scriptFlags, ACL: "@slow @scripting", KeySpecs: scriptKeysRONoNotes, Exclusive: true, Handler: cmdEvalSHARO},
-	{Name: "fcall", Arity: -3, Flags: scriptFlags, ACL: "@slow @scripting", KeySpecs: scriptKeysRW, Exclusive: true, Handler: cmdFCall},
+	{Name: "fcall", Arity: -3, Flags: scriptFlags, ACL: "@slow @scripting", KeySpecs: scriptKeysRW, Exclusive: true, MayReplicate: true, Handler: cmdFCall},
 	{Name: "fcall_ro", Arity: -3, Flags: FlagReadonly | scriptFlags, ACL: "@slow @scripting", KeySpecs: scriptKeysRO, Exclusive: true, Handler: cmdFCallRO},
 	{Name: "script", Arity: -2, ACL: "@slow", Subcommands: []*Spec{
 		{Name: "script|help", Arity: 2, Flags: FlagLoading | FlagStale, ACL: "@slow @scripting", Handler: cmdScriptHelp},
