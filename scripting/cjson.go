@@ -122,19 +122,7 @@ func (c *cjson) encodeValue(L *lua.LState, b *strings.Builder, v lua.LValue, dep
 // every key is a positive integer; one too sparse (more than twice as many
 // slots as items, past 10) cannot be encoded. An empty table is an object.
 func arrayLength(L *lua.LState, t *lua.LTable) (int, bool) {
-	max, items := 0, 0
-	array := true
-	t.ForEach(func(k, _ lua.LValue) {
-		n, ok := k.(lua.LNumber)
-		if !ok || float64(n) < 1 || float64(n) != math.Floor(float64(n)) {
-			array = false
-			return
-		}
-		items++
-		if int(n) > max {
-			max = int(n)
-		}
-	})
+	items, max, array := integerKeys(t)
 	if !array || items == 0 {
 		return 0, false
 	}
@@ -142,6 +130,24 @@ func arrayLength(L *lua.LState, t *lua.LTable) (int, bool) {
 		L.RaiseError("Cannot serialise table: excessively sparse array")
 	}
 	return max, true
+}
+
+// integerKeys counts t's keys and finds the largest; array is false when
+// one is not a positive integer.
+func integerKeys(t *lua.LTable) (count, max int, array bool) {
+	array = true
+	t.ForEach(func(k, _ lua.LValue) {
+		n, ok := k.(lua.LNumber)
+		if !ok || float64(n) < 1 || float64(n) != math.Floor(float64(n)) {
+			array = false
+			return
+		}
+		count++
+		if int(n) > max {
+			max = int(n)
+		}
+	})
+	return count, max, array
 }
 
 // encodeString writes s as a JSON string with cjson's escapes (it escapes

@@ -5,9 +5,9 @@
 // breakpoint, debug), KEYS and ARGV, the RESP <-> Lua conversions in both
 // directions for RESP2 and RESP3 (script_lua.c), the error formats
 // ("... script: <sha>, on @user_script:<line>."), script flags from the
-// "#!lua flags=..." shebang, the read-only global table, and the cjson, bit and
-// struct libraries scripts rely on (this package's own implementations;
-// cmsgpack is not provided).
+// "#!lua flags=..." shebang, the read-only global table, and the cjson, bit,
+// struct and cmsgpack libraries scripts rely on (this package's own
+// implementations).
 //
 // It is not the command table nor the server: the commands a script runs
 // go through a Caller that the server implements with its own dispatch

@@ -67,6 +67,7 @@ func newLuaState(e *Engine, source string, eval bool) *luaState {
 	g.RawSetString("cjson", openCJSON(L))
 	g.RawSetString("bit", openBit(L))
 	g.RawSetString("struct", openStruct(L))
+	g.RawSetString("cmsgpack", openCmsgpack(L))
 	g.RawSetString("pcall", L.NewFunction(luaPcall))
 	g.RawSetString("unpack", L.NewFunction(luaUnpack))
 	math := g.RawGetString("math").(*lua.LTable)

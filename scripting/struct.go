@@ -114,8 +114,12 @@ func newStructFormat(L *lua.LState, fn string) *structFormat {
 }
 
 // argError raises Lua 5.1's luaL_argerror message.
-func (sf *structFormat) argError(n int, msg string) {
-	sf.L.RaiseError("bad argument #%d to '%s' (%s)", n, sf.fn, msg)
+func (sf *structFormat) argError(n int, msg string) { argError(sf.L, n, sf.fn, msg) }
+
+// argError raises luaL_argerror's message for argument n of the library
+// function fn (gopher-lua's ArgError words it without the quotes).
+func argError(L *lua.LState, n int, fn, msg string) {
+	L.RaiseError("bad argument #%d to '%s' (%s)", n, fn, msg)
 }
 
 // putInt appends v as an integer of size bytes.
