@@ -43,8 +43,11 @@ var families = [][]*Spec{
 	kvcacheCommands,
 	transactionCommands,
 	hashCommands,
+	listCommands,
+	blockingCommands,
 	serializeCommands,
 	pubsubCommands,
+	zsetCommands,
 	scriptingCommands,
 }
 

@@ -3,6 +3,7 @@ package datatype
 import (
 	"encoding/binary"
 	"fmt"
+	"math"
 )
 
 // The disk encodings are sequences of uvarints and length-prefixed strings.
@@ -52,19 +53,7 @@ func (r *reader) count(min int) int {
 	return int(n)
 }
 
-func (r *reader) string() string {
-	n := r.uvarint()
-	if r.err != nil {
-		return ""
-	}
-	if n > uint64(len(r.b)) {
-		r.fail("string past the end")
-		return ""
-	}
-	s := string(r.b[:n])
-	r.b = r.b[n:]
-	return s
-}
+func (r *reader) string() string { return string(r.bytes()) }
 
 // done reports the first error, or one if bytes are left over.
 func (r *reader) done() error {
@@ -72,4 +61,33 @@ func (r *reader) done() error {
 		r.fail("trailing bytes")
 	}
 	return r.err
+}
+
+// bytes reads a string without copying it.
+func (r *reader) bytes() []byte {
+	n := r.uvarint()
+	if r.err != nil {
+		return nil
+	}
+	if n > uint64(len(r.b)) {
+		r.fail("string past the end")
+		return nil
+	}
+	v := r.b[:n]
+	r.b = r.b[n:]
+	return v
+}
+
+// float64 reads 8 little-endian bytes of IEEE bits.
+func (r *reader) float64() float64 {
+	if r.err != nil {
+		return 0
+	}
+	if len(r.b) < 8 {
+		r.fail("float past the end")
+		return 0
+	}
+	v := math.Float64frombits(binary.LittleEndian.Uint64(r.b))
+	r.b = r.b[8:]
+	return v
 }

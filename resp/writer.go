@@ -134,6 +134,11 @@ func (w *Writer) Bulk(b []byte) {
 // BulkString writes a bulk string.
 func (w *Writer) BulkString(s string) { w.buf = redcon.AppendBulkString(w.buf, s) }
 
+// BulkCopy writes a bulk string copied into the buffer whatever its size,
+// for bytes that may change once the caller returns (a view into a
+// collection changed in place).
+func (w *Writer) BulkCopy(b []byte) { w.buf = redcon.AppendBulk(w.buf, b) }
+
 // BulkInt writes an integer as a bulk string.
 func (w *Writer) BulkInt(n int64) { w.buf = redcon.AppendBulkInt(w.buf, n) }
 

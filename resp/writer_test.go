@@ -135,3 +135,18 @@ func TestDiscardDropsRepliesSinceTheMark(t *testing.T) {
 		})
 	}
 }
+
+func TestBulkCopyDoesNotReferenceTheBytes(t *testing.T) {
+	var out bytes.Buffer
+	w := NewWriter(&out)
+	b := bytes.Repeat([]byte("v"), 2*zeroCopyThreshold)
+	w.BulkCopy(b)
+	b[0] = 'x'
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	want := "$32768\r\n" + strings.Repeat("v", len(b)) + "\r\n"
+	if out.String() != want {
+		t.Fatalf("BulkCopy sent bytes changed after the call")
+	}
+}

@@ -46,6 +46,7 @@ func (s *Server) newCommandCtx(c *Client) *commands.Ctx {
 		Diagnostics:    session{c},
 		Scripting:      session{c},
 		Settings:       s.settings,
+		KeyBlocking:    session{c},
 		HyperLogLog:    session{c},
 		Blocker:        session{c},
 	}

@@ -122,6 +122,10 @@ func scriptingScripts() []script {
 			eval("return {pcall(function() error('inner') end)}"),
 			eval("return {pcall(function() return 1, 2 end)}"),
 			eval("local ok, e = pcall(redis.call, 'nosuch'); return e"),
+			eval("redis.call('rpush', 'l', 'a', 'b', 'c'); return redis.call('lrange', 'l', 0, -1)"),
+			eval("return redis.call('blpop', 'l', 0)"),
+			eval("return redis.call('lpop', 'nolist')"),
+			eval("redis.setresp(3); return redis.call('lpop', 'nolist')"),
 			eval("return redis.pcall('nosuch')"),
 		}},
 		{"script errors", []step{
