@@ -49,6 +49,7 @@ var families = [][]*Spec{
 	serializeCommands,
 	pubsubCommands,
 	zsetCommands,
+	scriptingCommands,
 }
 
 // NewTable builds the lookup table from copies of specs, deriving what

@@ -182,17 +182,11 @@ func dumpList(b []byte, l *datatype.List, nodeBytes int) []byte {
 
 // Restore reads a DUMP payload.
 func Restore(payload []byte, lim Limits) (Value, error) {
-	n := len(payload)
-	if n < 10 {
-		return Value{}, ErrPayload
+	body, err := payloadBody(payload)
+	if err != nil {
+		return Value{}, err
 	}
-	if binary.LittleEndian.Uint16(payload[n-10:]) > rdbVersion {
-		return Value{}, ErrPayload
-	}
-	if crc64Jones(0, payload[:n-8]) != binary.LittleEndian.Uint64(payload[n-8:]) {
-		return Value{}, ErrPayload
-	}
-	r := &reader{b: payload[:n-10]}
+	r := &reader{b: body}
 	v, err := r.value(lim)
 	if err == nil && r.err != nil {
 		err = r.err
