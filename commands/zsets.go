@@ -118,14 +118,14 @@ func replyEntries(x *Ctx, entries []datatype.ZEntry, withScores bool) {
 // zaddFlags are ZADD's options.
 type zaddFlags struct{ nx, xx, gt, lt, ch, incr bool }
 
-func cmdZadd(x *Ctx) { zaddGeneric(x, false) }
+func cmdZadd(x *Ctx) { zaddGeneric(x, x.Args, false) }
 
-func cmdZincrby(x *Ctx) { zaddGeneric(x, true) }
+func cmdZincrby(x *Ctx) { zaddGeneric(x, x.Args, true) }
 
 // zaddGeneric is Redis's zaddGenericCommand: ZADD, and ZINCRBY (ZADD key
-// INCR increment member).
-func zaddGeneric(x *Ctx, incr bool) {
-	args := x.Args
+// INCR increment member); GEOADD calls it with the ZADD arguments it
+// builds.
+func zaddGeneric(x *Ctx, args [][]byte, incr bool) {
 	f := zaddFlags{incr: incr}
 	i := 2
 options:
