@@ -180,40 +180,42 @@ func cmdGeodist(x *Ctx) {
 
 // cmdGeohash is Redis's geohashCommand.
 func cmdGeohash(x *Ctx) {
-	viewZSet(x, func(z *datatype.ZSet) {
-		members := x.Args[2:]
-		x.W.Array(len(members))
-		for _, m := range members {
-			if z != nil {
-				if score, found := z.Score(string(m)); found {
-					if s, ok := geohash.String(score); ok {
-						x.W.BulkString(s)
-						continue
-					}
-				}
-			}
-			x.W.Null()
+	geoEachMember(x, x.W.Null, func(score float64) bool {
+		s, ok := geohash.String(score)
+		if ok {
+			x.W.BulkString(s)
 		}
+		return ok
 	})
 }
 
 // cmdGeopos is Redis's geoposCommand.
 func cmdGeopos(x *Ctx) {
+	geoEachMember(x, x.W.NullArray, func(score float64) bool {
+		lon, lat, ok := geohash.Position(score)
+		if ok {
+			x.W.Array(2)
+			geoCoordinate(x, lon)
+			geoCoordinate(x, lat)
+		}
+		return ok
+	})
+}
+
+// geoEachMember answers an array with one reply per member argument of
+// the set at x.Args[1]: reply's for those found (when it can decode the
+// score), missing's for the others.
+func geoEachMember(x *Ctx, missing func(), reply func(score float64) bool) {
 	viewZSet(x, func(z *datatype.ZSet) {
 		members := x.Args[2:]
 		x.W.Array(len(members))
 		for _, m := range members {
 			if z != nil {
-				if score, found := z.Score(string(m)); found {
-					if lon, lat, ok := geohash.Position(score); ok {
-						x.W.Array(2)
-						geoCoordinate(x, lon)
-						geoCoordinate(x, lat)
-						continue
-					}
+				if score, found := z.Score(string(m)); found && reply(score) {
+					continue
 				}
 			}
-			x.W.NullArray()
+			missing()
 		}
 	})
 }

@@ -123,10 +123,16 @@ func cosTaylor(r dd) dd {
 	return sum
 }
 
-// ddSin and ddCos evaluate sine and cosine of a double-double.
-func ddSin(x dd) dd {
+// ddSin and ddCos evaluate sine and cosine of a double-double: the
+// reduced argument's quadrant picks the series and the sign (cos x is
+// sin(x + pi/2), one quadrant on).
+func ddSin(x dd) dd { return sinQuadrant(x, 0) }
+
+func ddCos(x dd) dd { return sinQuadrant(x, 1) }
+
+func sinQuadrant(x dd, shift int) dd {
 	r, k := reduce(x)
-	switch k {
+	switch (k + shift) & 3 {
 	case 0:
 		return sinTaylor(r)
 	case 1:
@@ -135,19 +141,6 @@ func ddSin(x dd) dd {
 		return sinTaylor(r).neg()
 	}
 	return cosTaylor(r).neg()
-}
-
-func ddCos(x dd) dd {
-	r, k := reduce(x)
-	switch k {
-	case 0:
-		return cosTaylor(r)
-	case 1:
-		return sinTaylor(r).neg()
-	case 2:
-		return cosTaylor(r).neg()
-	}
-	return sinTaylor(r)
 }
 
 // sin is the correctly rounded sine.

@@ -155,48 +155,40 @@ func DecodeToLongLat(hash Bits) (longitude, latitude float64, ok bool) {
 	return longitude, latitude, true
 }
 
-// moveX moves a cell d (-1, 0, 1) cells east, wrapping around.
-func moveX(hash *Bits, d int) {
+// move moves a cell d (-1, 0, 1) cells along one coordinate, wrapping
+// around (geohash_move_x, geohash_move_y): the coordinate's bits are
+// those of mask, the other's those of ^mask.
+func move(hash *Bits, d int, mask uint64) {
 	if d == 0 {
 		return
 	}
-	x := hash.Bits & 0xaaaaaaaaaaaaaaaa
-	y := hash.Bits & 0x5555555555555555
-	zz := uint64(0x5555555555555555) >> (64 - uint(hash.Step)*2)
+	shift := 64 - uint(hash.Step)*2
+	c := hash.Bits & mask
+	other := hash.Bits &^ mask
+	zz := ^mask >> shift
 	if d > 0 {
-		x += zz + 1
+		c += zz + 1
 	} else {
-		x |= zz
-		x -= zz + 1
+		c |= zz
+		c -= zz + 1
 	}
-	x &= uint64(0xaaaaaaaaaaaaaaaa) >> (64 - uint(hash.Step)*2)
-	hash.Bits = x | y
+	c &= mask >> shift
+	hash.Bits = c | other
 }
 
-// moveY moves a cell d (-1, 0, 1) cells north, wrapping around.
-func moveY(hash *Bits, d int) {
-	if d == 0 {
-		return
-	}
-	x := hash.Bits & 0xaaaaaaaaaaaaaaaa
-	y := hash.Bits & 0x5555555555555555
-	zz := uint64(0xaaaaaaaaaaaaaaaa) >> (64 - uint(hash.Step)*2)
-	if d > 0 {
-		y += zz + 1
-	} else {
-		y |= zz
-		y -= zz + 1
-	}
-	y &= uint64(0x5555555555555555) >> (64 - uint(hash.Step)*2)
-	hash.Bits = x | y
-}
+// The bits of each coordinate in a cell: longitude (x) in the odd
+// positions, latitude (y) in the even ones.
+const (
+	xBits = 0xaaaaaaaaaaaaaaaa
+	yBits = 0x5555555555555555
+)
 
 // NeighborsOf returns the eight cells around hash (geohashNeighbors).
 func NeighborsOf(hash Bits) Neighbors {
 	at := func(dx, dy int) Bits {
 		b := hash
-		moveX(&b, dx)
-		moveY(&b, dy)
+		move(&b, dx, xBits)
+		move(&b, dy, yBits)
 		return b
 	}
 	return Neighbors{
