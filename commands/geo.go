@@ -554,11 +554,18 @@ func geoSearchPoints(z *datatype.ZSet, q *geoQuery) []geoPoint {
 	if q.count != 0 && int64(returned) > q.count {
 		returned = int(q.count)
 	}
-	switch q.sort {
-	case geoSortAsc:
-		slices.SortStableFunc(points, func(a, b geoPoint) int { return cmpDist(a.dist, b.dist) })
-	case geoSortDesc:
-		slices.SortStableFunc(points, func(a, b geoPoint) int { return -cmpDist(a.dist, b.dist) })
+	if q.sort != geoSortNone {
+		cmp := func(a, b geoPoint) int { return cmpDist(a.dist, b.dist) }
+		if q.sort == geoSortDesc {
+			cmp = func(a, b geoPoint) int { return -cmpDist(a.dist, b.dist) }
+		}
+		// Redis sorts everything with the C library's qsort (glibc's is a
+		// stable merge sort) and only the first COUNT with pqsort.
+		if returned == len(points) {
+			slices.SortStableFunc(points, cmp)
+		} else {
+			pqsort(points, cmp, 0, returned-1)
+		}
 	}
 	return points[:returned]
 }

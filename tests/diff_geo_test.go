@@ -44,6 +44,17 @@ func randomPoints(rng *rand.Rand, key string, n int, lonMin, lonMax, latMin, lat
 	return do(cmd...)
 }
 
+// ties is GEOADD key of n members named prefix0.. at one position, whose
+// distances from any centre are equal: the order a search with COUNT
+// leaves them in is pqsort's, and without COUNT a stable sort's.
+func ties(key, prefix string, lon, lat float64, n int) step {
+	cmd := []string{"GEOADD", key}
+	for i := n - 1; i >= 0; i-- {
+		cmd = append(cmd, strconv.FormatFloat(lon, 'f', -1, 64), strconv.FormatFloat(lat, 'f', -1, 64), fmt.Sprintf("%s%02d", prefix, i))
+	}
+	return do(cmd...)
+}
+
 // geoQueries are searches around (lon, lat) of key with several radii,
 // boxes and option sets, by GEOSEARCH and GEORADIUS. With fullDist the
 // distances GEOSEARCHSTORE STOREDIST stores are compared to the last bit
@@ -257,6 +268,8 @@ func geoScripts() []script {
 			do("GEORADIUS", "str", "15", "37", "200", "km"),
 			do("GEORADIUSBYMEMBER", "str", "a", "200", "km"),
 		)},
+		{"equal distances", seq(sicily("s"), ties("s", "Palermo2", 13.361389, 38.115556, 60), ties("s", "ring", 14.5, 37.6, 45),
+			geoQueries("s", "13.361389", "38.115556", true), geoQueries("s", "14.5", "37.6", true))},
 		{"sicily everywhere", seq(sicily("s"), geoQueries("s", "14.5", "37.6", true))},
 		{"random world", seq(world, do("OBJECT", "ENCODING", "w"),
 			geoQueries("w", "0", "0", false), geoQueries("w", "-73.9857", "40.7484", false), geoQueries("w", "139.6917", "35.6895", false),
