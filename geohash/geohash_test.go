@@ -167,3 +167,38 @@ func TestEstimateSteps(t *testing.T) {
 		}
 	}
 }
+
+// TestQuickRejectionAgreesWithExactDistance: rejecting on package math's
+// estimate never drops a point the exact distance keeps, for radii and
+// boxes just around the distance, near and antipodal points included.
+func TestQuickRejectionAgreesWithExactDistance(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	coord := func() (float64, float64) {
+		return LongMin + rng.Float64()*(LongMax-LongMin), LatMin + rng.Float64()*(LatMax-LatMin)
+	}
+	for i := range 20000 {
+		x1, y1 := coord()
+		x2, y2 := coord()
+		if i%4 == 0 { // near the antipode, where asin is steepest
+			x2, y2 = x1+180-rng.Float64()*1e-4, -y1+rng.Float64()*1e-4
+			if x2 > LongMax {
+				x2 -= 360
+			}
+		}
+		d := Distance(x1, y1, x2, y2)
+		for _, r := range []float64{d, math.Nextafter(d, 0), d * (1 - 1e-7), d * 0.5, d * 2} {
+			got, in := DistanceIfInRadius(x1, y1, x2, y2, r)
+			if in != (d <= r) || (in && got != d) {
+				t.Fatalf("DistanceIfInRadius(%v, %v, %v, %v, %v) = %v, %v; exact %v", x1, y1, x2, y2, r, got, in, d)
+			}
+		}
+		lon, lat := Distance(x2, y2, x1, y2), Distance(x2, y2, x2, y1)
+		for _, f := range []float64{1, 1 - 1e-12, 1 + 1e-12, 0.3, 3} {
+			w, h := 2*lon*f, 2*lat*f
+			_, in := DistanceIfInRectangle(w, h, x1, y1, x2, y2)
+			if in != (lon <= w/2 && lat <= h/2) {
+				t.Fatalf("DistanceIfInRectangle(%v, %v, %v, %v, %v, %v) = %v", w, h, x1, y1, x2, y2, in)
+			}
+		}
+	}
+}

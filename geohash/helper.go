@@ -154,20 +154,43 @@ func AreasByShape(s *Shape) Radius {
 // Distance is the great-circle distance in meters between two positions
 // given in degrees, by the haversine formula (geohashGetDistance).
 func Distance(lon1d, lat1d, lon2d, lat2d float64) float64 {
+	return haversine(true, lon1d, lat1d, lon2d, lat2d)
+}
+
+// haversine computes the formula with the correctly rounded functions
+// (exact, glibc's results) or package math's (off by an ULP at times).
+func haversine(exact bool, lon1d, lat1d, lon2d, lat2d float64) float64 {
+	fsin, fcos, fasin := math.Sin, math.Cos, math.Asin
+	if exact {
+		fsin, fcos, fasin = sin, cos, asin
+	}
 	lat1r := degRad(lat1d)
 	lon1r := degRad(lon1d)
 	lat2r := degRad(lat2d)
 	lon2r := degRad(lon2d)
-	u := sin((lat2r - lat1r) / 2)
-	v := sin((lon2r - lon1r) / 2)
+	u := fsin((lat2r - lat1r) / 2)
+	v := fsin((lon2r - lon1r) / 2)
 	return 2.0 * EarthRadius *
-		asin(math.Sqrt(float64(u*u)+float64(float64(float64(cos(lat1r)*cos(lat2r))*v)*v)))
+		fasin(math.Sqrt(float64(u*u)+float64(float64(float64(fcos(lat1r)*fcos(lat2r))*v)*v)))
+}
+
+// clearlyBeyond reports whether a distance computed with package math is
+// so far beyond limit that the exact one is too (or, arguments swapped,
+// a limit so far beyond the estimate that the exact distance is within
+// it): the functions' ULP errors move the distance by far less than a
+// meter (asin's steepness near antipodes included) plus a millionth.
+func clearlyBeyond(fast, limit float64) bool {
+	return fast > limit+1+limit*1e-6
 }
 
 // DistanceIfInRadius returns the distance from (x1, y1) to (x2, y2) and
 // whether it is at most radius meters
-// (geohashGetDistanceIfInRadiusWGS84).
+// (geohashGetDistanceIfInRadiusWGS84). Points clearly outside are
+// rejected on package math's estimate, without the exact distance.
 func DistanceIfInRadius(x1, y1, x2, y2, radius float64) (float64, bool) {
+	if clearlyBeyond(haversine(false, x1, y1, x2, y2), radius) {
+		return 0, false
+	}
 	d := Distance(x1, y1, x2, y2)
 	return d, d <= radius
 }
@@ -177,10 +200,27 @@ func DistanceIfInRadius(x1, y1, x2, y2, radius float64) (float64, bool) {
 // its own parallel, and returns its distance from the centre
 // (geohashGetDistanceIfInRectangle).
 func DistanceIfInRectangle(widthM, heightM, x1, y1, x2, y2 float64) (float64, bool) {
-	lonDistance := Distance(x2, y2, x1, y2)
-	latDistance := Distance(x2, y2, x2, y1)
-	if lonDistance > widthM/2 || latDistance > heightM/2 {
-		return 0, false
+	// Package math's estimates settle the test unless one is too near
+	// its limit; the exact distances settle it then.
+	inside := true
+	for _, side := range [...]struct{ fast, limit float64 }{
+		{haversine(false, x2, y2, x1, y2), widthM / 2},
+		{haversine(false, x2, y2, x2, y1), heightM / 2},
+	} {
+		switch {
+		case clearlyBeyond(side.fast, side.limit):
+			return 0, false
+		case clearlyBeyond(side.limit, side.fast):
+		default:
+			inside = false
+		}
+	}
+	if !inside {
+		lonDistance := Distance(x2, y2, x1, y2)
+		latDistance := Distance(x2, y2, x2, y1)
+		if lonDistance > widthM/2 || latDistance > heightM/2 {
+			return 0, false
+		}
 	}
 	return Distance(x1, y1, x2, y2), true
 }
