@@ -9,6 +9,7 @@ import (
 	"github.com/kvserver/kvserver/datatype"
 	"github.com/kvserver/kvserver/engine"
 	"github.com/kvserver/kvserver/geohash"
+	"github.com/kvserver/kvserver/notify"
 )
 
 // Key specs shared by the geo rows.
@@ -291,17 +292,19 @@ func georadiusGeneric(x *Ctx, srcIdx int, flags geoSearchFlags) {
 		if !ok {
 			return
 		}
-		if z == nil {
-			if q.storeKey != nil {
-				tx.Delete(q.storeKey)
-				x.W.Int(0)
-			} else {
-				x.W.Array(0)
-			}
-			return
+		var points []geoPoint
+		if z != nil {
+			points = geoSearchPoints(z, &q)
 		}
-		points := geoSearchPoints(z, &q)
-		if len(points) == 0 && q.storeKey == nil {
+		switch {
+		case len(points) > 0:
+		case q.storeKey != nil:
+			if tx.Delete(q.storeKey) {
+				tx.Notify(notify.Generic, "del", q.storeKey)
+			}
+			x.W.Int(0)
+			return
+		default:
 			x.W.Array(0)
 			return
 		}
@@ -321,6 +324,11 @@ func georadiusGeneric(x *Ctx, srcIdx int, flags geoSearchFlags) {
 			entries[i] = datatype.ZEntry{Member: p.member, Score: score}
 		}
 		storeEntries(x, tx, q.storeKey, entries, zsetLimits(x))
+		event := "georadiusstore"
+		if flags&geoSearch != 0 {
+			event = "geosearchstore"
+		}
+		tx.Notify(notify.ZSet, event, q.storeKey)
 	}
 	if mayStore(x.Args, flags) {
 		x.Update(run)

@@ -11,6 +11,7 @@ import (
 	"github.com/kvserver/kvserver/datatype"
 	"github.com/kvserver/kvserver/engine"
 	"github.com/kvserver/kvserver/glob"
+	"github.com/kvserver/kvserver/notify"
 )
 
 // Key specs shared by the sorted-set rows.
@@ -208,6 +209,11 @@ options:
 		}
 		if z.Len() > 0 && (added > 0 || updated > 0) {
 			storeChanged(tx, key, z, created)
+			event := "zadd"
+			if f.incr {
+				event = "zincr"
+			}
+			tx.Notify(notify.ZSet, event, key)
 		}
 		if failed {
 			x.W.Error(errZNaN)
