@@ -104,6 +104,18 @@ func geoScripts() []script {
 			line("GEORADIUS", "g", "1", "2", "3"), line("GEORADIUS_RO", "g", "1", "2", "3"),
 			line("GEORADIUSBYMEMBER", "g", "a", "3"), line("GEORADIUSBYMEMBER_RO", "g", "a", "3"),
 		)},
+		{"keys", seq(
+			do("COMMAND", "GETKEYS", "GEORADIUS", "s", "1", "2", "3", "km"),
+			do("COMMAND", "GETKEYS", "GEORADIUS", "s", "1", "2", "3", "km", "STORE", "d1"),
+			do("COMMAND", "GETKEYS", "GEORADIUS", "s", "1", "2", "3", "km", "STOREDIST", "d2", "ASC"),
+			do("COMMAND", "GETKEYS", "GEORADIUS", "s", "1", "2", "3", "km", "store", "d1", "storedist", "d2"),
+			do("COMMAND", "GETKEYS", "GEORADIUSBYMEMBER", "s", "m", "3", "km", "COUNT", "1", "STORE", "d1"),
+			do("COMMAND", "GETKEYS", "GEORADIUS_RO", "s", "1", "2", "3", "km"),
+			do("COMMAND", "GETKEYS", "GEOSEARCHSTORE", "d", "s", "FROMMEMBER", "m", "BYRADIUS", "1", "km"),
+			do("COMMAND", "GETKEYS", "GEOSEARCH", "s", "FROMMEMBER", "m", "BYRADIUS", "1", "km"),
+			do("COMMAND", "GETKEYS", "GEOADD", "s", "1", "2", "m"),
+			do("COMMAND", "GETKEYS", "GEODIST", "s", "a", "b"),
+		)},
 		{"geoadd options and errors", seq(
 			do("GEOADD", "g", "13.361389", "38.115556", "Palermo", "15.087269", "37.502669", "Catania"),
 			do("GEOADD", "g", "13.361389", "38.115556", "Palermo"),
