@@ -12,17 +12,19 @@ import (
 	"github.com/kvserver/kvserver/notify"
 )
 
-// Key specs shared by the geo rows.
-var (
-	geoKeyRead     = []KeySpec{{Flags: KeyRO | KeyAccess, ReadsValue: true, Begin: Index(1), Find: Range(0, 1, 0)}}
-	geoRadiusStore = func(startFrom int) []KeySpec {
-		return []KeySpec{
-			{Flags: KeyRO | KeyAccess, ReadsValue: true, Begin: Index(1), Find: Range(0, 1, 0)},
-			{Flags: KeyOW | KeyUpdate, Begin: Keyword("STORE", startFrom), Find: Range(0, 1, 0)},
-			{Flags: KeyOW | KeyUpdate, Begin: Keyword("STOREDIST", startFrom), Find: Range(0, 1, 0)},
-		}
+// geoKeyRead is the key spec of the rows that read one geo set.
+var geoKeyRead = []KeySpec{{Flags: KeyRO | KeyAccess, ReadsValue: true, Begin: Index(1), Find: Range(0, 1, 0)}}
+
+// geoRadiusStore is GEORADIUS's and GEORADIUSBYMEMBER's key specs: the
+// source, and the keys after STORE and STOREDIST, searched for from
+// argument startFrom.
+func geoRadiusStore(startFrom int) []KeySpec {
+	return []KeySpec{
+		{Flags: KeyRO | KeyAccess, ReadsValue: true, Begin: Index(1), Find: Range(0, 1, 0)},
+		{Flags: KeyOW | KeyUpdate, Begin: Keyword("STORE", startFrom), Find: Range(0, 1, 0)},
+		{Flags: KeyOW | KeyUpdate, Begin: Keyword("STOREDIST", startFrom), Find: Range(0, 1, 0)},
 	}
-)
+}
 
 // geoCommands are the geo family's rows (Redis's geo.c). A geo set is a
 // sorted set whose scores are 52-bit geohashes (package geohash).
