@@ -56,6 +56,8 @@ type Ctx struct {
 	HyperLogLog HyperLogLog
 	// Blocker blocks the connection in a blocking command (WAIT).
 	Blocker Blocker
+	// Tracking is the connection's client-side caching (tracking.go).
+	Tracking Tracking
 }
 
 // Settings reads a setting's current value by name; the name must be a

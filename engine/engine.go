@@ -115,6 +115,9 @@ type Engine struct {
 	watches map[watchKey]*watchState
 	// events receives key and chunk events (events.go); nil for none.
 	events Events
+	// stepOrigin is the running step's Tx.SetOrigin value while its fn
+	// runs, for the key changes reported without a Tx (Events.KeyChanged).
+	stepOrigin any
 
 	// dirty holds the groups with resident values the disk does not have
 	// yet; the write-behind pass persists them without freeing memory.
@@ -356,6 +359,7 @@ func (e *Engine) step(db int, fn func(tx *Tx), write bool) {
 		}
 		tx := Tx{e: e, db: db, ks: e.dbs[db], now: e.opts.Now().UnixMilli(), post: &post}
 		fn(&tx)
+		e.stepOrigin = nil
 		var protect *item
 		if write {
 			protect = tx.protect
@@ -449,6 +453,9 @@ func (e *Engine) FlushAll(ctx context.Context) error {
 	for i := range e.dbs {
 		phys = append(phys, e.flushLocked(i))
 	}
+	if e.events != nil {
+		e.events.Flushed()
+	}
 	e.publishLocked()
 	e.mu.Unlock()
 	return e.flushCold(ctx, phys)
@@ -461,6 +468,9 @@ func (e *Engine) FlushDB(ctx context.Context, db int) error {
 	e.mu.Lock()
 	e.writeGen++
 	phys := e.flushLocked(db)
+	if e.events != nil {
+		e.events.Flushed()
+	}
 	e.publishLocked()
 	e.mu.Unlock()
 	return e.flushCold(ctx, []int{phys})

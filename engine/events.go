@@ -23,6 +23,13 @@ type Events interface {
 	// ChunkEvent reports a chunk that became whole or stopped being
 	// stored, or moved between the tiers.
 	ChunkEvent(db int, ev ChunkEvent)
+	// KeyChanged reports a change to key in db, Redis's
+	// signalModifiedKey as client-side caching sees it: a write, an
+	// expiry change, a deletion, an expiry or an eviction. origin is as
+	// KeyEvent's.
+	KeyChanged(db int, key string, origin any)
+	// Flushed reports FLUSHDB or FLUSHALL (every cached key is stale).
+	Flushed()
 }
 
 // ChunkEventKind is what happened to a chunk.
@@ -75,7 +82,10 @@ func (e *Engine) SetEvents(ev Events) {
 
 // SetOrigin tags the events of this step with o (the connection running
 // the command), so that a subscriber can tell its own.
-func (tx *Tx) SetOrigin(o any) { tx.origin = o }
+func (tx *Tx) SetOrigin(o any) {
+	tx.origin = o
+	tx.e.stepOrigin = o
+}
 
 // Notify publishes a command's keyspace event for key, Redis's
 // notifyKeyspaceEvent: class and event name are the command's, as in

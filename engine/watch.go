@@ -108,6 +108,9 @@ func (e *Engine) Unwatch(marks []WatchMark) {
 // touchLocked counts a change to key in logical database db when it is
 // watched.
 func (e *Engine) touchLocked(db int, key string) {
+	if e.events != nil {
+		e.events.KeyChanged(db, key, e.stepOrigin)
+	}
 	if len(e.watches) == 0 {
 		return
 	}
@@ -119,11 +122,17 @@ func (e *Engine) touchLocked(db int, key string) {
 // touchItemLocked counts a change to it, whose database the caller does not
 // know; deleting says the change is its deletion.
 func (e *Engine) touchItemLocked(it *item, deleting bool) {
-	if len(e.watches) == 0 {
+	if e.events == nil && len(e.watches) == 0 {
 		return
 	}
 	db := e.dbIndexLocked(it.ks)
 	if db < 0 {
+		return
+	}
+	if e.events != nil {
+		e.events.KeyChanged(db, it.key, e.stepOrigin)
+	}
+	if len(e.watches) == 0 {
 		return
 	}
 	st := e.watches[watchKey{db, it.key}]

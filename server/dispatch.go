@@ -121,6 +121,8 @@ func (s *Server) dispatch(c *Client) {
 	}
 	c.x.Args = args
 	s.runHandler(c, spec)
+	s.rememberReads(c, spec, args)
+	s.commandDoneTracking(c, spec)
 	c.x.Args = nil
 	took := time.Since(start)
 	s.recordSlow(c, spec, args, start, took)

@@ -21,6 +21,7 @@ import (
 	"github.com/kvserver/kvserver/notify"
 	"github.com/kvserver/kvserver/pubsub"
 	"github.com/kvserver/kvserver/resp"
+	"github.com/kvserver/kvserver/tracking"
 	"github.com/kvserver/kvserver/wake"
 )
 
@@ -168,6 +169,11 @@ type Server struct {
 	// notify-keyspace-events as a notify.Class.
 	hub         *pubsub.Hub
 	notifyFlags atomic.Int32
+	// track is client-side caching's table (session_tracking.go);
+	// tracked is set once any client turned tracking on, so that key
+	// changes cost nothing before.
+	track   *tracking.Table
+	tracked atomic.Bool
 }
 
 // serverStats are the counters INFO stats reports.
@@ -229,6 +235,7 @@ func New(eng *engine.Engine, opts Options) *Server {
 	}
 	s.settings = config.NewLive(opts.Settings)
 	s.hub = pubsub.New()
+	s.track = tracking.New(trackSender{s})
 	if flags, ok := notify.Parse(opts.Settings.NotifyKeyspaceEvents); ok {
 		s.notifyFlags.Store(int32(flags))
 	} else {
@@ -482,6 +489,7 @@ func (s *Server) serveClient(c *Client) {
 		c.dropQueued()
 		c.unwatchAll()
 		s.hub.Drop(c)
+		s.track.Disable(c.ID)
 		c.closeMailbox()
 		s.removeClient(c)
 	}()
@@ -511,7 +519,8 @@ func (s *Server) serveClient(c *Client) {
 		c.r.DropArgs(&c.cmd)
 		s.countErrorReply(c, c.cmdMark)
 		c.endReplies()
-		if c.subscribed.Load() {
+		s.afterCommandTracking(c)
+		if c.mailboxUsed.Load() {
 			c.takeMessages()
 		}
 		c.budget.settle(queuedReplyBytes(c))

@@ -47,5 +47,6 @@ func (s *Server) newCommandCtx(c *Client) *commands.Ctx {
 		Settings:       s.settings,
 		HyperLogLog:    session{c},
 		Blocker:        session{c},
+		Tracking:       session{c},
 	}
 }
