@@ -567,7 +567,12 @@ func (f flushBeforeRead) Read(p []byte) (int, error) {
 			}
 		}
 		if !subscriber {
-			return clientConn{f.c}.Read(p)
+			n, err := clientConn{f.c}.Read(p)
+			if n == 0 && isTimeout(err) && f.c.endRead() && !f.c.killed.Load() {
+				// useMailbox cut the read short: read the mailbox.
+				continue
+			}
+			return n, err
 		}
 		if !f.c.startRead() {
 			continue

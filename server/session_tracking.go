@@ -30,7 +30,7 @@ func (s session) TrackingOn(mode tracking.Mode) string {
 	}
 	srv.tracked.Store(true)
 	s.c.tracking = true
-	s.c.mailboxUsed.Store(true)
+	s.c.useMailbox()
 	return ""
 }
 
@@ -141,8 +141,25 @@ func (c *Client) deliverTracking(wire []byte, self bool) {
 		c.trackPending = append(c.trackPending, wire)
 		return
 	}
-	c.mailboxUsed.Store(true)
+	c.useMailbox()
 	c.enqueue(wire)
+}
+
+// useMailbox makes c look at its mailbox before each read from now on. A
+// connection that had no mailbox (a redirect target that never
+// subscribed) may be blocked in a read that does not look at it: its read
+// is cut short, as Deliver does, and flushBeforeRead reads again.
+func (c *Client) useMailbox() {
+	if c.mailboxUsed.Swap(true) {
+		return
+	}
+	mb := &c.mbox
+	mb.mu.Lock()
+	defer mb.mu.Unlock()
+	if !mb.closed {
+		mb.woken = true
+		c.conn.SetReadDeadline(pastDeadline)
+	}
 }
 
 // KeyChanged invalidates key for the clients that cached it (engine.Events).
