@@ -4005,6 +4005,17 @@ var redisCommandDocs = map[string]*commandDoc{
 			),
 		),
 	},
+	"monitor": {
+		Arity: 1, Flags: []string{"admin", "noscript", "loading", "stale"}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@admin"), resp.Simple("@slow"), resp.Simple("@dangerous")),
+		Tips:          resp.SetOf(),
+		KeySpecs:      resp.SetOf(),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Listen for all requests received by the server in real time"),
+			resp.Bulk("since"), resp.Bulk("1.0.0"),
+			resp.Bulk("group"), resp.Bulk("server"),
+		),
+	},
 	"subscribe": {
 		Arity: -2, Flags: []string{"pubsub", "noscript", "loading", "stale"}, FirstKey: 0, LastKey: 0, Step: 0,
 		ACLCategories: resp.SetOf(resp.Simple("@pubsub"), resp.Simple("@slow")),

@@ -233,6 +233,7 @@ func cmdReset(x *Ctx) {
 	x.Transaction.Discard()
 	x.PubSub.DropSubscriptions()
 	x.Tracking.TrackingOff()
+	x.Monitor.StopMonitor()
 	x.Session.SetDB(0)
 	x.Session.SetProto(2)
 	x.Session.ResetUser()

@@ -84,6 +84,8 @@ type Client struct {
 	// (session_tracking.go). Both belong to the connection's goroutine.
 	tracking     bool
 	trackPending [][]byte
+	// monitor is set while the connection runs MONITOR (monitor.go).
+	monitor atomic.Bool
 	// mailboxUsed is set at the first subscription: a connection that
 	// never subscribed has no mailbox to look at before each read.
 	mailboxUsed atomic.Bool

@@ -123,6 +123,7 @@ func (s *Server) dispatch(c *Client) {
 	s.runHandler(c, spec)
 	s.rememberReads(c, spec, args)
 	s.commandDoneTracking(c, spec)
+	s.feedMonitors(c, spec, args)
 	c.x.Args = nil
 	took := time.Since(start)
 	s.recordSlow(c, spec, args, start, took)

@@ -174,6 +174,8 @@ type Server struct {
 	// changes cost nothing before.
 	track   *tracking.Table
 	tracked atomic.Bool
+	// mons are the MONITOR connections (monitor.go).
+	mons monitors
 }
 
 // serverStats are the counters INFO stats reports.
@@ -490,6 +492,7 @@ func (s *Server) serveClient(c *Client) {
 		c.unwatchAll()
 		s.hub.Drop(c)
 		s.track.Disable(c.ID)
+		session{c}.StopMonitor()
 		c.closeMailbox()
 		s.removeClient(c)
 	}()

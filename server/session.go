@@ -48,5 +48,6 @@ func (s *Server) newCommandCtx(c *Client) *commands.Ctx {
 		HyperLogLog:    session{c},
 		Blocker:        session{c},
 		Tracking:       session{c},
+		Monitor:        session{c},
 	}
 }
