@@ -420,6 +420,10 @@ func cmdClientMaintNotifications(x *Ctx) { x.W.OK() }
 
 func cmdClientHelp(x *Ctx) {
 	writeHelp(x, "CLIENT",
+		"CACHING (YES|NO)",
+		"    Enable/disable tracking of the keys for next command in OPTIN/OPTOUT modes.",
+		"GETREDIR",
+		"    Return the client ID we are redirecting to when tracking is enabled.",
 		"GETNAME",
 		"    Return the name of the current connection.",
 		"ID",
@@ -462,6 +466,11 @@ func cmdClientHelp(x *Ctx) {
 		"    Assign the name <name> to the current connection.",
 		"UNBLOCK <clientid> [TIMEOUT|ERROR]",
 		"    Unblock the specified blocked client.",
+		"TRACKING (ON|OFF) [REDIRECT <id>] [BCAST] [PREFIX <prefix> [...]]",
+		"         [OPTIN] [OPTOUT] [NOLOOP]",
+		"    Control server assisted client side caching.",
+		"TRACKINGINFO",
+		"    Report tracking status for the current connection.",
 		"NO-EVICT (ON|OFF)",
 		"    Protect current client connection from eviction.",
 		"NO-TOUCH (ON|OFF)",

@@ -132,26 +132,20 @@ func cmdClientTrackinginfo(x *Ctx) {
 	if info.On {
 		flags[0] = "on"
 	}
-	if m.BCAST {
-		flags = append(flags, "bcast")
-	}
-	if m.OptIn {
-		flags = append(flags, "optin")
-		if info.Caching {
-			flags = append(flags, "caching-yes")
+	// In Redis's order.
+	for _, f := range []struct {
+		set  bool
+		name string
+	}{
+		{m.BCAST, "bcast"},
+		{m.OptIn, "optin"}, {m.OptIn && info.Caching, "caching-yes"},
+		{m.OptOut, "optout"}, {m.OptOut && info.Caching, "caching-no"},
+		{m.NoLoop, "noloop"},
+		{info.BrokenRedir, "broken_redirect"},
+	} {
+		if f.set {
+			flags = append(flags, f.name)
 		}
-	}
-	if m.OptOut {
-		flags = append(flags, "optout")
-		if info.Caching {
-			flags = append(flags, "caching-no")
-		}
-	}
-	if m.NoLoop {
-		flags = append(flags, "noloop")
-	}
-	if info.BrokenRedir {
-		flags = append(flags, "broken_redirect")
 	}
 	x.W.Map(3)
 	x.W.BulkString("flags")

@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -115,5 +116,29 @@ func TestKeyChangesReachTrackingWithTheirOrigin(t *testing.T) {
 	want := []string{"0 a c1", "0 a c1", "0 a c1", "0 b c1", "0 b <nil>", "flushed"}
 	if !slices.Equal(rec.changed, want) {
 		t.Fatalf("key changes %q, want %q", rec.changed, want)
+	}
+}
+
+// TestEvictionsReachTrackingWithoutOrigin: a key evicted for room is a
+// change no client made (origin nil), even when the step of a client's
+// write made the room.
+func TestEvictionsReachTrackingWithoutOrigin(t *testing.T) {
+	e, _ := newTestEngine(4096)
+	rec := &eventRecorder{}
+	e.SetEvents(rec)
+	for i := range 20 {
+		e.Update(0, func(tx *Tx) {
+			tx.SetOrigin("writer")
+			tx.Set([]byte(fmt.Sprint("k", i)), make([]byte, 512), 0)
+		})
+	}
+	evicted := 0
+	for _, l := range rec.changed {
+		if strings.HasSuffix(l, " <nil>") {
+			evicted++
+		}
+	}
+	if evicted == 0 || e.Stats().EvictedKeys != int64(evicted) {
+		t.Fatalf("%d changes without origin, %d evictions: %q", evicted, e.Stats().EvictedKeys, rec.changed)
 	}
 }

@@ -214,3 +214,33 @@ func TestTrackingRedirectMatchesRedis(t *testing.T) {
 		}
 	}
 }
+
+// TestTrackingTableStaysWithinMaxKeys reads more keys than
+// tracking-table-max-keys allows: kvserver forgets random keys down to the
+// bound and tells the reader, after the reply, as Redis does.
+func TestTrackingTableStaysWithinMaxKeys(t *testing.T) {
+	t.Parallel()
+	kv := startKVServer(t)
+	c := dialRaw(t, kv.Addr)
+	c.Do("HELLO", "3")
+	if got := string(c.Do("CONFIG", "SET", "tracking-table-max-keys", "2")); got != "+OK\r\n" {
+		t.Fatalf("CONFIG SET answered %q", got)
+	}
+	c.Do("CLIENT", "TRACKING", "ON")
+	if got := string(c.Do("MGET", "a", "b", "c", "d")); got != "*4\r\n_\r\n_\r\n_\r\n_\r\n" {
+		t.Fatalf("MGET answered %q", got)
+	}
+	for range 2 {
+		push, err := c.ReadReply()
+		if err != nil {
+			t.Fatalf("eviction invalidation: %v", err)
+		}
+		if !bytes.HasPrefix(push, []byte(">2\r\n$10\r\ninvalidate\r\n*1\r\n$1\r\n")) {
+			t.Fatalf("eviction invalidation %q", push)
+		}
+	}
+	info := string(c.Do("INFO", "stats"))
+	if !strings.Contains(info, "tracking_total_keys:2\r\n") {
+		t.Fatalf("INFO stats after the bound:\n%s", info)
+	}
+}
