@@ -101,6 +101,13 @@ func (s *Server) dispatch(c *Client) {
 		s.observe(spec.Name, 0, true)
 		return
 	}
+	// Next, as in Redis 7.0's processCommand: a monitor, a replica to
+	// Redis, may not touch the keyspace.
+	if c.monitor.Load() && s.touchesKeyspace(c, spec) {
+		s.rejectCommand(c, spec, "ERR Replica can't interact with the keyspace")
+		s.observe(spec.Name, 0, true)
+		return
+	}
 	// Last, as in Redis's processCommand: a refused command is answered
 	// even while clients are paused.
 	if !s.waitWhilePaused(c, spec) {

@@ -59,9 +59,28 @@ func (s session) StopMonitor() {
 	s.c.monitor.Store(false)
 }
 
-// feedMonitors sends the monitors the command c ran.
+// touchesKeyspace is Redis's test of a command a replica (a monitor) may
+// not run: it reads, writes or may replicate, itself or, for EXEC, one of
+// the commands it queued.
+func (s *Server) touchesKeyspace(c *Client, spec *commands.Spec) bool {
+	keyspace := func(sp *commands.Spec) bool {
+		return sp.Flags&(commands.FlagWrite|commands.FlagReadonly) != 0 || sp.MayReplicate
+	}
+	if commands.IsExec(spec) && c.multi != nil {
+		for _, q := range c.multi.cmds {
+			if keyspace(q.spec) {
+				return true
+			}
+		}
+		return false
+	}
+	return keyspace(spec)
+}
+
+// feedMonitors sends the monitors the command c ran. QUIT never gets
+// there in Redis (processCommand answers it itself).
 func (s *Server) feedMonitors(c *Client, spec *commands.Spec, args [][]byte) {
-	if s.mons.n.Load() == 0 || spec.Flags&(commands.FlagAdmin|commands.FlagSkipMonitor) != 0 {
+	if s.mons.n.Load() == 0 || spec.Flags&(commands.FlagAdmin|commands.FlagSkipMonitor) != 0 || spec.Name == "quit" {
 		return
 	}
 	line := monitorLine(nil, time.Now(), c.DB(), peerID(c.conn), redacted(spec, args))

@@ -15,7 +15,8 @@ var monitorStamp = regexp.MustCompile(`^\+\d+\.\d{6} \[(\d+) 127\.0\.0\.1:\d+\] 
 // kvserver with a MONITOR connection open and compares the feeds, time and
 // port aside: quoting of odd bytes, AUTH and HELLO AUTH redacted, admin
 // commands left out, a transaction's commands before EXEC, the database
-// after SELECT, refused commands left out; then RESET ends the feed.
+// after SELECT, refused commands left out; the monitor's own keyspace
+// commands refused and its others fed back; then RESET ends the feed.
 func TestMonitorMatchesRedis(t *testing.T) {
 	t.Parallel()
 	ref := startRedis(t)
@@ -59,6 +60,18 @@ func TestMonitorMatchesRedis(t *testing.T) {
 			feeds[i] = append(feeds[i], s)
 			if strings.Contains(s, `"last"`) {
 				break
+			}
+		}
+		// The monitor's own commands: no keyspace access (Redis treats it
+		// as a replica), the others answered and then fed back.
+		for _, c := range [][]string{{"GET", "k"}, {"SET", "k", "v"}, {"PING"}, {"MULTI"}, {"GET", "k"}, {"EXEC"}} {
+			feeds[i] = append(feeds[i], string(mon.Do(c...)))
+			if c[0] != "GET" && c[0] != "SET" {
+				line, err := mon.ReadReply()
+				if err != nil {
+					t.Fatalf("feed of the monitor's own %q: %v", c, err)
+				}
+				feeds[i] = append(feeds[i], monitorStamp.ReplaceAllString(string(line), "+T [$1] "))
 			}
 		}
 		if got := string(mon.Do("RESET")); got != "+RESET\r\n" {
