@@ -57,3 +57,33 @@ list flags ['tB']
 		t.Errorf("redis-py printed:\n%s\nwant (redis-server's output):\n%s", out, want)
 	}
 }
+
+// pythonMonitorScript reads the MONITOR feed through redis-py's Monitor,
+// which parses each line (time, db, address, quoted arguments).
+const pythonMonitorScript = `import sys
+import redis
+
+kw = dict(host="127.0.0.1", port=int(sys.argv[1]), socket_timeout=5)
+r = redis.Redis(**kw)
+with r.monitor() as m:
+    r.set("py:m", "a b")
+    r.get("py:m")
+    r.mget("py:m", "py:none")
+    for _ in range(3):
+        c = m.next_command()
+        print("monitor", c["db"], c["command"], c["client_type"])
+`
+
+// TestPythonRedisMonitor runs redis-py's Monitor against kvserver; the
+// expected output is redis-server 7.0.15's.
+func TestPythonRedisMonitor(t *testing.T) {
+	t.Parallel()
+	out := runPythonRedis(t, pythonMonitorScript)
+	const want = `monitor 0 SET py:m a b tcp
+monitor 0 GET py:m tcp
+monitor 0 MGET py:m py:none tcp
+`
+	if string(out) != want {
+		t.Errorf("redis-py printed:\n%s\nwant (redis-server's output):\n%s", out, want)
+	}
+}
