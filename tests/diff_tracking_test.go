@@ -173,7 +173,8 @@ func TestTrackingRedirectMatchesRedis(t *testing.T) {
 	t.Parallel()
 	ref := startRedis(t)
 	kv := startKVServer(t)
-	for _, targetProto := range []string{"2", "3"} {
+	for _, protos := range [][2]string{{"2", "2"}, {"3", "2"}, {"2", "3"}, {"3", "3"}} {
+		targetProto, trackerProto := protos[0], protos[1]
 		var got [2][]string
 		for i, srv := range []*server{ref, kv} {
 			var out []string
@@ -184,6 +185,7 @@ func TestTrackingRedirectMatchesRedis(t *testing.T) {
 			target.Do("HELLO", targetProto)
 			id := strings.TrimSuffix(strings.TrimPrefix(string(target.Do("CLIENT", "ID")), ":"), "\r\n")
 			idReply := []byte(":" + id + "\r\n")
+			tracker.Do("HELLO", trackerProto)
 			if targetProto == "2" {
 				rec(target.Do("SUBSCRIBE", "__redis__:invalidate"))
 			}
@@ -203,14 +205,32 @@ func TestTrackingRedirectMatchesRedis(t *testing.T) {
 			}
 			rec(reply)
 			target.Close()
+			// Both servers notice the close asynchronously: wait for it.
+			for deadline := time.Now().Add(5 * time.Second); ; {
+				if !strings.Contains(string(writer.Do("CLIENT", "LIST")), "id="+id+" ") {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatal("the closed target is still listed")
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
 			rec(tracker.Do("GET", "rk2"))
 			rec(writer.Do("SET", "rk2", "1"))
+			if trackerProto == "3" {
+				// The tracker hears that its target is gone.
+				push, err := tracker.ReadReply()
+				if err != nil {
+					t.Fatalf("tracking-redir-broken: %v", err)
+				}
+				rec(bytes.ReplaceAll(push, idReply, []byte(":ID\r\n")))
+			}
 			rec(tracker.Do("PING"))
 			rec(bytes.ReplaceAll(tracker.Do("CLIENT", "TRACKINGINFO"), idReply, []byte(":ID\r\n")))
 			got[i] = out
 		}
 		if strings.Join(got[0], "|") != strings.Join(got[1], "|") {
-			t.Errorf("target RESP%s:\nredis    %q\nkvserver %q", targetProto, got[0], got[1])
+			t.Errorf("target RESP%s, tracker RESP%s:\nredis    %q\nkvserver %q", targetProto, trackerProto, got[0], got[1])
 		}
 	}
 }
