@@ -129,7 +129,6 @@ func (s *Server) dispatch(c *Client) {
 	c.x.Args = args
 	s.runHandler(c, spec)
 	s.rememberReads(c, spec, args)
-	s.commandDoneTracking(c, spec)
 	s.feedMonitors(c, spec, args)
 	c.x.Args = nil
 	took := time.Since(start)

@@ -517,6 +517,7 @@ func (s *Server) serveClient(c *Client) {
 		c.cmdMark = c.w.Mark()
 		c.replyMark = c.cmdMark
 		s.dispatch(c)
+		s.commandDoneTracking(c)
 		// The command's request values are the store's now (or dropped);
 		// what it holds from here on is its queued reply.
 		c.r.DropArgs(&c.cmd)

@@ -73,10 +73,10 @@ func (s *Server) rememberReads(c *Client, spec *commands.Spec, args [][]byte) {
 	s.track.Limit(int(s.settings.Int("tracking-table-max-keys")))
 }
 
-// commandDoneTracking clears CLIENT CACHING's flag after any command but
-// a CLIENT subcommand, outside MULTI (Redis's resetClient).
-func (s *Server) commandDoneTracking(c *Client, spec *commands.Spec) {
-	if c.tracking && c.multi == nil && !strings.HasPrefix(spec.Name, "client|") {
+// commandDoneTracking clears CLIENT CACHING's flag after any command,
+// refused ones included, but CLIENT, outside MULTI (Redis's resetClient).
+func (s *Server) commandDoneTracking(c *Client) {
+	if c.tracking && c.multi == nil && len(c.cmd.Args) > 0 && !strings.EqualFold(string(c.cmd.Args[0]), "client") {
 		s.track.CommandDone(c.ID)
 	}
 }
