@@ -118,6 +118,8 @@ type Engine struct {
 	// stepOrigin is the running step's Tx.SetOrigin value while its fn
 	// runs, for the key changes reported without a Tx (Events.KeyChanged).
 	stepOrigin any
+	// expiring is set while expireLocked removes a key.
+	expiring bool
 
 	// dirty holds the groups with resident values the disk does not have
 	// yet; the write-behind pass persists them without freeing memory.

@@ -26,8 +26,9 @@ type Events interface {
 	// KeyChanged reports a change to key in db, Redis's
 	// signalModifiedKey as client-side caching sees it: a write, an
 	// expiry change, a deletion, an expiry or an eviction. origin is as
-	// KeyEvent's.
-	KeyChanged(db int, key string, origin any)
+	// KeyEvent's; expired says the key expired, a change Redis reports
+	// as no client's even when a client's read found it.
+	KeyChanged(db int, key string, origin any, expired bool)
 	// Flushed reports FLUSHDB or FLUSHALL (every cached key is stale).
 	Flushed()
 }
@@ -153,7 +154,9 @@ func (e *Engine) chunkEventLocked(g *group, kind ChunkEventKind) {
 // expireLocked removes an expired item, Redis's
 // deleteExpiredKeyAndPropagate.
 func (e *Engine) expireLocked(ctx context.Context, it *item, origin any) {
+	e.expiring = true
 	e.removeLocked(ctx, it)
+	e.expiring = false
 	e.expired.Add(1)
 	e.keyEventLocked(it, notify.Expired, "expired", origin)
 }

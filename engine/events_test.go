@@ -14,8 +14,12 @@ import (
 // changes (client-side caching's) apart.
 type eventRecorder struct{ got, changed []string }
 
-func (r *eventRecorder) KeyChanged(db int, key string, origin any) {
-	r.changed = append(r.changed, fmt.Sprintf("%d %s %v", db, key, origin))
+func (r *eventRecorder) KeyChanged(db int, key string, origin any, expired bool) {
+	l := fmt.Sprintf("%d %s %v", db, key, origin)
+	if expired {
+		l += " expired"
+	}
+	r.changed = append(r.changed, l)
 }
 
 func (r *eventRecorder) Flushed() { r.changed = append(r.changed, "flushed") }
@@ -95,8 +99,8 @@ func TestEvictionPublishesEvictedKeysAndChunk(t *testing.T) {
 
 // TestKeyChangesReachTrackingWithTheirOrigin pins down the hook client-side
 // caching hangs on: every change to a key (write, expiry change, delete,
-// lazy expiry, flush) is reported once, tagged with the step's origin, and
-// background work carries none.
+// lazy expiry, flush) is reported once, tagged with the step's origin (an
+// expiry marked as such), and background work carries none.
 func TestKeyChangesReachTrackingWithTheirOrigin(t *testing.T) {
 	e, clock := newTestEngine(0)
 	rec := &eventRecorder{}
@@ -109,11 +113,14 @@ func TestKeyChangesReachTrackingWithTheirOrigin(t *testing.T) {
 		tx.Set([]byte("b"), []byte("2"), clock.Now().UnixMilli()+10)
 	})
 	clock.Advance(time.Second)
-	e.View(0, func(tx *Tx) { tx.Exists([]byte("b")) })
+	e.View(0, func(tx *Tx) {
+		tx.SetOrigin("c2")
+		tx.Exists([]byte("b"))
+	})
 	if err := e.FlushAll(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"0 a c1", "0 a c1", "0 a c1", "0 b c1", "0 b <nil>", "flushed"}
+	want := []string{"0 a c1", "0 a c1", "0 a c1", "0 b c1", "0 b c2 expired", "flushed"}
 	if !slices.Equal(rec.changed, want) {
 		t.Fatalf("key changes %q, want %q", rec.changed, want)
 	}

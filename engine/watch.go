@@ -109,7 +109,7 @@ func (e *Engine) Unwatch(marks []WatchMark) {
 // watched.
 func (e *Engine) touchLocked(db int, key string) {
 	if e.events != nil {
-		e.events.KeyChanged(db, key, e.stepOrigin)
+		e.events.KeyChanged(db, key, e.stepOrigin, false)
 	}
 	if len(e.watches) == 0 {
 		return
@@ -130,7 +130,7 @@ func (e *Engine) touchItemLocked(it *item, deleting bool) {
 		return
 	}
 	if e.events != nil {
-		e.events.KeyChanged(db, it.key, e.stepOrigin)
+		e.events.KeyChanged(db, it.key, e.stepOrigin, e.expiring)
 	}
 	if len(e.watches) == 0 {
 		return

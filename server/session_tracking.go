@@ -163,16 +163,23 @@ func (c *Client) useMailbox() {
 }
 
 // KeyChanged invalidates key for the clients that cached it (engine.Events).
-func (e eventSink) KeyChanged(db int, key string, origin any) {
+// An expiry is no client's change, so NOLOOP does not hide it, but one a
+// client's read found still follows that client's reply (Redis's
+// signalModifiedKey(NULL, ...) with current_client set).
+func (e eventSink) KeyChanged(db int, key string, origin any, expired bool) {
 	if !e.s.tracked.Load() {
 		return
 	}
-	var from int64
+	var current int64
 	if o, ok := origin.(session); ok {
-		from = o.c.ID
+		current = o.c.ID
 	}
-	e.s.track.Invalidate(key, from)
-	if from == 0 && e.s.track.Pending() {
+	from := current
+	if expired {
+		from = 0
+	}
+	e.s.track.Invalidate(key, from, current)
+	if current == 0 && e.s.track.Pending() {
 		// Background work (expiry, eviction) has no command after which
 		// to broadcast.
 		e.s.track.Broadcast()

@@ -273,8 +273,9 @@ func (t *Table) CommandDone(id int64) {
 // clients that read it get its invalidation (not one in BCAST mode, not
 // origin itself with NOLOOP) and forget it; for BCAST it is kept for the
 // next Broadcast. origin is the ID of the client whose command changed it,
-// 0 for the server's own work (expiry, eviction).
-func (t *Table) Invalidate(key string, origin int64) {
+// 0 for the server's own work (expiry, eviction); current is the client
+// whose command is running, whose own invalidation is marked self.
+func (t *Table) Invalidate(key string, origin, current int64) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for p, bs := range t.prefixes {
@@ -282,10 +283,10 @@ func (t *Table) Invalidate(key string, origin int64) {
 			bs.keys[key] = origin
 		}
 	}
-	t.invalidateLocked(key, origin)
+	t.invalidateLocked(key, origin, current)
 }
 
-func (t *Table) invalidateLocked(key string, origin int64) {
+func (t *Table) invalidateLocked(key string, origin, current int64) {
 	ids := t.keys[key]
 	if ids == nil {
 		return
@@ -295,7 +296,7 @@ func (t *Table) invalidateLocked(key string, origin int64) {
 		if c == nil || c.mode.BCAST || (c.mode.NoLoop && id == origin) {
 			continue
 		}
-		t.sendLocked(id, c, []string{key}, false, id == origin)
+		t.sendLocked(id, c, []string{key}, false, id == current)
 	}
 	t.items -= len(ids)
 	delete(t.keys, key)
@@ -417,7 +418,7 @@ func (t *Table) Limit(max int) {
 			break
 		}
 		effort--
-		t.invalidateLocked(key, 0)
+		t.invalidateLocked(key, 0, 0)
 		if len(t.keys) <= max {
 			t.overLimit = 0
 			return

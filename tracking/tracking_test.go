@@ -30,8 +30,8 @@ func TestDefaultModeInvalidatesReadersOnce(t *testing.T) {
 	tb.Enable(2, Mode{NoLoop: true})
 	tb.Remember(1, [][]byte{[]byte("k")})
 	tb.Remember(2, [][]byte{[]byte("k")})
-	tb.Invalidate("k", 2)
-	tb.Invalidate("k", 2) // forgotten after the first change
+	tb.Invalidate("k", 2, 2)
+	tb.Invalidate("k", 2, 2) // forgotten after the first change
 	if got, want := r.take(), []string{"1->0 [k] null=false self=false"}; !slices.Equal(got, want) {
 		t.Fatalf("got %q, want %q", got, want)
 	}
@@ -50,7 +50,7 @@ func TestOptInRemembersOnlyAfterCaching(t *testing.T) {
 	tb.CommandDone(1)
 	tb.Remember(1, [][]byte{[]byte("c")})
 	for _, k := range []string{"a", "b", "c"} {
-		tb.Invalidate(k, 0)
+		tb.Invalidate(k, 0, 0)
 	}
 	if got, want := r.take(), []string{"1->0 [b] null=false self=false"}; !slices.Equal(got, want) {
 		t.Fatalf("got %q, want %q", got, want)
@@ -64,9 +64,9 @@ func TestBroadcastSendsSortedKeysPerPrefixSkippingNoLoopOwnChanges(t *testing.T)
 		t.Fatal(msg)
 	}
 	tb.Enable(2, Mode{BCAST: true, NoLoop: true})
-	tb.Invalidate("u:2", 0)
-	tb.Invalidate("u:1", 2)
-	tb.Invalidate("x", 2)
+	tb.Invalidate("u:2", 0, 0)
+	tb.Invalidate("u:1", 2, 2)
+	tb.Invalidate("x", 2, 2)
 	if !tb.Pending() {
 		t.Fatal("nothing pending after changes")
 	}
@@ -142,5 +142,19 @@ func TestEncodeMatchesRedis(t *testing.T) {
 		if got := string(Encode(nil, c.proto, c.keys, c.null, c.nullProto)); got != c.want {
 			t.Errorf("Encode(%d, %q, %v) = %q, want %q", c.proto, c.keys, c.null, got, c.want)
 		}
+	}
+}
+
+// TestExpiryFoundByReaderIsNotHiddenByNoLoop: an expiry is no client's
+// change (NOLOOP does not hide it) but follows the reply of the client
+// whose read found it.
+func TestExpiryFoundByReaderIsNotHiddenByNoLoop(t *testing.T) {
+	r := &recorder{}
+	tb := New(r)
+	tb.Enable(1, Mode{NoLoop: true})
+	tb.Remember(1, [][]byte{[]byte("k")})
+	tb.Invalidate("k", 0, 1)
+	if got, want := r.take(), []string{"1->0 [k] null=false self=true"}; !slices.Equal(got, want) {
+		t.Fatalf("got %q, want %q", got, want)
 	}
 }
