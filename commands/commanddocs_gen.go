@@ -2237,6 +2237,130 @@ var redisCommandDocs = map[string]*commandDoc{
 			resp.Bulk("complexity"), resp.Bulk("O(N) Where N is the number of paused clients"),
 		),
 	},
+	"client|tracking": {
+		Arity: -3, Flags: []string{"noscript", "loading", "stale"}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@slow"), resp.Simple("@connection")),
+		Tips:          resp.SetOf(),
+		KeySpecs:      resp.SetOf(),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Enable or disable server assisted client side caching support"),
+			resp.Bulk("since"), resp.Bulk("6.0.0"),
+			resp.Bulk("group"), resp.Bulk("connection"),
+			resp.Bulk("complexity"), resp.Bulk("O(1). Some options may introduce additional complexity."),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("status"),
+					resp.Bulk("type"), resp.Bulk("oneof"),
+					resp.Bulk("arguments"), resp.Array(
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("on"),
+							resp.Bulk("type"), resp.Bulk("pure-token"),
+							resp.Bulk("token"), resp.Bulk("ON"),
+						),
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("off"),
+							resp.Bulk("type"), resp.Bulk("pure-token"),
+							resp.Bulk("token"), resp.Bulk("OFF"),
+						),
+					),
+				),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("client-id"),
+					resp.Bulk("type"), resp.Bulk("integer"),
+					resp.Bulk("token"), resp.Bulk("REDIRECT"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+				),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("prefix"),
+					resp.Bulk("type"), resp.Bulk("string"),
+					resp.Bulk("token"), resp.Bulk("PREFIX"),
+					resp.Bulk("flags"), resp.SetOf(
+						resp.Simple("optional"),
+						resp.Simple("multiple"),
+						resp.Simple("multiple_token"),
+					),
+				),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("bcast"),
+					resp.Bulk("type"), resp.Bulk("pure-token"),
+					resp.Bulk("token"), resp.Bulk("BCAST"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+				),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("optin"),
+					resp.Bulk("type"), resp.Bulk("pure-token"),
+					resp.Bulk("token"), resp.Bulk("OPTIN"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+				),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("optout"),
+					resp.Bulk("type"), resp.Bulk("pure-token"),
+					resp.Bulk("token"), resp.Bulk("OPTOUT"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+				),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("noloop"),
+					resp.Bulk("type"), resp.Bulk("pure-token"),
+					resp.Bulk("token"), resp.Bulk("NOLOOP"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+				),
+			),
+		),
+	},
+	"client|caching": {
+		Arity: 3, Flags: []string{"noscript", "loading", "stale"}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@slow"), resp.Simple("@connection")),
+		Tips:          resp.SetOf(),
+		KeySpecs:      resp.SetOf(),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Instruct the server about tracking or not keys in the next request"),
+			resp.Bulk("since"), resp.Bulk("6.0.0"),
+			resp.Bulk("group"), resp.Bulk("connection"),
+			resp.Bulk("complexity"), resp.Bulk("O(1)"),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("mode"),
+					resp.Bulk("type"), resp.Bulk("oneof"),
+					resp.Bulk("arguments"), resp.Array(
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("yes"),
+							resp.Bulk("type"), resp.Bulk("pure-token"),
+							resp.Bulk("token"), resp.Bulk("YES"),
+						),
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("no"),
+							resp.Bulk("type"), resp.Bulk("pure-token"),
+							resp.Bulk("token"), resp.Bulk("NO"),
+						),
+					),
+				),
+			),
+		),
+	},
+	"client|trackinginfo": {
+		Arity: 2, Flags: []string{"noscript", "loading", "stale"}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@slow"), resp.Simple("@connection")),
+		Tips:          resp.SetOf(),
+		KeySpecs:      resp.SetOf(),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Return information about server assisted client side caching for the current connection"),
+			resp.Bulk("since"), resp.Bulk("6.2.0"),
+			resp.Bulk("group"), resp.Bulk("connection"),
+			resp.Bulk("complexity"), resp.Bulk("O(1)"),
+		),
+	},
+	"client|getredir": {
+		Arity: 2, Flags: []string{"noscript", "loading", "stale"}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@slow"), resp.Simple("@connection")),
+		Tips:          resp.SetOf(),
+		KeySpecs:      resp.SetOf(),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Get tracking notifications redirection client ID if any"),
+			resp.Bulk("since"), resp.Bulk("6.0.0"),
+			resp.Bulk("group"), resp.Bulk("connection"),
+			resp.Bulk("complexity"), resp.Bulk("O(1)"),
+		),
+	},
 	"client|unblock": {
 		Arity: -3, Flags: []string{"admin", "noscript", "loading", "stale"}, FirstKey: 0, LastKey: 0, Step: 0,
 		ACLCategories: resp.SetOf(resp.Simple("@admin"), resp.Simple("@slow"), resp.Simple("@dangerous"), resp.Simple("@connection")),
@@ -6049,6 +6173,17 @@ var redisCommandDocs = map[string]*commandDoc{
 					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
 				),
 			),
+		),
+	},
+	"monitor": {
+		Arity: 1, Flags: []string{"admin", "noscript", "loading", "stale"}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@admin"), resp.Simple("@slow"), resp.Simple("@dangerous")),
+		Tips:          resp.SetOf(),
+		KeySpecs:      resp.SetOf(),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Listen for all requests received by the server in real time"),
+			resp.Bulk("since"), resp.Bulk("1.0.0"),
+			resp.Bulk("group"), resp.Bulk("server"),
 		),
 	},
 	"subscribe": {
