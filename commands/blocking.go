@@ -5,6 +5,7 @@ import (
 	"math/big"
 	"time"
 
+	"github.com/kvserver/kvserver/datatype"
 	"github.com/kvserver/kvserver/engine"
 )
 
@@ -28,8 +29,8 @@ type KeyBlocking interface {
 	CanBlock() bool
 }
 
-// blockingCommands are the list family's blocking pops (Redis's t_list.c
-// and blocked.c).
+// blockingCommands are the blocking pops of lists and sorted sets
+// (Redis's t_list.c, t_zset.c and blocked.c).
 var blockingCommands = []*Spec{
 	{Name: "blpop", Arity: -3, Flags: FlagWrite | FlagNoscript | FlagBlocking, ACL: "@write @list @slow @blocking",
 		KeySpecs: []KeySpec{{Flags: KeyRW | KeyAccess | KeyDelete, ReadsValue: true, Begin: Index(1), Find: Range(-2, 1, 0)}},
@@ -44,6 +45,15 @@ var blockingCommands = []*Spec{
 	{Name: "blmpop", Arity: -5, Flags: FlagWrite | FlagBlocking | FlagMovablekeys, ACL: "@write @list @slow @blocking",
 		KeySpecs: []KeySpec{{Flags: KeyRW | KeyAccess | KeyDelete, ReadsValue: true, Begin: Index(2), Find: KeyNum(0, 1, 1)}},
 		Handler:  cmdBlmpop},
+	{Name: "bzpopmin", Arity: -3, Flags: FlagWrite | FlagNoscript | FlagFast | FlagBlocking, ACL: "@write @sortedset @fast @blocking",
+		KeySpecs: []KeySpec{{Flags: KeyRW | KeyAccess | KeyDelete, ReadsValue: true, Begin: Index(1), Find: Range(-2, 1, 0)}},
+		Handler:  cmdBzpopmin},
+	{Name: "bzpopmax", Arity: -3, Flags: FlagWrite | FlagNoscript | FlagFast | FlagBlocking, ACL: "@write @sortedset @fast @blocking",
+		KeySpecs: []KeySpec{{Flags: KeyRW | KeyAccess | KeyDelete, ReadsValue: true, Begin: Index(1), Find: Range(-2, 1, 0)}},
+		Handler:  cmdBzpopmax},
+	{Name: "bzmpop", Arity: -5, Flags: FlagWrite | FlagBlocking | FlagMovablekeys, ACL: "@write @sortedset @slow @blocking",
+		KeySpecs: []KeySpec{{Flags: KeyRW | KeyAccess | KeyDelete, ReadsValue: true, Begin: Index(2), Find: KeyNum(0, 1, 1)}},
+		Handler:  cmdBzmpop},
 }
 
 // timeoutArg parses a blocking command's timeout in seconds, a float, the
@@ -96,8 +106,8 @@ func blockingPop(x *Ctx, front bool) {
 			}
 			if l != nil {
 				key, val, done = k, l.Pop(front), true
-				tx.Modified(k)
 				replyKeyValue(x, key, val)
+				listPopped(tx, k, l, front)
 				return
 			}
 		}
@@ -105,21 +115,27 @@ func blockingPop(x *Ctx, front bool) {
 	if done {
 		return
 	}
-	if !x.KeyBlocking.CanBlock() {
-		x.W.NullArray()
-		return
-	}
-	why := x.KeyBlocking.BlockOnKeys(keys, timeout, func(tx *engine.Tx, k []byte) bool {
+	blockThenAnswer(x, keys, timeout, func(tx *engine.Tx, k []byte) bool {
 		l := listOf(tx, k)
 		if l == nil {
 			return false
 		}
 		key, val = append([]byte(nil), k...), l.Pop(front)
-		tx.Modified(k)
+		listPopped(tx, k, l, front)
 		return true
-	})
-	if why == UnblockedReady {
-		replyKeyValue(x, key, val)
+	}, func() { replyKeyValue(x, key, val) })
+}
+
+// blockThenAnswer blocks on keys until serve takes what it waits for,
+// then answers with served. A client that may not block, or whose wait
+// ends unserved, gets a null array (or Redis's UNBLOCKED error).
+func blockThenAnswer(x *Ctx, keys [][]byte, timeout time.Duration, serve func(tx *engine.Tx, key []byte) bool, served func()) {
+	if !x.KeyBlocking.CanBlock() {
+		x.W.NullArray()
+		return
+	}
+	if why := x.KeyBlocking.BlockOnKeys(keys, timeout, serve); why == UnblockedReady {
+		served()
 	} else {
 		replyUnserved(x, why, x.W.NullArray)
 	}
@@ -236,23 +252,69 @@ func cmdBlmpop(x *Ctx) {
 	if done {
 		return
 	}
-	if !x.KeyBlocking.CanBlock() {
-		x.W.NullArray()
-		return
-	}
 	var key []byte
 	var vals [][]byte
-	why := x.KeyBlocking.BlockOnKeys(a.keys, timeout, func(tx *engine.Tx, k []byte) bool {
+	blockThenAnswer(x, a.keys, timeout, func(tx *engine.Tx, k []byte) bool {
 		l := listOf(tx, k)
 		if l == nil {
 			return false
 		}
 		key, vals = append([]byte(nil), k...), popMany(tx, l, k, a)
 		return true
-	})
-	if why == UnblockedReady {
-		replyMpop(x, key, vals)
-	} else {
-		replyUnserved(x, why, x.W.NullArray)
+	}, func() { replyMpop(x, key, vals) })
+}
+
+func cmdBzpopmin(x *Ctx) { bzpopGeneric(x, false) }
+func cmdBzpopmax(x *Ctx) { bzpopGeneric(x, true) }
+
+// bzpopGeneric is BZPOPMIN and BZPOPMAX: key [key ...] timeout, answered
+// [key, member, score].
+func bzpopGeneric(x *Ctx, maxSide bool) {
+	args := x.Args
+	timeout, ok := timeoutArg(x, len(args)-1)
+	if !ok {
+		return
 	}
+	blockingZpop(x, args[1:len(args)-1], maxSide, -1, false, timeout)
+}
+
+func cmdBzmpop(x *Ctx) {
+	// As BLMPOP, the timeout is checked after the other arguments.
+	a, ok := parseZmpop(x, 2)
+	if !ok {
+		return
+	}
+	timeout, ok := timeoutArg(x, 1)
+	if !ok {
+		return
+	}
+	blockingZpop(x, a.keys, a.maxSide, a.count, true, timeout)
+}
+
+// blockingZpop is Redis's blockingGenericZpopCommand: ZPOPMIN/ZPOPMAX
+// (count -1: one member) of the first non-empty sorted set of keys, or
+// block until a write makes one non-empty. The reply carries the key
+// first, with nested pairs for BZMPOP.
+func blockingZpop(x *Ctx, keys [][]byte, maxSide bool, count int64, nested bool, timeout time.Duration) {
+	done := false
+	x.Update(func(tx *engine.Tx) {
+		key, z, ok := firstZSet(x, tx, keys)
+		done = !ok || z != nil
+		if z != nil {
+			replyZpop(x, key, zpopEntries(tx, key, z, maxSide, count), true, nested)
+		}
+	})
+	if done {
+		return
+	}
+	var key []byte
+	var entries []datatype.ZEntry
+	blockThenAnswer(x, keys, timeout, func(tx *engine.Tx, k []byte) bool {
+		z := zsetOf(tx, k)
+		if z == nil {
+			return false
+		}
+		key, entries = append([]byte(nil), k...), zpopEntries(tx, k, z, maxSide, count)
+		return true
+	}, func() { replyZpop(x, key, entries, true, nested) })
 }
