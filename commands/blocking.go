@@ -7,6 +7,7 @@ import (
 
 	"github.com/kvserver/kvserver/datatype"
 	"github.com/kvserver/kvserver/engine"
+	"github.com/kvserver/kvserver/notify"
 )
 
 // KeyBlocking is what the blocking commands (BLPOP and its kin; later
@@ -188,12 +189,9 @@ func blmoveGeneric(x *Ctx, from, to bool, timeoutArgIdx int) {
 			return
 		}
 		done = true
-		v, err := moveElement(tx, src, args[1], args[2], from, to, lim)
-		if err != nil {
+		if _, err := moveElement(tx, src, args[1], args[2], from, to, lim, x.W.Bulk); err != nil {
 			x.W.Error(err.Error())
-			return
 		}
-		x.W.Bulk(v)
 	})
 	if done {
 		return
@@ -210,7 +208,7 @@ func blmoveGeneric(x *Ctx, from, to bool, timeoutArgIdx int) {
 		if l == nil {
 			return false
 		}
-		val, moveErr = moveElement(tx, l, src, dst, from, to, lim)
+		val, moveErr = moveElement(tx, l, src, dst, from, to, lim, nil)
 		return true
 	})
 	switch {
@@ -244,7 +242,8 @@ func cmdBlmpop(x *Ctx) {
 			}
 			if l != nil {
 				done = true
-				replyMpop(x, k, popMany(tx, l, k, a))
+				replyMpop(x, k, popMany(l, a))
+				listPopped(tx, k, l, a.front)
 				return
 			}
 		}
@@ -259,7 +258,8 @@ func cmdBlmpop(x *Ctx) {
 		if l == nil {
 			return false
 		}
-		key, vals = append([]byte(nil), k...), popMany(tx, l, k, a)
+		key, vals = append([]byte(nil), k...), popMany(l, a)
+		listPopped(tx, k, l, a.front)
 		return true
 	}, func() { replyMpop(x, key, vals) })
 }
@@ -301,7 +301,7 @@ func blockingZpop(x *Ctx, keys [][]byte, maxSide bool, count int64, nested bool,
 		key, z, ok := firstZSet(x, tx, keys)
 		done = !ok || z != nil
 		if z != nil {
-			replyZpop(x, key, zpopEntries(tx, key, z, maxSide, count), true, nested)
+			zpopReply(x, tx, key, z, maxSide, count, true, nested)
 		}
 	})
 	if done {
@@ -314,7 +314,9 @@ func blockingZpop(x *Ctx, keys [][]byte, maxSide bool, count int64, nested bool,
 		if z == nil {
 			return false
 		}
-		key, entries = append([]byte(nil), k...), zpopEntries(tx, k, z, maxSide, count)
+		key, entries = append([]byte(nil), k...), zpopEntries(z, maxSide, count)
+		tx.Notify(notify.ZSet, zpopEvent(maxSide), k)
+		zsetPopped(tx, k, z)
 		return true
-	}, func() { replyZpop(x, key, entries, true, nested) })
+	}, func() { replyZpop(x, key, entries, true, nested, func() {}) })
 }

@@ -548,12 +548,9 @@ func lmoveGeneric(x *Ctx, from, to bool) {
 		if _, ok := lookupList(x, tx, args[2], false); !ok {
 			return
 		}
-		v, err := moveElement(tx, src, args[1], args[2], from, to, lim)
-		if err != nil {
+		if _, err := moveElement(tx, src, args[1], args[2], from, to, lim, x.W.Bulk); err != nil {
 			x.W.Error(err.Error())
-			return
 		}
-		x.W.Bulk(v)
 	})
 }
 
@@ -562,8 +559,9 @@ func lmoveGeneric(x *Ctx, from, to bool) {
 // moved, when dstKey holds another type. The two keys may be one (a
 // rotation, which never empties the list). The events are Redis's
 // lmoveGenericCommand's: the push on the destination, then the pop on the
-// source and "del" when that emptied it.
-func moveElement(tx *engine.Tx, src *datatype.List, srcKey, dstKey []byte, from, to bool, lim datatype.ListLimits) ([]byte, error) {
+// source and "del" when that emptied it; reply, when not nil, answers the
+// element between the two, where Redis does.
+func moveElement(tx *engine.Tx, src *datatype.List, srcKey, dstKey []byte, from, to bool, lim datatype.ListLimits, reply func([]byte)) ([]byte, error) {
 	obj, err := tx.Object(dstKey, datatype.KindList, false)
 	if err != nil {
 		return nil, err
@@ -579,6 +577,9 @@ func moveElement(tx *engine.Tx, src *datatype.List, srcKey, dstKey []byte, from,
 	dst.Push(v, to, lim)
 	storeChanged(tx, dstKey, dst, created)
 	tx.Notify(notify.List, pushEvent(to), dstKey)
+	if reply != nil {
+		reply(v)
+	}
 	listPopped(tx, srcKey, src, from)
 	return v, nil
 }
@@ -640,7 +641,8 @@ func cmdLmpop(x *Ctx) {
 				return
 			}
 			if l != nil {
-				replyMpop(x, k, popMany(tx, l, k, a))
+				replyMpop(x, k, popMany(l, a))
+				listPopped(tx, k, l, a.front)
 				return
 			}
 		}
@@ -648,14 +650,14 @@ func cmdLmpop(x *Ctx) {
 	})
 }
 
-// popMany pops up to a.count elements of l, the list under key.
-func popMany(tx *engine.Tx, l *datatype.List, key []byte, a mpopArgs) [][]byte {
+// popMany pops up to a.count elements of l; the caller records the change
+// (listPopped) after its reply, as Redis does.
+func popMany(l *datatype.List, a mpopArgs) [][]byte {
 	n := int(min(a.count, int64(l.Len())))
 	out := make([][]byte, n)
 	for i := range out {
 		out[i] = l.Pop(a.front)
 	}
-	listPopped(tx, key, l, a.front)
 	return out
 }
 

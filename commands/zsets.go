@@ -1103,8 +1103,7 @@ func zpopGeneric(x *Ctx, keys [][]byte, maxSide, emitKey bool, count int64, nest
 		case z == nil || count == 0:
 			x.W.Array(0)
 		default:
-			entries := zpopEntries(tx, key, z, maxSide, count)
-			replyZpop(x, key, entries, emitKey, nested)
+			zpopReply(x, tx, key, z, maxSide, count, emitKey, nested)
 		}
 	})
 }
@@ -1130,10 +1129,19 @@ func zsetOf(tx *engine.Tx, key []byte) *datatype.ZSet {
 	return obj.(*datatype.ZSet)
 }
 
-// zpopEntries pops up to count members (-1: one) of z, the non-empty
-// sorted set under key, from its low end or, when maxSide, its high end,
-// and publishes the pop's event, then "del" when it emptied z.
-func zpopEntries(tx *engine.Tx, key []byte, z *datatype.ZSet, maxSide bool, count int64) []datatype.ZEntry {
+// zpopReply pops up to count members (-1: one) of z, the non-empty sorted
+// set under key, and answers them, with genericZpopCommand's events where
+// it raises them: the pop's after the reply's header, "del" (when z is
+// emptied) after the reply.
+func zpopReply(x *Ctx, tx *engine.Tx, key []byte, z *datatype.ZSet, maxSide bool, count int64, emitKey, nested bool) {
+	entries := zpopEntries(z, maxSide, count)
+	replyZpop(x, key, entries, emitKey, nested, func() { tx.Notify(notify.ZSet, zpopEvent(maxSide), key) })
+	zsetPopped(tx, key, z)
+}
+
+// zpopEntries pops up to count members (-1: one) of the non-empty z from
+// its low end or, when maxSide, its high end.
+func zpopEntries(z *datatype.ZSet, maxSide bool, count int64) []datatype.ZEntry {
 	n := 1
 	if count > 0 {
 		n = int(min(count, int64(z.Len())))
@@ -1147,17 +1155,31 @@ func zpopEntries(tx *engine.Tx, key []byte, z *datatype.ZSet, maxSide bool, coun
 		entries[i] = z.At(r)
 		z.DeleteRanks(r, r+1)
 	}
-	event := "zpopmin"
-	if maxSide {
-		event = "zpopmax"
-	}
-	objectChanged(tx, key, z, notify.ZSet, event)
 	return entries
+}
+
+// zpopEvent is the keyspace event of a pop from one end of a sorted set.
+func zpopEvent(maxSide bool) string {
+	if maxSide {
+		return "zpopmax"
+	}
+	return "zpopmin"
+}
+
+// zsetPopped records pops from z, the sorted set under key, publishing
+// "del" when they emptied it (which deletes it).
+func zsetPopped(tx *engine.Tx, key []byte, z *datatype.ZSet) {
+	emptied := z.Len() == 0
+	tx.Modified(key)
+	if emptied {
+		tx.Notify(notify.Generic, "del", key)
+	}
 }
 
 // replyZpop answers popped entries in the four shapes of
 // genericZpopCommand: flat or nested pairs, with or without the key.
-func replyZpop(x *Ctx, key []byte, entries []datatype.ZEntry, emitKey, nested bool) {
+// afterHeader runs once the array headers are written.
+func replyZpop(x *Ctx, key []byte, entries []datatype.ZEntry, emitKey, nested bool, afterHeader func()) {
 	n := len(entries)
 	switch {
 	case !nested && !emitKey:
@@ -1172,6 +1194,7 @@ func replyZpop(x *Ctx, key []byte, entries []datatype.ZEntry, emitKey, nested bo
 		x.W.Bulk(key)
 		x.W.Array(n)
 	}
+	afterHeader()
 	for _, e := range entries {
 		if nested {
 			x.W.Array(2)
