@@ -10,9 +10,10 @@ import (
 	"github.com/kvserver/kvserver/notify"
 )
 
-// KeyBlocking is what the blocking commands (BLPOP and its kin; later
-// BZPOPMIN, XREAD) use to wait for keys: the server's registry of blocked
-// clients, woken by the engine when a key they wait on is written.
+// KeyBlocking is what the blocking commands (BLPOP and its kin, BZPOPMIN
+// and its kin; later XREAD) use to wait for keys: the server's registry
+// of blocked clients, woken by the engine when a key they wait on is
+// written.
 type KeyBlocking interface {
 	// BlockOnKeys waits for one of keys, in the connection's database, to be
 	// served: each time a write touches one of them, serve runs under the
@@ -26,7 +27,7 @@ type KeyBlocking interface {
 	// asks CanBlock first.
 	BlockOnKeys(keys [][]byte, timeout time.Duration, serve func(tx *engine.Tx, key []byte) bool) Unblocked
 	// CanBlock is false where a command must not block (inside
-	// MULTI/EXEC), which then answers as if it had timed out.
+	// MULTI/EXEC or a script), which then answers as if it had timed out.
 	CanBlock() bool
 }
 
