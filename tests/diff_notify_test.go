@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestDifferentialContainerEvents pins the keyspace events of the list,
@@ -242,18 +243,18 @@ func blockingZSetScenarios() []blockingScenario {
 		{"clients blocked on a sorted set are served first come first served", func(t *testing.T, addr string) string {
 			tr := newTranscript(t, addr, 4)
 			tr.send(0, "BZPOPMIN", "z", "other", "0")
-			settle()
+			tr.waitBlocked(3, 1)
 			tr.send(1, "BZMPOP", "0", "2", "other", "z", "MAX", "COUNT", "2")
-			settle()
+			tr.waitBlocked(3, 2)
 			tr.send(2, "BZPOPMAX", "z", "other", "0")
-			settle()
+			tr.waitBlocked(3, 3)
 			tr.call(3, "ZADD", "z", "1", "a", "2", "b", "3", "c", "4", "d")
 			tr.read(0)
 			tr.read(1)
 			tr.read(2)
 			tr.call(3, "EXISTS", "z")
 			tr.send(0, "BZPOPMIN", "z", "other", "0")
-			settle()
+			tr.waitBlocked(3, 1)
 			tr.call(3, "ZADD", "other", "7", "o")
 			tr.read(0)
 			return tr.b.String()
@@ -261,9 +262,9 @@ func blockingZSetScenarios() []blockingScenario {
 		{"a ZADD inside MULTI serves after EXEC, with what is left", func(t *testing.T, addr string) string {
 			tr := newTranscript(t, addr, 3)
 			tr.send(0, "BZPOPMAX", "z", "0")
-			settle()
+			tr.waitBlocked(2, 1)
 			tr.send(1, "BZPOPMAX", "z", "0")
-			settle()
+			tr.waitBlocked(2, 2)
 			tr.call(2, "MULTI")
 			tr.call(2, "ZADD", "z", "1", "a", "2", "b")
 			tr.call(2, "ZPOPMAX", "z")
@@ -277,7 +278,7 @@ func blockingZSetScenarios() []blockingScenario {
 		{"a key of another type keeps the client blocked, ZUNIONSTORE serves it", func(t *testing.T, addr string) string {
 			tr := newTranscript(t, addr, 2)
 			tr.send(0, "BZMPOP", "0", "1", "k", "MIN", "COUNT", "2")
-			settle()
+			tr.waitBlocked(1, 1)
 			tr.call(1, "RPUSH", "k", "x")
 			tr.call(1, "DEL", "k")
 			tr.call(1, "ZADD", "tmp", "1", "a", "2", "b", "3", "c")
@@ -290,13 +291,11 @@ func blockingZSetScenarios() []blockingScenario {
 			tr := newTranscript(t, addr, 2)
 			id := tr.clientID(0)
 			tr.send(0, "BZPOPMIN", "z", "0")
-			settle()
-			raw, _ := tr.conns[1].Call("INFO", "clients")
-			fmt.Fprintf(&tr.b, "blocked: %v\n", strings.Contains(string(raw), "blocked_clients:1\r\n"))
+			tr.waitBlocked(1, 1)
 			tr.call(1, "CLIENT", "UNBLOCK", id)
 			tr.read(0)
 			tr.send(0, "BZMPOP", "0", "1", "z", "MIN")
-			settle()
+			tr.waitBlocked(1, 1)
 			tr.call(1, "CLIENT", "UNBLOCK", id, "ERROR")
 			tr.read(0)
 			tr.send(0, "BZPOPMAX", "z", "0.05")
@@ -316,33 +315,55 @@ func blockingZSetScenarios() []blockingScenario {
 				}
 			}
 			tr.send(1, "BLPOP", "k", "0")
-			settle()
+			tr.waitBlocked(2, 1)
 			tr.call(2, "RPUSH", "k", "a", "b")
 			tr.read(1)
 			events(2)
 			tr.send(1, "BZPOPMIN", "z", "0")
-			settle()
+			tr.waitBlocked(2, 1)
 			tr.call(2, "ZADD", "z", "1", "a")
 			tr.read(1)
 			events(3)
 			tr.send(1, "BLMOVE", "src", "k", "RIGHT", "LEFT", "0")
-			settle()
+			tr.waitBlocked(2, 1)
 			tr.call(2, "RPUSH", "src", "x")
 			tr.read(1)
 			events(4)
 			tr.send(1, "BZMPOP", "0", "1", "z2", "MAX", "COUNT", "5")
-			settle()
+			tr.waitBlocked(2, 1)
 			tr.call(2, "ZADD", "z2", "1", "a", "2", "b")
 			tr.read(1)
 			events(3)
 			tr.call(2, "DEL", "k")
 			events(1)
 			tr.send(1, "BLMPOP", "0", "1", "k", "RIGHT", "COUNT", "5")
-			settle()
+			tr.waitBlocked(2, 1)
 			tr.call(2, "LPUSH", "k", "1", "2")
 			tr.read(1)
 			events(3)
 			return tr.b.String()
 		}},
+	}
+}
+
+// waitBlocked waits, polling INFO on connection i, until n clients are
+// blocked, so that blocked clients queue in the order the scenario sends
+// them whatever the machine's load.
+func (tr *transcript) waitBlocked(i, n int) {
+	tr.t.Helper()
+	want := fmt.Sprintf("blocked_clients:%d\r\n", n)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		raw, err := tr.conns[i].Call("INFO", "clients")
+		if err != nil {
+			tr.t.Fatal(err)
+		}
+		if strings.Contains(string(raw), want) {
+			return
+		}
+		if time.Now().After(deadline) {
+			tr.t.Fatalf("never %d blocked clients: %s", n, raw)
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }
