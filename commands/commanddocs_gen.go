@@ -964,6 +964,143 @@ var redisCommandDocs = map[string]*commandDoc{
 			),
 		),
 	},
+	"bzpopmin": {
+		Arity: -3, Flags: []string{"write", "noscript", "blocking", "fast"}, FirstKey: 1, LastKey: -2, Step: 1,
+		ACLCategories: resp.SetOf(resp.Simple("@write"), resp.Simple("@sortedset"), resp.Simple("@fast"), resp.Simple("@blocking")),
+		Tips:          resp.SetOf(),
+		KeySpecs: resp.SetOf(
+			resp.Map(
+				resp.Bulk("flags"), resp.SetOf(resp.Simple("RW"), resp.Simple("access"), resp.Simple("delete")),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
+				resp.Bulk("find_keys"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("range"),
+					resp.Bulk("spec"), resp.Map(
+						resp.Bulk("lastkey"), resp.Int(-2),
+						resp.Bulk("keystep"), resp.Int(1),
+						resp.Bulk("limit"), resp.Int(0),
+					),
+				),
+			),
+		),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Remove and return the member with the lowest score from one or more sorted sets, or block until one is available"),
+			resp.Bulk("since"), resp.Bulk("5.0.0"),
+			resp.Bulk("group"), resp.Bulk("sorted-set"),
+			resp.Bulk("complexity"), resp.Bulk("O(log(N)) with N being the number of elements in the sorted set."),
+			resp.Bulk("history"), resp.SetOf(
+				resp.Array(
+					resp.Bulk("6.0.0"),
+					resp.Bulk("`timeout` is interpreted as a double instead of an integer."),
+				),
+			),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("key"),
+					resp.Bulk("type"), resp.Bulk("key"),
+					resp.Bulk("key_spec_index"), resp.Int(0),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("multiple")),
+				),
+				resp.Map(resp.Bulk("name"), resp.Bulk("timeout"), resp.Bulk("type"), resp.Bulk("double")),
+			),
+		),
+	},
+	"bzpopmax": {
+		Arity: -3, Flags: []string{"write", "noscript", "blocking", "fast"}, FirstKey: 1, LastKey: -2, Step: 1,
+		ACLCategories: resp.SetOf(resp.Simple("@write"), resp.Simple("@sortedset"), resp.Simple("@fast"), resp.Simple("@blocking")),
+		Tips:          resp.SetOf(),
+		KeySpecs: resp.SetOf(
+			resp.Map(
+				resp.Bulk("flags"), resp.SetOf(resp.Simple("RW"), resp.Simple("access"), resp.Simple("delete")),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
+				resp.Bulk("find_keys"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("range"),
+					resp.Bulk("spec"), resp.Map(
+						resp.Bulk("lastkey"), resp.Int(-2),
+						resp.Bulk("keystep"), resp.Int(1),
+						resp.Bulk("limit"), resp.Int(0),
+					),
+				),
+			),
+		),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Remove and return the member with the highest score from one or more sorted sets, or block until one is available"),
+			resp.Bulk("since"), resp.Bulk("5.0.0"),
+			resp.Bulk("group"), resp.Bulk("sorted-set"),
+			resp.Bulk("complexity"), resp.Bulk("O(log(N)) with N being the number of elements in the sorted set."),
+			resp.Bulk("history"), resp.SetOf(
+				resp.Array(
+					resp.Bulk("6.0.0"),
+					resp.Bulk("`timeout` is interpreted as a double instead of an integer."),
+				),
+			),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("key"),
+					resp.Bulk("type"), resp.Bulk("key"),
+					resp.Bulk("key_spec_index"), resp.Int(0),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("multiple")),
+				),
+				resp.Map(resp.Bulk("name"), resp.Bulk("timeout"), resp.Bulk("type"), resp.Bulk("double")),
+			),
+		),
+	},
+	"bzmpop": {
+		Arity: -5, Flags: []string{"write", "blocking", "movablekeys"}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@write"), resp.Simple("@sortedset"), resp.Simple("@slow"), resp.Simple("@blocking")),
+		Tips:          resp.SetOf(),
+		KeySpecs: resp.SetOf(
+			resp.Map(
+				resp.Bulk("flags"), resp.SetOf(resp.Simple("RW"), resp.Simple("access"), resp.Simple("delete")),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(2))),
+				resp.Bulk("find_keys"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("keynum"),
+					resp.Bulk("spec"), resp.Map(
+						resp.Bulk("keynumidx"), resp.Int(0),
+						resp.Bulk("firstkey"), resp.Int(1),
+						resp.Bulk("keystep"), resp.Int(1),
+					),
+				),
+			),
+		),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Remove and return members with scores in a sorted set or block until one is available"),
+			resp.Bulk("since"), resp.Bulk("7.0.0"),
+			resp.Bulk("group"), resp.Bulk("sorted-set"),
+			resp.Bulk("complexity"), resp.Bulk("O(K) + O(M*log(N)) where K is the number of provided keys, N being the number of elements in the sorted set, and M being the number of elements popped."),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(resp.Bulk("name"), resp.Bulk("timeout"), resp.Bulk("type"), resp.Bulk("double")),
+				resp.Map(resp.Bulk("name"), resp.Bulk("numkeys"), resp.Bulk("type"), resp.Bulk("integer")),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("key"),
+					resp.Bulk("type"), resp.Bulk("key"),
+					resp.Bulk("key_spec_index"), resp.Int(0),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("multiple")),
+				),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("where"),
+					resp.Bulk("type"), resp.Bulk("oneof"),
+					resp.Bulk("arguments"), resp.Array(
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("min"),
+							resp.Bulk("type"), resp.Bulk("pure-token"),
+							resp.Bulk("token"), resp.Bulk("MIN"),
+						),
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("max"),
+							resp.Bulk("type"), resp.Bulk("pure-token"),
+							resp.Bulk("token"), resp.Bulk("MAX"),
+						),
+					),
+				),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("count"),
+					resp.Bulk("type"), resp.Bulk("integer"),
+					resp.Bulk("token"), resp.Bulk("COUNT"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+				),
+			),
+		),
+	},
 	"cluster": {
 		Arity: -2, Flags: []string{}, FirstKey: 0, LastKey: 0, Step: 0,
 		ACLCategories: resp.SetOf(resp.Simple("@slow")),
