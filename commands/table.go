@@ -46,6 +46,7 @@ var families = [][]*Spec{
 	serializeCommands,
 	pubsubCommands,
 	zsetCommands,
+	streamCommands,
 }
 
 // NewTable builds the lookup table from copies of specs, deriving what
