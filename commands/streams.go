@@ -339,6 +339,7 @@ func cmdXadd(x *Ctx) {
 	if at < 0 {
 		return
 	}
+	at++ // the fields follow the ID
 	n := len(x.Args) - at
 	if n < 2 || n%2 == 1 {
 		x.W.Error("ERR wrong number of arguments for 'xadd' command")
@@ -514,12 +515,12 @@ func cmdXtrim(x *Ctx) {
 		if !ok {
 			return
 		}
-		if s == nil {
-			x.W.Int(0)
-			return
-		}
 		a, at := parseAddOrTrim(x, false)
 		if at < 0 {
+			return
+		}
+		if s == nil {
+			x.W.Int(0)
 			return
 		}
 		deleted := a.trim(s)
@@ -545,10 +546,6 @@ type xreadArgs struct {
 func parseXread(x *Ctx, xreadgroup bool) (a xreadArgs, ok bool) {
 	a.timeout = -1
 	args := x.Args
-	name := "xread"
-	if xreadgroup {
-		name = "xreadgroup"
-	}
 	streamsAt := 0
 	for i := 1; i < len(args); i++ {
 		more := len(args) - i - 1
@@ -571,7 +568,7 @@ func parseXread(x *Ctx, xreadgroup bool) (a xreadArgs, ok bool) {
 		case equalFold(o, "streams") && more > 0:
 			streamsAt = i + 1
 			if (len(args)-streamsAt)%2 != 0 {
-				x.W.Error("ERR Unbalanced '" + name + "' list of streams: for each stream key an ID or '$' must be specified.")
+				x.W.Error("ERR Unbalanced XREAD list of streams: for each stream key an ID or '$' must be specified.")
 				return a, false
 			}
 			n := (len(args) - streamsAt) / 2
@@ -1171,11 +1168,7 @@ func cmdXautoclaim(x *Ctx) {
 		switch {
 		case equalFold(args[j], "count") && j+1 < len(args):
 			n, ok := ParseInt64(args[j+1])
-			if !ok {
-				x.W.Error(errNotInteger)
-				return
-			}
-			if n < 1 || n > math.MaxInt64/16 {
+			if !ok || n < 1 || n > math.MaxInt64/16 {
 				x.W.Error("ERR COUNT must be > 0")
 				return
 			}
@@ -1296,10 +1289,6 @@ func cmdXsetid(x *Ctx) {
 		}
 		if s == nil {
 			x.W.Error(errStreamNoKey)
-			return
-		}
-		if id.Compare(s.MaxDeletedID) < 0 {
-			x.W.Error("ERR The ID specified in XSETID is smaller than current max_deleted_entry_id")
 			return
 		}
 		if last, ok := s.Last(); ok {
@@ -1558,7 +1547,7 @@ func xinfoStream(x *Ctx, s *datatype.Stream) {
 	case (len(rest) == 1 || len(rest) == 3) && equalFold(rest[0], "full"):
 		if len(rest) == 3 {
 			if !equalFold(rest[1], "count") {
-				x.W.Error(errSyntax)
+				subcommandSyntaxError(x)
 				return
 			}
 			n, ok := intArg(x, 5)
@@ -1571,7 +1560,7 @@ func xinfoStream(x *Ctx, s *datatype.Stream) {
 			count = n
 		}
 	default:
-		x.W.Error(errSyntax)
+		subcommandSyntaxError(x)
 		return
 	}
 	if full {

@@ -1,0 +1,225 @@
+package tests
+
+import (
+	"fmt"
+	"testing"
+)
+
+// TestDifferentialStreams runs the stream family against redis-server:
+// arity, ID parsing (explicit, partial, automatic), trimming exact and
+// approximate (Redis's node boundaries), ranges, consumer groups with
+// their PEL, claiming, XINFO and XSETID, errors and wrong types, in RESP2
+// and RESP3. Automatic IDs are compared by type; times within a margin.
+func TestDifferentialStreams(t *testing.T) {
+	t.Parallel()
+	runDifferential(t, streamScripts())
+}
+
+// xaddMany adds n entries with IDs <ms>-1 for ms from first, small fields.
+func xaddMany(key string, first, n int, extra ...string) []step {
+	steps := make([]step, 0, n)
+	for i := first; i < first+n; i++ {
+		cmd := append([]string{"XADD", key}, extra...)
+		cmd = append(cmd, fmt.Sprintf("%d-1", i), "f", fmt.Sprint(i), "g", "v")
+		steps = append(steps, do(cmd...))
+	}
+	return steps
+}
+
+// infoMask are XINFO's fields that cannot match: the radix tree's inner
+// node count and times.
+var infoMask = []string{"radix-tree-nodes", "idle", "seen-time"}
+
+func streamScripts() []script {
+	small := func(steps ...any) []step {
+		return seq(append([]any{
+			do("XADD", "s", "1-1", "a", "1"), do("XADD", "s", "1-2", "b", "2", "c", "3"),
+			do("XADD", "s", "2-0", "a", "x"), do("XADD", "s", "5-5", "d", "4"),
+		}, steps...)...)
+	}
+	return []script{
+		{"arity", arity(
+			line("XADD", "s", "*"), line("XADD", "s", "*", "f"), line("XADD", "s"), line("XLEN"), line("XLEN", "a", "b"),
+			line("XRANGE", "s", "-"), line("XREVRANGE", "s", "+"), line("XDEL", "s"), line("XTRIM", "s", "MAXLEN"),
+			line("XREAD", "STREAMS", "s"), line("XREADGROUP", "GROUP", "g", "c", "STREAMS", "s"),
+			line("XACK", "s", "g"), line("XPENDING", "s"), line("XCLAIM", "s", "g", "c", "0"),
+			line("XAUTOCLAIM", "s", "g", "c", "0"), line("XSETID", "s"), line("XGROUP"), line("XINFO"),
+			line("XGROUP", "CREATE", "s", "g"), line("XGROUP", "DESTROY", "s"), line("XGROUP", "DESTROY", "s", "g", "x"),
+			line("XGROUP", "CREATECONSUMER", "s", "g"), line("XGROUP", "DELCONSUMER", "s", "g"), line("XGROUP", "SETID", "s", "g"),
+			line("XGROUP", "HELP", "x"), line("XGROUP", "NOPE"), line("XINFO", "STREAM"), line("XINFO", "GROUPS"),
+			line("XINFO", "CONSUMERS", "s"), line("XINFO", "NOPE", "s"), line("XINFO", "HELP", "x"),
+		)},
+		{"xadd ids", seq(
+			typeOnly("XADD", "auto", "*", "f", "v"), do("XLEN", "auto"), do("TYPE", "auto"), do("OBJECT", "ENCODING", "auto"),
+			do("XADD", "s", "0-0", "f", "v"), do("EXISTS", "s"), do("XADD", "s", "0", "f", "v"), do("XADD", "s", "0-*", "f", "v"),
+			do("XADD", "s", "0-*", "f", "v"), do("XADD", "s", "5", "f", "v"), do("XADD", "s", "5", "f", "v"),
+			do("XADD", "s", "5-*", "f", "v"), do("XADD", "s", "4-9", "f", "v"), do("XADD", "s", "6-*", "f", "v"),
+			do("XADD", "s", "007-3", "f", "v"), do("XADD", "s", "+", "f", "v"), do("XADD", "s", "-", "f", "v"),
+			do("XADD", "s", "1-2-3", "f", "v"), do("XADD", "s", "-5", "f", "v"), do("XADD", "s", "x", "f", "v"),
+			do("XADD", "s", "10-", "f", "v"), do("XADD", "s", "18446744073709551615-18446744073709551615", "f", "v"),
+			do("XADD", "s", "*", "f", "v"), do("XADD", "s", "18446744073709551615-*", "f", "v"),
+			do("XADD", "s2", "18446744073709551615-18446744073709551614", "f", "v"), do("XADD", "s2", "18446744073709551615-*", "f", "v"),
+			do("XADD", "s", "20-1", "f"), do("XADD", "s", "20-1", "f", "v", "g"), do("XADD", "s", "20-1", "f", "v", "f", "w"),
+			do("XRANGE", "s", "-", "+"), do("XADD", "s3", "NOMKSTREAM", "1-1", "f", "v"), do("EXISTS", "s3"),
+			do("XADD", "s", "nomkstream", "30-1", "f", "v"), do("XADD", "s", "MAXLEN"), do("XADD", "s", "MAXLEN", "1", "f", "v"),
+			do("SET", "str", "x"), do("XADD", "str", "1-1", "f", "v"), do("XADD", "str", "NOMKSTREAM", "*", "f", "v"),
+			do("XADD", "s", "1-1", "f", "v", "g"), do("XLEN", "str"), do("XLEN", "missing"),
+		)},
+		{"xadd trimming options", seq(
+			xaddMany("s", 1, 10),
+			do("XADD", "s", "MAXLEN", "5", "11-1", "f", "v"), do("XLEN", "s"), do("XRANGE", "s", "-", "+", "COUNT", "2"),
+			do("XADD", "s", "MAXLEN", "=", "3", "12-1", "f", "v"), do("XLEN", "s"),
+			do("XADD", "s", "MAXLEN", "-1", "13-1", "f", "v"), do("XADD", "s", "MAXLEN", "x", "13-1", "f", "v"),
+			do("XADD", "s", "MAXLEN", "1", "MINID", "1", "13-1", "f", "v"), do("XADD", "s", "MINID", "1", "MAXLEN", "1", "13-1", "f", "v"),
+			do("XADD", "s", "LIMIT", "10", "13-1", "f", "v"), do("XADD", "s", "MAXLEN", "1", "LIMIT", "10", "13-1", "f", "v"),
+			do("XADD", "s", "MAXLEN", "~", "1", "LIMIT", "-1", "13-1", "f", "v"), do("XADD", "s", "MAXLEN", "~", "1", "LIMIT", "x", "13-1", "f", "v"),
+			do("XADD", "s", "MINID", "x", "13-1", "f", "v"), do("XADD", "s", "MINID", "+", "13-1", "f", "v"),
+			do("XADD", "s", "MINID", "12", "13-1", "f", "v"), do("XRANGE", "s", "-", "+"),
+			do("XADD", "s", "MAXLEN", "~", "1", "14-1", "f", "v"), do("XLEN", "s"),
+			do("XADD", "s", "MAXLEN", "~", "1", "LIMIT", "0", "15-1", "f", "v"), do("XLEN", "s"),
+			do("XADD", "s", "MAXLEN", "0", "16-1", "f", "v"), do("XLEN", "s"), do("EXISTS", "s"),
+			do("XADD", "s", "minid", "~", "100", "17-1", "f", "v"), do("XLEN", "s"),
+		)},
+		{"approximate trimming by nodes", seq(
+			xaddMany("s", 1, 350),
+			do("XADD", "s", "MAXLEN", "~", "250", "351-1", "f", "351", "g", "v"), do("XLEN", "s"),
+			do("XTRIM", "s", "MAXLEN", "~", "120"), do("XLEN", "s"), do("XTRIM", "s", "MAXLEN", "~", "10"), do("XLEN", "s"),
+			do("XTRIM", "s", "MINID", "~", "330"), do("XLEN", "s"), do("XRANGE", "s", "-", "+", "COUNT", "1"),
+			do("XTRIM", "s", "MAXLEN", "~", "0", "LIMIT", "5"), do("XLEN", "s"), do("XTRIM", "s", "MAXLEN", "~", "0", "LIMIT", "200"),
+			do("XLEN", "s"), do("XTRIM", "s", "MAXLEN", "5"), do("XLEN", "s"), do("XRANGE", "s", "-", "+"),
+			masked(0, infoMask, "XINFO", "STREAM", "s"),
+			xaddMany("t", 1, 250), do("XDEL", "t", "5-1", "6-1", "150-1"), do("XTRIM", "t", "MAXLEN", "~", "140"), do("XLEN", "t"),
+			do("CONFIG", "SET", "stream-node-max-entries", "10"), xaddMany("u", 1, 35),
+			do("XTRIM", "u", "MAXLEN", "~", "18"), do("XLEN", "u"), do("XTRIM", "u", "MINID", "~", "27"), do("XLEN", "u"),
+			masked(0, infoMask, "XINFO", "STREAM", "u"),
+			do("CONFIG", "SET", "stream-node-max-entries", "100"),
+			do("CONFIG", "SET", "stream-node-max-bytes", "200"), xaddMany("b", 1, 40),
+			do("XTRIM", "b", "MAXLEN", "~", "15"), do("XLEN", "b"), masked(0, infoMask, "XINFO", "STREAM", "b"),
+			do("CONFIG", "SET", "stream-node-max-bytes", "4096"),
+		)},
+		{"xtrim", small(
+			do("XTRIM", "missing", "MAXLEN", "x"), do("XTRIM", "s", "MAXLEN", "x"), do("XTRIM", "s", "FOO", "1"),
+			do("XTRIM", "s", "MAXLEN", "1", "extra"), do("XTRIM", "s", "LIMIT", "1"), do("XTRIM", "s", "MAXLEN", "-1"),
+			do("XTRIM", "s", "MAXLEN", "10"), do("XTRIM", "s", "MINID", "2"), do("XRANGE", "s", "-", "+"),
+			do("XTRIM", "s", "MINID", "=", "5-5"), do("XTRIM", "s", "MAXLEN", "0"), do("XLEN", "s"), do("EXISTS", "s"),
+			do("SET", "str", "x"), do("XTRIM", "str", "MAXLEN", "1"), do("XTRIM", "str", "bad"),
+		)},
+		{"xrange and xrevrange", small(
+			do("XRANGE", "s", "-", "+"), do("XREVRANGE", "s", "+", "-"), do("XRANGE", "s", "1", "1"), do("XRANGE", "s", "1-2", "2"),
+			do("XRANGE", "s", "(1-1", "(5-5"), do("XREVRANGE", "s", "(5-5", "(1-1"), do("XRANGE", "s", "(-", "+"),
+			do("XRANGE", "s", "(18446744073709551615-18446744073709551615", "+"), do("XRANGE", "s", "-", "(0-0"),
+			do("XRANGE", "s", "(", "+"), do("XRANGE", "s", "((1", "+"), do("XRANGE", "s", "x", "+"), do("XRANGE", "s", "-", "y"),
+			do("XRANGE", "s", "-", "+", "COUNT", "2"), do("XREVRANGE", "s", "+", "-", "COUNT", "2"), do("XRANGE", "s", "-", "+", "COUNT", "0"),
+			do("XRANGE", "s", "-", "+", "COUNT", "-3"), do("XRANGE", "s", "-", "+", "COUNT"), do("XRANGE", "s", "-", "+", "COUNT", "x"),
+			do("XRANGE", "s", "-", "+", "LIMIT", "1"), do("XRANGE", "s", "5", "1"), do("XRANGE", "missing", "-", "+"),
+			do("XRANGE", "missing", "-", "+", "COUNT", "0"), do("XRANGE", "s", "(2-0", "+"), do("XRANGE", "s", "2-0", "(2-1"),
+			do("SET", "str", "x"), do("XRANGE", "str", "-", "+"), do("XRANGE", "str", "x", "+"), do("XREVRANGE", "str", "+", "-"),
+		)},
+		{"xdel", small(
+			do("XDEL", "s", "1-2", "1-2", "9-9"), do("XLEN", "s"), do("XRANGE", "s", "-", "+"), do("XDEL", "s", "x"),
+			do("XDEL", "s", "2-0", "x"), do("XLEN", "s"), do("XDEL", "missing", "x"), do("XDEL", "s", "1-1", "2-0", "5-5"),
+			do("XLEN", "s"), do("EXISTS", "s"), do("XADD", "s", "5-5", "f", "v"), do("XADD", "s", "6", "f", "v"),
+			do("XRANGE", "s", "-", "+"), masked(0, infoMask, "XINFO", "STREAM", "s"),
+			do("SET", "str", "x"), do("XDEL", "str", "1-1"),
+		)},
+		{"xread", small(
+			do("XREAD", "STREAMS", "s", "0"), do("XREAD", "COUNT", "2", "STREAMS", "s", "0-0"), do("XREAD", "STREAMS", "s", "1-2"),
+			do("XREAD", "STREAMS", "s", "5-5"), do("XREAD", "STREAMS", "s", "$"), do("XREAD", "STREAMS", "s", "missing", "0", "0"),
+			do("XREAD", "STREAMS", "missing", "s", "0", "2"), do("XREAD", "STREAMS", "s", "t", "0"), do("XREAD", "STREAMS", "s", ">"),
+			do("XREAD", "STREAMS", "s", "x"), do("XREAD", "STREAMS", "s", "-"), do("XREAD", "COUNT", "x", "STREAMS", "s", "0"),
+			do("XREAD", "COUNT", "-1", "STREAMS", "s", "0"), do("XREAD", "GROUP", "g", "c", "STREAMS", "s", "0"),
+			do("XREAD", "NOACK", "STREAMS", "s", "0"), do("XREAD", "FOO", "STREAMS", "s", "0"), do("XREAD", "COUNT", "1", "s", "0"),
+			do("XREAD", "BLOCK", "x", "STREAMS", "s", "0"), do("XREAD", "BLOCK", "-1", "STREAMS", "s", "0"),
+			do("XREAD", "BLOCK", "0", "STREAMS", "s", "0"), do("XREAD", "BLOCK", "10", "STREAMS", "s", "5"),
+			do("SET", "str", "x"), do("XREAD", "STREAMS", "s", "str", "0", "0"),
+		)},
+		{"consumer groups", small(
+			do("XGROUP", "CREATE", "s", "g", "0"), do("XGROUP", "CREATE", "s", "g", "0"), do("XGROUP", "CREATE", "missing", "g", "$"),
+			do("XGROUP", "CREATE", "m", "g", "$", "MKSTREAM"), do("TYPE", "m"), do("XLEN", "m"), do("XINFO", "GROUPS", "m"),
+			do("XGROUP", "CREATE", "s", "g2", "$"), do("XGROUP", "CREATE", "s", "g3", "x"), do("XGROUP", "CREATE", "s", "g3", "-"),
+			do("XGROUP", "CREATE", "s", "g3", "0", "FOO"), do("XGROUP", "CREATE", "s", "g3", "0", "ENTRIESREAD", "-2"),
+			do("XGROUP", "CREATE", "s", "g3", "0", "ENTRIESREAD", "x"), do("XGROUP", "CREATE", "s", "g3", "1-2", "ENTRIESREAD", "2"),
+			do("XGROUP", "CREATE", "s", "g4", "0", "MKSTREAM", "ENTRIESREAD", "1", "MKSTREAM"),
+			do("XINFO", "GROUPS", "s"),
+			do("XREADGROUP", "GROUP", "g", "alice", "COUNT", "2", "STREAMS", "s", ">"),
+			do("XREADGROUP", "GROUP", "g", "bob", "STREAMS", "s", ">"), do("XREADGROUP", "GROUP", "g", "bob", "STREAMS", "s", ">"),
+			do("XREADGROUP", "GROUP", "g", "alice", "STREAMS", "s", "0"), do("XREADGROUP", "GROUP", "g", "alice", "COUNT", "1", "STREAMS", "s", "1-1"),
+			do("XREADGROUP", "GROUP", "g", "carol", "STREAMS", "s", "0"), do("XREADGROUP", "GROUP", "nogroup", "c", "STREAMS", "s", ">"),
+			do("XREADGROUP", "GROUP", "g", "c", "STREAMS", "missing", ">"), do("XREADGROUP", "GROUP", "g", "c", "STREAMS", "s", "$"),
+			do("XREADGROUP", "GROUP", "g", "c", "STREAMS", "s"), do("XREADGROUP", "COUNT", "1", "STREAMS", "s", ">", "x"),
+			do("XREADGROUP", "GROUP", "g3", "c", "NOACK", "STREAMS", "s", ">"),
+			do("XINFO", "GROUPS", "s"), masked(2000, infoMask, "XINFO", "CONSUMERS", "s", "g"), do("XINFO", "CONSUMERS", "s", "nope"),
+			do("XPENDING", "s", "g"), do("XPENDING", "s", "g3"), do("XPENDING", "s", "nope"), do("XPENDING", "missing", "g"),
+			approxInt(2000, "XPENDING", "s", "g", "-", "+", "10"), approxInt(2000, "XPENDING", "s", "g", "-", "+", "10", "alice"),
+			approxInt(2000, "XPENDING", "s", "g", "(1-1", "+", "1"), do("XPENDING", "s", "g", "-", "+", "10", "nobody"),
+			do("XPENDING", "s", "g", "IDLE", "100000", "-", "+", "10"), do("XPENDING", "s", "g", "IDLE", "x", "-", "+", "10"),
+			do("XPENDING", "s", "g", "IDLE", "10", "-", "+"), do("XPENDING", "s", "g", "-", "+"), do("XPENDING", "s", "g", "-", "+", "x"),
+			do("XPENDING", "s", "g", "x", "+", "10"), do("XPENDING", "s", "g", "-", "+", "0"), do("XPENDING", "s", "g", "-", "+", "-1"),
+			do("XACK", "s", "g", "1-1", "9-9", "1-1"), do("XACK", "s", "g", "x"), do("XACK", "s", "nope", "1-1"), do("XACK", "missing", "g", "1-1"),
+			do("XPENDING", "s", "g"), do("XDEL", "s", "1-2"), do("XREADGROUP", "GROUP", "g", "alice", "STREAMS", "s", "0"),
+			do("XINFO", "GROUPS", "s"),
+			do("XGROUP", "CREATECONSUMER", "s", "g", "dave"), do("XGROUP", "CREATECONSUMER", "s", "g", "dave"),
+			do("XGROUP", "CREATECONSUMER", "s", "nope", "dave"), do("XGROUP", "DELCONSUMER", "s", "g", "bob"),
+			do("XGROUP", "DELCONSUMER", "s", "g", "nobody"), do("XGROUP", "DELCONSUMER", "missing", "g", "x"), do("XPENDING", "s", "g"),
+			do("XGROUP", "SETID", "s", "g", "0"), do("XGROUP", "SETID", "s", "g", "$", "ENTRIESREAD", "3"), do("XGROUP", "SETID", "s", "g", "x"),
+			do("XGROUP", "SETID", "s", "g", "-"), do("XGROUP", "SETID", "s", "g", "0", "FOO", "1"), do("XGROUP", "SETID", "s", "nope", "0"),
+			do("XINFO", "GROUPS", "s"), do("XGROUP", "SETID", "s", "g", "0"),
+			do("XREADGROUP", "GROUP", "g", "erin", "STREAMS", "s", ">"), do("XPENDING", "s", "g"),
+			do("XGROUP", "DESTROY", "s", "g"), do("XGROUP", "DESTROY", "s", "g"), do("XGROUP", "DESTROY", "missing", "g"),
+			do("XGROUP", "HELP"), do("XINFO", "HELP"), do("XGROUP", "FOO", "s", "g"), do("XINFO", "GROUPS", "s"),
+			do("SET", "str", "x"), do("XGROUP", "CREATE", "str", "g", "0"), do("XREADGROUP", "GROUP", "g", "c", "STREAMS", "str", ">"),
+			do("XACK", "str", "g", "1-1"), do("XPENDING", "str", "g"), do("XINFO", "STREAM", "str"), do("XINFO", "GROUPS", "missing"),
+		)},
+		{"claiming", small(
+			do("XGROUP", "CREATE", "s", "g", "0"), do("XREADGROUP", "GROUP", "g", "alice", "STREAMS", "s", ">"),
+			do("XCLAIM", "s", "g", "bob", "0", "1-1", "1-2"), approxInt(2000, "XPENDING", "s", "g", "-", "+", "10"),
+			do("XCLAIM", "s", "g", "bob", "0", "1-1", "JUSTID"), do("XCLAIM", "s", "g", "bob", "100000", "1-1"),
+			do("XCLAIM", "s", "g", "carol", "0", "2-0", "RETRYCOUNT", "7", "IDLE", "5000"), approxInt(2000, "XPENDING", "s", "g", "-", "+", "10"),
+			do("XCLAIM", "s", "g", "carol", "0", "9-9", "FORCE"), do("XCLAIM", "s", "g", "carol", "0", "5-5", "TIME", "1000"),
+			do("XADD", "s", "6-0", "z", "z"), do("XCLAIM", "s", "g", "carol", "0", "6-0", "FORCE", "JUSTID"),
+			do("XCLAIM", "s", "g", "carol", "0", "6-0", "LASTID", "7-0"), do("XINFO", "GROUPS", "s"),
+			do("XCLAIM", "s", "g", "c", "x", "1-1"), do("XCLAIM", "s", "g", "c", "0", "1-1", "IDLE", "x"), do("XCLAIM", "s", "g", "c", "0", "1-1", "TIME", "x"),
+			do("XCLAIM", "s", "g", "c", "0", "1-1", "RETRYCOUNT", "x"), do("XCLAIM", "s", "g", "c", "0", "1-1", "LASTID", "x"),
+			do("XCLAIM", "s", "g", "c", "0", "1-1", "BOGUS"), do("XCLAIM", "s", "g", "c", "0", "x"), do("XCLAIM", "s", "nope", "c", "0", "1-1"),
+			do("XCLAIM", "missing", "g", "c", "x", "1-1"), do("XDEL", "s", "1-2"), do("XCLAIM", "s", "g", "dave", "0", "1-2"),
+			do("XPENDING", "s", "g"),
+			do("XAUTOCLAIM", "s", "g", "erin", "0", "0", "COUNT", "2"), do("XAUTOCLAIM", "s", "g", "erin", "0", "(1-1", "JUSTID"),
+			do("XDEL", "s", "2-0"), do("XAUTOCLAIM", "s", "g", "frank", "0", "-"), do("XAUTOCLAIM", "s", "g", "frank", "100000", "0"),
+			do("XAUTOCLAIM", "s", "g", "c", "x", "0"), do("XAUTOCLAIM", "s", "g", "c", "0", "x"), do("XAUTOCLAIM", "s", "g", "c", "0", "0", "COUNT", "0"),
+			do("XAUTOCLAIM", "s", "g", "c", "0", "0", "COUNT", "x"), do("XAUTOCLAIM", "s", "g", "c", "0", "0", "BOGUS"),
+			do("XAUTOCLAIM", "s", "nope", "c", "0", "0"), do("XAUTOCLAIM", "missing", "g", "c", "0", "0"),
+			do("XAUTOCLAIM", "s", "g", "c", "0", "(18446744073709551615-18446744073709551615"), do("XPENDING", "s", "g"),
+			do("SET", "str", "x"), do("XCLAIM", "str", "g", "c", "0", "1-1"), do("XAUTOCLAIM", "str", "g", "c", "0", "0"),
+		)},
+		{"xsetid and xinfo", small(
+			do("XSETID", "s", "4-0"), do("XSETID", "s", "5-5"), do("XSETID", "s", "10-0", "ENTRIESADDED", "2"),
+			do("XSETID", "s", "10-0", "ENTRIESADDED", "-1"), do("XSETID", "s", "10-0", "MAXDELETEDID", "11-0"),
+			do("XSETID", "s", "10-0", "ENTRIESADDED", "9", "MAXDELETEDID", "3-0"), masked(0, infoMask, "XINFO", "STREAM", "s"),
+			do("XSETID", "s", "9-0"), do("XSETID", "s", "x"), do("XSETID", "s", "10-0", "FOO"), do("XSETID", "missing", "1-1"),
+			do("XADD", "s", "10-0", "f", "v"), typeOnly("XADD", "s", "*", "f", "v"),
+			do("XADD", "e", "1-1", "f", "v"), do("XDEL", "e", "1-1"), masked(0, infoMask, "XINFO", "STREAM", "e"),
+			do("XSETID", "e", "0-1"), do("XSETID", "e", "5-0"), do("XREAD", "STREAMS", "e", "0"),
+			do("XINFO", "STREAM", "s", "FULL", "COUNT"), do("XINFO", "STREAM", "s", "FULL", "x"), do("XINFO", "STREAM", "s", "LIMIT", "COUNT", "1"),
+			do("XINFO", "STREAM", "s", "FULL", "COUNT", "x"), do("XINFO", "STREAM", "missing"), do("XINFO", "CONSUMERS", "missing", "g"),
+			do("XGROUP", "CREATE", "s", "g", "0"), do("XREADGROUP", "GROUP", "g", "alice", "COUNT", "2", "STREAMS", "s", ">"),
+			masked(3000, infoMask, "XINFO", "STREAM", "s", "FULL"), masked(3000, infoMask, "XINFO", "STREAM", "s", "FULL", "COUNT", "1"),
+			masked(3000, infoMask, "XINFO", "STREAM", "s", "FULL", "COUNT", "0"), masked(0, infoMask, "XINFO", "STREAM", "s"),
+			do("XINFO", "GROUPS", "s"), masked(3000, infoMask, "XINFO", "STREAM", "m"),
+		)},
+		{"lag and entries read", seq(
+			xaddMany("s", 1, 5), do("XGROUP", "CREATE", "s", "g", "0"), do("XGROUP", "CREATE", "s", "h", "$"),
+			do("XGROUP", "CREATE", "s", "i", "3-1"), do("XINFO", "GROUPS", "s"),
+			do("XREADGROUP", "GROUP", "g", "c", "COUNT", "2", "STREAMS", "s", ">"), do("XINFO", "GROUPS", "s"),
+			do("XDEL", "s", "4-1"), do("XINFO", "GROUPS", "s"), do("XREADGROUP", "GROUP", "g", "c", "STREAMS", "s", ">"),
+			do("XREADGROUP", "GROUP", "i", "c", "STREAMS", "s", ">"), do("XINFO", "GROUPS", "s"),
+			do("XADD", "s", "9-1", "f", "v"), do("XINFO", "GROUPS", "s"), do("XTRIM", "s", "MAXLEN", "1"), do("XINFO", "GROUPS", "s"),
+			do("XGROUP", "SETID", "s", "g", "0", "ENTRIESREAD", "0"), do("XINFO", "GROUPS", "s"),
+		)},
+		{"big stream", seq(
+			xaddMany("s", 1, 1200), do("XLEN", "s"), do("XRANGE", "s", "598", "603"), do("XREVRANGE", "s", "+", "-", "COUNT", "3"),
+			do("XDEL", "s", "100-1", "101-1", "700-1"), do("XRANGE", "s", "99", "102"), do("XTRIM", "s", "MINID", "~", "650"),
+			do("XLEN", "s"), do("XTRIM", "s", "MAXLEN", "~", "333"), do("XLEN", "s"), masked(0, infoMask, "XINFO", "STREAM", "s"),
+			do("XREAD", "COUNT", "2", "STREAMS", "s", "1000"),
+		)},
+	}
+}
