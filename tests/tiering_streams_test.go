@@ -90,10 +90,17 @@ func TestStreamsAreDemotedReadBackAndSurviveKillNine(t *testing.T) {
 		expectReply(t, c, fmt.Sprintf(":%d\r\n", streamEntries(i)-20), "XTRIM", fmt.Sprintf("skey:%d", i), "MAXLEN", "20")
 	}
 	trimmed = true
+	c = crashPastDurability(t, s, c)
+	check("after kill -9 and restart")
+}
+
+// crashPastDurability waits past README's durability bound, closes c,
+// kills s with SIGKILL, restarts it and returns a new connection.
+func crashPastDurability(t *testing.T, s *server, c *rawClient) *rawClient {
+	t.Helper()
 	time.Sleep(durabilityBound + time.Second)
 	c.Close()
 	s.Crash()
 	s.Relaunch(t)
-	c = dialRaw(t, s.Addr)
-	check("after kill -9 and restart")
+	return dialRaw(t, s.Addr)
 }
