@@ -48,10 +48,15 @@ type Ctx struct {
 	// Diagnostics is the server's settings and slow log, for OBJECT,
 	// MEMORY and SLOWLOG.
 	Diagnostics Diagnostics
+	// Scripting is the server's Lua scripts and functions (scripting.go).
+	Scripting Scripting
 	// Settings are the server's current settings read by name (the rows
 	// without a Config field in config/settings.go), such as the limits
 	// that decide the encodings of small collections.
 	Settings Settings
+	// KeyBlocking is the server's registry of clients blocked on keys
+	// (blocking.go).
+	KeyBlocking KeyBlocking
 	// HyperLogLog is the server setting the HyperLogLog family reads.
 	HyperLogLog HyperLogLog
 	// Blocker blocks the connection in a blocking command (WAIT).

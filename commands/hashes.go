@@ -59,16 +59,8 @@ func hashLimits(x *Ctx) datatype.HashLimits {
 
 // readHash looks key up as a hash for reading; ok is false, with the
 // reply written, when it holds another type. A missing key gives nil.
-func readHash(x *Ctx, tx *engine.Tx, key []byte) (h *datatype.Hash, ok bool) {
-	obj, err := tx.Object(key, datatype.KindHash, true)
-	if err != nil {
-		x.W.Error(err.Error())
-		return nil, false
-	}
-	if obj == nil {
-		return nil, true
-	}
-	return obj.(*datatype.Hash), true
+func readHash(x *Ctx, tx *engine.Tx, key []byte) (*datatype.Hash, bool) {
+	return lookupObject[*datatype.Hash](x, tx, key, datatype.KindHash, true)
 }
 
 // writeHash looks key up as a hash to change it, creating an empty one
@@ -132,12 +124,12 @@ func hsetGeneric(x *Ctx, name string) {
 			}
 		}
 		storeChanged(tx, args[1], h, created)
-		tx.Notify(notify.Hash, "hset", args[1])
 		if name == "hmset" {
 			x.W.OK()
 		} else {
 			x.W.Int(int64(added))
 		}
+		tx.Notify(notify.Hash, "hset", args[1]) // after the reply, as in Redis
 	})
 }
 
@@ -151,8 +143,8 @@ func cmdHsetnx(x *Ctx) {
 		}
 		h.Set(args[2], args[3], lim)
 		storeChanged(tx, args[1], h, created)
-		tx.Notify(notify.Hash, "hset", args[1])
 		x.W.Int(1)
+		tx.Notify(notify.Hash, "hset", args[1])
 	})
 }
 
@@ -344,8 +336,8 @@ func cmdHincrby(x *Ctx) {
 		cur += incr
 		h.Set(args[2], strconv.AppendInt(nil, cur, 10), lim)
 		storeChanged(tx, args[1], h, created)
-		tx.Notify(notify.Hash, "hincrby", args[1])
 		x.W.Int(cur)
+		tx.Notify(notify.Hash, "hincrby", args[1])
 	})
 }
 
@@ -383,8 +375,8 @@ func cmdHincrbyfloat(x *Ctx) {
 		out := formatLongDouble(sum)
 		h.Set(args[2], []byte(out), lim)
 		storeChanged(tx, args[1], h, created)
-		tx.Notify(notify.Hash, "hincrbyfloat", args[1])
 		x.W.BulkString(out)
+		tx.Notify(notify.Hash, "hincrbyfloat", args[1])
 	})
 }
 

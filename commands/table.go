@@ -43,10 +43,14 @@ var families = [][]*Spec{
 	kvcacheCommands,
 	transactionCommands,
 	hashCommands,
+	listCommands,
+	blockingCommands,
+	setCommands,
 	serializeCommands,
 	pubsubCommands,
 	zsetCommands,
 	streamCommands,
+	scriptingCommands,
 }
 
 // NewTable builds the lookup table from copies of specs, deriving what

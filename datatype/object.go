@@ -97,6 +97,8 @@ var ErrCorrupt = errors.New("datatype: corrupt encoding")
 // adds its own here.
 var decoders = [...]func([]byte) (Object, error){
 	KindHash:   decodeHash,
+	KindList:   decodeList,
+	KindSet:    decodeSet,
 	KindZSet:   decodeZSet,
 	KindStream: decodeStream,
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/kvserver/kvserver/notify"
 	"github.com/kvserver/kvserver/pubsub"
 	"github.com/kvserver/kvserver/resp"
+	"github.com/kvserver/kvserver/scripting"
 	"github.com/kvserver/kvserver/wake"
 )
 
@@ -121,6 +122,8 @@ type Server struct {
 	// its read lock, EXEC's under its write lock, so no other client's
 	// command runs between the commands of a transaction.
 	exclusive sync.RWMutex
+	// blocked are the clients blocked on keys (blockkeys.go).
+	keyWaits *blockRegistry
 	// queuedTxBytes is what the queued commands of every open MULTI hold
 	// (bounded like the request values in flight; session_transactions.go).
 	queuedTxBytes atomic.Int64
@@ -164,6 +167,9 @@ type Server struct {
 	slotMap   atomic.Pointer[cluster.Map]
 	purgeWake wake.Signal
 
+	// scripts are the Lua scripts and functions and the one running
+	// (session_scripting.go).
+	scripts scripts
 	// hub holds the pub/sub subscriptions (pubsub.go); notifyFlags is
 	// notify-keyspace-events as a notify.Class.
 	hub         *pubsub.Hub
@@ -213,6 +219,7 @@ func New(eng *engine.Engine, opts Options) *Server {
 	s := &Server{
 		eng:      eng,
 		table:    commands.NewTable(commands.Specs()),
+		keyWaits: newBlockRegistry(eng),
 		log:      opts.Logger,
 		metrics:  opts.Metrics,
 		started:  time.Now(),
@@ -228,6 +235,7 @@ func New(eng *engine.Engine, opts Options) *Server {
 		s.slotMap.Store(opts.Cluster)
 	}
 	s.settings = config.NewLive(opts.Settings)
+	s.scripts.lua = scripting.New(opts.Logger)
 	s.hub = pubsub.New()
 	if flags, ok := notify.Parse(opts.Settings.NotifyKeyspaceEvents); ok {
 		s.notifyFlags.Store(int32(flags))
