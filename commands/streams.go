@@ -3,7 +3,9 @@ package commands
 import (
 	"bytes"
 	"math"
+	"slices"
 	"strconv"
+	"time"
 
 	"github.com/kvserver/kvserver/datatype"
 	"github.com/kvserver/kvserver/engine"
@@ -631,53 +633,150 @@ func cmdXread(x *Ctx) {
 	if xreadgroup {
 		run = x.Update
 	}
+	var ids []datatype.StreamID
+	answered := false
 	run(func(tx *engine.Tx) {
-		streams := make([]*datatype.Stream, len(a.keys))
-		groups := make([]*datatype.StreamGroup, len(a.keys))
-		ids := make([]datatype.StreamID, len(a.keys))
-		for i, key := range a.keys {
-			s, ok := lookupStream(x, tx, key, true)
-			if !ok {
-				return
-			}
-			streams[i] = s
-			if a.group != nil {
-				if s != nil {
-					groups[i] = s.Group(string(a.group))
-				}
-				if groups[i] == nil {
-					x.W.Error("NOGROUP No such key '" + string(key) + "' or consumer group '" + string(a.group) + "' in XREADGROUP with GROUP option")
-					return
-				}
-			}
-			arg := a.ids[i]
-			switch {
-			case string(arg) == "$":
-				if xreadgroup {
-					x.W.Error("ERR The $ ID is meaningless in the context of XREADGROUP: you want to read the history of this consumer by specifying a proper ID, or use the > ID to get new messages. The $ ID would just return an empty result set.")
-					return
-				}
-				if s != nil {
-					ids[i] = s.LastID
-				}
-			case string(arg) == ">":
-				if !xreadgroup {
-					x.W.Error("ERR The > ID can be specified only when calling XREADGROUP using the GROUP <group> <consumer> option.")
-					return
-				}
-				ids[i] = maxID
-			default:
-				if ids[i], ok = streamIDArg(x, arg, true); !ok {
-					return
-				}
-			}
-		}
-		if !serveXread(x, tx, &a, streams, groups, ids) {
-			// No data: BLOCK is not supported yet, so every read
-			// answers as a timed-out one.
-			x.W.NullArray()
+		var streams []*datatype.Stream
+		var groups []*datatype.StreamGroup
+		streams, groups, ids, answered = resolveXread(x, tx, &a, xreadgroup)
+		if !answered {
+			answered = serveXread(x, tx, &a, streams, groups, ids)
 		}
 	})
+	if answered {
+		return
+	}
+	if a.timeout < 0 || !x.KeyBlocking.CanBlock() {
+		x.W.NullArray()
+		return
+	}
+	blockXread(x, &a, ids)
+}
+
+// resolveXread looks the keys and groups up and resolves the IDs ("$" to
+// the stream's last ID, ">" to maxID); answered is true when it wrote an
+// error.
+func resolveXread(x *Ctx, tx *engine.Tx, a *xreadArgs, xreadgroup bool) (streams []*datatype.Stream, groups []*datatype.StreamGroup, ids []datatype.StreamID, answered bool) {
+	streams = make([]*datatype.Stream, len(a.keys))
+	groups = make([]*datatype.StreamGroup, len(a.keys))
+	ids = make([]datatype.StreamID, len(a.keys))
+	for i, key := range a.keys {
+		s, ok := lookupStream(x, tx, key, true)
+		if !ok {
+			return nil, nil, nil, true
+		}
+		streams[i] = s
+		if a.group != nil {
+			if s != nil {
+				groups[i] = s.Group(string(a.group))
+			}
+			if groups[i] == nil {
+				x.W.Error("NOGROUP No such key '" + string(key) + "' or consumer group '" + string(a.group) + "' in XREADGROUP with GROUP option")
+				return nil, nil, nil, true
+			}
+		}
+		arg := a.ids[i]
+		switch {
+		case string(arg) == "$":
+			if xreadgroup {
+				x.W.Error("ERR The $ ID is meaningless in the context of XREADGROUP: you want to read the history of this consumer by specifying a proper ID, or use the > ID to get new messages. The $ ID would just return an empty result set.")
+				return nil, nil, nil, true
+			}
+			if s != nil {
+				ids[i] = s.LastID
+			}
+		case string(arg) == ">":
+			if !xreadgroup {
+				x.W.Error("ERR The > ID can be specified only when calling XREADGROUP using the GROUP <group> <consumer> option.")
+				return nil, nil, nil, true
+			}
+			ids[i] = maxID
+		default:
+			if ids[i], ok = streamIDArg(x, arg, true); !ok {
+				return nil, nil, nil, true
+			}
+		}
+	}
+	return streams, groups, ids, false
+}
+
+// blockXread waits for an entry past the IDs of XREAD or XREADGROUP >
+// (Redis's serveClientsBlockedOnStreamKey): the first stream that gets
+// one is served alone. A group destroyed, or for XREADGROUP the key
+// deleted, ends the wait with Redis's errors.
+func blockXread(x *Ctx, a *xreadArgs, ids []datatype.StreamID) {
+	var key []byte
+	var entries []datatype.StreamEntry
+	var errReply string
+	tried := make(map[string]bool, len(a.keys))
+	why := x.KeyBlocking.BlockOnKeys(a.keys, time.Duration(a.timeout)*time.Millisecond, func(tx *engine.Tx, k []byte) bool {
+		// The registration's own try is the synchronous rule (an entry
+		// past the ID); wake-ups are Redis's (the last ID past it).
+		first := !tried[string(k)]
+		tried[string(k)] = true
+		i := slices.IndexFunc(a.keys, func(b []byte) bool { return bytes.Equal(b, k) })
+		obj, err := tx.Object(k, datatype.KindStream, false)
+		if err != nil || obj == nil {
+			if a.group != nil && !first {
+				errReply = "UNBLOCKED the stream key no longer exists"
+				return true
+			}
+			return false
+		}
+		s := obj.(*datatype.Stream)
+		gt := ids[i]
+		var g *datatype.StreamGroup
+		if a.group != nil {
+			if g = s.Group(string(a.group)); g == nil {
+				errReply = "NOGROUP the consumer group this client was blocked on no longer exists"
+				return true
+			}
+			gt = g.LastID
+		}
+		if first {
+			if last, ok := s.Last(); !ok || last.ID.Compare(gt) <= 0 {
+				return false
+			}
+		} else if s.LastID.Compare(gt) <= 0 {
+			return false
+		}
+		key = append([]byte(nil), k...)
+		start, _ := gt.Next()
+		if g == nil {
+			s.Range(start, datatype.MaxStreamID, false, func(e datatype.StreamEntry) bool {
+				entries = append(entries, e)
+				return a.count == 0 || int64(len(entries)) < a.count
+			})
+			return true
+		}
+		now := tx.Now()
+		c, created := g.AddConsumer(string(a.consumer), now)
+		if created {
+			tx.Notify(notify.Stream, "xgroup-createconsumer", key)
+		}
+		c.SeenTime = now
+		entries = deliverNew(s, g, c, start, a, now)
+		tx.Modified(key)
+		return true
+	})
+	switch {
+	case why != UnblockedReady:
+		replyUnserved(x, why, x.W.NullArray)
+	case errReply != "":
+		x.W.Error(errReply)
+	default:
+		if x.W.Proto() == 2 {
+			x.W.Array(1)
+			x.W.Array(2)
+		} else {
+			x.W.Map(1)
+		}
+		x.W.BulkCopy(key)
+		x.W.Array(len(entries))
+		for _, e := range entries {
+			writeEntry(x, e)
+		}
+	}
 }
 
 // serveXread writes the reply of the streams that have something to
@@ -734,7 +833,11 @@ func serveXread(x *Ctx, tx *engine.Tx, a *xreadArgs, streams []*datatype.Stream,
 		if sv.history {
 			writeConsumerHistory(x, s, g, c, start, a.count, now)
 		} else {
-			deliverNew(x, s, g, c, start, a, now)
+			list := deliverNew(s, g, c, start, a, now)
+			x.W.Array(len(list))
+			for _, e := range list {
+				writeEntry(x, e)
+			}
 		}
 		tx.Modified(a.keys[sv.i])
 	}
@@ -767,15 +870,15 @@ func writeConsumerHistory(x *Ctx, s *datatype.Stream, g *datatype.StreamGroup, c
 	}
 }
 
-// deliverNew serves XREADGROUP >: entries after the group's last ID,
-// which advances, each added to the consumer's PEL unless NOACK.
-func deliverNew(x *Ctx, s *datatype.Stream, g *datatype.StreamGroup, c *datatype.StreamConsumer, start datatype.StreamID, a *xreadArgs, now int64) {
+// deliverNew serves XREADGROUP >: it returns the entries after start,
+// advancing the group's last ID and read counter, each added to the
+// consumer's PEL unless NOACK.
+func deliverNew(s *datatype.Stream, g *datatype.StreamGroup, c *datatype.StreamConsumer, start datatype.StreamID, a *xreadArgs, now int64) []datatype.StreamEntry {
 	var list []datatype.StreamEntry
 	s.Range(start, datatype.MaxStreamID, false, func(e datatype.StreamEntry) bool {
 		list = append(list, e)
 		return a.count == 0 || int64(len(list)) < a.count
 	})
-	x.W.Array(len(list))
 	for _, e := range list {
 		if e.ID.Compare(g.LastID) > 0 {
 			if g.EntriesRead != -1 && !rangeHasTombstones(s, e.ID, datatype.MaxStreamID) {
@@ -785,11 +888,11 @@ func deliverNew(x *Ctx, s *datatype.Stream, g *datatype.StreamGroup, c *datatype
 			}
 			g.LastID = e.ID
 		}
-		writeEntry(x, e)
 		if !a.noAck {
 			g.Deliver(e.ID, c, now)
 		}
 	}
+	return list
 }
 
 // rangeHasTombstones is streamRangeHasTombstones: whether an entry was

@@ -79,9 +79,33 @@ func TestGoRedisStreams(t *testing.T) {
 		if n, err := rdb.XTrimMaxLenApprox(ctx, k, 120, 0).Result(); err != nil || n != 100 {
 			t.Fatalf("XTRIM MAXLEN ~ 120 = %d, %v (Redis removes whole nodes of 100)", n, err)
 		}
-		msgs, err := rdb.XRevRangeN(ctx, k, "+", "-", 2).Result()
+		backlog, err := rdb.XReadGroup(ctx, &redis.XReadGroupArgs{Group: "workers", Consumer: "w4", Streams: []string{k, ">"}, Count: 1000, Block: -1}).Result()
 		must(err)
-		if len(msgs) != 2 || msgs[0].ID != ids[249] {
+		if len(backlog) != 1 || len(backlog[0].Messages) != 150 {
+			t.Fatalf("XREADGROUP > got %+v", backlog)
+		}
+		// A blocked XREADGROUP > woken by another client's XADD.
+		go func() {
+			time.Sleep(100 * time.Millisecond)
+			rdb.XAdd(ctx, &redis.XAddArgs{Stream: k, ID: "*", Values: []string{"job", "late"}})
+		}()
+		woke, err := rdb.XReadGroup(ctx, &redis.XReadGroupArgs{Group: "workers", Consumer: "w4", Streams: []string{k, ">"}, Count: 1000, Block: 10 * time.Second}).Result()
+		must(err)
+		if len(woke) != 1 || len(woke[0].Messages) != 1 || woke[0].Messages[0].Values["job"] != "late" {
+			t.Fatalf("XREADGROUP BLOCK > = %+v", woke)
+		}
+		go func() {
+			time.Sleep(100 * time.Millisecond)
+			rdb.XAdd(ctx, &redis.XAddArgs{Stream: k, ID: "*", Values: []string{"job", "later"}})
+		}()
+		tail, err := rdb.XRead(ctx, &redis.XReadArgs{Streams: []string{k, "$"}, Block: 10 * time.Second}).Result()
+		must(err)
+		if len(tail) != 1 || len(tail[0].Messages) != 1 || tail[0].Messages[0].Values["job"] != "later" {
+			t.Fatalf("XREAD BLOCK $ = %+v", tail)
+		}
+		msgs, err := rdb.XRevRangeN(ctx, k, "+", "-", 3).Result()
+		must(err)
+		if len(msgs) != 3 || msgs[0].ID != tail[0].Messages[0].ID || msgs[2].ID != ids[249] {
 			t.Fatalf("XREVRANGE = %v", msgs)
 		}
 	})

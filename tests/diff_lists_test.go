@@ -315,11 +315,7 @@ func blockingScenarios() []blockingScenario {
 		}},
 		{"CLIENT UNBLOCK ends a blocked pop with a timeout or an error", func(t *testing.T, addr string) string {
 			tr := newTranscript(t, addr, 2)
-			raw, err := tr.conns[0].Call("CLIENT", "ID")
-			if err != nil {
-				t.Fatal(err)
-			}
-			id := strings.TrimSuffix(strings.TrimPrefix(string(raw), ":"), "\r\n")
+			id := tr.clientID(0)
 			tr.send(0, "BLPOP", "k", "0")
 			settle()
 			tr.call(1, "CLIENT", "UNBLOCK", id)

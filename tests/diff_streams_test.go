@@ -2,6 +2,7 @@ package tests
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 )
 
@@ -222,4 +223,117 @@ func streamScripts() []script {
 			do("XREAD", "COUNT", "2", "STREAMS", "s", "1000"),
 		)},
 	}
+}
+
+// TestDifferentialStreamBlocking compares XREAD and XREADGROUP BLOCK with
+// redis-server over several connections: wake-ups by XADD, $ and >,
+// COUNT, timeouts, a destroyed group, a deleted key, MULTI and CLIENT
+// UNBLOCK.
+func TestDifferentialStreamBlocking(t *testing.T) {
+	t.Parallel()
+	ref := startRedis(t)
+	kv := startKVServer(t)
+	for _, sc := range streamBlockingScenarios() {
+		t.Run(sc.name, func(t *testing.T) {
+			want := sc.run(t, ref.Addr)
+			got := sc.run(t, kv.Addr)
+			if want != got {
+				t.Errorf("redis:\n%s\nkvserver:\n%s", want, got)
+			}
+		})
+	}
+}
+
+func streamBlockingScenarios() []blockingScenario {
+	return []blockingScenario{
+		{"XREAD BLOCK wakes on XADD, $ and explicit IDs, one key served", func(t *testing.T, addr string) string {
+			tr := newTranscript(t, addr, 4)
+			tr.call(3, "XADD", "s", "1-1", "f", "v")
+			tr.sendBlocked(0, "XREAD", "BLOCK", "0", "STREAMS", "s", "other", "$", "$")
+			tr.sendBlocked(1, "XREAD", "COUNT", "1", "BLOCK", "0", "STREAMS", "s", "1-1")
+			tr.sendBlocked(2, "XREAD", "BLOCK", "0", "STREAMS", "other", "0")
+			tr.call(3, "XADD", "s", "2-1", "a", "1")
+			tr.read(0)
+			tr.read(1)
+			tr.call(3, "XADD", "other", "3-1", "b", "2")
+			tr.read(2)
+			tr.send(0, "XREAD", "BLOCK", "100", "STREAMS", "s", "$")
+			tr.read(0)
+			tr.call(3, "MULTI")
+			tr.call(3, "XREAD", "BLOCK", "0", "STREAMS", "s", "$")
+			tr.call(3, "EXEC")
+			return tr.b.String()
+		}},
+		{"XREAD BLOCK ignores other types, RESP3 map reply", func(t *testing.T, addr string) string {
+			tr := newTranscript(t, addr, 2)
+			if _, err := tr.conns[0].Call("HELLO", "3"); err != nil {
+				t.Fatal(err)
+			}
+			tr.sendBlocked(0, "XREAD", "BLOCK", "0", "STREAMS", "k", "0")
+			tr.call(1, "SET", "k", "x")
+			tr.call(1, "DEL", "k")
+			tr.call(1, "XADD", "k", "5-5", "f", "v")
+			tr.read(0)
+			return tr.b.String()
+		}},
+		{"XREADGROUP BLOCK > is served new entries in turn", func(t *testing.T, addr string) string {
+			tr := newTranscript(t, addr, 3)
+			tr.call(2, "XGROUP", "CREATE", "s", "g", "$", "MKSTREAM")
+			tr.sendBlocked(0, "XREADGROUP", "GROUP", "g", "alice", "BLOCK", "0", "STREAMS", "s", ">")
+			tr.sendBlocked(1, "XREADGROUP", "GROUP", "g", "bob", "COUNT", "1", "NOACK", "BLOCK", "0", "STREAMS", "s", ">")
+			tr.call(2, "XADD", "s", "1-1", "f", "v")
+			tr.read(0)
+			tr.call(2, "XADD", "s", "2-1", "f", "w")
+			tr.read(1)
+			tr.call(2, "XPENDING", "s", "g")
+			tr.call(2, "XINFO", "GROUPS", "s")
+			tr.send(0, "XREADGROUP", "GROUP", "g", "alice", "BLOCK", "50", "STREAMS", "s", ">")
+			tr.read(0)
+			tr.call(0, "XREADGROUP", "GROUP", "g", "alice", "BLOCK", "0", "STREAMS", "s", "0")
+			return tr.b.String()
+		}},
+		{"XREADGROUP BLOCK ends with errors when the group or the key goes", func(t *testing.T, addr string) string {
+			tr := newTranscript(t, addr, 3)
+			tr.call(2, "XGROUP", "CREATE", "s", "g", "$", "MKSTREAM")
+			tr.sendBlocked(0, "XREADGROUP", "GROUP", "g", "c", "BLOCK", "0", "STREAMS", "s", ">")
+			tr.call(2, "XGROUP", "DESTROY", "s", "g")
+			tr.read(0)
+			tr.call(2, "XGROUP", "CREATE", "s", "g", "$")
+			tr.sendBlocked(0, "XREADGROUP", "GROUP", "g", "c", "BLOCK", "0", "STREAMS", "s", ">")
+			tr.sendBlocked(1, "XREAD", "BLOCK", "300", "STREAMS", "s", "$")
+			tr.call(2, "DEL", "s")
+			tr.read(0)
+			tr.read(1)
+			return tr.b.String()
+		}},
+		{"CLIENT UNBLOCK ends XREAD BLOCK", func(t *testing.T, addr string) string {
+			tr := newTranscript(t, addr, 2)
+			id := tr.clientID(0)
+			tr.sendBlocked(0, "XREAD", "BLOCK", "0", "STREAMS", "s", "$")
+			tr.call(1, "CLIENT", "UNBLOCK", id)
+			tr.read(0)
+			tr.sendBlocked(0, "XREAD", "BLOCK", "0", "STREAMS", "s", "$")
+			tr.call(1, "CLIENT", "UNBLOCK", id, "ERROR")
+			tr.read(0)
+			return tr.b.String()
+		}},
+	}
+}
+
+// clientID is connection i's CLIENT ID.
+func (tr *transcript) clientID(i int) string {
+	tr.t.Helper()
+	raw, err := tr.conns[i].Call("CLIENT", "ID")
+	if err != nil {
+		tr.t.Fatal(err)
+	}
+	return strings.TrimSuffix(strings.TrimPrefix(string(raw), ":"), "\r\n")
+}
+
+// sendBlocked sends a command that blocks on connection i and gives it
+// time to reach the server.
+func (tr *transcript) sendBlocked(i int, cmd ...string) {
+	tr.t.Helper()
+	tr.send(i, cmd...)
+	settle()
 }
