@@ -69,6 +69,13 @@ const (
 	errIntervalEnd   = "ERR invalid end ID for the interval"
 )
 
+// ScriptAware is implemented by the session of a script's redis.call,
+// where XREAD and XREADGROUP refuse BLOCK (Redis keeps that answer for
+// scripts rather than the null of MULTI).
+type ScriptAware interface {
+	InScript() bool
+}
+
 // streamLimits are the settings that decide where a stream's nodes end.
 func streamLimits(x *Ctx) datatype.StreamLimits {
 	return datatype.StreamLimits{
@@ -554,6 +561,10 @@ func parseXread(x *Ctx, xreadgroup bool) (a xreadArgs, ok bool) {
 		o := args[i]
 		switch {
 		case equalFold(o, "block") && more > 0:
+			if sa, ok := x.Session.(ScriptAware); ok && sa.InScript() {
+				x.W.Error("ERR " + string(args[0]) + " command is not allowed with BLOCK option from scripts")
+				return a, false
+			}
 			i++
 			t, ok := timeoutMillis(x, args[i])
 			if !ok {
@@ -1542,9 +1553,9 @@ func cmdXgroup(x *Ctx) {
 			pending := g.DeleteConsumer(string(args[4]))
 			if pending >= 0 {
 				tx.Modified(key)
+				tx.Notify(notify.Stream, "xgroup-delconsumer", key)
 			}
 			x.W.Int(int64(max(pending, 0)))
-			tx.Notify(notify.Stream, "xgroup-delconsumer", key)
 		default:
 			subcommandSyntaxError(x)
 		}
