@@ -51,6 +51,8 @@ var families = [][]*Spec{
 	zsetCommands,
 	streamCommands,
 	scriptingCommands,
+	geoCommands,
+	monitorCommands,
 }
 
 // NewTable builds the lookup table from copies of specs, deriving what

@@ -15,7 +15,7 @@ import (
 // the first left pending; XREAD tails the stream.
 func TestGoRedisStreams(t *testing.T) {
 	t.Parallel()
-	eachGoRedisProto(t, func(t *testing.T, ctx context.Context, rdb *redis.Client, proto int, must func(error)) {
+	goRedisEachProto(t, 4, func(t *testing.T, ctx context.Context, rdb *redis.Client, proto int, must func(error)) {
 		k := fmt.Sprintf("jobs%d", proto)
 		var ids []string
 		for i := 0; i < 250; i++ {
@@ -109,24 +109,4 @@ func TestGoRedisStreams(t *testing.T) {
 			t.Fatalf("XREVRANGE = %v", msgs)
 		}
 	})
-}
-
-// eachGoRedisProto starts a kvserver and runs fn with a go-redis client
-// in RESP3 and then RESP2, each with a 30 s context; must fails the test
-// on an error.
-func eachGoRedisProto(t *testing.T, fn func(t *testing.T, ctx context.Context, rdb *redis.Client, proto int, must func(error))) {
-	s := startKVServer(t)
-	for _, proto := range []int{3, 2} {
-		t.Run(fmt.Sprintf("RESP%d", proto), func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			defer cancel()
-			rdb := newGoRedis(t, s.Addr, proto, 4)
-			fn(t, ctx, rdb, proto, func(err error) {
-				t.Helper()
-				if err != nil {
-					t.Fatal(err)
-				}
-			})
-		})
-	}
 }

@@ -18,7 +18,7 @@ import (
 // KV-block index) would use it.
 func TestGoRedisSortedSets(t *testing.T) {
 	t.Parallel()
-	eachGoRedisProto(t, func(t *testing.T, ctx context.Context, rdb *redis.Client, proto int, must func(error)) {
+	goRedisEachProto(t, 4, func(t *testing.T, ctx context.Context, rdb *redis.Client, proto int, must func(error)) {
 		k := fmt.Sprintf("board%d", proto)
 		var members []redis.Z
 		for i := 0; i < 500; i++ { // past 128: a skiplist
