@@ -382,11 +382,7 @@ func cmdXadd(x *Ctx) {
 			x.W.Error(errXaddSmaller)
 			return
 		}
-		fields := make([]string, n)
-		for i := range fields {
-			fields[i] = string(x.Args[at+i])
-		}
-		s.Append(id, fields, lim)
+		s.Append(id, datatype.PackFields(x.Args[at:]), lim)
 		writeStreamID(x, id)
 		storeChanged(tx, key, s, created)
 		tx.Notify(notify.Stream, "xadd", key)

@@ -67,6 +67,27 @@ type StreamEntry struct {
 	Fields []string
 }
 
+// PackFields copies an entry's fields and values into one allocation
+// (XADD's arguments): the strings share one buffer.
+func PackFields(args [][]byte) []string {
+	n := 0
+	for _, a := range args {
+		n += len(a)
+	}
+	buf := make([]byte, 0, n)
+	for _, a := range args {
+		buf = append(buf, a...)
+	}
+	all := string(buf)
+	fields := make([]string, len(args))
+	off := 0
+	for i, a := range args {
+		fields[i] = all[off : off+len(a)]
+		off += len(a)
+	}
+	return fields
+}
+
 // StreamLimits are stream-node-max-bytes and stream-node-max-entries,
 // which decide where a stream starts a new node (0 = no limit).
 type StreamLimits struct {
