@@ -195,26 +195,35 @@ func TestStreamEmptyIsKept(t *testing.T) {
 // entries (built as XADD builds them) is within 20% of what the heap
 // holds.
 func TestStreamMemSizeMatchesTheHeap(t *testing.T) {
-	var before, after runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&before)
-	keep := make([]*Stream, 0, 1000)
-	var sum int64
 	lim := StreamLimits{MaxNodeBytes: 4096, MaxNodeEntries: 100}
-	for k := 0; k < 1000; k++ {
+	sum, heap := heapOf(1000, func(k int) Object {
 		s := NewStream()
 		for j := 0; j < 100; j++ {
 			s.Append(StreamID{uint64(j + 1), 0}, PackFields([][]byte{[]byte("field"), []byte(fmt.Sprintf("value:%06d", k*100+j))}), lim)
 		}
-		sum += s.MemSize()
-		keep = append(keep, s)
-	}
-	runtime.GC()
-	runtime.ReadMemStats(&after)
-	heap := int64(after.HeapAlloc) - int64(before.HeapAlloc) - int64(cap(keep))*8
-	runtime.KeepAlive(keep)
+		return s
+	})
 	if ratio := float64(sum) / float64(heap); ratio < 0.8 || ratio > 1.2 {
 		t.Errorf("MemSize %d bytes, heap grew %d (%.2fx)", sum, heap, ratio)
 	}
 	t.Logf("%.1f heap bytes per entry", float64(heap)/100000)
+}
+
+// heapOf builds n objects with build and returns the sum of their
+// MemSize and how much the live heap grew holding them.
+func heapOf(n int, build func(k int) Object) (sum, heap int64) {
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	keep := make([]Object, 0, n)
+	for k := 0; k < n; k++ {
+		obj := build(k)
+		sum += obj.MemSize()
+		keep = append(keep, obj)
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	heap = int64(after.HeapAlloc) - int64(before.HeapAlloc) - int64(cap(keep))*16
+	runtime.KeepAlive(keep)
+	return sum, heap
 }
