@@ -46,6 +46,9 @@ func TestStreamsAreDemotedReadBackAndSurviveKillNine(t *testing.T) {
 			expectReply(t, c, bulk(fmt.Sprintf("%d-%d", j+1, i)), "XADD", key, fmt.Sprintf("%d-%d", j+1, i), "n", strconv.Itoa(j), "v", streamValue(i, j))
 		}
 		expectReply(t, c, "+OK\r\n", "XGROUP", "CREATE", key, "g", "0")
+		if i%50 == 0 { // an empty stream with a group is a value too
+			expectReply(t, c, "+OK\r\n", "XGROUP", "CREATE", fmt.Sprintf("empty:%d", i), "g", "$", "MKSTREAM")
+		}
 		c.Call("XREADGROUP", "GROUP", "g", "alice", "COUNT", "3", "STREAMS", key, ">")
 	}
 	if used := infoInt(t, c, "memory", "used_memory"); used > maxmemory {
@@ -76,11 +79,15 @@ func TestStreamsAreDemotedReadBackAndSurviveKillNine(t *testing.T) {
 			if !checkReply(t, c, bulk("stream"), "OBJECT", "ENCODING", key) {
 				bad++
 			}
+			if i%50 == 0 && !checkReply(t, c, "*1\r\n*12\r\n"+bulk("name")+bulk("g")+bulk("consumers")+":0\r\n"+bulk("pending")+":0\r\n"+
+				bulk("last-delivered-id")+bulk("0-0")+bulk("entries-read")+"$-1\r\n"+bulk("lag")+":0\r\n", "XINFO", "GROUPS", fmt.Sprintf("empty:%d", i)) {
+				bad++
+			}
 			if bad > 5 {
 				t.Fatalf("%s: too many wrong streams", when)
 			}
 		}
-		checkReply(t, c, fmt.Sprintf(":%d\r\n", keys), "DBSIZE")
+		checkReply(t, c, fmt.Sprintf(":%d\r\n", keys+keys/50), "DBSIZE")
 	}
 	check("after the fill")
 	if p := infoInt(t, c, "tiers", "tier_memory_promotions"); p == 0 {
