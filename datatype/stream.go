@@ -682,6 +682,21 @@ func appendID(dst []byte, id StreamID) []byte {
 	return appendUvarint(appendUvarint(dst, id.Ms), id.Seq)
 }
 
+// view reads a string as appendString wrote it, without copying it.
+func (r *reader) view() []byte {
+	n := r.uvarint()
+	if r.err != nil {
+		return nil
+	}
+	if n > uint64(len(r.b)) {
+		r.fail("string past the end")
+		return nil
+	}
+	v := r.b[:n:n]
+	r.b = r.b[n:]
+	return v
+}
+
 func (r *reader) id() StreamID { return StreamID{r.uvarint(), r.uvarint()} }
 
 func decodeStream(b []byte) (Object, error) {
@@ -710,9 +725,11 @@ func decodeStream(b []byte) (Object, error) {
 			if nv%2 != 0 {
 				r.fail("odd stream entry")
 			}
+			raw := make([][]byte, 0, nv)
 			for k := 0; k < nv && r.err == nil; k++ {
-				e.Fields = append(e.Fields, r.string())
+				raw = append(raw, r.view())
 			}
+			e.Fields = PackFields(raw)
 			n.entries = append(n.entries, e)
 			s.entryBytes += entryCost(e.Fields)
 		}
