@@ -682,21 +682,6 @@ func appendID(dst []byte, id StreamID) []byte {
 	return appendUvarint(appendUvarint(dst, id.Ms), id.Seq)
 }
 
-// view reads a string as appendString wrote it, without copying it.
-func (r *reader) view() []byte {
-	n := r.uvarint()
-	if r.err != nil {
-		return nil
-	}
-	if n > uint64(len(r.b)) {
-		r.fail("string past the end")
-		return nil
-	}
-	v := r.b[:n:n]
-	r.b = r.b[n:]
-	return v
-}
-
 func (r *reader) id() StreamID { return StreamID{r.uvarint(), r.uvarint()} }
 
 func decodeStream(b []byte) (Object, error) {
@@ -727,7 +712,7 @@ func decodeStream(b []byte) (Object, error) {
 			}
 			raw := make([][]byte, 0, nv)
 			for k := 0; k < nv && r.err == nil; k++ {
-				raw = append(raw, r.view())
+				raw = append(raw, r.bytes())
 			}
 			e.Fields = PackFields(raw)
 			n.entries = append(n.entries, e)
