@@ -1,6 +1,7 @@
 package tests
 
 import (
+	"fmt"
 	"io"
 	"net"
 	"slices"
@@ -188,5 +189,60 @@ func TestKillNineDuringCollectionGrowthKeepsAcknowledgedPrefixes(t *testing.T) {
 		}
 		t.Logf("%s: %d elements after the restart; %d batches acknowledged, %d of them %v before the kill",
 			col.key, len(got), len(col.acks), must, durabilityBound)
+	}
+}
+
+// TestUnreadCollectionRepliesStayWithinTheMemoryBound has 60 clients ask
+// for the whole of a 2M-element list (a 44 MB reply each) and never read:
+// the replies wait for the large-value budget like values read from disk,
+// so the process stays within --maxmemory + 1 GiB and clients that hold
+// budget without reading are disconnected. Before replies of @slow
+// commands took budget, the 60 replies were built at once: 3 GB resident
+// with --maxmemory 256mb.
+func TestUnreadCollectionRepliesStayWithinTheMemoryBound(t *testing.T) {
+	if diffAgainstRedis() {
+		t.Skip("redis-server builds every reply (no output limit for normal clients by default)")
+	}
+	s := startKVServer(t, "--maxmemory", "256mb")
+	c := dialRaw(t, s.Addr)
+	const elements, batch = 2_000_000, 10_000
+	for from := 0; from < elements; from += batch {
+		args := []string{"RPUSH", "l"}
+		for i := from; i < from+batch; i++ {
+			args = append(args, fmt.Sprintf("element-%08d", i))
+		}
+		if raw, err := c.Call(args...); err != nil || raw[0] != ':' {
+			t.Fatalf("RPUSH: %.80q %v", raw, err)
+		}
+	}
+	rss := watchRSS(s.Cmd.Process.Pid)
+	var conns []*net.TCPConn
+	defer func() {
+		for _, conn := range conns {
+			conn.Close()
+		}
+	}()
+	for range 60 {
+		conn, err := net.Dial("tcp", s.Addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tc := conn.(*net.TCPConn)
+		tc.SetReadBuffer(4096)
+		conns = append(conns, tc)
+		if _, err := tc.Write(encodeCommand([]string{"LRANGE", "l", "0", "-1"})); err != nil {
+			t.Fatal(err)
+		}
+	}
+	time.Sleep(12 * time.Second)
+	checkReply(t, c, "+PONG\r\n", "PING")
+	info, err := infoFields(c, "stats")
+	if err != nil {
+		t.Fatal(err)
+	}
+	peak := rss.peak(t)
+	t.Logf("peak resident %d MiB, %s clients evicted", peak>>20, info["evicted_clients"])
+	if peak > (256+1024)<<20 {
+		t.Errorf("peak resident size %d MiB, want within --maxmemory + 1 GiB (1280 MiB)", peak>>20)
 	}
 }
