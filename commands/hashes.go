@@ -400,6 +400,18 @@ func cmdHincrbyfloat(x *Ctx) {
 // holding the engine lock for a bounded time.
 const maxRandomReply = 64 << 20
 
+// randomReplyFull reports whether a reply of random picks with repetition
+// (HRANDFIELD, SRANDMEMBER with a negative count) has passed
+// maxRandomReply after picked picks, checked every 1024 of them; if so it
+// has the connection closed after what was written, and the caller stops.
+func randomReplyFull(x *Ctx, picked int) bool {
+	if picked%1024 != 0 || x.W.Pending() <= maxRandomReply {
+		return false
+	}
+	x.Session.CloseAfterReply()
+	return true
+}
+
 // HRANDFIELD's count bounds (Redis's -LONG_MAX..LONG_MAX).
 const errRandCountRange = "ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807"
 
@@ -479,11 +491,8 @@ func cmdHrandfield(x *Ctx) {
 		picked := 0
 		h.Random(int(min(count, math.MaxInt)), distinct && count > 1, func(f, v []byte) bool {
 			emit(f, v)
-			if picked++; picked%1024 == 0 && x.W.Pending() > maxRandomReply {
-				x.Session.CloseAfterReply()
-				return false
-			}
-			return true
+			picked++
+			return !randomReplyFull(x, picked)
 		})
 	})
 }

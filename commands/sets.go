@@ -362,10 +362,14 @@ func srandmemberWithCount(x *Ctx) {
 		case !unique || count == 1:
 			// Case 1: repeats allowed: count independent picks.
 			x.W.Array(int(count))
+			// A huge count is cut at maxRandomReply, as HRANDFIELD's.
 			var buf []byte
-			for range count {
+			for picked := 1; uint64(picked) <= count; picked++ {
 				buf = s.AppendRandom(buf[:0])
 				replyValue(x.W, buf)
+				if randomReplyFull(x, picked) {
+					return
+				}
 			}
 		case count >= size:
 			// Case 2: the whole set.

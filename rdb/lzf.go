@@ -126,8 +126,18 @@ func lzfCompress(in []byte, outLen int) []byte {
 
 var errLZF = errors.New("rdb: bad LZF data")
 
+// lzfMaxExpansion is the most output LZF makes of one input byte: a long
+// back reference, three bytes (control, extra length, offset), copies at
+// most 7+255+2 = 264 bytes.
+const lzfMaxExpansion = 264 / 3
+
 // lzfDecompress expands in, which must give exactly n bytes.
 func lzfDecompress(in []byte, n int) ([]byte, error) {
+	// A payload of a few bytes may claim gigabytes: refuse a length that in
+	// cannot expand to before allocating it.
+	if n > len(in)*lzfMaxExpansion {
+		return nil, errLZF
+	}
 	out := make([]byte, 0, n)
 	for ip := 0; ip < len(in); {
 		ctrl := int(in[ip])
