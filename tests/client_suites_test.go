@@ -125,8 +125,34 @@ type suiteSpec struct {
 	LeafNodeText            string
 	State                   string
 	Failure                 struct {
-		Message string
+		Message  string
+		Location struct {
+			FileName   string
+			LineNumber int
+		}
 	}
+}
+
+// failureSummary is the spec's failure on one line: Gomega's message
+// without its "Unexpected error:" and type lines (so that a server's error
+// reply shows), cut to 160 bytes, and where in the suite it failed.
+func (s suiteSpec) failureSummary() string {
+	var parts []string
+	for _, line := range strings.Split(s.Failure.Message, "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || line == "Unexpected error:" || line == "occurred" ||
+			(strings.HasPrefix(line, "<") && strings.HasSuffix(line, ">:")) {
+			continue
+		}
+		if !slices.Contains(parts, line) {
+			parts = append(parts, line)
+		}
+	}
+	msg := strings.Join(parts, " ")
+	if len(msg) > 160 {
+		msg = msg[:160] + "..."
+	}
+	return fmt.Sprintf("%s (%s:%d)", msg, filepath.Base(s.Failure.Location.FileName), s.Failure.Location.LineNumber)
 }
 
 // name is the spec's full text, as Ginkgo prints it.
@@ -206,8 +232,7 @@ func compareSuiteRuns(redisSpecs, kvSpecs []suiteSpec) []familyResult {
 			if kv.State != "passed" {
 				why := "did not run"
 				if kv.State != "" {
-					msg, _, _ := strings.Cut(strings.TrimSpace(kv.Failure.Message), "\n")
-					why = kv.State + ": " + msg
+					why = kv.State + ": " + kv.failureSummary()
 				}
 				r.regressions = append(r.regressions, fmt.Sprintf("%s [%s]", s.name(), why))
 			}
@@ -454,11 +479,13 @@ func TestGoRedisSpecsAreSortedIntoFamilies(t *testing.T) {
 		spec("hashes", "should HExpire", "failed"),
 		spec("hashes", "should HScan", "skipped"),
 	}
-	kvRun[1].Failure.Message = "Expected\n<string>: a\nto equal b"
+	kvRun[1].Failure.Message = "Unexpected error:\n    <proto.RedisError>: \n    ERR unknown command 'hget'\n    ERR unknown command 'hget'\noccurred"
+	kvRun[1].Failure.Location.FileName = "/x/commands_test.go"
+	kvRun[1].Failure.Location.LineNumber = 12
 	got := compareSuiteRuns(redisRun, kvRun)
 	want := []familyResult{
 		{family: "hashes", specs: 3, redisPassed: 2, kvOK: 1,
-			regressions: []string{"Commands hashes should HGet [failed: Expected]"}},
+			regressions: []string{"Commands hashes should HGet [failed: ERR unknown command 'hget' (commands_test.go:12)]"}},
 		{family: "lists", specs: 1, redisPassed: 1, kvOK: 0,
 			regressions: []string{"Commands lists should LPush [did not run]"}},
 	}
