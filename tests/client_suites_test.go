@@ -280,12 +280,22 @@ func formatSuiteTable(results []familyResult) string {
 // set (about five minutes for both servers; scripts/client-suites.sh).
 func TestClientSuiteGoRedis(t *testing.T) {
 	families := clientSuiteFamilies(t)
+	if _, err := exec.LookPath("redis-server"); err != nil {
+		t.Skipf("redis-server is not on PATH (%v): the suites' baseline is a redis-server 7.0 (Debian package redis-server)", err)
+	}
 	suiteDir := goRedisSuiteCopy(t)
+	goCmd := func(args ...string) *exec.Cmd {
+		cmd := exec.Command("go", args...)
+		cmd.Dir = suiteDir
+		cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOWORK=off")
+		return cmd
+	}
+	// The suite's own dependencies (Ginkgo, Gomega) are not kvserver's.
+	if out, err := goCmd("mod", "download").CombinedOutput(); err != nil {
+		t.Skipf("go-redis's suite is not available: its dependencies did not download: %v\n%s", err, out)
+	}
 	bin := filepath.Join(t.TempDir(), "goredis.test")
-	build := exec.Command("go", "test", "-c", "-o", bin, ".")
-	build.Dir = suiteDir
-	build.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOWORK=off")
-	if out, err := build.CombinedOutput(); err != nil {
+	if out, err := goCmd("test", "-c", "-o", bin, ".").CombinedOutput(); err != nil {
 		t.Fatalf("building go-redis's suite: %v\n%s", err, out)
 	}
 	focus := goRedisFocus(families)
