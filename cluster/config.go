@@ -40,6 +40,9 @@ type Node struct {
 	Port int
 	// Slots are the ranges the node serves, ascending and merged.
 	Slots []Range
+	// Failing marks a node that is known to be down but still holds its
+	// slots (an etcd member within its grace); never set for a file.
+	Failing bool
 }
 
 // Addr is host:port, with an IPv6 host in brackets.
@@ -63,6 +66,9 @@ type Map struct {
 	owner [Slots]int16
 	// self is the index of this server's node, -1 before Locate.
 	self int
+	// epoch is the config epoch of a map from etcd (its revision there);
+	// 0 for a file, whose epochs come from node positions.
+	epoch int64
 }
 
 // Load reads and parses the file at path and locates this server in it by

@@ -28,6 +28,11 @@
 // KeySlot is Redis's keyHashSlot: CRC16 (XMODEM) of the key, or of the
 // first non-empty {hash tag} in it, modulo 16384.
 //
+// New builds a map whose node ids and epoch the caller chose: package
+// cluster/etcdmap makes its maps that way, from the slot map an elected
+// node keeps in etcd (--cluster-etcd), with the map's etcd revision as
+// the epoch.
+//
 // The package knows nothing of RESP or of the keyspace; package server turns
 // a Map into MOVED and CROSSSLOT replies and the CLUSTER command family.
 package cluster

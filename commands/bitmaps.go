@@ -6,6 +6,7 @@ import (
 	"math/bits"
 
 	"github.com/kvserver/kvserver/engine"
+	"github.com/kvserver/kvserver/notify"
 )
 
 // bitmapCommands are the bitmap family's rows (Redis's bitops.c). Bitmaps
@@ -99,6 +100,7 @@ func cmdSetbit(x *Ctx) {
 				nv[byteIdx] &^= mask
 			}
 			tx.Set(args[1], nv, e.ExpireAt)
+			tx.Notify(notify.String, "setbit", args[1])
 		}
 		if old {
 			x.W.Int(1)
@@ -403,11 +405,14 @@ func cmdBitop(x *Ctx) {
 			maxLen = max(maxLen, len(e.Value))
 		}
 		if maxLen == 0 {
-			tx.Delete(args[2])
+			if tx.Delete(args[2]) {
+				tx.Notify(notify.Generic, "del", args[2])
+			}
 			x.W.Int(0)
 			return
 		}
 		tx.Set(args[2], bitopResult(op, srcs, maxLen), 0)
+		tx.Notify(notify.String, "set", args[2])
 		x.W.Int(int64(maxLen))
 	})
 }
@@ -580,6 +585,7 @@ func bitfieldGeneric(x *Ctx, roCommand bool) {
 		}
 		v := growCopy(e.Value, highest>>3+1)
 		x.W.Array(len(ops))
+		changes := 0
 		for _, op := range ops {
 			if op.opcode == bfGet {
 				x.W.Int(op.get(v))
@@ -589,11 +595,15 @@ func bitfieldGeneric(x *Ctx, roCommand bool) {
 			if ok {
 				x.W.Int(reply)
 				setBitfield(v, op.offset, op.bits, write)
+				changes++
 			} else {
 				x.W.Null()
 			}
 		}
 		tx.Set(key, v, e.ExpireAt)
+		if changes > 0 {
+			tx.Notify(notify.String, "setbit", key)
+		}
 	})
 }
 

@@ -9,14 +9,14 @@ import (
 	"github.com/kvserver/kvserver/engine"
 )
 
-// The cluster family: Redis Cluster's client-facing commands over a static
-// slot map (package cluster). CLUSTER SLOTS, SHARDS, NODES and INFO
+// The cluster family: Redis Cluster's client-facing commands over a slot
+// map (package cluster) from a file or from etcd (package cluster/etcdmap). CLUSTER SLOTS, SHARDS, NODES and INFO
 // describe the map so that cluster clients (go-redis, redis-py, redis-cli
 // -c) route by themselves; package server's dispatch does the routing
 // itself (MOVED, CROSSSLOT). There is no cluster bus: no gossip, failover,
 // replicas or slot migration (no ASK), so CLUSTER's management subcommands
 // are refused; the map changes only when the file is edited and the server
-// gets SIGHUP.
+// gets SIGHUP, or, with etcd, when nodes join or leave.
 //
 // Without a cluster config the server answers like a Redis started without
 // cluster-enabled: CLUSTER, READONLY, READWRITE and ASKING fail with
@@ -62,6 +62,7 @@ const (
 	errClusterDisabled = "ERR This instance has cluster support disabled"
 	errInvalidSlot     = "ERR Invalid slot"
 	errStaticSlotMap   = "ERR kvserver's slot map is static: edit the cluster-config file and send SIGHUP"
+	errEtcdSlotMap     = "ERR kvserver's slot map is computed from the members in etcd: start or stop nodes to change it"
 )
 
 // Cluster is the server's cluster mode as the cluster family sees it.
@@ -69,6 +70,19 @@ type Cluster interface {
 	// SlotMap is the slot map in effect, with this node located; nil when
 	// the server runs standalone.
 	SlotMap() *cluster.Map
+	// Membership is the node's standing in etcd (--cluster-etcd); ok is
+	// false for a static map or a standalone server.
+	Membership() (m Membership, ok bool)
+}
+
+// Membership is a cluster node's standing in etcd, for INFO cluster.
+type Membership struct {
+	// Session reports whether the node holds a live lease.
+	Session bool
+	// Reconciler reports whether the node is the elected reconciler.
+	Reconciler bool
+	// MapsApplied counts the slot maps from etcd the node applied.
+	MapsApplied int64
 }
 
 // clusterHandler is a handler that runs only in cluster mode, given the
@@ -93,8 +107,12 @@ func clusterOnly(h clusterHandler) Handler {
 func cmdClusterOK(x *Ctx, m *cluster.Map) { x.W.OK() }
 
 // cmdClusterStatic answers the subcommands that change a Redis cluster's
-// configuration, which here only the file can do.
+// configuration, which here only the file, or etcd's reconciler, can do.
 func cmdClusterStatic(x *Ctx, m *cluster.Map) {
+	if _, etcd := x.Cluster.Membership(); etcd {
+		x.W.Error(errEtcdSlotMap)
+		return
+	}
 	x.W.Error(errStaticSlotMap)
 }
 
@@ -110,10 +128,6 @@ func cmdClusterKeyslot(x *Ctx, m *cluster.Map) {
 	x.W.Int(int64(cluster.KeySlot(x.Args[2])))
 }
 
-// epochs: a node's config epoch is its position in the file, from 1, so
-// every node reports the same epochs.
-func nodeEpoch(i int) int { return i + 1 }
-
 // cmdClusterInfo writes CLUSTER INFO in Redis 7.0's format. The state is
 // ok even when some slots have no node (Redis with
 // cluster-require-full-coverage no): the served slots keep working.
@@ -121,20 +135,24 @@ func cmdClusterInfo(x *Ctx, m *cluster.Map) {
 	var w InfoWriter
 	assigned := int64(m.Assigned())
 	size := 0
+	pfail := int64(0)
 	for i := range m.Nodes() {
 		if len(m.Nodes()[i].Slots) > 0 {
 			size++
 		}
+		if m.Nodes()[i].Failing {
+			pfail += int64(m.Nodes()[i].SlotCount())
+		}
 	}
 	w.Str("cluster_state", "ok")
 	w.Int("cluster_slots_assigned", assigned)
-	w.Int("cluster_slots_ok", assigned)
-	w.Int("cluster_slots_pfail", 0)
+	w.Int("cluster_slots_ok", assigned-pfail)
+	w.Int("cluster_slots_pfail", pfail)
 	w.Int("cluster_slots_fail", 0)
 	w.Int("cluster_known_nodes", int64(len(m.Nodes())))
 	w.Int("cluster_size", int64(size))
-	w.Int("cluster_current_epoch", int64(len(m.Nodes())))
-	w.Int("cluster_my_epoch", int64(nodeEpoch(m.SelfIndex())))
+	w.Int("cluster_current_epoch", m.CurrentEpoch())
+	w.Int("cluster_my_epoch", m.NodeEpoch(m.SelfIndex()))
 	w.Int("cluster_stats_messages_sent", 0)
 	w.Int("cluster_stats_messages_received", 0)
 	w.Int("total_cluster_links_buffer_limit_exceeded", 0)
@@ -143,7 +161,9 @@ func cmdClusterInfo(x *Ctx, m *cluster.Map) {
 
 // cmdClusterNodes writes CLUSTER NODES: this node first, then the others
 // in file order. There is no cluster bus, so the bus port is 0 and the
-// ping and pong times are 0.
+// ping and pong times are 0. A node etcd knows to be down while it keeps
+// its slots for the grace is "master,fail?" and disconnected, as Redis
+// shows a node it suspects.
 func cmdClusterNodes(x *Ctx, m *cluster.Map) {
 	var b strings.Builder
 	line := func(i int) {
@@ -154,9 +174,15 @@ func cmdClusterNodes(x *Ctx, m *cluster.Map) {
 		if i == m.SelfIndex() {
 			b.WriteString("myself,")
 		}
-		b.WriteString("master - 0 0 ")
-		b.WriteString(strconv.Itoa(nodeEpoch(i)))
-		b.WriteString(" connected")
+		b.WriteString("master")
+		link := " connected"
+		if n.Failing {
+			b.WriteString(",fail?")
+			link = " disconnected"
+		}
+		b.WriteString(" - 0 0 ")
+		b.WriteString(strconv.FormatInt(m.NodeEpoch(i), 10))
+		b.WriteString(link)
 		for _, r := range n.Slots {
 			b.WriteByte(' ')
 			b.WriteString(r.String())
@@ -344,8 +370,8 @@ func cmdClusterHelp(x *Ctx, m *cluster.Map) {
 		"    Return information about slot range mappings and the nodes associated with them.",
 		"LINKS",
 		"    Return information about all network links between this node and its peers.",
-		"(kvserver: the slot map is static; ADDSLOTS, SETSLOT, MEET, FAILOVER and the",
-		"other subcommands that change it are refused: edit the cluster-config file and",
-		"send SIGHUP.)",
+		"(kvserver: the slot map comes from the cluster-config file (edit it and send",
+		"SIGHUP) or from etcd (nodes joining and leaving change it); ADDSLOTS, SETSLOT,",
+		"MEET, FAILOVER and the other subcommands that change it are refused.)",
 	)
 }

@@ -1873,6 +1873,124 @@ var redisCommandDocs = map[string]*commandDoc{
 			resp.Bulk("arguments"), resp.Array(resp.Map(resp.Bulk("name"), resp.Bulk("connection-name"), resp.Bulk("type"), resp.Bulk("string"))),
 		),
 	},
+	"client|reply": {
+		Arity: 3, Flags: []string{"noscript", "loading", "stale"}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@slow"), resp.Simple("@connection")),
+		Tips:          resp.SetOf(),
+		KeySpecs:      resp.SetOf(),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Instruct the server whether to reply to commands"),
+			resp.Bulk("since"), resp.Bulk("3.2.0"),
+			resp.Bulk("group"), resp.Bulk("connection"),
+			resp.Bulk("complexity"), resp.Bulk("O(1)"),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("on_off_skip"),
+					resp.Bulk("type"), resp.Bulk("oneof"),
+					resp.Bulk("arguments"), resp.Array(
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("on"),
+							resp.Bulk("type"), resp.Bulk("pure-token"),
+							resp.Bulk("token"), resp.Bulk("ON"),
+						),
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("off"),
+							resp.Bulk("type"), resp.Bulk("pure-token"),
+							resp.Bulk("token"), resp.Bulk("OFF"),
+						),
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("skip"),
+							resp.Bulk("type"), resp.Bulk("pure-token"),
+							resp.Bulk("token"), resp.Bulk("SKIP"),
+						),
+					),
+				),
+			),
+		),
+	},
+	"client|pause": {
+		Arity: -3, Flags: []string{"admin", "noscript", "loading", "stale"}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@admin"), resp.Simple("@slow"), resp.Simple("@dangerous"), resp.Simple("@connection")),
+		Tips:          resp.SetOf(),
+		KeySpecs:      resp.SetOf(),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Stop processing commands from clients for some time"),
+			resp.Bulk("since"), resp.Bulk("2.9.50"),
+			resp.Bulk("group"), resp.Bulk("connection"),
+			resp.Bulk("complexity"), resp.Bulk("O(1)"),
+			resp.Bulk("history"), resp.SetOf(
+				resp.Array(
+					resp.Bulk("6.2.0"),
+					resp.Bulk("`CLIENT PAUSE WRITE` mode added along with the `mode` option."),
+				),
+			),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(resp.Bulk("name"), resp.Bulk("timeout"), resp.Bulk("type"), resp.Bulk("integer")),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("mode"),
+					resp.Bulk("type"), resp.Bulk("oneof"),
+					resp.Bulk("since"), resp.Bulk("6.2.0"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+					resp.Bulk("arguments"), resp.Array(
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("write"),
+							resp.Bulk("type"), resp.Bulk("pure-token"),
+							resp.Bulk("token"), resp.Bulk("WRITE"),
+						),
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("all"),
+							resp.Bulk("type"), resp.Bulk("pure-token"),
+							resp.Bulk("token"), resp.Bulk("ALL"),
+						),
+					),
+				),
+			),
+		),
+	},
+	"client|unpause": {
+		Arity: 2, Flags: []string{"admin", "noscript", "loading", "stale"}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@admin"), resp.Simple("@slow"), resp.Simple("@dangerous"), resp.Simple("@connection")),
+		Tips:          resp.SetOf(),
+		KeySpecs:      resp.SetOf(),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Resume processing of clients that were paused"),
+			resp.Bulk("since"), resp.Bulk("6.2.0"),
+			resp.Bulk("group"), resp.Bulk("connection"),
+			resp.Bulk("complexity"), resp.Bulk("O(N) Where N is the number of paused clients"),
+		),
+	},
+	"client|unblock": {
+		Arity: -3, Flags: []string{"admin", "noscript", "loading", "stale"}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@admin"), resp.Simple("@slow"), resp.Simple("@dangerous"), resp.Simple("@connection")),
+		Tips:          resp.SetOf(),
+		KeySpecs:      resp.SetOf(),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Unblock a client blocked in a blocking command from a different connection"),
+			resp.Bulk("since"), resp.Bulk("5.0.0"),
+			resp.Bulk("group"), resp.Bulk("connection"),
+			resp.Bulk("complexity"), resp.Bulk("O(log N) where N is the number of client connections"),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(resp.Bulk("name"), resp.Bulk("client-id"), resp.Bulk("type"), resp.Bulk("integer")),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("timeout_error"),
+					resp.Bulk("type"), resp.Bulk("oneof"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+					resp.Bulk("arguments"), resp.Array(
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("timeout"),
+							resp.Bulk("type"), resp.Bulk("pure-token"),
+							resp.Bulk("token"), resp.Bulk("TIMEOUT"),
+						),
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("error"),
+							resp.Bulk("type"), resp.Bulk("pure-token"),
+							resp.Bulk("token"), resp.Bulk("ERROR"),
+						),
+					),
+				),
+			),
+		),
+	},
 	"hset": {
 		Arity: -4, Flags: []string{"write", "denyoom", "fast"}, FirstKey: 1, LastKey: 1, Step: 1,
 		ACLCategories: resp.SetOf(resp.Simple("@write"), resp.Simple("@hash"), resp.Simple("@fast")),
@@ -2455,6 +2573,180 @@ var redisCommandDocs = map[string]*commandDoc{
 					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
 				),
 			),
+		),
+	},
+	"pfadd": {
+		Arity: -2, Flags: []string{"write", "denyoom", "fast"}, FirstKey: 1, LastKey: 1, Step: 1,
+		ACLCategories: resp.SetOf(resp.Simple("@write"), resp.Simple("@hyperloglog"), resp.Simple("@fast")),
+		Tips:          resp.SetOf(),
+		KeySpecs: resp.SetOf(
+			resp.Map(
+				resp.Bulk("flags"), resp.SetOf(resp.Simple("RW"), resp.Simple("insert")),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
+				resp.Bulk("find_keys"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("range"),
+					resp.Bulk("spec"), resp.Map(
+						resp.Bulk("lastkey"), resp.Int(0),
+						resp.Bulk("keystep"), resp.Int(1),
+						resp.Bulk("limit"), resp.Int(0),
+					),
+				),
+			),
+		),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Adds the specified elements to the specified HyperLogLog."),
+			resp.Bulk("since"), resp.Bulk("2.8.9"),
+			resp.Bulk("group"), resp.Bulk("hyperloglog"),
+			resp.Bulk("complexity"), resp.Bulk("O(1) to add every element."),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("key"),
+					resp.Bulk("type"), resp.Bulk("key"),
+					resp.Bulk("key_spec_index"), resp.Int(0),
+				),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("element"),
+					resp.Bulk("type"), resp.Bulk("string"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional"), resp.Simple("multiple")),
+				),
+			),
+		),
+	},
+	"pfcount": {
+		Arity: -2, Flags: []string{"readonly"}, FirstKey: 1, LastKey: -1, Step: 1,
+		ACLCategories: resp.SetOf(resp.Simple("@read"), resp.Simple("@hyperloglog"), resp.Simple("@slow")),
+		Tips:          resp.SetOf(),
+		KeySpecs: resp.SetOf(
+			resp.Map(
+				resp.Bulk("notes"), resp.Bulk("RW because it may change the internal representation of the key, and propagate to replicas"),
+				resp.Bulk("flags"), resp.SetOf(resp.Simple("RW"), resp.Simple("access")),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
+				resp.Bulk("find_keys"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("range"),
+					resp.Bulk("spec"), resp.Map(
+						resp.Bulk("lastkey"), resp.Int(-1),
+						resp.Bulk("keystep"), resp.Int(1),
+						resp.Bulk("limit"), resp.Int(0),
+					),
+				),
+			),
+		),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Return the approximated cardinality of the set(s) observed by the HyperLogLog at key(s)."),
+			resp.Bulk("since"), resp.Bulk("2.8.9"),
+			resp.Bulk("group"), resp.Bulk("hyperloglog"),
+			resp.Bulk("complexity"), resp.Bulk("O(1) with a very small average constant time when called with a single key. O(N) with N being the number of keys, and much bigger constant times, when called with multiple keys."),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("key"),
+					resp.Bulk("type"), resp.Bulk("key"),
+					resp.Bulk("key_spec_index"), resp.Int(0),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("multiple")),
+				),
+			),
+		),
+	},
+	"pfmerge": {
+		Arity: -2, Flags: []string{"write", "denyoom"}, FirstKey: 1, LastKey: -1, Step: 1,
+		ACLCategories: resp.SetOf(resp.Simple("@write"), resp.Simple("@hyperloglog"), resp.Simple("@slow")),
+		Tips:          resp.SetOf(),
+		KeySpecs: resp.SetOf(
+			resp.Map(
+				resp.Bulk("flags"), resp.SetOf(resp.Simple("RW"), resp.Simple("access"), resp.Simple("insert")),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
+				resp.Bulk("find_keys"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("range"),
+					resp.Bulk("spec"), resp.Map(
+						resp.Bulk("lastkey"), resp.Int(0),
+						resp.Bulk("keystep"), resp.Int(1),
+						resp.Bulk("limit"), resp.Int(0),
+					),
+				),
+			),
+			resp.Map(
+				resp.Bulk("flags"), resp.SetOf(resp.Simple("RO"), resp.Simple("access")),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(2))),
+				resp.Bulk("find_keys"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("range"),
+					resp.Bulk("spec"), resp.Map(
+						resp.Bulk("lastkey"), resp.Int(-1),
+						resp.Bulk("keystep"), resp.Int(1),
+						resp.Bulk("limit"), resp.Int(0),
+					),
+				),
+			),
+		),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Merge N different HyperLogLogs into a single one."),
+			resp.Bulk("since"), resp.Bulk("2.8.9"),
+			resp.Bulk("group"), resp.Bulk("hyperloglog"),
+			resp.Bulk("complexity"), resp.Bulk("O(N) to merge N HyperLogLogs, but with high constant times."),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("destkey"),
+					resp.Bulk("type"), resp.Bulk("key"),
+					resp.Bulk("key_spec_index"), resp.Int(0),
+				),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("sourcekey"),
+					resp.Bulk("type"), resp.Bulk("key"),
+					resp.Bulk("key_spec_index"), resp.Int(1),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("multiple")),
+				),
+			),
+		),
+	},
+	"pfdebug": {
+		Arity: 3, Flags: []string{"write", "denyoom", "admin"}, FirstKey: 2, LastKey: 2, Step: 1,
+		ACLCategories: resp.SetOf(
+			resp.Simple("@write"),
+			resp.Simple("@hyperloglog"),
+			resp.Simple("@admin"),
+			resp.Simple("@slow"),
+			resp.Simple("@dangerous"),
+		),
+		Tips: resp.SetOf(),
+		KeySpecs: resp.SetOf(
+			resp.Map(
+				resp.Bulk("flags"), resp.SetOf(resp.Simple("RW"), resp.Simple("access")),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(2))),
+				resp.Bulk("find_keys"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("range"),
+					resp.Bulk("spec"), resp.Map(
+						resp.Bulk("lastkey"), resp.Int(0),
+						resp.Bulk("keystep"), resp.Int(1),
+						resp.Bulk("limit"), resp.Int(0),
+					),
+				),
+			),
+		),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Internal commands for debugging HyperLogLog values"),
+			resp.Bulk("since"), resp.Bulk("2.8.9"),
+			resp.Bulk("group"), resp.Bulk("hyperloglog"),
+			resp.Bulk("complexity"), resp.Bulk("N/A"),
+			resp.Bulk("doc_flags"), resp.SetOf(resp.Simple("syscmd")),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(resp.Bulk("name"), resp.Bulk("subcommand"), resp.Bulk("type"), resp.Bulk("string")),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("key"),
+					resp.Bulk("type"), resp.Bulk("key"),
+					resp.Bulk("key_spec_index"), resp.Int(0),
+				),
+			),
+		),
+	},
+	"pfselftest": {
+		Arity: 1, Flags: []string{"admin"}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@hyperloglog"), resp.Simple("@admin"), resp.Simple("@slow"), resp.Simple("@dangerous")),
+		Tips:          resp.SetOf(),
+		KeySpecs:      resp.SetOf(),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("An internal command for testing HyperLogLog values"),
+			resp.Bulk("since"), resp.Bulk("2.8.9"),
+			resp.Bulk("group"), resp.Bulk("hyperloglog"),
+			resp.Bulk("complexity"), resp.Bulk("N/A"),
+			resp.Bulk("doc_flags"), resp.SetOf(resp.Simple("syscmd")),
 		),
 	},
 	"info": {
@@ -3587,6 +3879,309 @@ var redisCommandDocs = map[string]*commandDoc{
 					resp.Bulk("key_spec_index"), resp.Int(0),
 				),
 			),
+		),
+	},
+	"subscribe": {
+		Arity: -2, Flags: []string{"pubsub", "noscript", "loading", "stale"}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@pubsub"), resp.Simple("@slow")),
+		Tips:          resp.SetOf(),
+		KeySpecs:      resp.SetOf(),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Listen for messages published to the given channels"),
+			resp.Bulk("since"), resp.Bulk("2.0.0"),
+			resp.Bulk("group"), resp.Bulk("pubsub"),
+			resp.Bulk("complexity"), resp.Bulk("O(N) where N is the number of channels to subscribe to."),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("channel"),
+					resp.Bulk("type"), resp.Bulk("string"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("multiple")),
+				),
+			),
+		),
+	},
+	"unsubscribe": {
+		Arity: -1, Flags: []string{"pubsub", "noscript", "loading", "stale"}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@pubsub"), resp.Simple("@slow")),
+		Tips:          resp.SetOf(),
+		KeySpecs:      resp.SetOf(),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Stop listening for messages posted to the given channels"),
+			resp.Bulk("since"), resp.Bulk("2.0.0"),
+			resp.Bulk("group"), resp.Bulk("pubsub"),
+			resp.Bulk("complexity"), resp.Bulk("O(N) where N is the number of clients already subscribed to a channel."),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("channel"),
+					resp.Bulk("type"), resp.Bulk("string"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional"), resp.Simple("multiple")),
+				),
+			),
+		),
+	},
+	"psubscribe": {
+		Arity: -2, Flags: []string{"pubsub", "noscript", "loading", "stale"}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@pubsub"), resp.Simple("@slow")),
+		Tips:          resp.SetOf(),
+		KeySpecs:      resp.SetOf(),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Listen for messages published to channels matching the given patterns"),
+			resp.Bulk("since"), resp.Bulk("2.0.0"),
+			resp.Bulk("group"), resp.Bulk("pubsub"),
+			resp.Bulk("complexity"), resp.Bulk("O(N) where N is the number of patterns the client is already subscribed to."),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("pattern"),
+					resp.Bulk("type"), resp.Bulk("block"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("multiple")),
+					resp.Bulk("arguments"), resp.Array(
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("pattern"),
+							resp.Bulk("type"), resp.Bulk("pattern"),
+						),
+					),
+				),
+			),
+		),
+	},
+	"punsubscribe": {
+		Arity: -1, Flags: []string{"pubsub", "noscript", "loading", "stale"}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@pubsub"), resp.Simple("@slow")),
+		Tips:          resp.SetOf(),
+		KeySpecs:      resp.SetOf(),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Stop listening for messages posted to channels matching the given patterns"),
+			resp.Bulk("since"), resp.Bulk("2.0.0"),
+			resp.Bulk("group"), resp.Bulk("pubsub"),
+			resp.Bulk("complexity"), resp.Bulk("O(N+M) where N is the number of patterns the client is already subscribed and M is the number of total patterns subscribed in the system (by any client)."),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("pattern"),
+					resp.Bulk("type"), resp.Bulk("pattern"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional"), resp.Simple("multiple")),
+				),
+			),
+		),
+	},
+	"publish": {
+		Arity: 3, Flags: []string{"pubsub", "loading", "stale", "fast"}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@pubsub"), resp.Simple("@fast")),
+		Tips:          resp.SetOf(),
+		KeySpecs:      resp.SetOf(),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Post a message to a channel"),
+			resp.Bulk("since"), resp.Bulk("2.0.0"),
+			resp.Bulk("group"), resp.Bulk("pubsub"),
+			resp.Bulk("complexity"), resp.Bulk("O(N+M) where N is the number of clients subscribed to the receiving channel and M is the total number of subscribed patterns (by any client)."),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(resp.Bulk("name"), resp.Bulk("channel"), resp.Bulk("type"), resp.Bulk("string")),
+				resp.Map(resp.Bulk("name"), resp.Bulk("message"), resp.Bulk("type"), resp.Bulk("string")),
+			),
+		),
+	},
+	"ssubscribe": {
+		Arity: -2, Flags: []string{"pubsub", "noscript", "loading", "stale"}, FirstKey: 1, LastKey: -1, Step: 1,
+		ACLCategories: resp.SetOf(resp.Simple("@pubsub"), resp.Simple("@slow")),
+		Tips:          resp.SetOf(),
+		KeySpecs: resp.SetOf(
+			resp.Map(
+				resp.Bulk("flags"), resp.SetOf(resp.Simple("not_key")),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
+				resp.Bulk("find_keys"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("range"),
+					resp.Bulk("spec"), resp.Map(
+						resp.Bulk("lastkey"), resp.Int(-1),
+						resp.Bulk("keystep"), resp.Int(1),
+						resp.Bulk("limit"), resp.Int(0),
+					),
+				),
+			),
+		),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Listen for messages published to the given shard channels"),
+			resp.Bulk("since"), resp.Bulk("7.0.0"),
+			resp.Bulk("group"), resp.Bulk("pubsub"),
+			resp.Bulk("complexity"), resp.Bulk("O(N) where N is the number of shard channels to subscribe to."),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("shardchannel"),
+					resp.Bulk("type"), resp.Bulk("string"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("multiple")),
+				),
+			),
+		),
+	},
+	"sunsubscribe": {
+		Arity: -1, Flags: []string{"pubsub", "noscript", "loading", "stale"}, FirstKey: 1, LastKey: -1, Step: 1,
+		ACLCategories: resp.SetOf(resp.Simple("@pubsub"), resp.Simple("@slow")),
+		Tips:          resp.SetOf(),
+		KeySpecs: resp.SetOf(
+			resp.Map(
+				resp.Bulk("flags"), resp.SetOf(resp.Simple("not_key")),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
+				resp.Bulk("find_keys"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("range"),
+					resp.Bulk("spec"), resp.Map(
+						resp.Bulk("lastkey"), resp.Int(-1),
+						resp.Bulk("keystep"), resp.Int(1),
+						resp.Bulk("limit"), resp.Int(0),
+					),
+				),
+			),
+		),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Stop listening for messages posted to the given shard channels"),
+			resp.Bulk("since"), resp.Bulk("7.0.0"),
+			resp.Bulk("group"), resp.Bulk("pubsub"),
+			resp.Bulk("complexity"), resp.Bulk("O(N) where N is the number of clients already subscribed to a shard channel."),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("shardchannel"),
+					resp.Bulk("type"), resp.Bulk("string"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional"), resp.Simple("multiple")),
+				),
+			),
+		),
+	},
+	"spublish": {
+		Arity: 3, Flags: []string{"pubsub", "loading", "stale", "fast"}, FirstKey: 1, LastKey: 1, Step: 1,
+		ACLCategories: resp.SetOf(resp.Simple("@pubsub"), resp.Simple("@fast")),
+		Tips:          resp.SetOf(),
+		KeySpecs: resp.SetOf(
+			resp.Map(
+				resp.Bulk("flags"), resp.SetOf(resp.Simple("not_key")),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
+				resp.Bulk("find_keys"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("range"),
+					resp.Bulk("spec"), resp.Map(
+						resp.Bulk("lastkey"), resp.Int(0),
+						resp.Bulk("keystep"), resp.Int(1),
+						resp.Bulk("limit"), resp.Int(0),
+					),
+				),
+			),
+		),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Post a message to a shard channel"),
+			resp.Bulk("since"), resp.Bulk("7.0.0"),
+			resp.Bulk("group"), resp.Bulk("pubsub"),
+			resp.Bulk("complexity"), resp.Bulk("O(N) where N is the number of clients subscribed to the receiving shard channel."),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(resp.Bulk("name"), resp.Bulk("shardchannel"), resp.Bulk("type"), resp.Bulk("string")),
+				resp.Map(resp.Bulk("name"), resp.Bulk("message"), resp.Bulk("type"), resp.Bulk("string")),
+			),
+		),
+	},
+	"pubsub": {
+		Arity: -2, Flags: []string{}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@slow")),
+		Tips:          resp.SetOf(),
+		KeySpecs:      resp.SetOf(),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("A container for Pub/Sub commands"),
+			resp.Bulk("since"), resp.Bulk("2.8.0"),
+			resp.Bulk("group"), resp.Bulk("pubsub"),
+			resp.Bulk("complexity"), resp.Bulk("Depends on subcommand."),
+		),
+	},
+	"pubsub|channels": {
+		Arity: -2, Flags: []string{"pubsub", "loading", "stale"}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@pubsub"), resp.Simple("@slow")),
+		Tips:          resp.SetOf(),
+		KeySpecs:      resp.SetOf(),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("List active channels"),
+			resp.Bulk("since"), resp.Bulk("2.8.0"),
+			resp.Bulk("group"), resp.Bulk("pubsub"),
+			resp.Bulk("complexity"), resp.Bulk("O(N) where N is the number of active channels, and assuming constant time pattern matching (relatively short channels and patterns)"),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("pattern"),
+					resp.Bulk("type"), resp.Bulk("pattern"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+				),
+			),
+		),
+	},
+	"pubsub|numsub": {
+		Arity: -2, Flags: []string{"pubsub", "loading", "stale"}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@pubsub"), resp.Simple("@slow")),
+		Tips:          resp.SetOf(),
+		KeySpecs:      resp.SetOf(),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Get the count of subscribers for channels"),
+			resp.Bulk("since"), resp.Bulk("2.8.0"),
+			resp.Bulk("group"), resp.Bulk("pubsub"),
+			resp.Bulk("complexity"), resp.Bulk("O(N) for the NUMSUB subcommand, where N is the number of requested channels"),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("channel"),
+					resp.Bulk("type"), resp.Bulk("string"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional"), resp.Simple("multiple")),
+				),
+			),
+		),
+	},
+	"pubsub|numpat": {
+		Arity: 2, Flags: []string{"pubsub", "loading", "stale"}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@pubsub"), resp.Simple("@slow")),
+		Tips:          resp.SetOf(),
+		KeySpecs:      resp.SetOf(),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Get the count of unique patterns pattern subscriptions"),
+			resp.Bulk("since"), resp.Bulk("2.8.0"),
+			resp.Bulk("group"), resp.Bulk("pubsub"),
+			resp.Bulk("complexity"), resp.Bulk("O(1)"),
+		),
+	},
+	"pubsub|shardchannels": {
+		Arity: -2, Flags: []string{"pubsub", "loading", "stale"}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@pubsub"), resp.Simple("@slow")),
+		Tips:          resp.SetOf(),
+		KeySpecs:      resp.SetOf(),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("List active shard channels"),
+			resp.Bulk("since"), resp.Bulk("7.0.0"),
+			resp.Bulk("group"), resp.Bulk("pubsub"),
+			resp.Bulk("complexity"), resp.Bulk("O(N) where N is the number of active shard channels, and assuming constant time pattern matching (relatively short shard channels)."),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("pattern"),
+					resp.Bulk("type"), resp.Bulk("pattern"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+				),
+			),
+		),
+	},
+	"pubsub|shardnumsub": {
+		Arity: -2, Flags: []string{"pubsub", "loading", "stale"}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@pubsub"), resp.Simple("@slow")),
+		Tips:          resp.SetOf(),
+		KeySpecs:      resp.SetOf(),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Get the count of subscribers for shard channels"),
+			resp.Bulk("since"), resp.Bulk("7.0.0"),
+			resp.Bulk("group"), resp.Bulk("pubsub"),
+			resp.Bulk("complexity"), resp.Bulk("O(N) for the SHARDNUMSUB subcommand, where N is the number of requested shard channels"),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("shardchannel"),
+					resp.Bulk("type"), resp.Bulk("string"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional"), resp.Simple("multiple")),
+				),
+			),
+		),
+	},
+	"pubsub|help": {
+		Arity: 2, Flags: []string{"loading", "stale"}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@slow")),
+		Tips:          resp.SetOf(),
+		KeySpecs:      resp.SetOf(),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Show helpful text about the different subcommands"),
+			resp.Bulk("since"), resp.Bulk("6.2.0"),
+			resp.Bulk("group"), resp.Bulk("pubsub"),
+			resp.Bulk("complexity"), resp.Bulk("O(1)"),
 		),
 	},
 	"dump": {
@@ -5049,6 +5644,1616 @@ var redisCommandDocs = map[string]*commandDoc{
 			resp.Bulk("since"), resp.Bulk("2.2.0"),
 			resp.Bulk("group"), resp.Bulk("transactions"),
 			resp.Bulk("complexity"), resp.Bulk("O(1)"),
+		),
+	},
+	"zadd": {
+		Arity: -4, Flags: []string{"write", "denyoom", "fast"}, FirstKey: 1, LastKey: 1, Step: 1,
+		ACLCategories: resp.SetOf(resp.Simple("@write"), resp.Simple("@sortedset"), resp.Simple("@fast")),
+		Tips:          resp.SetOf(),
+		KeySpecs: resp.SetOf(
+			resp.Map(
+				resp.Bulk("flags"), resp.SetOf(resp.Simple("RW"), resp.Simple("update")),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
+				resp.Bulk("find_keys"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("range"),
+					resp.Bulk("spec"), resp.Map(
+						resp.Bulk("lastkey"), resp.Int(0),
+						resp.Bulk("keystep"), resp.Int(1),
+						resp.Bulk("limit"), resp.Int(0),
+					),
+				),
+			),
+		),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Add one or more members to a sorted set, or update its score if it already exists"),
+			resp.Bulk("since"), resp.Bulk("1.2.0"),
+			resp.Bulk("group"), resp.Bulk("sorted-set"),
+			resp.Bulk("complexity"), resp.Bulk("O(log(N)) for each item added, where N is the number of elements in the sorted set."),
+			resp.Bulk("history"), resp.SetOf(
+				resp.Array(resp.Bulk("2.4.0"), resp.Bulk("Accepts multiple elements.")),
+				resp.Array(resp.Bulk("3.0.2"), resp.Bulk("Added the `XX`, `NX`, `CH` and `INCR` options.")),
+				resp.Array(resp.Bulk("6.2.0"), resp.Bulk("Added the `GT` and `LT` options.")),
+			),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("key"),
+					resp.Bulk("type"), resp.Bulk("key"),
+					resp.Bulk("key_spec_index"), resp.Int(0),
+				),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("condition"),
+					resp.Bulk("type"), resp.Bulk("oneof"),
+					resp.Bulk("since"), resp.Bulk("3.0.2"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+					resp.Bulk("arguments"), resp.Array(
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("nx"),
+							resp.Bulk("type"), resp.Bulk("pure-token"),
+							resp.Bulk("token"), resp.Bulk("NX"),
+						),
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("xx"),
+							resp.Bulk("type"), resp.Bulk("pure-token"),
+							resp.Bulk("token"), resp.Bulk("XX"),
+						),
+					),
+				),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("comparison"),
+					resp.Bulk("type"), resp.Bulk("oneof"),
+					resp.Bulk("since"), resp.Bulk("6.2.0"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+					resp.Bulk("arguments"), resp.Array(
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("gt"),
+							resp.Bulk("type"), resp.Bulk("pure-token"),
+							resp.Bulk("token"), resp.Bulk("GT"),
+						),
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("lt"),
+							resp.Bulk("type"), resp.Bulk("pure-token"),
+							resp.Bulk("token"), resp.Bulk("LT"),
+						),
+					),
+				),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("change"),
+					resp.Bulk("type"), resp.Bulk("pure-token"),
+					resp.Bulk("token"), resp.Bulk("CH"),
+					resp.Bulk("since"), resp.Bulk("3.0.2"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+				),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("increment"),
+					resp.Bulk("type"), resp.Bulk("pure-token"),
+					resp.Bulk("token"), resp.Bulk("INCR"),
+					resp.Bulk("since"), resp.Bulk("3.0.2"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+				),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("score_member"),
+					resp.Bulk("type"), resp.Bulk("block"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("multiple")),
+					resp.Bulk("arguments"), resp.Array(
+						resp.Map(resp.Bulk("name"), resp.Bulk("score"), resp.Bulk("type"), resp.Bulk("double")),
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("member"),
+							resp.Bulk("type"), resp.Bulk("string"),
+						),
+					),
+				),
+			),
+		),
+	},
+	"zincrby": {
+		Arity: 4, Flags: []string{"write", "denyoom", "fast"}, FirstKey: 1, LastKey: 1, Step: 1,
+		ACLCategories: resp.SetOf(resp.Simple("@write"), resp.Simple("@sortedset"), resp.Simple("@fast")),
+		Tips:          resp.SetOf(),
+		KeySpecs: resp.SetOf(
+			resp.Map(
+				resp.Bulk("flags"), resp.SetOf(resp.Simple("RW"), resp.Simple("access"), resp.Simple("update")),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
+				resp.Bulk("find_keys"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("range"),
+					resp.Bulk("spec"), resp.Map(
+						resp.Bulk("lastkey"), resp.Int(0),
+						resp.Bulk("keystep"), resp.Int(1),
+						resp.Bulk("limit"), resp.Int(0),
+					),
+				),
+			),
+		),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Increment the score of a member in a sorted set"),
+			resp.Bulk("since"), resp.Bulk("1.2.0"),
+			resp.Bulk("group"), resp.Bulk("sorted-set"),
+			resp.Bulk("complexity"), resp.Bulk("O(log(N)) where N is the number of elements in the sorted set."),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("key"),
+					resp.Bulk("type"), resp.Bulk("key"),
+					resp.Bulk("key_spec_index"), resp.Int(0),
+				),
+				resp.Map(resp.Bulk("name"), resp.Bulk("increment"), resp.Bulk("type"), resp.Bulk("integer")),
+				resp.Map(resp.Bulk("name"), resp.Bulk("member"), resp.Bulk("type"), resp.Bulk("string")),
+			),
+		),
+	},
+	"zrem": {
+		Arity: -3, Flags: []string{"write", "fast"}, FirstKey: 1, LastKey: 1, Step: 1,
+		ACLCategories: resp.SetOf(resp.Simple("@write"), resp.Simple("@sortedset"), resp.Simple("@fast")),
+		Tips:          resp.SetOf(),
+		KeySpecs: resp.SetOf(
+			resp.Map(
+				resp.Bulk("flags"), resp.SetOf(resp.Simple("RW"), resp.Simple("delete")),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
+				resp.Bulk("find_keys"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("range"),
+					resp.Bulk("spec"), resp.Map(
+						resp.Bulk("lastkey"), resp.Int(0),
+						resp.Bulk("keystep"), resp.Int(1),
+						resp.Bulk("limit"), resp.Int(0),
+					),
+				),
+			),
+		),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Remove one or more members from a sorted set"),
+			resp.Bulk("since"), resp.Bulk("1.2.0"),
+			resp.Bulk("group"), resp.Bulk("sorted-set"),
+			resp.Bulk("complexity"), resp.Bulk("O(M*log(N)) with N being the number of elements in the sorted set and M the number of elements to be removed."),
+			resp.Bulk("history"), resp.SetOf(resp.Array(resp.Bulk("2.4.0"), resp.Bulk("Accepts multiple elements."))),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("key"),
+					resp.Bulk("type"), resp.Bulk("key"),
+					resp.Bulk("key_spec_index"), resp.Int(0),
+				),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("member"),
+					resp.Bulk("type"), resp.Bulk("string"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("multiple")),
+				),
+			),
+		),
+	},
+	"zcard": {
+		Arity: 2, Flags: []string{"readonly", "fast"}, FirstKey: 1, LastKey: 1, Step: 1,
+		ACLCategories: resp.SetOf(resp.Simple("@read"), resp.Simple("@sortedset"), resp.Simple("@fast")),
+		Tips:          resp.SetOf(),
+		KeySpecs: resp.SetOf(
+			resp.Map(
+				resp.Bulk("flags"), resp.SetOf(resp.Simple("RO")),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
+				resp.Bulk("find_keys"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("range"),
+					resp.Bulk("spec"), resp.Map(
+						resp.Bulk("lastkey"), resp.Int(0),
+						resp.Bulk("keystep"), resp.Int(1),
+						resp.Bulk("limit"), resp.Int(0),
+					),
+				),
+			),
+		),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Get the number of members in a sorted set"),
+			resp.Bulk("since"), resp.Bulk("1.2.0"),
+			resp.Bulk("group"), resp.Bulk("sorted-set"),
+			resp.Bulk("complexity"), resp.Bulk("O(1)"),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("key"),
+					resp.Bulk("type"), resp.Bulk("key"),
+					resp.Bulk("key_spec_index"), resp.Int(0),
+				),
+			),
+		),
+	},
+	"zscore": {
+		Arity: 3, Flags: []string{"readonly", "fast"}, FirstKey: 1, LastKey: 1, Step: 1,
+		ACLCategories: resp.SetOf(resp.Simple("@read"), resp.Simple("@sortedset"), resp.Simple("@fast")),
+		Tips:          resp.SetOf(),
+		KeySpecs: resp.SetOf(
+			resp.Map(
+				resp.Bulk("flags"), resp.SetOf(resp.Simple("RO"), resp.Simple("access")),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
+				resp.Bulk("find_keys"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("range"),
+					resp.Bulk("spec"), resp.Map(
+						resp.Bulk("lastkey"), resp.Int(0),
+						resp.Bulk("keystep"), resp.Int(1),
+						resp.Bulk("limit"), resp.Int(0),
+					),
+				),
+			),
+		),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Get the score associated with the given member in a sorted set"),
+			resp.Bulk("since"), resp.Bulk("1.2.0"),
+			resp.Bulk("group"), resp.Bulk("sorted-set"),
+			resp.Bulk("complexity"), resp.Bulk("O(1)"),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("key"),
+					resp.Bulk("type"), resp.Bulk("key"),
+					resp.Bulk("key_spec_index"), resp.Int(0),
+				),
+				resp.Map(resp.Bulk("name"), resp.Bulk("member"), resp.Bulk("type"), resp.Bulk("string")),
+			),
+		),
+	},
+	"zmscore": {
+		Arity: -3, Flags: []string{"readonly", "fast"}, FirstKey: 1, LastKey: 1, Step: 1,
+		ACLCategories: resp.SetOf(resp.Simple("@read"), resp.Simple("@sortedset"), resp.Simple("@fast")),
+		Tips:          resp.SetOf(),
+		KeySpecs: resp.SetOf(
+			resp.Map(
+				resp.Bulk("flags"), resp.SetOf(resp.Simple("RO"), resp.Simple("access")),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
+				resp.Bulk("find_keys"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("range"),
+					resp.Bulk("spec"), resp.Map(
+						resp.Bulk("lastkey"), resp.Int(0),
+						resp.Bulk("keystep"), resp.Int(1),
+						resp.Bulk("limit"), resp.Int(0),
+					),
+				),
+			),
+		),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Get the score associated with the given members in a sorted set"),
+			resp.Bulk("since"), resp.Bulk("6.2.0"),
+			resp.Bulk("group"), resp.Bulk("sorted-set"),
+			resp.Bulk("complexity"), resp.Bulk("O(N) where N is the number of members being requested."),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("key"),
+					resp.Bulk("type"), resp.Bulk("key"),
+					resp.Bulk("key_spec_index"), resp.Int(0),
+				),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("member"),
+					resp.Bulk("type"), resp.Bulk("string"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("multiple")),
+				),
+			),
+		),
+	},
+	"zrank": {
+		Arity: 3, Flags: []string{"readonly", "fast"}, FirstKey: 1, LastKey: 1, Step: 1,
+		ACLCategories: resp.SetOf(resp.Simple("@read"), resp.Simple("@sortedset"), resp.Simple("@fast")),
+		Tips:          resp.SetOf(),
+		KeySpecs: resp.SetOf(
+			resp.Map(
+				resp.Bulk("flags"), resp.SetOf(resp.Simple("RO"), resp.Simple("access")),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
+				resp.Bulk("find_keys"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("range"),
+					resp.Bulk("spec"), resp.Map(
+						resp.Bulk("lastkey"), resp.Int(0),
+						resp.Bulk("keystep"), resp.Int(1),
+						resp.Bulk("limit"), resp.Int(0),
+					),
+				),
+			),
+		),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Determine the index of a member in a sorted set"),
+			resp.Bulk("since"), resp.Bulk("2.0.0"),
+			resp.Bulk("group"), resp.Bulk("sorted-set"),
+			resp.Bulk("complexity"), resp.Bulk("O(log(N))"),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("key"),
+					resp.Bulk("type"), resp.Bulk("key"),
+					resp.Bulk("key_spec_index"), resp.Int(0),
+				),
+				resp.Map(resp.Bulk("name"), resp.Bulk("member"), resp.Bulk("type"), resp.Bulk("string")),
+			),
+		),
+	},
+	"zrevrank": {
+		Arity: 3, Flags: []string{"readonly", "fast"}, FirstKey: 1, LastKey: 1, Step: 1,
+		ACLCategories: resp.SetOf(resp.Simple("@read"), resp.Simple("@sortedset"), resp.Simple("@fast")),
+		Tips:          resp.SetOf(),
+		KeySpecs: resp.SetOf(
+			resp.Map(
+				resp.Bulk("flags"), resp.SetOf(resp.Simple("RO"), resp.Simple("access")),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
+				resp.Bulk("find_keys"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("range"),
+					resp.Bulk("spec"), resp.Map(
+						resp.Bulk("lastkey"), resp.Int(0),
+						resp.Bulk("keystep"), resp.Int(1),
+						resp.Bulk("limit"), resp.Int(0),
+					),
+				),
+			),
+		),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Determine the index of a member in a sorted set, with scores ordered from high to low"),
+			resp.Bulk("since"), resp.Bulk("2.0.0"),
+			resp.Bulk("group"), resp.Bulk("sorted-set"),
+			resp.Bulk("complexity"), resp.Bulk("O(log(N))"),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("key"),
+					resp.Bulk("type"), resp.Bulk("key"),
+					resp.Bulk("key_spec_index"), resp.Int(0),
+				),
+				resp.Map(resp.Bulk("name"), resp.Bulk("member"), resp.Bulk("type"), resp.Bulk("string")),
+			),
+		),
+	},
+	"zcount": {
+		Arity: 4, Flags: []string{"readonly", "fast"}, FirstKey: 1, LastKey: 1, Step: 1,
+		ACLCategories: resp.SetOf(resp.Simple("@read"), resp.Simple("@sortedset"), resp.Simple("@fast")),
+		Tips:          resp.SetOf(),
+		KeySpecs: resp.SetOf(
+			resp.Map(
+				resp.Bulk("flags"), resp.SetOf(resp.Simple("RO"), resp.Simple("access")),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
+				resp.Bulk("find_keys"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("range"),
+					resp.Bulk("spec"), resp.Map(
+						resp.Bulk("lastkey"), resp.Int(0),
+						resp.Bulk("keystep"), resp.Int(1),
+						resp.Bulk("limit"), resp.Int(0),
+					),
+				),
+			),
+		),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Count the members in a sorted set with scores within the given values"),
+			resp.Bulk("since"), resp.Bulk("2.0.0"),
+			resp.Bulk("group"), resp.Bulk("sorted-set"),
+			resp.Bulk("complexity"), resp.Bulk("O(log(N)) with N being the number of elements in the sorted set."),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("key"),
+					resp.Bulk("type"), resp.Bulk("key"),
+					resp.Bulk("key_spec_index"), resp.Int(0),
+				),
+				resp.Map(resp.Bulk("name"), resp.Bulk("min"), resp.Bulk("type"), resp.Bulk("double")),
+				resp.Map(resp.Bulk("name"), resp.Bulk("max"), resp.Bulk("type"), resp.Bulk("double")),
+			),
+		),
+	},
+	"zlexcount": {
+		Arity: 4, Flags: []string{"readonly", "fast"}, FirstKey: 1, LastKey: 1, Step: 1,
+		ACLCategories: resp.SetOf(resp.Simple("@read"), resp.Simple("@sortedset"), resp.Simple("@fast")),
+		Tips:          resp.SetOf(),
+		KeySpecs: resp.SetOf(
+			resp.Map(
+				resp.Bulk("flags"), resp.SetOf(resp.Simple("RO"), resp.Simple("access")),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
+				resp.Bulk("find_keys"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("range"),
+					resp.Bulk("spec"), resp.Map(
+						resp.Bulk("lastkey"), resp.Int(0),
+						resp.Bulk("keystep"), resp.Int(1),
+						resp.Bulk("limit"), resp.Int(0),
+					),
+				),
+			),
+		),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Count the number of members in a sorted set between a given lexicographical range"),
+			resp.Bulk("since"), resp.Bulk("2.8.9"),
+			resp.Bulk("group"), resp.Bulk("sorted-set"),
+			resp.Bulk("complexity"), resp.Bulk("O(log(N)) with N being the number of elements in the sorted set."),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("key"),
+					resp.Bulk("type"), resp.Bulk("key"),
+					resp.Bulk("key_spec_index"), resp.Int(0),
+				),
+				resp.Map(resp.Bulk("name"), resp.Bulk("min"), resp.Bulk("type"), resp.Bulk("string")),
+				resp.Map(resp.Bulk("name"), resp.Bulk("max"), resp.Bulk("type"), resp.Bulk("string")),
+			),
+		),
+	},
+	"zrange": {
+		Arity: -4, Flags: []string{"readonly"}, FirstKey: 1, LastKey: 1, Step: 1,
+		ACLCategories: resp.SetOf(resp.Simple("@read"), resp.Simple("@sortedset"), resp.Simple("@slow")),
+		Tips:          resp.SetOf(),
+		KeySpecs: resp.SetOf(
+			resp.Map(
+				resp.Bulk("flags"), resp.SetOf(resp.Simple("RO"), resp.Simple("access")),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
+				resp.Bulk("find_keys"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("range"),
+					resp.Bulk("spec"), resp.Map(
+						resp.Bulk("lastkey"), resp.Int(0),
+						resp.Bulk("keystep"), resp.Int(1),
+						resp.Bulk("limit"), resp.Int(0),
+					),
+				),
+			),
+		),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Return a range of members in a sorted set"),
+			resp.Bulk("since"), resp.Bulk("1.2.0"),
+			resp.Bulk("group"), resp.Bulk("sorted-set"),
+			resp.Bulk("complexity"), resp.Bulk("O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements returned."),
+			resp.Bulk("history"), resp.SetOf(
+				resp.Array(
+					resp.Bulk("6.2.0"),
+					resp.Bulk("Added the `REV`, `BYSCORE`, `BYLEX` and `LIMIT` options."),
+				),
+			),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("key"),
+					resp.Bulk("type"), resp.Bulk("key"),
+					resp.Bulk("key_spec_index"), resp.Int(0),
+				),
+				resp.Map(resp.Bulk("name"), resp.Bulk("start"), resp.Bulk("type"), resp.Bulk("string")),
+				resp.Map(resp.Bulk("name"), resp.Bulk("stop"), resp.Bulk("type"), resp.Bulk("string")),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("sortby"),
+					resp.Bulk("type"), resp.Bulk("oneof"),
+					resp.Bulk("since"), resp.Bulk("6.2.0"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+					resp.Bulk("arguments"), resp.Array(
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("byscore"),
+							resp.Bulk("type"), resp.Bulk("pure-token"),
+							resp.Bulk("token"), resp.Bulk("BYSCORE"),
+						),
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("bylex"),
+							resp.Bulk("type"), resp.Bulk("pure-token"),
+							resp.Bulk("token"), resp.Bulk("BYLEX"),
+						),
+					),
+				),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("rev"),
+					resp.Bulk("type"), resp.Bulk("pure-token"),
+					resp.Bulk("token"), resp.Bulk("REV"),
+					resp.Bulk("since"), resp.Bulk("6.2.0"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+				),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("offset_count"),
+					resp.Bulk("type"), resp.Bulk("block"),
+					resp.Bulk("token"), resp.Bulk("LIMIT"),
+					resp.Bulk("since"), resp.Bulk("6.2.0"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+					resp.Bulk("arguments"), resp.Array(
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("offset"),
+							resp.Bulk("type"), resp.Bulk("integer"),
+						),
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("count"),
+							resp.Bulk("type"), resp.Bulk("integer"),
+						),
+					),
+				),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("withscores"),
+					resp.Bulk("type"), resp.Bulk("pure-token"),
+					resp.Bulk("token"), resp.Bulk("WITHSCORES"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+				),
+			),
+		),
+	},
+	"zrangebyscore": {
+		Arity: -4, Flags: []string{"readonly"}, FirstKey: 1, LastKey: 1, Step: 1,
+		ACLCategories: resp.SetOf(resp.Simple("@read"), resp.Simple("@sortedset"), resp.Simple("@slow")),
+		Tips:          resp.SetOf(),
+		KeySpecs: resp.SetOf(
+			resp.Map(
+				resp.Bulk("flags"), resp.SetOf(resp.Simple("RO"), resp.Simple("access")),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
+				resp.Bulk("find_keys"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("range"),
+					resp.Bulk("spec"), resp.Map(
+						resp.Bulk("lastkey"), resp.Int(0),
+						resp.Bulk("keystep"), resp.Int(1),
+						resp.Bulk("limit"), resp.Int(0),
+					),
+				),
+			),
+		),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Return a range of members in a sorted set, by score"),
+			resp.Bulk("since"), resp.Bulk("1.0.5"),
+			resp.Bulk("group"), resp.Bulk("sorted-set"),
+			resp.Bulk("complexity"), resp.Bulk("O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements being returned. If M is constant (e.g. always asking for the first 10 elements with LIMIT), you can consider it O(log(N))."),
+			resp.Bulk("doc_flags"), resp.SetOf(resp.Simple("deprecated")),
+			resp.Bulk("deprecated_since"), resp.Bulk("6.2.0"),
+			resp.Bulk("replaced_by"), resp.Bulk("`ZRANGE` with the `BYSCORE` argument"),
+			resp.Bulk("history"), resp.SetOf(resp.Array(resp.Bulk("2.0.0"), resp.Bulk("Added the `WITHSCORES` modifier."))),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("key"),
+					resp.Bulk("type"), resp.Bulk("key"),
+					resp.Bulk("key_spec_index"), resp.Int(0),
+				),
+				resp.Map(resp.Bulk("name"), resp.Bulk("min"), resp.Bulk("type"), resp.Bulk("double")),
+				resp.Map(resp.Bulk("name"), resp.Bulk("max"), resp.Bulk("type"), resp.Bulk("double")),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("withscores"),
+					resp.Bulk("type"), resp.Bulk("pure-token"),
+					resp.Bulk("token"), resp.Bulk("WITHSCORES"),
+					resp.Bulk("since"), resp.Bulk("2.0.0"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+				),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("offset_count"),
+					resp.Bulk("type"), resp.Bulk("block"),
+					resp.Bulk("token"), resp.Bulk("LIMIT"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+					resp.Bulk("arguments"), resp.Array(
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("offset"),
+							resp.Bulk("type"), resp.Bulk("integer"),
+						),
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("count"),
+							resp.Bulk("type"), resp.Bulk("integer"),
+						),
+					),
+				),
+			),
+		),
+	},
+	"zrevrangebyscore": {
+		Arity: -4, Flags: []string{"readonly"}, FirstKey: 1, LastKey: 1, Step: 1,
+		ACLCategories: resp.SetOf(resp.Simple("@read"), resp.Simple("@sortedset"), resp.Simple("@slow")),
+		Tips:          resp.SetOf(),
+		KeySpecs: resp.SetOf(
+			resp.Map(
+				resp.Bulk("flags"), resp.SetOf(resp.Simple("RO"), resp.Simple("access")),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
+				resp.Bulk("find_keys"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("range"),
+					resp.Bulk("spec"), resp.Map(
+						resp.Bulk("lastkey"), resp.Int(0),
+						resp.Bulk("keystep"), resp.Int(1),
+						resp.Bulk("limit"), resp.Int(0),
+					),
+				),
+			),
+		),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Return a range of members in a sorted set, by score, with scores ordered from high to low"),
+			resp.Bulk("since"), resp.Bulk("2.2.0"),
+			resp.Bulk("group"), resp.Bulk("sorted-set"),
+			resp.Bulk("complexity"), resp.Bulk("O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements being returned. If M is constant (e.g. always asking for the first 10 elements with LIMIT), you can consider it O(log(N))."),
+			resp.Bulk("doc_flags"), resp.SetOf(resp.Simple("deprecated")),
+			resp.Bulk("deprecated_since"), resp.Bulk("6.2.0"),
+			resp.Bulk("replaced_by"), resp.Bulk("`ZRANGE` with the `REV` and `BYSCORE` arguments"),
+			resp.Bulk("history"), resp.SetOf(resp.Array(resp.Bulk("2.1.6"), resp.Bulk("`min` and `max` can be exclusive."))),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("key"),
+					resp.Bulk("type"), resp.Bulk("key"),
+					resp.Bulk("key_spec_index"), resp.Int(0),
+				),
+				resp.Map(resp.Bulk("name"), resp.Bulk("max"), resp.Bulk("type"), resp.Bulk("double")),
+				resp.Map(resp.Bulk("name"), resp.Bulk("min"), resp.Bulk("type"), resp.Bulk("double")),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("withscores"),
+					resp.Bulk("type"), resp.Bulk("pure-token"),
+					resp.Bulk("token"), resp.Bulk("WITHSCORES"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+				),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("offset_count"),
+					resp.Bulk("type"), resp.Bulk("block"),
+					resp.Bulk("token"), resp.Bulk("LIMIT"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+					resp.Bulk("arguments"), resp.Array(
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("offset"),
+							resp.Bulk("type"), resp.Bulk("integer"),
+						),
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("count"),
+							resp.Bulk("type"), resp.Bulk("integer"),
+						),
+					),
+				),
+			),
+		),
+	},
+	"zrangebylex": {
+		Arity: -4, Flags: []string{"readonly"}, FirstKey: 1, LastKey: 1, Step: 1,
+		ACLCategories: resp.SetOf(resp.Simple("@read"), resp.Simple("@sortedset"), resp.Simple("@slow")),
+		Tips:          resp.SetOf(),
+		KeySpecs: resp.SetOf(
+			resp.Map(
+				resp.Bulk("flags"), resp.SetOf(resp.Simple("RO"), resp.Simple("access")),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
+				resp.Bulk("find_keys"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("range"),
+					resp.Bulk("spec"), resp.Map(
+						resp.Bulk("lastkey"), resp.Int(0),
+						resp.Bulk("keystep"), resp.Int(1),
+						resp.Bulk("limit"), resp.Int(0),
+					),
+				),
+			),
+		),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Return a range of members in a sorted set, by lexicographical range"),
+			resp.Bulk("since"), resp.Bulk("2.8.9"),
+			resp.Bulk("group"), resp.Bulk("sorted-set"),
+			resp.Bulk("complexity"), resp.Bulk("O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements being returned. If M is constant (e.g. always asking for the first 10 elements with LIMIT), you can consider it O(log(N))."),
+			resp.Bulk("doc_flags"), resp.SetOf(resp.Simple("deprecated")),
+			resp.Bulk("deprecated_since"), resp.Bulk("6.2.0"),
+			resp.Bulk("replaced_by"), resp.Bulk("`ZRANGE` with the `BYLEX` argument"),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("key"),
+					resp.Bulk("type"), resp.Bulk("key"),
+					resp.Bulk("key_spec_index"), resp.Int(0),
+				),
+				resp.Map(resp.Bulk("name"), resp.Bulk("min"), resp.Bulk("type"), resp.Bulk("string")),
+				resp.Map(resp.Bulk("name"), resp.Bulk("max"), resp.Bulk("type"), resp.Bulk("string")),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("offset_count"),
+					resp.Bulk("type"), resp.Bulk("block"),
+					resp.Bulk("token"), resp.Bulk("LIMIT"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+					resp.Bulk("arguments"), resp.Array(
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("offset"),
+							resp.Bulk("type"), resp.Bulk("integer"),
+						),
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("count"),
+							resp.Bulk("type"), resp.Bulk("integer"),
+						),
+					),
+				),
+			),
+		),
+	},
+	"zrevrangebylex": {
+		Arity: -4, Flags: []string{"readonly"}, FirstKey: 1, LastKey: 1, Step: 1,
+		ACLCategories: resp.SetOf(resp.Simple("@read"), resp.Simple("@sortedset"), resp.Simple("@slow")),
+		Tips:          resp.SetOf(),
+		KeySpecs: resp.SetOf(
+			resp.Map(
+				resp.Bulk("flags"), resp.SetOf(resp.Simple("RO"), resp.Simple("access")),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
+				resp.Bulk("find_keys"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("range"),
+					resp.Bulk("spec"), resp.Map(
+						resp.Bulk("lastkey"), resp.Int(0),
+						resp.Bulk("keystep"), resp.Int(1),
+						resp.Bulk("limit"), resp.Int(0),
+					),
+				),
+			),
+		),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Return a range of members in a sorted set, by lexicographical range, ordered from higher to lower strings."),
+			resp.Bulk("since"), resp.Bulk("2.8.9"),
+			resp.Bulk("group"), resp.Bulk("sorted-set"),
+			resp.Bulk("complexity"), resp.Bulk("O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements being returned. If M is constant (e.g. always asking for the first 10 elements with LIMIT), you can consider it O(log(N))."),
+			resp.Bulk("doc_flags"), resp.SetOf(resp.Simple("deprecated")),
+			resp.Bulk("deprecated_since"), resp.Bulk("6.2.0"),
+			resp.Bulk("replaced_by"), resp.Bulk("`ZRANGE` with the `REV` and `BYLEX` arguments"),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("key"),
+					resp.Bulk("type"), resp.Bulk("key"),
+					resp.Bulk("key_spec_index"), resp.Int(0),
+				),
+				resp.Map(resp.Bulk("name"), resp.Bulk("max"), resp.Bulk("type"), resp.Bulk("string")),
+				resp.Map(resp.Bulk("name"), resp.Bulk("min"), resp.Bulk("type"), resp.Bulk("string")),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("offset_count"),
+					resp.Bulk("type"), resp.Bulk("block"),
+					resp.Bulk("token"), resp.Bulk("LIMIT"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+					resp.Bulk("arguments"), resp.Array(
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("offset"),
+							resp.Bulk("type"), resp.Bulk("integer"),
+						),
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("count"),
+							resp.Bulk("type"), resp.Bulk("integer"),
+						),
+					),
+				),
+			),
+		),
+	},
+	"zrevrange": {
+		Arity: -4, Flags: []string{"readonly"}, FirstKey: 1, LastKey: 1, Step: 1,
+		ACLCategories: resp.SetOf(resp.Simple("@read"), resp.Simple("@sortedset"), resp.Simple("@slow")),
+		Tips:          resp.SetOf(),
+		KeySpecs: resp.SetOf(
+			resp.Map(
+				resp.Bulk("flags"), resp.SetOf(resp.Simple("RO"), resp.Simple("access")),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
+				resp.Bulk("find_keys"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("range"),
+					resp.Bulk("spec"), resp.Map(
+						resp.Bulk("lastkey"), resp.Int(0),
+						resp.Bulk("keystep"), resp.Int(1),
+						resp.Bulk("limit"), resp.Int(0),
+					),
+				),
+			),
+		),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Return a range of members in a sorted set, by index, with scores ordered from high to low"),
+			resp.Bulk("since"), resp.Bulk("1.2.0"),
+			resp.Bulk("group"), resp.Bulk("sorted-set"),
+			resp.Bulk("complexity"), resp.Bulk("O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements returned."),
+			resp.Bulk("doc_flags"), resp.SetOf(resp.Simple("deprecated")),
+			resp.Bulk("deprecated_since"), resp.Bulk("6.2.0"),
+			resp.Bulk("replaced_by"), resp.Bulk("`ZRANGE` with the `REV` argument"),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("key"),
+					resp.Bulk("type"), resp.Bulk("key"),
+					resp.Bulk("key_spec_index"), resp.Int(0),
+				),
+				resp.Map(resp.Bulk("name"), resp.Bulk("start"), resp.Bulk("type"), resp.Bulk("integer")),
+				resp.Map(resp.Bulk("name"), resp.Bulk("stop"), resp.Bulk("type"), resp.Bulk("integer")),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("withscores"),
+					resp.Bulk("type"), resp.Bulk("pure-token"),
+					resp.Bulk("token"), resp.Bulk("WITHSCORES"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+				),
+			),
+		),
+	},
+	"zrangestore": {
+		Arity: -5, Flags: []string{"write", "denyoom"}, FirstKey: 1, LastKey: 2, Step: 1,
+		ACLCategories: resp.SetOf(resp.Simple("@write"), resp.Simple("@sortedset"), resp.Simple("@slow")),
+		Tips:          resp.SetOf(),
+		KeySpecs: resp.SetOf(
+			resp.Map(
+				resp.Bulk("flags"), resp.SetOf(resp.Simple("OW"), resp.Simple("update")),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
+				resp.Bulk("find_keys"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("range"),
+					resp.Bulk("spec"), resp.Map(
+						resp.Bulk("lastkey"), resp.Int(0),
+						resp.Bulk("keystep"), resp.Int(1),
+						resp.Bulk("limit"), resp.Int(0),
+					),
+				),
+			),
+			resp.Map(
+				resp.Bulk("flags"), resp.SetOf(resp.Simple("RO"), resp.Simple("access")),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(2))),
+				resp.Bulk("find_keys"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("range"),
+					resp.Bulk("spec"), resp.Map(
+						resp.Bulk("lastkey"), resp.Int(0),
+						resp.Bulk("keystep"), resp.Int(1),
+						resp.Bulk("limit"), resp.Int(0),
+					),
+				),
+			),
+		),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Store a range of members from sorted set into another key"),
+			resp.Bulk("since"), resp.Bulk("6.2.0"),
+			resp.Bulk("group"), resp.Bulk("sorted-set"),
+			resp.Bulk("complexity"), resp.Bulk("O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements stored into the destination key."),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("dst"),
+					resp.Bulk("type"), resp.Bulk("key"),
+					resp.Bulk("key_spec_index"), resp.Int(0),
+				),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("src"),
+					resp.Bulk("type"), resp.Bulk("key"),
+					resp.Bulk("key_spec_index"), resp.Int(1),
+				),
+				resp.Map(resp.Bulk("name"), resp.Bulk("min"), resp.Bulk("type"), resp.Bulk("string")),
+				resp.Map(resp.Bulk("name"), resp.Bulk("max"), resp.Bulk("type"), resp.Bulk("string")),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("sortby"),
+					resp.Bulk("type"), resp.Bulk("oneof"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+					resp.Bulk("arguments"), resp.Array(
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("byscore"),
+							resp.Bulk("type"), resp.Bulk("pure-token"),
+							resp.Bulk("token"), resp.Bulk("BYSCORE"),
+						),
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("bylex"),
+							resp.Bulk("type"), resp.Bulk("pure-token"),
+							resp.Bulk("token"), resp.Bulk("BYLEX"),
+						),
+					),
+				),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("rev"),
+					resp.Bulk("type"), resp.Bulk("pure-token"),
+					resp.Bulk("token"), resp.Bulk("REV"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+				),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("offset_count"),
+					resp.Bulk("type"), resp.Bulk("block"),
+					resp.Bulk("token"), resp.Bulk("LIMIT"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+					resp.Bulk("arguments"), resp.Array(
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("offset"),
+							resp.Bulk("type"), resp.Bulk("integer"),
+						),
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("count"),
+							resp.Bulk("type"), resp.Bulk("integer"),
+						),
+					),
+				),
+			),
+		),
+	},
+	"zremrangebyrank": {
+		Arity: 4, Flags: []string{"write"}, FirstKey: 1, LastKey: 1, Step: 1,
+		ACLCategories: resp.SetOf(resp.Simple("@write"), resp.Simple("@sortedset"), resp.Simple("@slow")),
+		Tips:          resp.SetOf(),
+		KeySpecs: resp.SetOf(
+			resp.Map(
+				resp.Bulk("flags"), resp.SetOf(resp.Simple("RW"), resp.Simple("delete")),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
+				resp.Bulk("find_keys"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("range"),
+					resp.Bulk("spec"), resp.Map(
+						resp.Bulk("lastkey"), resp.Int(0),
+						resp.Bulk("keystep"), resp.Int(1),
+						resp.Bulk("limit"), resp.Int(0),
+					),
+				),
+			),
+		),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Remove all members in a sorted set within the given indexes"),
+			resp.Bulk("since"), resp.Bulk("2.0.0"),
+			resp.Bulk("group"), resp.Bulk("sorted-set"),
+			resp.Bulk("complexity"), resp.Bulk("O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements removed by the operation."),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("key"),
+					resp.Bulk("type"), resp.Bulk("key"),
+					resp.Bulk("key_spec_index"), resp.Int(0),
+				),
+				resp.Map(resp.Bulk("name"), resp.Bulk("start"), resp.Bulk("type"), resp.Bulk("integer")),
+				resp.Map(resp.Bulk("name"), resp.Bulk("stop"), resp.Bulk("type"), resp.Bulk("integer")),
+			),
+		),
+	},
+	"zremrangebyscore": {
+		Arity: 4, Flags: []string{"write"}, FirstKey: 1, LastKey: 1, Step: 1,
+		ACLCategories: resp.SetOf(resp.Simple("@write"), resp.Simple("@sortedset"), resp.Simple("@slow")),
+		Tips:          resp.SetOf(),
+		KeySpecs: resp.SetOf(
+			resp.Map(
+				resp.Bulk("flags"), resp.SetOf(resp.Simple("RW"), resp.Simple("delete")),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
+				resp.Bulk("find_keys"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("range"),
+					resp.Bulk("spec"), resp.Map(
+						resp.Bulk("lastkey"), resp.Int(0),
+						resp.Bulk("keystep"), resp.Int(1),
+						resp.Bulk("limit"), resp.Int(0),
+					),
+				),
+			),
+		),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Remove all members in a sorted set within the given scores"),
+			resp.Bulk("since"), resp.Bulk("1.2.0"),
+			resp.Bulk("group"), resp.Bulk("sorted-set"),
+			resp.Bulk("complexity"), resp.Bulk("O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements removed by the operation."),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("key"),
+					resp.Bulk("type"), resp.Bulk("key"),
+					resp.Bulk("key_spec_index"), resp.Int(0),
+				),
+				resp.Map(resp.Bulk("name"), resp.Bulk("min"), resp.Bulk("type"), resp.Bulk("double")),
+				resp.Map(resp.Bulk("name"), resp.Bulk("max"), resp.Bulk("type"), resp.Bulk("double")),
+			),
+		),
+	},
+	"zremrangebylex": {
+		Arity: 4, Flags: []string{"write"}, FirstKey: 1, LastKey: 1, Step: 1,
+		ACLCategories: resp.SetOf(resp.Simple("@write"), resp.Simple("@sortedset"), resp.Simple("@slow")),
+		Tips:          resp.SetOf(),
+		KeySpecs: resp.SetOf(
+			resp.Map(
+				resp.Bulk("flags"), resp.SetOf(resp.Simple("RW"), resp.Simple("delete")),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
+				resp.Bulk("find_keys"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("range"),
+					resp.Bulk("spec"), resp.Map(
+						resp.Bulk("lastkey"), resp.Int(0),
+						resp.Bulk("keystep"), resp.Int(1),
+						resp.Bulk("limit"), resp.Int(0),
+					),
+				),
+			),
+		),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Remove all members in a sorted set between the given lexicographical range"),
+			resp.Bulk("since"), resp.Bulk("2.8.9"),
+			resp.Bulk("group"), resp.Bulk("sorted-set"),
+			resp.Bulk("complexity"), resp.Bulk("O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements removed by the operation."),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("key"),
+					resp.Bulk("type"), resp.Bulk("key"),
+					resp.Bulk("key_spec_index"), resp.Int(0),
+				),
+				resp.Map(resp.Bulk("name"), resp.Bulk("min"), resp.Bulk("type"), resp.Bulk("string")),
+				resp.Map(resp.Bulk("name"), resp.Bulk("max"), resp.Bulk("type"), resp.Bulk("string")),
+			),
+		),
+	},
+	"zunion": {
+		Arity: -3, Flags: []string{"readonly", "movablekeys"}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@read"), resp.Simple("@sortedset"), resp.Simple("@slow")),
+		Tips:          resp.SetOf(),
+		KeySpecs: resp.SetOf(
+			resp.Map(
+				resp.Bulk("flags"), resp.SetOf(resp.Simple("RO"), resp.Simple("access")),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
+				resp.Bulk("find_keys"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("keynum"),
+					resp.Bulk("spec"), resp.Map(
+						resp.Bulk("keynumidx"), resp.Int(0),
+						resp.Bulk("firstkey"), resp.Int(1),
+						resp.Bulk("keystep"), resp.Int(1),
+					),
+				),
+			),
+		),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Add multiple sorted sets"),
+			resp.Bulk("since"), resp.Bulk("6.2.0"),
+			resp.Bulk("group"), resp.Bulk("sorted-set"),
+			resp.Bulk("complexity"), resp.Bulk("O(N)+O(M*log(M)) with N being the sum of the sizes of the input sorted sets, and M being the number of elements in the resulting sorted set."),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(resp.Bulk("name"), resp.Bulk("numkeys"), resp.Bulk("type"), resp.Bulk("integer")),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("key"),
+					resp.Bulk("type"), resp.Bulk("key"),
+					resp.Bulk("key_spec_index"), resp.Int(0),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("multiple")),
+				),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("weight"),
+					resp.Bulk("type"), resp.Bulk("integer"),
+					resp.Bulk("token"), resp.Bulk("WEIGHTS"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional"), resp.Simple("multiple")),
+				),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("aggregate"),
+					resp.Bulk("type"), resp.Bulk("oneof"),
+					resp.Bulk("token"), resp.Bulk("AGGREGATE"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+					resp.Bulk("arguments"), resp.Array(
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("sum"),
+							resp.Bulk("type"), resp.Bulk("pure-token"),
+							resp.Bulk("token"), resp.Bulk("SUM"),
+						),
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("min"),
+							resp.Bulk("type"), resp.Bulk("pure-token"),
+							resp.Bulk("token"), resp.Bulk("MIN"),
+						),
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("max"),
+							resp.Bulk("type"), resp.Bulk("pure-token"),
+							resp.Bulk("token"), resp.Bulk("MAX"),
+						),
+					),
+				),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("withscores"),
+					resp.Bulk("type"), resp.Bulk("pure-token"),
+					resp.Bulk("token"), resp.Bulk("WITHSCORES"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+				),
+			),
+		),
+	},
+	"zinter": {
+		Arity: -3, Flags: []string{"readonly", "movablekeys"}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@read"), resp.Simple("@sortedset"), resp.Simple("@slow")),
+		Tips:          resp.SetOf(),
+		KeySpecs: resp.SetOf(
+			resp.Map(
+				resp.Bulk("flags"), resp.SetOf(resp.Simple("RO"), resp.Simple("access")),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
+				resp.Bulk("find_keys"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("keynum"),
+					resp.Bulk("spec"), resp.Map(
+						resp.Bulk("keynumidx"), resp.Int(0),
+						resp.Bulk("firstkey"), resp.Int(1),
+						resp.Bulk("keystep"), resp.Int(1),
+					),
+				),
+			),
+		),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Intersect multiple sorted sets"),
+			resp.Bulk("since"), resp.Bulk("6.2.0"),
+			resp.Bulk("group"), resp.Bulk("sorted-set"),
+			resp.Bulk("complexity"), resp.Bulk("O(N*K)+O(M*log(M)) worst case with N being the smallest input sorted set, K being the number of input sorted sets and M being the number of elements in the resulting sorted set."),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(resp.Bulk("name"), resp.Bulk("numkeys"), resp.Bulk("type"), resp.Bulk("integer")),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("key"),
+					resp.Bulk("type"), resp.Bulk("key"),
+					resp.Bulk("key_spec_index"), resp.Int(0),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("multiple")),
+				),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("weight"),
+					resp.Bulk("type"), resp.Bulk("integer"),
+					resp.Bulk("token"), resp.Bulk("WEIGHTS"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional"), resp.Simple("multiple")),
+				),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("aggregate"),
+					resp.Bulk("type"), resp.Bulk("oneof"),
+					resp.Bulk("token"), resp.Bulk("AGGREGATE"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+					resp.Bulk("arguments"), resp.Array(
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("sum"),
+							resp.Bulk("type"), resp.Bulk("pure-token"),
+							resp.Bulk("token"), resp.Bulk("SUM"),
+						),
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("min"),
+							resp.Bulk("type"), resp.Bulk("pure-token"),
+							resp.Bulk("token"), resp.Bulk("MIN"),
+						),
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("max"),
+							resp.Bulk("type"), resp.Bulk("pure-token"),
+							resp.Bulk("token"), resp.Bulk("MAX"),
+						),
+					),
+				),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("withscores"),
+					resp.Bulk("type"), resp.Bulk("pure-token"),
+					resp.Bulk("token"), resp.Bulk("WITHSCORES"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+				),
+			),
+		),
+	},
+	"zdiff": {
+		Arity: -3, Flags: []string{"readonly", "movablekeys"}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@read"), resp.Simple("@sortedset"), resp.Simple("@slow")),
+		Tips:          resp.SetOf(),
+		KeySpecs: resp.SetOf(
+			resp.Map(
+				resp.Bulk("flags"), resp.SetOf(resp.Simple("RO"), resp.Simple("access")),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
+				resp.Bulk("find_keys"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("keynum"),
+					resp.Bulk("spec"), resp.Map(
+						resp.Bulk("keynumidx"), resp.Int(0),
+						resp.Bulk("firstkey"), resp.Int(1),
+						resp.Bulk("keystep"), resp.Int(1),
+					),
+				),
+			),
+		),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Subtract multiple sorted sets"),
+			resp.Bulk("since"), resp.Bulk("6.2.0"),
+			resp.Bulk("group"), resp.Bulk("sorted-set"),
+			resp.Bulk("complexity"), resp.Bulk("O(L + (N-K)log(N)) worst case where L is the total number of elements in all the sets, N is the size of the first set, and K is the size of the result set."),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(resp.Bulk("name"), resp.Bulk("numkeys"), resp.Bulk("type"), resp.Bulk("integer")),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("key"),
+					resp.Bulk("type"), resp.Bulk("key"),
+					resp.Bulk("key_spec_index"), resp.Int(0),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("multiple")),
+				),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("withscores"),
+					resp.Bulk("type"), resp.Bulk("pure-token"),
+					resp.Bulk("token"), resp.Bulk("WITHSCORES"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+				),
+			),
+		),
+	},
+	"zunionstore": {
+		Arity: -4, Flags: []string{"write", "denyoom", "movablekeys"}, FirstKey: 1, LastKey: 1, Step: 1,
+		ACLCategories: resp.SetOf(resp.Simple("@write"), resp.Simple("@sortedset"), resp.Simple("@slow")),
+		Tips:          resp.SetOf(),
+		KeySpecs: resp.SetOf(
+			resp.Map(
+				resp.Bulk("flags"), resp.SetOf(resp.Simple("OW"), resp.Simple("update")),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
+				resp.Bulk("find_keys"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("range"),
+					resp.Bulk("spec"), resp.Map(
+						resp.Bulk("lastkey"), resp.Int(0),
+						resp.Bulk("keystep"), resp.Int(1),
+						resp.Bulk("limit"), resp.Int(0),
+					),
+				),
+			),
+			resp.Map(
+				resp.Bulk("flags"), resp.SetOf(resp.Simple("RO"), resp.Simple("access")),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(2))),
+				resp.Bulk("find_keys"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("keynum"),
+					resp.Bulk("spec"), resp.Map(
+						resp.Bulk("keynumidx"), resp.Int(0),
+						resp.Bulk("firstkey"), resp.Int(1),
+						resp.Bulk("keystep"), resp.Int(1),
+					),
+				),
+			),
+		),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Add multiple sorted sets and store the resulting sorted set in a new key"),
+			resp.Bulk("since"), resp.Bulk("2.0.0"),
+			resp.Bulk("group"), resp.Bulk("sorted-set"),
+			resp.Bulk("complexity"), resp.Bulk("O(N)+O(M log(M)) with N being the sum of the sizes of the input sorted sets, and M being the number of elements in the resulting sorted set."),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("destination"),
+					resp.Bulk("type"), resp.Bulk("key"),
+					resp.Bulk("key_spec_index"), resp.Int(0),
+				),
+				resp.Map(resp.Bulk("name"), resp.Bulk("numkeys"), resp.Bulk("type"), resp.Bulk("integer")),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("key"),
+					resp.Bulk("type"), resp.Bulk("key"),
+					resp.Bulk("key_spec_index"), resp.Int(1),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("multiple")),
+				),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("weight"),
+					resp.Bulk("type"), resp.Bulk("integer"),
+					resp.Bulk("token"), resp.Bulk("WEIGHTS"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional"), resp.Simple("multiple")),
+				),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("aggregate"),
+					resp.Bulk("type"), resp.Bulk("oneof"),
+					resp.Bulk("token"), resp.Bulk("AGGREGATE"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+					resp.Bulk("arguments"), resp.Array(
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("sum"),
+							resp.Bulk("type"), resp.Bulk("pure-token"),
+							resp.Bulk("token"), resp.Bulk("SUM"),
+						),
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("min"),
+							resp.Bulk("type"), resp.Bulk("pure-token"),
+							resp.Bulk("token"), resp.Bulk("MIN"),
+						),
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("max"),
+							resp.Bulk("type"), resp.Bulk("pure-token"),
+							resp.Bulk("token"), resp.Bulk("MAX"),
+						),
+					),
+				),
+			),
+		),
+	},
+	"zinterstore": {
+		Arity: -4, Flags: []string{"write", "denyoom", "movablekeys"}, FirstKey: 1, LastKey: 1, Step: 1,
+		ACLCategories: resp.SetOf(resp.Simple("@write"), resp.Simple("@sortedset"), resp.Simple("@slow")),
+		Tips:          resp.SetOf(),
+		KeySpecs: resp.SetOf(
+			resp.Map(
+				resp.Bulk("flags"), resp.SetOf(resp.Simple("OW"), resp.Simple("update")),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
+				resp.Bulk("find_keys"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("range"),
+					resp.Bulk("spec"), resp.Map(
+						resp.Bulk("lastkey"), resp.Int(0),
+						resp.Bulk("keystep"), resp.Int(1),
+						resp.Bulk("limit"), resp.Int(0),
+					),
+				),
+			),
+			resp.Map(
+				resp.Bulk("flags"), resp.SetOf(resp.Simple("RO"), resp.Simple("access")),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(2))),
+				resp.Bulk("find_keys"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("keynum"),
+					resp.Bulk("spec"), resp.Map(
+						resp.Bulk("keynumidx"), resp.Int(0),
+						resp.Bulk("firstkey"), resp.Int(1),
+						resp.Bulk("keystep"), resp.Int(1),
+					),
+				),
+			),
+		),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Intersect multiple sorted sets and store the resulting sorted set in a new key"),
+			resp.Bulk("since"), resp.Bulk("2.0.0"),
+			resp.Bulk("group"), resp.Bulk("sorted-set"),
+			resp.Bulk("complexity"), resp.Bulk("O(N*K)+O(M*log(M)) worst case with N being the smallest input sorted set, K being the number of input sorted sets and M being the number of elements in the resulting sorted set."),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("destination"),
+					resp.Bulk("type"), resp.Bulk("key"),
+					resp.Bulk("key_spec_index"), resp.Int(0),
+				),
+				resp.Map(resp.Bulk("name"), resp.Bulk("numkeys"), resp.Bulk("type"), resp.Bulk("integer")),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("key"),
+					resp.Bulk("type"), resp.Bulk("key"),
+					resp.Bulk("key_spec_index"), resp.Int(1),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("multiple")),
+				),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("weight"),
+					resp.Bulk("type"), resp.Bulk("integer"),
+					resp.Bulk("token"), resp.Bulk("WEIGHTS"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional"), resp.Simple("multiple")),
+				),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("aggregate"),
+					resp.Bulk("type"), resp.Bulk("oneof"),
+					resp.Bulk("token"), resp.Bulk("AGGREGATE"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+					resp.Bulk("arguments"), resp.Array(
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("sum"),
+							resp.Bulk("type"), resp.Bulk("pure-token"),
+							resp.Bulk("token"), resp.Bulk("SUM"),
+						),
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("min"),
+							resp.Bulk("type"), resp.Bulk("pure-token"),
+							resp.Bulk("token"), resp.Bulk("MIN"),
+						),
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("max"),
+							resp.Bulk("type"), resp.Bulk("pure-token"),
+							resp.Bulk("token"), resp.Bulk("MAX"),
+						),
+					),
+				),
+			),
+		),
+	},
+	"zdiffstore": {
+		Arity: -4, Flags: []string{"write", "denyoom", "movablekeys"}, FirstKey: 1, LastKey: 1, Step: 1,
+		ACLCategories: resp.SetOf(resp.Simple("@write"), resp.Simple("@sortedset"), resp.Simple("@slow")),
+		Tips:          resp.SetOf(),
+		KeySpecs: resp.SetOf(
+			resp.Map(
+				resp.Bulk("flags"), resp.SetOf(resp.Simple("OW"), resp.Simple("update")),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
+				resp.Bulk("find_keys"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("range"),
+					resp.Bulk("spec"), resp.Map(
+						resp.Bulk("lastkey"), resp.Int(0),
+						resp.Bulk("keystep"), resp.Int(1),
+						resp.Bulk("limit"), resp.Int(0),
+					),
+				),
+			),
+			resp.Map(
+				resp.Bulk("flags"), resp.SetOf(resp.Simple("RO"), resp.Simple("access")),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(2))),
+				resp.Bulk("find_keys"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("keynum"),
+					resp.Bulk("spec"), resp.Map(
+						resp.Bulk("keynumidx"), resp.Int(0),
+						resp.Bulk("firstkey"), resp.Int(1),
+						resp.Bulk("keystep"), resp.Int(1),
+					),
+				),
+			),
+		),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Subtract multiple sorted sets and store the resulting sorted set in a new key"),
+			resp.Bulk("since"), resp.Bulk("6.2.0"),
+			resp.Bulk("group"), resp.Bulk("sorted-set"),
+			resp.Bulk("complexity"), resp.Bulk("O(L + (N-K)log(N)) worst case where L is the total number of elements in all the sets, N is the size of the first set, and K is the size of the result set."),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("destination"),
+					resp.Bulk("type"), resp.Bulk("key"),
+					resp.Bulk("key_spec_index"), resp.Int(0),
+				),
+				resp.Map(resp.Bulk("name"), resp.Bulk("numkeys"), resp.Bulk("type"), resp.Bulk("integer")),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("key"),
+					resp.Bulk("type"), resp.Bulk("key"),
+					resp.Bulk("key_spec_index"), resp.Int(1),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("multiple")),
+				),
+			),
+		),
+	},
+	"zintercard": {
+		Arity: -3, Flags: []string{"readonly", "movablekeys"}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@read"), resp.Simple("@sortedset"), resp.Simple("@slow")),
+		Tips:          resp.SetOf(),
+		KeySpecs: resp.SetOf(
+			resp.Map(
+				resp.Bulk("flags"), resp.SetOf(resp.Simple("RO"), resp.Simple("access")),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
+				resp.Bulk("find_keys"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("keynum"),
+					resp.Bulk("spec"), resp.Map(
+						resp.Bulk("keynumidx"), resp.Int(0),
+						resp.Bulk("firstkey"), resp.Int(1),
+						resp.Bulk("keystep"), resp.Int(1),
+					),
+				),
+			),
+		),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Intersect multiple sorted sets and return the cardinality of the result"),
+			resp.Bulk("since"), resp.Bulk("7.0.0"),
+			resp.Bulk("group"), resp.Bulk("sorted-set"),
+			resp.Bulk("complexity"), resp.Bulk("O(N*K) worst case with N being the smallest input sorted set, K being the number of input sorted sets."),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(resp.Bulk("name"), resp.Bulk("numkeys"), resp.Bulk("type"), resp.Bulk("integer")),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("key"),
+					resp.Bulk("type"), resp.Bulk("key"),
+					resp.Bulk("key_spec_index"), resp.Int(0),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("multiple")),
+				),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("limit"),
+					resp.Bulk("type"), resp.Bulk("integer"),
+					resp.Bulk("token"), resp.Bulk("LIMIT"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+				),
+			),
+		),
+	},
+	"zrandmember": {
+		Arity: -2, Flags: []string{"readonly"}, FirstKey: 1, LastKey: 1, Step: 1,
+		ACLCategories: resp.SetOf(resp.Simple("@read"), resp.Simple("@sortedset"), resp.Simple("@slow")),
+		Tips:          resp.SetOf(resp.Bulk("nondeterministic_output")),
+		KeySpecs: resp.SetOf(
+			resp.Map(
+				resp.Bulk("flags"), resp.SetOf(resp.Simple("RO"), resp.Simple("access")),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
+				resp.Bulk("find_keys"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("range"),
+					resp.Bulk("spec"), resp.Map(
+						resp.Bulk("lastkey"), resp.Int(0),
+						resp.Bulk("keystep"), resp.Int(1),
+						resp.Bulk("limit"), resp.Int(0),
+					),
+				),
+			),
+		),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Get one or multiple random elements from a sorted set"),
+			resp.Bulk("since"), resp.Bulk("6.2.0"),
+			resp.Bulk("group"), resp.Bulk("sorted-set"),
+			resp.Bulk("complexity"), resp.Bulk("O(N) where N is the number of elements returned"),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("key"),
+					resp.Bulk("type"), resp.Bulk("key"),
+					resp.Bulk("key_spec_index"), resp.Int(0),
+				),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("options"),
+					resp.Bulk("type"), resp.Bulk("block"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+					resp.Bulk("arguments"), resp.Array(
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("count"),
+							resp.Bulk("type"), resp.Bulk("integer"),
+						),
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("withscores"),
+							resp.Bulk("type"), resp.Bulk("pure-token"),
+							resp.Bulk("token"), resp.Bulk("WITHSCORES"),
+							resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+						),
+					),
+				),
+			),
+		),
+	},
+	"zpopmin": {
+		Arity: -2, Flags: []string{"write", "fast"}, FirstKey: 1, LastKey: 1, Step: 1,
+		ACLCategories: resp.SetOf(resp.Simple("@write"), resp.Simple("@sortedset"), resp.Simple("@fast")),
+		Tips:          resp.SetOf(),
+		KeySpecs: resp.SetOf(
+			resp.Map(
+				resp.Bulk("flags"), resp.SetOf(resp.Simple("RW"), resp.Simple("access"), resp.Simple("delete")),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
+				resp.Bulk("find_keys"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("range"),
+					resp.Bulk("spec"), resp.Map(
+						resp.Bulk("lastkey"), resp.Int(0),
+						resp.Bulk("keystep"), resp.Int(1),
+						resp.Bulk("limit"), resp.Int(0),
+					),
+				),
+			),
+		),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Remove and return members with the lowest scores in a sorted set"),
+			resp.Bulk("since"), resp.Bulk("5.0.0"),
+			resp.Bulk("group"), resp.Bulk("sorted-set"),
+			resp.Bulk("complexity"), resp.Bulk("O(log(N)*M) with N being the number of elements in the sorted set, and M being the number of elements popped."),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("key"),
+					resp.Bulk("type"), resp.Bulk("key"),
+					resp.Bulk("key_spec_index"), resp.Int(0),
+				),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("count"),
+					resp.Bulk("type"), resp.Bulk("integer"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+				),
+			),
+		),
+	},
+	"zpopmax": {
+		Arity: -2, Flags: []string{"write", "fast"}, FirstKey: 1, LastKey: 1, Step: 1,
+		ACLCategories: resp.SetOf(resp.Simple("@write"), resp.Simple("@sortedset"), resp.Simple("@fast")),
+		Tips:          resp.SetOf(),
+		KeySpecs: resp.SetOf(
+			resp.Map(
+				resp.Bulk("flags"), resp.SetOf(resp.Simple("RW"), resp.Simple("access"), resp.Simple("delete")),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
+				resp.Bulk("find_keys"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("range"),
+					resp.Bulk("spec"), resp.Map(
+						resp.Bulk("lastkey"), resp.Int(0),
+						resp.Bulk("keystep"), resp.Int(1),
+						resp.Bulk("limit"), resp.Int(0),
+					),
+				),
+			),
+		),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Remove and return members with the highest scores in a sorted set"),
+			resp.Bulk("since"), resp.Bulk("5.0.0"),
+			resp.Bulk("group"), resp.Bulk("sorted-set"),
+			resp.Bulk("complexity"), resp.Bulk("O(log(N)*M) with N being the number of elements in the sorted set, and M being the number of elements popped."),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("key"),
+					resp.Bulk("type"), resp.Bulk("key"),
+					resp.Bulk("key_spec_index"), resp.Int(0),
+				),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("count"),
+					resp.Bulk("type"), resp.Bulk("integer"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+				),
+			),
+		),
+	},
+	"zmpop": {
+		Arity: -4, Flags: []string{"write", "movablekeys"}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@write"), resp.Simple("@sortedset"), resp.Simple("@slow")),
+		Tips:          resp.SetOf(),
+		KeySpecs: resp.SetOf(
+			resp.Map(
+				resp.Bulk("flags"), resp.SetOf(resp.Simple("RW"), resp.Simple("access"), resp.Simple("delete")),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
+				resp.Bulk("find_keys"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("keynum"),
+					resp.Bulk("spec"), resp.Map(
+						resp.Bulk("keynumidx"), resp.Int(0),
+						resp.Bulk("firstkey"), resp.Int(1),
+						resp.Bulk("keystep"), resp.Int(1),
+					),
+				),
+			),
+		),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Remove and return members with scores in a sorted set"),
+			resp.Bulk("since"), resp.Bulk("7.0.0"),
+			resp.Bulk("group"), resp.Bulk("sorted-set"),
+			resp.Bulk("complexity"), resp.Bulk("O(K) + O(M*log(N)) where K is the number of provided keys, N being the number of elements in the sorted set, and M being the number of elements popped."),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(resp.Bulk("name"), resp.Bulk("numkeys"), resp.Bulk("type"), resp.Bulk("integer")),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("key"),
+					resp.Bulk("type"), resp.Bulk("key"),
+					resp.Bulk("key_spec_index"), resp.Int(0),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("multiple")),
+				),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("where"),
+					resp.Bulk("type"), resp.Bulk("oneof"),
+					resp.Bulk("arguments"), resp.Array(
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("min"),
+							resp.Bulk("type"), resp.Bulk("pure-token"),
+							resp.Bulk("token"), resp.Bulk("MIN"),
+						),
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("max"),
+							resp.Bulk("type"), resp.Bulk("pure-token"),
+							resp.Bulk("token"), resp.Bulk("MAX"),
+						),
+					),
+				),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("count"),
+					resp.Bulk("type"), resp.Bulk("integer"),
+					resp.Bulk("token"), resp.Bulk("COUNT"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+				),
+			),
+		),
+	},
+	"zscan": {
+		Arity: -3, Flags: []string{"readonly"}, FirstKey: 1, LastKey: 1, Step: 1,
+		ACLCategories: resp.SetOf(resp.Simple("@read"), resp.Simple("@sortedset"), resp.Simple("@slow")),
+		Tips:          resp.SetOf(resp.Bulk("nondeterministic_output")),
+		KeySpecs: resp.SetOf(
+			resp.Map(
+				resp.Bulk("flags"), resp.SetOf(resp.Simple("RO"), resp.Simple("access")),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
+				resp.Bulk("find_keys"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("range"),
+					resp.Bulk("spec"), resp.Map(
+						resp.Bulk("lastkey"), resp.Int(0),
+						resp.Bulk("keystep"), resp.Int(1),
+						resp.Bulk("limit"), resp.Int(0),
+					),
+				),
+			),
+		),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Incrementally iterate sorted sets elements and associated scores"),
+			resp.Bulk("since"), resp.Bulk("2.8.0"),
+			resp.Bulk("group"), resp.Bulk("sorted-set"),
+			resp.Bulk("complexity"), resp.Bulk("O(1) for every call. O(N) for a complete iteration, including enough command calls for the cursor to return back to 0. N is the number of elements inside the collection.."),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("key"),
+					resp.Bulk("type"), resp.Bulk("key"),
+					resp.Bulk("key_spec_index"), resp.Int(0),
+				),
+				resp.Map(resp.Bulk("name"), resp.Bulk("cursor"), resp.Bulk("type"), resp.Bulk("integer")),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("pattern"),
+					resp.Bulk("type"), resp.Bulk("pattern"),
+					resp.Bulk("token"), resp.Bulk("MATCH"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+				),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("count"),
+					resp.Bulk("type"), resp.Bulk("integer"),
+					resp.Bulk("token"), resp.Bulk("COUNT"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+				),
+			),
 		),
 	},
 }

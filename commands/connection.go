@@ -1,8 +1,10 @@
 package commands
 
 import (
+	"math"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // The connection family: PING, ECHO, QUIT, RESET, AUTH, HELLO and CLIENT
@@ -30,6 +32,10 @@ var connectionCommands = []*Spec{
 		{Name: "client|no-touch", Arity: 3, Flags: FlagNoscript | FlagLoading | FlagStale, ACL: "@slow @connection", Handler: cmdClientNoTouch},
 		{Name: "client|maint_notifications", Arity: -3, Flags: FlagNoscript | FlagLoading | FlagStale, ACL: "@slow @connection", Handler: cmdClientMaintNotifications},
 		{Name: "client|setname", Arity: 3, Flags: FlagNoscript | FlagLoading | FlagStale, ACL: "@slow @connection", Handler: cmdClientSetname},
+		{Name: "client|reply", Arity: 3, Flags: FlagNoscript | FlagLoading | FlagStale, ACL: "@slow @connection", Handler: cmdClientReply},
+		{Name: "client|pause", Arity: -3, Flags: FlagAdmin | FlagNoscript | FlagLoading | FlagStale, ACL: "@admin @slow @dangerous @connection", Handler: cmdClientPause},
+		{Name: "client|unpause", Arity: 2, Flags: FlagAdmin | FlagNoscript | FlagLoading | FlagStale, ACL: "@admin @slow @dangerous @connection", Handler: cmdClientUnpause},
+		{Name: "client|unblock", Arity: -3, Flags: FlagAdmin | FlagNoscript | FlagLoading | FlagStale, ACL: "@admin @slow @dangerous @connection", Handler: cmdClientUnblock},
 	}},
 }
 
@@ -59,22 +65,87 @@ type Clients interface {
 	// Mode is the server's mode as HELLO reports it ("standalone" or
 	// "cluster").
 	Mode() string
+	// Unblock ends the wait of the blocked client id for reason
+	// (UnblockedTimeout or UnblockedError), reporting whether it was
+	// blocked in a wait CLIENT UNBLOCK may end.
+	Unblock(id int64, reason Unblocked) bool
+	// Blocked is the number of blocked clients, and of those whose wait
+	// has a timeout (INFO blocked_clients, clients_in_timeout_table).
+	Blocked() (blocked, withTimeout int)
+	// Pause holds the clients' commands until until (CLIENT PAUSE):
+	// all of them, or with all false those that may write. A pause in
+	// force is extended to the later end and the stricter mode.
+	Pause(until time.Time, all bool)
+	// Unpause lifts the pause.
+	Unpause()
 }
+
+// Unblocked says why a blocked command stopped waiting.
+type Unblocked int
+
+// Why a wait ends.
+const (
+	// UnblockedTimeout: its timeout passed, or CLIENT UNBLOCK id TIMEOUT.
+	UnblockedTimeout Unblocked = iota
+	// UnblockedError: CLIENT UNBLOCK id ERROR; the command answers
+	// errUnblocked.
+	UnblockedError
+	// UnblockedReady: what the command waited for happened.
+	UnblockedReady
+	// UnblockedClosed: the connection closed or the server is stopping.
+	UnblockedClosed
+)
+
+// Blocker blocks the connection running a command, Redis's blockClient:
+// the client is registered as blocked while it waits (CLIENT LIST flag b,
+// INFO blocked_clients) and CLIENT UNBLOCK can end the wait. WAIT uses it;
+// the blocking list, sorted set and stream commands are to use it too.
+type Blocker interface {
+	// Block waits until timeout passes (never when 0), ready is closed
+	// (nil: never), CLIENT UNBLOCK ends the wait, or the connection
+	// closes, and says which. It must not be called inside EXEC. Dispatch
+	// runs a handler that touches data under Server.exclusive's read
+	// lock: the first blocking command of that kind (BLPOP) must have the
+	// wait release it, or a waiting EXEC holds every client up.
+	Block(timeout time.Duration, ready <-chan struct{}) Unblocked
+}
+
+// errUnblocked is the reply of a command CLIENT UNBLOCK ERROR ended.
+const errUnblocked = "UNBLOCKED client unblocked via CLIENT UNBLOCK"
+
+// ReplyMode is a CLIENT REPLY setting, with Redis's rules: OFF drops every
+// reply until ON; SKIP drops the reply of the next command (and does
+// nothing while OFF).
+type ReplyMode int
+
+// The reply settings.
+const (
+	// ReplyOn: CLIENT REPLY ON, clearing OFF and a SKIP in effect.
+	ReplyOn ReplyMode = iota
+	// ReplyOff: CLIENT REPLY OFF.
+	ReplyOff
+	// ReplySkip: CLIENT REPLY SKIP.
+	ReplySkip
+	// ReplyReset: RESET, which clears OFF and a SKIP not yet in effect.
+	ReplyReset
+)
 
 // ClientInfo is a snapshot of one connection for CLIENT LIST, CLIENT INFO
 // and CLIENT KILL. Only the caller's own buffers can be measured: for the
 // other clients the buffer fields hold what an idle connection has.
 type ClientInfo struct {
-	ID                int64
-	Addr, LAddr       string
-	FD                int
-	Name              string
-	Age, Idle         int64
-	DB                int
-	LastCmd           string
-	LibName, LibVer   string
-	Proto             int
-	NoEvict, NoTouch  bool
+	ID               int64
+	Addr, LAddr      string
+	FD               int
+	Name             string
+	Age, Idle        int64
+	DB               int
+	LastCmd          string
+	LibName, LibVer  string
+	Proto            int
+	NoEvict, NoTouch bool
+	// Blocked: the client waits in a blocking command or CLIENT PAUSE.
+	Blocked           bool
 	User              string
 	Qbuf, QbufFree    int
 	ArgvMem           int
@@ -84,6 +155,22 @@ type ClientInfo struct {
 	// arguments take MultiMem bytes.
 	InMulti         bool
 	Multi, MultiMem int
+	// Sub, PSub and SSub count the client's channel, pattern and shard
+	// channel subscriptions; with any, it is a pubsub client (flag P).
+	Sub, PSub, SSub int
+}
+
+// pubsubClient reports whether ci has subscriptions (Redis's
+// CLIENT_PUBSUB).
+func (ci *ClientInfo) pubsubClient() bool { return ci.Sub+ci.PSub+ci.SSub > 0 }
+
+// clientType is Redis's getClientType: kvserver has no replicas or
+// master link, so a client is a pubsub client or a normal one.
+func (ci *ClientInfo) clientType() clientType {
+	if ci.pubsubClient() {
+		return clientPubsub
+	}
+	return clientNormal
 }
 
 const (
@@ -97,6 +184,18 @@ const (
 )
 
 func cmdPing(x *Ctx) {
+	if len(x.Args) <= 2 && x.Session.Proto() == 2 && x.PubSub.Subscribed() {
+		// Redis's pingCommand in RESP2 subscribed mode: a message-like
+		// array, so that a subscriber's reader can parse it.
+		x.W.Array(2)
+		x.W.BulkString("pong")
+		if len(x.Args) == 1 {
+			x.W.BulkString("")
+		} else {
+			x.W.Bulk(x.Args[1])
+		}
+		return
+	}
 	switch len(x.Args) {
 	case 1:
 		x.W.Simple("PONG")
@@ -118,16 +217,18 @@ func cmdQuit(x *Ctx) {
 // cmdReset returns the connection to its state right after connecting,
 // like Redis's clearClientConnectionState: database 0, RESP2, no name, the
 // default user (not authenticated when it needs a password), no-evict and
-// no-touch off, no transaction and no watched key. The library name and
+// no-touch off, replies on, no transaction and no watched key. The library name and
 // version stay: they still describe the client.
 func cmdReset(x *Ctx) {
 	x.Transaction.Discard()
+	x.PubSub.DropSubscriptions()
 	x.Session.SetDB(0)
 	x.Session.SetProto(2)
 	x.Session.ResetUser()
 	x.Session.SetNoTouch(false)
 	x.Session.SetName("")
 	x.Session.SetNoEvict(false)
+	x.Session.SetReply(ReplyReset)
 	x.W.Simple("RESET")
 }
 
@@ -335,12 +436,20 @@ func cmdClientHelp(x *Ctx) {
 		"      Return clients of specified type.",
 		"    * ID <client-id> [<client-id> ...]",
 		"      Return clients with the specified IDs.",
+		"UNPAUSE",
+		"    Stop the current client pause, resuming traffic.",
+		"PAUSE <timeout> [WRITE|ALL]",
+		"    Suspend all, or just write, clients for <timeout> milliseconds.",
+		"REPLY (ON|OFF|SKIP)",
+		"    Control the replies sent to the current connection.",
 		"SETINFO <option> <value>",
 		"    Set client meta attr. Options are:",
 		"    * LIB-NAME: the client lib name.",
 		"    * LIB-VER: the client lib version.",
 		"SETNAME <name>",
 		"    Assign the name <name> to the current connection.",
+		"UNBLOCK <clientid> [TIMEOUT|ERROR]",
+		"    Unblock the specified blocked client.",
 		"NO-EVICT (ON|OFF)",
 		"    Protect current client connection from eviction.",
 		"NO-TOUCH (ON|OFF)",
@@ -350,9 +459,9 @@ func cmdClientHelp(x *Ctx) {
 	)
 }
 
-// clientType is what CLIENT LIST TYPE and CLIENT KILL TYPE filter on. All
-// of kvserver's clients are normal clients: there are no replicas, no
-// master link and no pub/sub.
+// clientType is what CLIENT LIST TYPE and CLIENT KILL TYPE filter on.
+// kvserver's clients are normal or pubsub clients: there are no replicas
+// and no master link.
 type clientType int
 
 const (
@@ -382,7 +491,7 @@ func parseClientType(b []byte) (clientType, bool) {
 func cmdClientList(x *Ctx) {
 	args := x.Args
 	var ids []int64
-	typeFilter := clientNormal
+	typeFilter, filtered := clientNormal, false
 	switch {
 	case len(args) == 2:
 	case len(args) == 4 && equalFold(args[2], "type"):
@@ -391,7 +500,7 @@ func cmdClientList(x *Ctx) {
 			x.W.Error("ERR Unknown client type '" + string(args[3]) + "'")
 			return
 		}
-		typeFilter = t
+		typeFilter, filtered = t, true
 	case len(args) > 3 && equalFold(args[2], "id"):
 		for _, a := range args[3:] {
 			id, ok := ParseInt64(a)
@@ -414,8 +523,11 @@ func cmdClientList(x *Ctx) {
 				b.WriteByte('\n')
 			}
 		}
-	} else if typeFilter == clientNormal {
+	} else {
 		for _, ci := range x.Clients.List() {
+			if filtered && ci.clientType() != typeFilter {
+				continue
+			}
 			appendClientLine(&b, &ci)
 			b.WriteByte('\n')
 		}
@@ -436,9 +548,15 @@ func cmdClientInfo(x *Ctx) {
 func appendClientLine(b *strings.Builder, ci *ClientInfo) {
 	flags := ""
 	multi := int64(-1)
+	if ci.pubsubClient() {
+		flags += "P"
+	}
 	if ci.InMulti {
 		flags += "x"
 		multi = int64(ci.Multi)
+	}
+	if ci.Blocked {
+		flags += "b"
 	}
 	if ci.NoEvict {
 		flags += "e"
@@ -473,9 +591,9 @@ func appendClientLine(b *strings.Builder, ci *ClientInfo) {
 	num("idle", ci.Idle)
 	field("flags", flags)
 	num("db", int64(ci.DB))
-	num("sub", 0)
-	num("psub", 0)
-	num("ssub", 0)
+	num("sub", int64(ci.Sub))
+	num("psub", int64(ci.PSub))
+	num("ssub", int64(ci.SSub))
 	num("multi", multi)
 	num("qbuf", int64(ci.Qbuf))
 	num("qbuf-free", int64(ci.QbufFree))
@@ -513,7 +631,7 @@ func (f *killFilter) matches(self int64, ci *ClientInfo) bool {
 	if f.id != 0 && ci.ID != f.id {
 		return false
 	}
-	if f.hasType && f.typ != clientNormal {
+	if f.hasType && f.typ != ci.clientType() {
 		return false
 	}
 	if f.addr != nil && ci.Addr != string(f.addr) {
@@ -609,4 +727,100 @@ func cmdClientKill(x *Ctx) {
 		return
 	}
 	x.W.OK()
+}
+
+// cmdClientReply is CLIENT REPLY ON|OFF|SKIP. Only ON answers; the
+// connection drops the replies OFF and SKIP suppress.
+func cmdClientReply(x *Ctx) {
+	switch arg := x.Args[2]; {
+	case equalFold(arg, "on"):
+		x.Session.SetReply(ReplyOn)
+		x.W.OK()
+	case equalFold(arg, "off"):
+		x.Session.SetReply(ReplyOff)
+	case equalFold(arg, "skip"):
+		x.Session.SetReply(ReplySkip)
+	default:
+		x.W.Error(errSyntax)
+	}
+}
+
+// cmdClientPause is CLIENT PAUSE timeout [WRITE|ALL], checking the mode
+// before the timeout as Redis does. A timeout that overflows Redis's
+// millisecond clock ends in the past there, so it pauses nothing here.
+func cmdClientPause(x *Ctx) {
+	args := x.Args
+	if len(args) > 4 {
+		replySubcommandSyntaxError(x, x.Args[1], "CLIENT")
+		return
+	}
+	all := true
+	if len(args) == 4 {
+		switch {
+		case equalFold(args[3], "write"):
+			all = false
+		case !equalFold(args[3], "all"):
+			x.W.Error("ERR CLIENT PAUSE mode must be WRITE or ALL")
+			return
+		}
+	}
+	ms, ok := ParseInt64(args[2])
+	if !ok {
+		x.W.Error("ERR timeout is not an integer or out of range")
+		return
+	}
+	if ms < 0 {
+		x.W.Error("ERR timeout is negative")
+		return
+	}
+	now := time.Now()
+	until := now
+	if ms <= math.MaxInt64-now.UnixMilli() {
+		until = now.Add(time.Duration(min(ms, math.MaxInt64/int64(time.Millisecond))) * time.Millisecond)
+	}
+	x.Clients.Pause(until, all)
+	x.W.OK()
+}
+
+func cmdClientUnpause(x *Ctx) {
+	x.Clients.Unpause()
+	x.W.OK()
+}
+
+// cmdClientUnblock is CLIENT UNBLOCK id [TIMEOUT|ERROR]: the reason is
+// checked before the id, as in Redis.
+func cmdClientUnblock(x *Ctx) {
+	args := x.Args
+	if len(args) > 4 {
+		replySubcommandSyntaxError(x, x.Args[1], "CLIENT")
+		return
+	}
+	reason := UnblockedTimeout
+	if len(args) == 4 {
+		switch {
+		case equalFold(args[3], "error"):
+			reason = UnblockedError
+		case !equalFold(args[3], "timeout"):
+			x.W.Error("ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR")
+			return
+		}
+	}
+	id, ok := ParseInt64(args[2])
+	if !ok {
+		x.W.Error(errNotInteger)
+		return
+	}
+	if x.Clients.Unblock(id, reason) {
+		x.W.Int(1)
+	} else {
+		x.W.Int(0)
+	}
+}
+
+// replySubcommandSyntaxError is Redis's addReplySubcommandSyntaxError: the
+// subcommand sub of container, as the client spelled it, got arguments it
+// does not take.
+func replySubcommandSyntaxError(x *Ctx, sub []byte, container string) {
+	x.W.Error("ERR unknown subcommand or wrong number of arguments for '" +
+		Sanitize(Truncate(string(sub), 128)) + "'. Try " + container + " HELP.")
 }

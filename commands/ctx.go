@@ -41,6 +41,8 @@ type Ctx struct {
 	Stats Stats
 	// Lifecycle is the server's shutdown, for SHUTDOWN and DEBUG SLEEP.
 	Lifecycle Lifecycle
+	// PubSub is the server's subscriptions, seen from the connection.
+	PubSub PubSub
 	// Transaction is the connection's MULTI and WATCH state.
 	Transaction Transaction
 	// Diagnostics is the server's settings and slow log, for OBJECT,
@@ -50,6 +52,10 @@ type Ctx struct {
 	// without a Config field in config/settings.go), such as the limits
 	// that decide the encodings of small collections.
 	Settings Settings
+	// HyperLogLog is the server setting the HyperLogLog family reads.
+	HyperLogLog HyperLogLog
+	// Blocker blocks the connection in a blocking command (WAIT).
+	Blocker Blocker
 }
 
 // Settings reads a setting's current value by name; the name must be a
@@ -90,6 +96,8 @@ type Session interface {
 	// SetLibName and SetLibVer are CLIENT SETINFO's attributes.
 	SetLibName(v string)
 	SetLibVer(v string)
+	// SetReply is CLIENT REPLY (and RESET's part of it).
+	SetReply(m ReplyMode)
 	// SetNoEvict is CLIENT NO-EVICT; SetNoTouch is CLIENT NO-TOUCH.
 	SetNoEvict(on bool)
 	SetNoTouch(on bool)
@@ -134,6 +142,7 @@ func (x *Ctx) View(fn func(tx *engine.Tx)) {
 	noTouch := x.Session.NoTouch()
 	x.Engine.View(x.Session.DB(), func(tx *engine.Tx) {
 		tx.SetNoTouch(noTouch)
+		tx.SetOrigin(x.PubSub)
 		fn(tx)
 	})
 }
@@ -144,6 +153,7 @@ func (x *Ctx) Update(fn func(tx *engine.Tx)) {
 	noTouch := x.Session.NoTouch()
 	x.Engine.Update(x.Session.DB(), func(tx *engine.Tx) {
 		tx.SetNoTouch(noTouch)
+		tx.SetOrigin(x.PubSub)
 		fn(tx)
 	})
 }

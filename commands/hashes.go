@@ -8,6 +8,7 @@ import (
 	"github.com/kvserver/kvserver/datatype"
 	"github.com/kvserver/kvserver/engine"
 	"github.com/kvserver/kvserver/glob"
+	"github.com/kvserver/kvserver/notify"
 	"github.com/kvserver/kvserver/resp"
 )
 
@@ -105,16 +106,10 @@ func storeChanged(tx *engine.Tx, key []byte, obj datatype.Object, created bool) 
 	}
 }
 
-// replyValue writes a field or value that is a view into a hash. A reply
-// references bulks from 16 KiB on instead of copying them, but a hash
-// changes in place once the engine lock is released, so those are copied.
-func replyValue(w *resp.Writer, b []byte) {
-	if len(b) >= resp.BigBulkThreshold {
-		w.BulkString(string(b))
-		return
-	}
-	w.Bulk(b)
-}
+// replyValue writes a field or value that is a view into a hash. Bulk
+// would reference a large one instead of copying it, but a hash changes in
+// place once the engine lock is released.
+func replyValue(w *resp.Writer, b []byte) { w.BulkCopy(b) }
 
 func cmdHset(x *Ctx) { hsetGeneric(x, "hset") }
 
@@ -137,6 +132,7 @@ func hsetGeneric(x *Ctx, name string) {
 			}
 		}
 		storeChanged(tx, args[1], h, created)
+		tx.Notify(notify.Hash, "hset", args[1])
 		if name == "hmset" {
 			x.W.OK()
 		} else {
@@ -155,6 +151,7 @@ func cmdHsetnx(x *Ctx) {
 		}
 		h.Set(args[2], args[3], lim)
 		storeChanged(tx, args[1], h, created)
+		tx.Notify(notify.Hash, "hset", args[1])
 		x.W.Int(1)
 	})
 }
@@ -214,6 +211,10 @@ func cmdHdel(x *Ctx) {
 		}
 		if deleted > 0 {
 			tx.Modified(args[1])
+			tx.Notify(notify.Hash, "hdel", args[1])
+			if h.Len() == 0 {
+				tx.Notify(notify.Generic, "del", args[1])
+			}
 		}
 		x.W.Int(int64(deleted))
 	})
@@ -343,6 +344,7 @@ func cmdHincrby(x *Ctx) {
 		cur += incr
 		h.Set(args[2], strconv.AppendInt(nil, cur, 10), lim)
 		storeChanged(tx, args[1], h, created)
+		tx.Notify(notify.Hash, "hincrby", args[1])
 		x.W.Int(cur)
 	})
 }
@@ -381,9 +383,18 @@ func cmdHincrbyfloat(x *Ctx) {
 		out := formatLongDouble(sum)
 		h.Set(args[2], []byte(out), lim)
 		storeChanged(tx, args[1], h, created)
+		tx.Notify(notify.Hash, "hincrbyfloat", args[1])
 		x.W.BulkString(out)
 	})
 }
+
+// maxRandomReply bounds the reply of a random pick with repetition: a huge
+// negative count asks for a reply no client can hold, which Redis builds
+// until its memory runs out, under its one thread. kvserver writes up to
+// this much (a million fields with values of 30 bytes) and then closes
+// the connection after what it wrote, as an output buffer limit does,
+// holding the engine lock for a bounded time.
+const maxRandomReply = 64 << 20
 
 // HRANDFIELD's count bounds (Redis's -LONG_MAX..LONG_MAX).
 const errRandCountRange = "ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807"
@@ -461,15 +472,10 @@ func cmdHrandfield(x *Ctx) {
 			h.Range(func(f, v []byte) bool { emit(f, v); return true })
 			return
 		}
-		maxReply := x.Session.MaxBulk()
 		picked := 0
-		h.Random(int(count), distinct && count > 1, func(f, v []byte) bool {
+		h.Random(int(min(count, math.MaxInt)), distinct && count > 1, func(f, v []byte) bool {
 			emit(f, v)
-			// A huge negative count would make a reply no client can
-			// hold (Redis builds it until memory runs out): past
-			// proto-max-bulk-len the connection is closed after what
-			// was written, as an output buffer limit closes it.
-			if picked++; picked%1024 == 0 && int64(x.W.Pending()) > maxReply {
+			if picked++; picked%1024 == 0 && x.W.Pending() > maxRandomReply {
 				x.Session.CloseAfterReply()
 				return false
 			}

@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/kvserver/kvserver/pubsub"
+
 	"github.com/kvserver/kvserver/config"
 	"github.com/kvserver/kvserver/engine"
 )
@@ -211,9 +213,10 @@ func infoClients(x *Ctx, w *InfoWriter) {
 	w.Int("connected_clients", int64(x.Stats.ConnectedClients()))
 	w.Int("cluster_connections", 0)
 	w.Int("maxclients", int64(x.Stats.Settings().MaxClients))
-	w.Int("blocked_clients", 0)
+	blocked, withTimeout := x.Clients.Blocked()
+	w.Int("blocked_clients", int64(blocked))
 	w.Int("tracking_clients", 0)
-	w.Int("clients_in_timeout_table", 0)
+	w.Int("clients_in_timeout_table", int64(withTimeout))
 }
 
 // residentMemory is the resident set size from /proc/self/statm, 0 where
@@ -304,8 +307,9 @@ func infoStats(x *Ctx, w *InfoWriter) {
 	w.Int("evicted_clients", n.EvictedClients)
 	w.Int("keyspace_hits", st.Hits)
 	w.Int("keyspace_misses", st.Misses)
-	w.Int("pubsub_channels", 0)
-	w.Int("pubsub_patterns", 0)
+	w.Int("pubsub_channels", int64(len(x.PubSub.Channels(pubsub.Channel, nil))))
+	w.Int("pubsub_patterns", int64(x.PubSub.NumPat()))
+	w.Int("pubsubshard_channels", int64(len(x.PubSub.Channels(pubsub.Shard, nil))))
 	w.Int("total_error_replies", n.ErrorReplies)
 }
 
@@ -348,6 +352,28 @@ func infoCluster(x *Ctx, w *InfoWriter) {
 		enabled = 1
 	}
 	w.Int("cluster_enabled", enabled)
+	m := x.Cluster.SlotMap()
+	if m == nil {
+		return
+	}
+	// kvserver's own fields: the map in effect, and with --cluster-etcd
+	// the node's standing there.
+	w.Int("cluster_current_epoch", m.CurrentEpoch())
+	w.Int("cluster_known_nodes", int64(len(m.Nodes())))
+	w.Int("cluster_owned_slots", int64(m.Self().SlotCount()))
+	if ms, ok := x.Cluster.Membership(); ok {
+		w.Int("cluster_etcd_session", boolInt(ms.Session))
+		w.Int("cluster_etcd_reconciler", boolInt(ms.Reconciler))
+		w.Int("cluster_maps_applied", ms.MapsApplied)
+	}
+}
+
+// boolInt is 1 for true, 0 for false.
+func boolInt(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 func infoKeyspace(x *Ctx, w *InfoWriter) {

@@ -133,6 +133,20 @@ func (s *Spec) AppendKeys(dst []int, args [][]byte) []int {
 	return dst
 }
 
+// AppendAccessKeys is AppendKeys without the arguments that are not keys
+// (KeyNotKey: shard channels), for the ACL key check.
+func (s *Spec) AppendAccessKeys(dst []int, args [][]byte) []int {
+	if s.GetKeys != nil {
+		return append(dst, s.GetKeys(args)...)
+	}
+	for i := range s.KeySpecs {
+		if s.KeySpecs[i].Flags&KeyNotKey == 0 {
+			dst = s.KeySpecs[i].appendKeys(dst, args)
+		}
+	}
+	return dst
+}
+
 // ValueKeys returns the arguments whose stored values the command reads
 // (the keys of its ReadsValue key specs), nil when there are none. For the
 // common shapes (one key, or every argument from one on) it returns a

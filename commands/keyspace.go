@@ -9,6 +9,7 @@ import (
 	"github.com/kvserver/kvserver/datatype"
 	"github.com/kvserver/kvserver/engine"
 	"github.com/kvserver/kvserver/glob"
+	"github.com/kvserver/kvserver/notify"
 )
 
 // keyspaceCommands are the keyspace family's rows (Redis's db.c and
@@ -82,7 +83,16 @@ type KeyspaceConfig interface {
 	ExistsLeaseMs() int64
 }
 
-func cmdDel(x *Ctx) { x.Update(countKeys(x, (*engine.Tx).Delete)) }
+func cmdDel(x *Ctx) { x.Update(countKeys(x, deleteKey)) }
+
+// deleteKey deletes k, publishing "del" when it existed.
+func deleteKey(tx *engine.Tx, k []byte) bool {
+	if !tx.Delete(k) {
+		return false
+	}
+	tx.Notify(notify.Generic, "del", k)
+	return true
+}
 
 func cmdUnlink(x *Ctx) { cmdDel(x) }
 
@@ -258,12 +268,18 @@ func rename(x *Ctx, nx bool) {
 			}
 			return
 		}
-		if _, exists := tx.Stat(dst, false); exists && nx {
-			x.W.Int(0)
-			return
+		if _, exists := tx.Stat(dst, false); exists {
+			if nx {
+				x.W.Int(0)
+				return
+			}
+			// Redis deletes the old key and adds a new one ("new").
+			tx.Delete(dst)
 		}
 		tx.Delete(src)
 		tx.Put(dst, e)
+		tx.Notify(notify.Generic, "rename_from", src)
+		tx.Notify(notify.Generic, "rename_to", dst)
 		if nx {
 			x.W.Int(1)
 		} else {
@@ -359,6 +375,7 @@ func cmdCopy(x *Ctx) {
 			e.Object = e.Object.Clone()
 		}
 		dtx.Put(dst, e)
+		dtx.Notify(notify.Generic, "copy_to", dst)
 		x.W.Int(1)
 	})
 }
@@ -390,6 +407,8 @@ func cmdMove(x *Ctx) {
 		}
 		tx.Delete(args[1])
 		dtx.Put(args[1], e)
+		tx.Notify(notify.Generic, "move_from", args[1])
+		dtx.Notify(notify.Generic, "move_to", args[1])
 		x.W.Int(1)
 	})
 }
@@ -502,10 +521,13 @@ func expireGeneric(x *Ctx, relative bool, unit int64) {
 		}
 		if at <= tx.Now() {
 			tx.Delete(args[1])
-		} else {
-			tx.SetExpire(args[1], at)
+			tx.Notify(notify.Generic, "del", args[1])
+			x.W.Int(1)
+			return
 		}
-		x.W.Int(1)
+		tx.SetExpire(args[1], at)
+		x.W.Int(1) // before the event, as in Redis's expireGenericCommand
+		tx.Notify(notify.Generic, "expire", args[1])
 	})
 }
 
@@ -548,6 +570,7 @@ func cmdPersist(x *Ctx) {
 			return
 		}
 		tx.SetExpire(args[1], 0)
+		tx.Notify(notify.Generic, "persist", args[1])
 		x.W.Int(1)
 	})
 }

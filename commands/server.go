@@ -150,26 +150,16 @@ func cmdWait(x *Ctx) {
 	case timeout < 0:
 		x.W.Error("ERR timeout is negative")
 	default:
-		if replicas > 0 {
-			waitReplicas(x, timeout)
+		// kvserver has no replicas: WAIT for one or more blocks for its
+		// timeout, except inside EXEC, where Redis answers at once.
+		if replicas > 0 && !x.Transaction.InMulti() {
+			d := time.Duration(min(timeout, math.MaxInt64/int64(time.Millisecond))) * time.Millisecond
+			if x.Blocker.Block(d, nil) == UnblockedError {
+				x.W.Error(errUnblocked)
+				return
+			}
 		}
 		x.W.Int(0)
-	}
-}
-
-// waitReplicas blocks the calling connection for timeout milliseconds
-// (forever when 0) or until it closes or the server stops.
-func waitReplicas(x *Ctx, timeout int64) {
-	var expired <-chan time.Time
-	if timeout > 0 {
-		t := time.NewTimer(time.Duration(min(timeout, math.MaxInt64/int64(time.Millisecond))) * time.Millisecond)
-		defer t.Stop()
-		expired = t.C
-	}
-	select {
-	case <-expired:
-	case <-x.Context().Done():
-	case <-x.Lifecycle.Stopping():
 	}
 }
 
@@ -318,8 +308,7 @@ func cmdSlowlogGet(x *Ctx) {
 			return
 		}
 	default:
-		x.W.Error("ERR unknown subcommand or wrong number of arguments for '" +
-			Sanitize(Truncate(string(x.Args[1]), 128)) + "'. Try SLOWLOG HELP.")
+		replySubcommandSyntaxError(x, x.Args[1], "SLOWLOG")
 		return
 	}
 	entries := x.Diagnostics.SlowLog(int(min(n, math.MaxInt32)))
@@ -486,8 +475,7 @@ func cmdDebug(x *Ctx) {
 				return
 			}
 		}
-		x.W.Error("ERR unknown subcommand or wrong number of arguments for '" +
-			Sanitize(Truncate(string(sub), 128)) + "'. Try DEBUG HELP.")
+		replySubcommandSyntaxError(x, sub, "DEBUG")
 	}
 }
 

@@ -99,6 +99,11 @@ type Spec struct {
 	Handler Handler
 	// Subcommands of a container command such as CLIENT.
 	Subcommands []*Spec
+	// MayReplicate is Redis's CMD_MAY_REPLICATE, which COMMAND INFO does
+	// not show: a command without the write flag that may still change
+	// data (PFCOUNT caches its count in the value), so CLIENT PAUSE WRITE
+	// holds it.
+	MayReplicate bool
 	// Protected is Redis's CMD_PROTECTED: the command runs only where
 	// enable-debug-command allows it (DEBUG).
 	Protected bool

@@ -129,7 +129,8 @@ func checkRow(t *testing.T, spec *Spec) {
 		}
 	}
 	for _, ks := range spec.KeySpecs {
-		if ks.Flags&(KeyRO|KeyRW|KeyOW|KeyRM) == 0 {
+		// Redis's not_key specs (shard channels) carry no access flag.
+		if ks.Flags&(KeyRO|KeyRW|KeyOW|KeyRM|KeyNotKey) == 0 {
 			t.Errorf("%s: a key spec needs one of RO, RW, OW, RM", spec.Name)
 		}
 		if ks.Begin.Index == 0 && ks.Begin.Keyword == "" {

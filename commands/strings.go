@@ -7,6 +7,7 @@ import (
 
 	"github.com/kvserver/kvserver/datatype"
 	"github.com/kvserver/kvserver/engine"
+	"github.com/kvserver/kvserver/notify"
 )
 
 // stringCommands are the string family's rows (Redis's t_string.c).
@@ -269,6 +270,10 @@ func setGeneric(x *Ctx, key []byte, valueArg int, o stringOptions, name string, 
 			at = old.ExpireAt
 		}
 		tx.Set(key, value, at)
+		tx.Notify(notify.String, "set", key)
+		if o.expire != expireNone {
+			tx.Notify(notify.Generic, "expire", key)
+		}
 		if o.get {
 			return
 		}
@@ -305,6 +310,7 @@ func cmdGetdel(x *Ctx) {
 		}
 		x.W.Bulk(e.Value)
 		tx.Delete(args[1])
+		tx.Notify(notify.Generic, "del", args[1])
 	})
 }
 
@@ -330,10 +336,15 @@ func cmdGetex(x *Ctx) {
 		}
 		x.W.Bulk(e.Value)
 		switch {
+		case o.expire != expireNone && at <= tx.Now():
+			tx.SetExpire(args[1], at) // deletes it
+			tx.Notify(notify.Generic, "del", args[1])
 		case o.expire != expireNone:
 			tx.SetExpire(args[1], at)
-		case o.persist:
+			tx.Notify(notify.Generic, "expire", args[1])
+		case o.persist && e.ExpireAt != 0:
 			tx.SetExpire(args[1], 0)
+			tx.Notify(notify.Generic, "persist", args[1])
 		}
 	})
 }
@@ -344,6 +355,7 @@ func cmdGetset(x *Ctx) {
 	x.Update(func(tx *engine.Tx) {
 		if writeValue(x, tx, args[1]) {
 			tx.Set(args[1], value, 0)
+			tx.Notify(notify.String, "set", args[1])
 		}
 	})
 }
@@ -433,6 +445,7 @@ func checkPairs(x *Ctx, name string) bool {
 func setPairs(x *Ctx, tx *engine.Tx) {
 	for i := 1; i < len(x.Args); i += 2 {
 		tx.Set(x.Args[i], x.Session.Own(i+1), 0)
+		tx.Notify(notify.String, "set", x.Args[i])
 	}
 }
 
@@ -462,6 +475,7 @@ func cmdAppend(x *Ctx) {
 		}
 		if !ok {
 			tx.Set(args[1], x.Session.Own(2), 0)
+			tx.Notify(notify.String, "append", args[1])
 			x.W.Int(int64(len(args[2])))
 			return
 		}
@@ -474,6 +488,7 @@ func cmdAppend(x *Ctx) {
 		nv := make([]byte, 0, len(e.Value)+len(args[2]))
 		nv = append(append(nv, e.Value...), args[2]...)
 		tx.Set(args[1], nv, e.ExpireAt)
+		tx.Notify(notify.String, "append", args[1])
 		x.W.Int(int64(len(nv)))
 	})
 }
@@ -555,6 +570,7 @@ func cmdSetrange(x *Ctx) {
 			at = e.ExpireAt
 		}
 		tx.Set(args[1], nv, at)
+		tx.Notify(notify.String, "setrange", args[1])
 		x.W.Int(n)
 	})
 }
@@ -606,6 +622,7 @@ func incrBy(x *Ctx, key []byte, delta int64) {
 		}
 		cur += delta
 		tx.Set(key, strconv.AppendInt(nil, cur, 10), e.ExpireAt)
+		tx.Notify(notify.String, "incrby", key)
 		x.W.Int(cur)
 	})
 }
@@ -642,6 +659,7 @@ func cmdIncrbyfloat(x *Ctx) {
 		}
 		out := formatLongDouble(sum)
 		tx.Set(args[1], []byte(out), e.ExpireAt)
+		tx.Notify(notify.String, "incrbyfloat", args[1])
 		x.W.BulkString(out)
 	})
 }

@@ -31,6 +31,7 @@ func Specs() []*Spec {
 var families = [][]*Spec{
 	stringCommands,
 	bitmapCommands,
+	hyperloglogCommands,
 	keyspaceCommands,
 	connectionCommands,
 	aclCommands,
@@ -43,6 +44,8 @@ var families = [][]*Spec{
 	transactionCommands,
 	hashCommands,
 	serializeCommands,
+	pubsubCommands,
+	zsetCommands,
 }
 
 // NewTable builds the lookup table from copies of specs, deriving what

@@ -26,6 +26,8 @@ type Transaction interface {
 	// it.
 	InMulti() bool
 	Multi()
+	// InExec reports whether the command runs inside EXEC.
+	InExec() bool
 	// Flagged reports whether a command failed to queue, so that EXEC
 	// must abort.
 	Flagged() bool

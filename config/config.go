@@ -64,6 +64,12 @@ type Config struct {
 	DiskCompression string // --disk-compression none|s2|zstd, default none
 	KVQuant         string // --kv-quant off|int8|fp8|int4, default off
 	ClusterConfig   string // --cluster-config, YAML slot map (package cluster); "" runs without cluster mode
+	ClusterEtcd     string // --cluster-etcd, etcd endpoints, comma separated (package cluster/etcdmap); "" off
+	ClusterName     string // --cluster-name, the cluster's key prefix in etcd, default "kvserver"
+
+	// NotifyKeyspaceEvents is --notify-keyspace-events, Redis's class
+	// letters (package notify), default "" (none).
+	NotifyKeyspaceEvents string
 
 	// Security and client limits (README "Security").
 	Timeout        int    // --timeout, seconds a client may stay idle, 0 = never (Redis's timeout)

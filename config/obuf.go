@@ -15,14 +15,15 @@ type OutputBufferLimit struct {
 }
 
 // OutputBufferLimits are the limits of Redis's three client classes.
-// kvserver's clients are all normal clients; the replica and pubsub
-// limits are kept only to report and rewrite them like Redis.
+// kvserver's clients are normal clients, or pubsub clients while they have
+// subscriptions; the replica limits are kept only to report and rewrite
+// them like Redis.
 type OutputBufferLimits struct {
 	Normal, Replica, PubSub OutputBufferLimit
 }
 
 // DefaultOutputBufferLimits are Redis's defaults: no limit for normal
-// clients.
+// clients, 32mb hard and 8mb for 60 seconds soft for pubsub clients.
 var DefaultOutputBufferLimits = OutputBufferLimits{
 	Replica: OutputBufferLimit{Hard: 256 << 20, Soft: 64 << 20, SoftSeconds: 60},
 	PubSub:  OutputBufferLimit{Hard: 32 << 20, Soft: 8 << 20, SoftSeconds: 60},

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/kvserver/kvserver/notify"
 )
 
 // Kind is how a setting's value is written and read.
@@ -54,6 +56,9 @@ type Setting struct {
 	// Name is the flag (--Name), the YAML key, the CONFIG parameter, and
 	// upper-cased with '-' as '_' after KVSERVER_, the environment variable.
 	Name string
+	// Alias is Redis's older name of the parameter ("hash-max-ziplist-
+	// entries"), which CONFIG GET and SET accept as Redis 7.0 does.
+	Alias string
 	// Kind is the value's syntax.
 	Kind Kind
 	// Default is the value used when no source sets one, as written in
@@ -235,6 +240,33 @@ var settings = []Setting{
 			"Default: \"\" (standalone).",
 		Doc:   "slot map that turns on Redis Cluster mode (see Cluster mode)",
 		field: func(c *Config) any { return &c.ClusterConfig }},
+	{Name: "cluster-etcd", Kind: KindString, Default: "", DefaultDoc: "none",
+		Doc: "comma-separated etcd endpoints that turn on Redis Cluster mode with etcd membership (see Scale-out on etcd)",
+		Notes: "Redis Cluster mode without a slot file: nodes register in etcd on a lease,\n" +
+			"one of them (elected through etcd) computes the slot map and every node\n" +
+			"applies it. Comma-separated client URLs, e.g. http://10.0.0.9:2379.\n" +
+			"Cannot be combined with cluster-config.\n" +
+			"Default: \"\" (off).",
+		field: func(c *Config) any { return &c.ClusterEtcd },
+		check: func(c Config, bad func(string, string, ...any)) {
+			if c.ClusterEtcd != "" && c.ClusterConfig != "" {
+				bad("cluster-etcd", "cannot be combined with cluster-config (choose a static file or etcd)")
+			}
+		}},
+	{Name: "cluster-name", Kind: KindString, Default: "kvserver",
+		Doc:   "the cluster's key prefix in etcd, so that clusters can share one etcd",
+		field: func(c *Config) any { return &c.ClusterName },
+		check: notEmpty("cluster-name", func(c Config) string { return c.ClusterName })},
+	{Name: "cluster-announce-addr", Kind: KindString, Default: "", DefaultDoc: "bind:port",
+		Doc: "host:port that clients are sent to for this node (with cluster-etcd)",
+		Notes: "Address other nodes put in MOVED replies and CLUSTER SLOTS for this node\n" +
+			"(with cluster-etcd). Set it when bind is a wildcard or clients reach the\n" +
+			"node through another address.\n" +
+			"Default: \"\" (bind:port)."},
+	{Name: "cluster-node-ttl", Kind: KindInt, Default: "5", Min: 1, Max: 3600,
+		Doc: "seconds of the etcd lease that keeps a node a member (with cluster-etcd)"},
+	{Name: "cluster-grace", Kind: KindInt, Default: "10", Min: 0, Max: 86400,
+		Doc: "seconds after a node's lease expired before its slots move to the others (with cluster-etcd)"},
 	{Name: "timeout", Kind: KindInt, Default: "0", Min: 0, Max: math.MaxInt32,
 		Doc: "close clients idle this many seconds (counted from the last byte received); 0 never",
 		Notes: "---------------------------------------------------------------------------\n" +
@@ -247,16 +279,43 @@ var settings = []Setting{
 		field: func(c *Config) any { return &c.Timeout }},
 	{Name: "lazyfree-lazy-user-flush", Kind: KindBool, Default: "no", ConfigOnly: true, InConfig: true, Mutable: true,
 		Doc: "Redis's lazy FLUSHALL; kvserver flushes at once"},
+	{Name: "notify-keyspace-events", Kind: KindString, Default: "",
+		Doc: "keyspace notifications to publish, Redis's class letters (`KEA`, `Ex`...); empty none",
+		Notes: "Keyspace notifications, as in Redis: K publishes on __keyspace@<db>__:<key>,\n" +
+			"E on __keyevent@<db>__:<event>, and the classes g (generic: del, expire,\n" +
+			"rename...), $ (strings), x (expired), e (evicted), n (new keys), m (key\n" +
+			"misses) and A (g$lshzxetd) choose which events. CONFIG SET changes it at run\n" +
+			"time; CONFIG GET reports Redis's canonical form.\n" +
+			"Default: \"\" (none).", InConfig: true, Mutable: true, Rewrite: RewriteIfChanged,
+		field: func(c *Config) any { return &c.NotifyKeyspaceEvents }, check: checkNotifyClasses},
+	{Name: "kvcache-events", Kind: KindBool, Default: "no",
+		Doc: "publish LMCache chunk events on `__kvcache__@<db>__:<model>` (see KV-cache events)",
+		Notes: "KV-cache events for prefix-aware routers: a message on\n" +
+			"__kvcache__@<db>__:<model> when a chunk becomes whole (both keys stored),\n" +
+			"is demoted to disk, promoted back, evicted or deleted. Payload:\n" +
+			"\"<event> <chunk hash> <tier> <bytes>\" (README.md, KV-cache events). CONFIG\n" +
+			"SET changes it at run time.\n" +
+			"Default: no.", InConfig: true, Mutable: true, Rewrite: RewriteIfChanged},
 	{Name: "slowlog-log-slower-than", Kind: KindInt, Default: "10000", Min: -1, Max: math.MaxInt64,
 		Doc: "SLOWLOG records commands slower than this many microseconds; -1 none, 0 all", InConfig: true, Mutable: true, Rewrite: RewriteIfChanged},
 	{Name: "slowlog-max-len", Kind: KindInt, Default: "128", Min: 0, Max: math.MaxInt64,
 		Doc: "SLOWLOG keeps at most this many entries, dropping the oldest", InConfig: true, Mutable: true, Rewrite: RewriteIfChanged},
 	{Name: "acllog-max-len", Kind: KindInt, Default: "128", Min: 0, Max: math.MaxInt64,
 		Doc: "ACL LOG keeps at most this many entries, dropping the oldest", InConfig: true, Mutable: true, Rewrite: RewriteIfChanged},
-	{Name: "hash-max-listpack-entries", Kind: KindInt, Default: "128", Min: 0, Max: math.MaxInt64,
+	{Name: "hash-max-listpack-entries", Alias: "hash-max-ziplist-entries", Kind: KindInt, Default: "512", Min: 0, Max: math.MaxInt64,
 		Doc: "a hash with more fields than this is stored as a hash table (OBJECT ENCODING hashtable) instead of a listpack, as in Redis", InConfig: true, Mutable: true, Rewrite: RewriteIfChanged},
-	{Name: "hash-max-listpack-value", Kind: KindInt, Default: "64", Min: 0, Max: math.MaxInt64,
+	{Name: "hash-max-listpack-value", Alias: "hash-max-ziplist-value", Kind: KindInt, Default: "64", Min: 0, Max: math.MaxInt64,
 		Doc: "a hash with a field or value longer than this many bytes is stored as a hash table instead of a listpack, as in Redis", InConfig: true, Mutable: true, Rewrite: RewriteIfChanged},
+	{Name: "hll-sparse-max-bytes", Kind: KindSize, Default: "3000", Min: 0, Max: math.MaxInt64,
+		Doc: "largest sparse HyperLogLog, header included, before PFADD makes it dense",
+		Notes: "Largest sparse HyperLogLog value in bytes, header included: a PFADD or\n" +
+			"PFMERGE that would make a sparse value longer turns it dense (12304\n" +
+			"bytes). As in Redis; values above 16000 make little sense.\n" +
+			"Default: 3000.", InConfig: true, Mutable: true, Rewrite: RewriteIfChanged},
+	{Name: "zset-max-listpack-entries", Kind: KindInt, Default: "128", Min: 0, Max: math.MaxInt64,
+		Doc: "a sorted set with more members than this is stored as a skiplist (OBJECT ENCODING skiplist) instead of a listpack, as in Redis", InConfig: true, Mutable: true, Rewrite: RewriteIfChanged},
+	{Name: "zset-max-listpack-value", Kind: KindInt, Default: "64", Min: 0, Max: math.MaxInt64,
+		Doc: "a sorted set with a member longer than this many bytes is stored as a skiplist instead of a listpack, as in Redis", InConfig: true, Mutable: true, Rewrite: RewriteIfChanged},
 	{Name: "latency-monitor-threshold", Kind: KindInt, Default: "0", Min: 0, Max: math.MaxInt64,
 		Doc: "Redis's latency monitor threshold in milliseconds; kvserver records no latency events", ConfigOnly: true, InConfig: true, Mutable: true},
 	{Name: "protected-mode", Kind: KindBool, Default: "yes",
@@ -314,6 +373,9 @@ var settings = []Setting{
 			"the largest value. 0 disables a limit. kvserver writes a client's replies\n" +
 			"before reading its next request, so a slow reader holds at most one\n" +
 			"batch of replies (1 MiB plus the last value); these limits bound how long.\n" +
+			"A client with pub/sub subscriptions is a pubsub client: the messages\n" +
+			"waiting for it count too, and past the pubsub limits it is disconnected\n" +
+			"without ever holding up a publisher. replica limits are only reported.\n" +
 			"Default: \"normal 0 0 0 replica 256mb 64mb 60 pubsub 32mb 8mb 60\".",
 		Doc: "Redis syntax; hard/soft limits on a client's pending replies", InConfig: true, Mutable: true, Rewrite: RewriteIfChanged,
 		field: func(c *Config) any { return &c.ClientOutputBufferLimit }},
@@ -573,6 +635,14 @@ func (s Setting) validate(c *Config, bad func(key, format string, args ...any)) 
 	}
 	if s.check != nil {
 		s.check(*c, bad)
+	}
+}
+
+// checkNotifyClasses rejects a notify-keyspace-events value with a letter
+// Redis does not know.
+func checkNotifyClasses(c Config, bad func(string, string, ...any)) {
+	if _, ok := notify.Parse(c.NotifyKeyspaceEvents); !ok {
+		bad("notify-keyspace-events", "%q: invalid event class character, use 'Ag$lshzxeKEtmdn'", c.NotifyKeyspaceEvents)
 	}
 }
 

@@ -3,6 +3,7 @@ package datatype
 import (
 	"encoding/binary"
 	"fmt"
+	"math"
 )
 
 // The disk encodings are sequences of uvarints and length-prefixed strings.
@@ -72,4 +73,18 @@ func (r *reader) done() error {
 		r.fail("trailing bytes")
 	}
 	return r.err
+}
+
+// float64 reads 8 little-endian bytes of IEEE bits.
+func (r *reader) float64() float64 {
+	if r.err != nil {
+		return 0
+	}
+	if len(r.b) < 8 {
+		r.fail("float past the end")
+		return 0
+	}
+	v := math.Float64frombits(binary.LittleEndian.Uint64(r.b))
+	r.b = r.b[8:]
+	return v
 }

@@ -34,6 +34,16 @@ const (
 //   - "hashtable" past the limits, for good, as in Redis: a hashTable
 //     (hashtable.go), entries in one buffer and an open-addressing index.
 //
+// Measured (TestHashMemSizeMatchesTheHeap; fields "field:N", values
+// "value:K:N", about 20 bytes of data per field), in bytes per field:
+//
+//	                        data  this Hash  []string pairs / map  redis-server 7.0
+//	1000 keys x 100 fields    20         23                    79                27
+//	1 key x 100000 fields     24         49                    85                75
+//
+// (Go heap growth for this Hash and the []string/map form it replaced;
+// INFO used_memory growth for redis-server.)
+//
 // The byte slices Get, Range, Scan and the random pickers return are views
 // into the hash: valid until it next changes, never to be modified. A
 // caller that keeps one past the change (a reply that references large
@@ -179,18 +189,20 @@ func (h *Hash) Set(field, value []byte, lim HashLimits) bool {
 }
 
 // spliceValue replaces the value whose length starts at valueAt (and ends
-// at next) with value.
+// at next) with value, in place: the tail moves by the difference.
 func spliceValue(b []byte, valueAt, next int, value []byte) []byte {
-	if old := next - valueAt; old == uvarintLen(len(value))+len(value) {
-		copy(b[valueAt:], binary.AppendUvarint(make([]byte, 0, binary.MaxVarintLen64), uint64(len(value))))
-		copy(b[next-len(value):], value)
-		return b
+	var hdr [binary.MaxVarintLen64]byte
+	h := binary.PutUvarint(hdr[:], uint64(len(value)))
+	size := h + len(value)
+	delta := size - (next - valueAt)
+	end := len(b)
+	if delta > 0 {
+		b = growFor(b, delta)[:end+delta]
 	}
-	tail := append([]byte(nil), b[next:]...)
-	b = growFor(b[:valueAt], entrySize(nil, value)+len(tail))
-	b = binary.AppendUvarint(b, uint64(len(value)))
-	b = append(b, value...)
-	return append(b, tail...)
+	copy(b[valueAt+size:], b[next:end])
+	copy(b[valueAt:], hdr[:h])
+	copy(b[valueAt+h:], value)
+	return b[:end+delta]
 }
 
 // growFor makes room for n more bytes, growing by a quarter rather than

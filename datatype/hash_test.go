@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 )
 
@@ -56,6 +57,12 @@ func TestHashFollowsAModelUnderRandomOperations(t *testing.T) {
 		model := map[string]string{}
 		var order []string
 		fields := 8 + rng.IntN(200)
+		// Even seeds keep most hashes listpacks (values up to 24 bytes),
+		// odd ones convert them early.
+		lim := smallLimits
+		if seed%2 == 0 {
+			lim.MaxListpackEntries = 1000
+		}
 		for op := range 3000 {
 			f := fmt.Sprintf("f%d", rng.IntN(fields))
 			switch rng.IntN(10) {
@@ -75,7 +82,7 @@ func TestHashFollowsAModelUnderRandomOperations(t *testing.T) {
 				}
 			default:
 				v := fmt.Sprintf("%0*d", rng.IntN(30), op)
-				isNew := h.Set([]byte(f), []byte(v), smallLimits)
+				isNew := h.Set([]byte(f), []byte(v), lim)
 				if _, had := model[f]; had == isNew {
 					t.Fatalf("seed %d op %d: Set(%q) new=%v, model had=%v", seed, op, f, isNew, had)
 				}
@@ -150,14 +157,18 @@ func TestHashMemSizeCountsTheBuffers(t *testing.T) {
 // come back at least once (Redis's HSCAN guarantee).
 func TestHashtableScanReturnsEveryFieldThroughResizes(t *testing.T) {
 	for _, tc := range []struct {
-		name          string
-		grow, shrink  int
-		count, rounds int
+		name         string
+		grow, shrink int
+		count        int
+		// rounds is how many scan calls go between two encode and
+		// decode round trips (0: none).
+		rounds int
 	}{
 		{"steady", 0, 0, 10, 0},
 		{"growing", 4000, 0, 7, 0},
 		{"shrinking", 0, 2900, 13, 0},
 		{"both", 3000, 2500, 3, 0},
+		{"demoted and loaded", 1000, 1000, 5, 40},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := NewHash()
@@ -182,6 +193,14 @@ func TestHashtableScanReturnsEveryFieldThroughResizes(t *testing.T) {
 				for k := 0; k < 50 && removed < tc.shrink; k++ {
 					h.Delete([]byte(fmt.Sprint("gone", removed)))
 					removed++
+				}
+				if tc.rounds > 0 && calls%tc.rounds == 0 {
+					// What demotion to disk and promotion back do.
+					back, err := Decode(KindHash, h.AppendBinary(nil))
+					if err != nil {
+						t.Fatal(err)
+					}
+					h = back.(*Hash)
 				}
 				if cursor == 0 {
 					break
@@ -274,4 +293,46 @@ func FuzzDecodeHash(f *testing.F) {
 			t.Fatalf("re-encoding does not decode: %v", err)
 		}
 	})
+}
+
+// TestHashMemSizeMatchesTheHeap builds hashes of both encodings and
+// compares the sum of their MemSize with what the Go heap grew by: the
+// accounting that bounds --maxmemory must be what the structures use.
+func TestHashMemSizeMatchesTheHeap(t *testing.T) {
+	lim := HashLimits{MaxListpackEntries: 128, MaxListpackValue: 64}
+	for _, tc := range []struct {
+		name         string
+		keys, fields int
+	}{
+		{"1000 keys of 100 fields", 1000, 100},
+		{"1 key of 100000 fields", 1, 100000},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var before, after runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&before)
+			hashes := make([]*Hash, tc.keys)
+			var accounted, data int64
+			for k := range hashes {
+				h := NewHash()
+				for j := range tc.fields {
+					f, v := fmt.Appendf(nil, "field:%d", j), fmt.Appendf(nil, "value:%d:%d", k, j)
+					h.Set(f, v, lim)
+					data += int64(len(f) + len(v))
+				}
+				hashes[k] = h
+				accounted += h.MemSize()
+			}
+			runtime.GC()
+			runtime.ReadMemStats(&after)
+			heap := int64(after.HeapAlloc) - int64(before.HeapAlloc)
+			n := float64(tc.keys * tc.fields)
+			t.Logf("%s: %.1f bytes of data, MemSize %.1f, heap %.1f bytes per field",
+				hashes[0].Encoding(), float64(data)/n, float64(accounted)/n, float64(heap)/n)
+			if ratio := float64(heap) / float64(accounted); ratio < 0.7 || ratio > 1.3 {
+				t.Errorf("heap grew by %d bytes, MemSize says %d (ratio %.2f)", heap, accounted, ratio)
+			}
+			runtime.KeepAlive(hashes)
+		})
+	}
 }

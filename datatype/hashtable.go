@@ -32,13 +32,19 @@ import (
 // shrinking the power-of-two index keeps Redis's guarantee that a field
 // present for the whole scan is returned at least once.
 type hashTable struct {
-	seed  maphash.Seed
 	slots []uint64
 	data  []byte
 	n     int
 	// dead is the bytes of data no slot points to.
 	dead int
 }
+
+// tableSeed seeds every table's field hash. It is chosen once per process
+// (random, so that clients cannot choose colliding fields) and never
+// changes, so that a hash demoted to disk and loaded back mid-scan lays its
+// fields out in the same home slots, and an HSCAN cursor stays good across
+// the round trip as across a resize.
+var tableSeed = maphash.MakeSeed()
 
 const (
 	slotOffsetBits = 40
@@ -52,7 +58,7 @@ const (
 )
 
 func newHashTable(n int) *hashTable {
-	return &hashTable{seed: maphash.MakeSeed(), slots: make([]uint64, slotsFor(n))}
+	return &hashTable{slots: make([]uint64, slotsFor(n))}
 }
 
 // slotsFor is the smallest index size that holds n entries at most three
@@ -69,7 +75,7 @@ func (t *hashTable) memSize() int64 {
 	return tableOverhead + 8*int64(cap(t.slots)) + int64(cap(t.data))
 }
 
-func (t *hashTable) hash(field []byte) uint64 { return maphash.Bytes(t.seed, field) }
+func (t *hashTable) hash(field []byte) uint64 { return maphash.Bytes(tableSeed, field) }
 
 // slotEntry returns the field and value of the entry in slot i.
 func (t *hashTable) slotEntry(i int) (field, value []byte) {

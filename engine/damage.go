@@ -67,10 +67,9 @@ func (e *Engine) verifyPartnersLocked(ctx context.Context, it *item, promote boo
 		}
 		if promote {
 			m.quantized = meta.Quantized
-			if !e.makeResidentLocked(ctx, m, value) {
+			if !e.promoteLocked(ctx, m, value) {
 				return false
 			}
-			e.promotions.Add(1)
 		}
 	}
 	return true

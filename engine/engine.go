@@ -12,6 +12,7 @@ import (
 
 	"github.com/kvserver/kvserver/codec"
 	"github.com/kvserver/kvserver/disktier"
+	"github.com/kvserver/kvserver/grouping"
 	"github.com/kvserver/kvserver/wake"
 )
 
@@ -112,6 +113,8 @@ type Engine struct {
 	nextVer uint64
 	// watches are the watched keys (watch.go); nil until the first WATCH.
 	watches map[watchKey]*watchState
+	// events receives key and chunk events (events.go); nil for none.
+	events Events
 
 	// dirty holds the groups with resident values the disk does not have
 	// yet; the write-behind pass persists them without freeing memory.
@@ -494,6 +497,7 @@ func (e *Engine) flushCold(ctx context.Context, phys []int) error {
 func (e *Engine) flushLocked(db int) int {
 	ks := e.dbs[db]
 	for _, g := range ks.groups {
+		e.chunkDeletedLocked(g)
 		if g.list != nil {
 			g.list.remove(g)
 		}
@@ -566,7 +570,7 @@ func (e *Engine) evictLocked(protect *item, limit int64) {
 		if victim == nil {
 			return
 		}
-		e.dropGroupLocked(context.Background(), victim)
+		e.evictGroupLocked(context.Background(), victim)
 		e.evicted.Add(int64(1))
 	}
 }
@@ -601,7 +605,7 @@ func (e *Engine) insertLocked(ks *keyspace, it *item) {
 	name := groupName(it.key)
 	g := ks.groups[name]
 	if g == nil {
-		g = &group{name: name, ks: ks}
+		g = &group{name: name, ks: ks, lmcache: grouping.IsChunk(name)}
 		ks.groups[name] = g
 	}
 	g.items = append(g.items, it)
@@ -620,6 +624,7 @@ func (e *Engine) insertLocked(ks *keyspace, it *item) {
 // removeLocked deletes an item from the server, its disk copy included.
 func (e *Engine) removeLocked(ctx context.Context, it *item) {
 	e.touchItemLocked(it, true)
+	e.chunkDeletedLocked(it.grp)
 	ks := it.ks
 	e.forgetChunkLocked(it)
 	delete(ks.items, it.key)
@@ -731,6 +736,9 @@ func (e *Engine) dropResidentLocked(it *item) {
 	g.resident--
 	if g.resident == 0 {
 		e.diskLRU.moveToFront(g)
+		if e.events != nil && wholeChunk(g) {
+			e.chunkEventLocked(g, ChunkDemoted)
+		}
 	}
 }
 
@@ -797,8 +805,7 @@ func (e *Engine) activeExpireCycle(ctx context.Context, budget time.Duration) {
 				}
 				sampled++
 				if it.expireAt <= now {
-					e.removeLocked(ctx, it)
-					e.expired.Add(1)
+					e.expireLocked(ctx, it, nil)
 					expired++
 				}
 			}

@@ -121,7 +121,7 @@ func (e *Engine) shedLocked(ctx context.Context) bool {
 	if victim == nil {
 		return false
 	}
-	e.dropGroupLocked(ctx, victim)
+	e.evictGroupLocked(ctx, victim)
 	e.evicted.Add(1)
 	return true
 }

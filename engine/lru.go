@@ -32,8 +32,14 @@ type group struct {
 	// tiers. A lease is short (a probe or EXISTS hit promising a GET), a
 	// pin is long (a hot prefix such as a system prompt).
 	leaseUntil, pinUntil int64
-	list                 *lruList
-	prev, next           *group
+	// lmcache is set when the name has the shape of LMCache's chunk keys
+	// (grouping.IsChunk): only those get chunk events (events.go).
+	lmcache bool
+	// evicting is set while the group is evicted, so that its keys'
+	// removal is not also reported as a deletion.
+	evicting   bool
+	list       *lruList
+	prev, next *group
 }
 
 // groupName returns the name of key's group, a copy that does not keep the

@@ -87,12 +87,13 @@ func (tx *Tx) objectOf(it *item) datatype.Object {
 // Object returns key's value, which must be of kind k, for reading or for
 // changing in place (then call Modified). It returns nil and no error when
 // the key does not exist, and ErrWrongType when it holds another type.
-// read counts a keyspace hit or miss, as Redis's lookupKeyRead does.
+// read counts a keyspace hit or miss and publishes "keymiss", as Redis's
+// lookupKeyRead does.
 func (tx *Tx) Object(key []byte, k datatype.Kind, read bool) (datatype.Object, error) {
 	it := tx.find(string(key))
 	if it == nil {
 		if read {
-			tx.e.misses.Add(1)
+			tx.miss(key)
 		}
 		return nil, nil
 	}
@@ -105,7 +106,7 @@ func (tx *Tx) Object(key []byte, k datatype.Kind, read bool) (datatype.Object, e
 	obj := tx.objectOf(it)
 	if obj == nil {
 		if read {
-			tx.e.misses.Add(1)
+			tx.miss(key)
 		}
 		return nil, nil
 	}
@@ -157,6 +158,7 @@ func (tx *Tx) SetObject(key []byte, obj datatype.Object, expireAt int64) {
 		it = &item{key: k, kind: obj.Kind(), obj: obj, objSize: size, length: size,
 			lastUsed: tx.now, resident: true, version: e.bumpVersion()}
 		e.insertLocked(tx.ks, it)
+		defer tx.created(it)
 	} else {
 		if it.onDisk {
 			it.onDisk = false

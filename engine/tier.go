@@ -501,7 +501,7 @@ func (e *Engine) putGroupEvicting(ctx context.Context, phys int, entries []diskt
 		}
 		freed := false
 		if victim != nil {
-			e.dropGroupLocked(ctx, victim)
+			e.evictGroupLocked(ctx, victim)
 			e.diskEvict.Add(1)
 			freed = true
 		} else {
@@ -598,10 +598,9 @@ func (e *Engine) loadLocked(ctx context.Context, it *item, promote bool) ([]byte
 	}
 	e.diskHits.Add(1)
 	if promote {
-		if !e.makeResidentLocked(ctx, it, value) {
+		if !e.promoteLocked(ctx, it, value) {
 			return nil, false
 		}
-		e.promotions.Add(1)
 	}
 	return value, true
 }
@@ -646,8 +645,7 @@ func (e *Engine) Preload(ctx context.Context, db int, keys [][]byte) {
 		}
 		if err == nil && ks.items[string(key)] == it && it.version == version && !it.resident {
 			it.quantized = meta.Quantized
-			if e.makeResidentLocked(ctx, it, value) {
-				e.promotions.Add(1)
+			if e.promoteLocked(ctx, it, value) {
 				e.diskHits.Add(1)
 			}
 			e.makeRoomLocked(it)

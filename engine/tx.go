@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/kvserver/kvserver/datatype"
+	"github.com/kvserver/kvserver/notify"
 )
 
 // Tx is one atomic step against a database, valid only inside the function
@@ -20,6 +21,8 @@ type Tx struct {
 	// post is the disk work the step leaves for after the engine lock is
 	// released (shared with the transactions On returns).
 	post *postWork
+	// origin tags the step's events (SetOrigin).
+	origin any
 }
 
 // postWork is disk work a step queues under the engine lock and Update or
@@ -62,7 +65,7 @@ func (tx *Tx) SetNoTouch(on bool) { tx.noTouch = on }
 
 // On returns a transaction on another database within the same atomic step.
 func (tx *Tx) On(db int) *Tx {
-	return &Tx{e: tx.e, db: db, ks: tx.e.dbs[db], now: tx.now, noTouch: tx.noTouch, post: tx.post}
+	return &Tx{e: tx.e, db: db, ks: tx.e.dbs[db], now: tx.now, noTouch: tx.noTouch, post: tx.post, origin: tx.origin}
 }
 
 func (tx *Tx) ctx() context.Context { return context.Background() }
@@ -74,8 +77,7 @@ func (tx *Tx) find(key string) *item {
 		return nil
 	}
 	if it.expireAt != 0 && it.expireAt <= tx.now {
-		tx.e.removeLocked(tx.ctx(), it)
-		tx.e.expired.Add(1)
+		tx.e.expireLocked(tx.ctx(), it, tx.origin)
 		return nil
 	}
 	return it
@@ -125,7 +127,7 @@ func (tx *Tx) objectEntry(it *item) (Entry, bool) {
 func (tx *Tx) Get(key []byte) (Entry, bool) {
 	it := tx.find(string(key))
 	if it == nil {
-		tx.e.misses.Add(1)
+		tx.miss(key)
 		return Entry{}, false
 	}
 	if it.resident {
@@ -136,11 +138,18 @@ func (tx *Tx) Get(key []byte) (Entry, bool) {
 	}
 	v, ok := tx.value(it)
 	if !ok {
-		tx.e.misses.Add(1)
+		tx.miss(key)
 		return Entry{}, false
 	}
 	tx.touch(it)
 	return entryOf(it, v), true
+}
+
+// miss counts a read that found no key and publishes Redis's "keymiss"
+// event (lookupKey), both where Redis's keyspace_misses counts.
+func (tx *Tx) miss(key []byte) {
+	tx.e.misses.Add(1)
+	tx.Notify(notify.KeyMiss, "keymiss", key)
 }
 
 // Peek looks a key up for writing, value included: no hit or miss is
@@ -167,7 +176,7 @@ func (tx *Tx) Stat(key []byte, read bool) (Entry, bool) {
 	it := tx.find(string(key))
 	if it == nil {
 		if read {
-			tx.e.misses.Add(1)
+			tx.miss(key)
 		}
 		return Entry{}, false
 	}
@@ -222,6 +231,7 @@ func (tx *Tx) Set(key []byte, value []byte, expireAt int64) {
 	it.grp.lastWrite = tx.now
 	e.markDirtyLocked(it.grp)
 	tx.protect = it
+	tx.created(it)
 }
 
 func (tx *Tx) setExpireItem(it *item, expireAt int64) {
@@ -320,8 +330,7 @@ func (tx *Tx) Keys(fn func(key string) bool) {
 
 func (tx *Tx) removeExpired(expired []*item) {
 	for _, it := range expired {
-		tx.e.removeLocked(tx.ctx(), it)
-		tx.e.expired.Add(1)
+		tx.e.expireLocked(tx.ctx(), it, tx.origin)
 	}
 }
 

@@ -120,3 +120,20 @@ func isWord(s string) bool {
 	}
 	return true
 }
+
+// ChunkFields splits a chunk group name (one IsChunk accepts) into the
+// model and the chunk's prefix hash, with "@<layer>" appended in
+// layer-wise mode; ok is false for any other name.
+func ChunkFields(name string) (model, hash string, ok bool) {
+	if !IsChunk(name) {
+		return "", "", false
+	}
+	f := strings.Split(name, "@")
+	layer := ""
+	if n := len(f); n >= 6 && isDecimal(f[n-1]) {
+		layer = "@" + f[n-1]
+		f = f[:n-1]
+	}
+	n := len(f)
+	return strings.Join(f[:n-4], "@"), f[n-2] + layer, true
+}

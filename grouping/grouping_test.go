@@ -118,3 +118,18 @@ func TestVersionPinsTheRule(t *testing.T) {
 			"stored record as corrupt): bump Version and pin the new rule.\ngot  %s\nwant %s", got, want)
 	}
 }
+
+func TestChunkFields(t *testing.T) {
+	for _, tc := range []struct{ name, model, hash string }{
+		{"llama@1@0@abc123@bfloat16", "llama", "abc123"},
+		{"org@model@4@2@-77@half@12", "org@model", "-77@12"},
+	} {
+		m, h, ok := ChunkFields(tc.name)
+		if !ok || m != tc.model || h != tc.hash {
+			t.Errorf("ChunkFields(%q) = %q, %q, %v", tc.name, m, h, ok)
+		}
+	}
+	if _, _, ok := ChunkFields("user:1"); ok {
+		t.Error("ChunkFields accepted user:1")
+	}
+}

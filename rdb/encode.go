@@ -13,8 +13,10 @@ const (
 	typeZSet         = 3
 	typeHash         = 4
 	typeZSet2        = 5
+	typeZSetZiplist  = 12
 	typeHashZiplist  = 13
 	typeHashListpack = 16
+	typeZSetListpack = 17
 
 	encInt8  = 0
 	encInt16 = 1

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 
 	"github.com/kvserver/kvserver/datatype"
@@ -28,6 +29,7 @@ type Value struct {
 // as they decide those of values written by commands.
 type Limits struct {
 	Hash datatype.HashLimits
+	ZSet datatype.ZSetLimits
 }
 
 // Dump serializes v as Redis 7.0's DUMP does.
@@ -39,6 +41,8 @@ func Dump(v Value) ([]byte, error) {
 		b = appendString(b, v.String)
 	case *datatype.Hash:
 		b = dumpHash(b, obj)
+	case *datatype.ZSet:
+		b = dumpZSet(b, obj)
 	default:
 		return nil, fmt.Errorf("rdb: cannot dump a %v", v.Object.Kind())
 	}
@@ -60,6 +64,29 @@ func dumpHash(b []byte, h *datatype.Hash) []byte {
 	h.Range(func(f, v []byte) bool {
 		b = appendString(b, f)
 		b = appendString(b, v)
+		return true
+	})
+	return b
+}
+
+// dumpZSet writes a listpack sorted set as member, score pairs (scores as
+// the listpack holds them), a skiplist as RDB_TYPE_ZSET_2: members from
+// the greatest to the smallest, each with its score as a binary double.
+func dumpZSet(b []byte, z *datatype.ZSet) []byte {
+	if z.IsListpack() {
+		elems := make([][]byte, 0, 2*z.Len())
+		z.ForEach(func(e datatype.ZEntry) bool {
+			elems = append(elems, []byte(e.Member), []byte(datatype.ListpackScore(e.Score)))
+			return true
+		})
+		b = append(b, typeZSetListpack)
+		return appendString(b, buildListpack(elems))
+	}
+	b = append(b, typeZSet2)
+	b = appendLen(b, uint64(z.Len()))
+	z.Range(z.Len()-1, true, func(e datatype.ZEntry) bool {
+		b = appendString(b, []byte(e.Member))
+		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(e.Score))
 		return true
 	})
 	return b
@@ -234,6 +261,44 @@ func (r *reader) value(lim Limits) (Value, error) {
 		}
 		elems, err := parseZiplist(zl)
 		return hashValue(elems, lim, err)
+	case typeZSet2, typeZSet:
+		n := r.count(2)
+		entries := make([]datatype.ZEntry, 0, n)
+		for i := 0; i < n && r.err == nil; i++ {
+			member := string(r.string())
+			var score float64
+			if typ == typeZSet2 {
+				if b := r.take(8); b != nil {
+					score = math.Float64frombits(binary.LittleEndian.Uint64(b))
+				}
+			} else {
+				score = r.textDouble()
+			}
+			entries = append(entries, datatype.ZEntry{Member: member, Score: score})
+		}
+		return zsetValue(entries, lim, r.err)
+	case typeZSetListpack, typeZSetZiplist:
+		blob := r.string()
+		if r.err != nil {
+			return Value{}, r.err
+		}
+		parse := parseListpack
+		if typ == typeZSetZiplist {
+			parse = parseZiplist
+		}
+		elems, err := parse(blob)
+		if err != nil || len(elems)%2 != 0 {
+			return Value{}, errors.Join(err, errors.New("bad sorted set pairs"))
+		}
+		entries := make([]datatype.ZEntry, 0, len(elems)/2)
+		for i := 0; i < len(elems); i += 2 {
+			score, perr := strconv.ParseFloat(elems[i+1], 64)
+			if perr != nil {
+				return Value{}, perr
+			}
+			entries = append(entries, datatype.ZEntry{Member: elems[i], Score: score})
+		}
+		return zsetValue(entries, lim, nil)
 	}
 	return Value{}, fmt.Errorf("unsupported object type %d", typ)
 }
@@ -254,4 +319,49 @@ func hashValue(elems []string, lim Limits, err error) (Value, error) {
 		}
 	}
 	return Value{Object: h}, nil
+}
+
+// textDouble is rdbLoadDoubleValue: a length byte (253 NaN, 254 +inf,
+// 255 -inf) then the number as text.
+func (r *reader) textDouble() float64 {
+	switch n := r.byte(); n {
+	case 253:
+		r.fail("NaN score")
+	case 254:
+		return math.Inf(1)
+	case 255:
+		return math.Inf(-1)
+	default:
+		f, err := strconv.ParseFloat(string(r.take(uint64(n))), 64)
+		if err != nil {
+			r.fail("bad double")
+		}
+		return f
+	}
+	return 0
+}
+
+// zsetValue builds a sorted set in the form Redis's loader picks for its
+// size: empty sets, NaN scores and repeated members are bad data.
+func zsetValue(entries []datatype.ZEntry, lim Limits, err error) (Value, error) {
+	if err != nil {
+		return Value{}, err
+	}
+	if len(entries) == 0 {
+		return Value{}, errors.New("empty sorted set")
+	}
+	maxLen := 0
+	for _, e := range entries {
+		maxLen = max(maxLen, len(e.Member))
+	}
+	z := datatype.NewZSetFor(len(entries), maxLen, lim.ZSet)
+	for _, e := range entries {
+		if math.IsNaN(e.Score) {
+			return Value{}, errors.New("NaN score")
+		}
+		if !z.Set(e.Member, e.Score, lim.ZSet) {
+			return Value{}, errors.New("duplicate sorted set member")
+		}
+	}
+	return Value{Object: z}, nil
 }

@@ -9,7 +9,8 @@ import (
 	"github.com/kvserver/kvserver/datatype"
 )
 
-var testLimits = Limits{Hash: datatype.HashLimits{MaxListpackEntries: 128, MaxListpackValue: 64}}
+var testLimits = Limits{Hash: datatype.HashLimits{MaxListpackEntries: 128, MaxListpackValue: 64},
+	ZSet: datatype.ZSetLimits{MaxListpackEntries: 128, MaxListpackValue: 64}}
 
 func TestLZFRoundTrip(t *testing.T) {
 	rng := rand.New(rand.NewSource(1))
@@ -97,6 +98,14 @@ func FuzzRestore(f *testing.F) {
 	h.Set([]byte("b"), []byte("text"), testLimits.Hash)
 	p, _ := Dump(Value{Object: h})
 	f.Add(p[:len(p)-10])
+	for _, entries := range []int{128, 1} { // a listpack, then a skiplist
+		z := datatype.NewZSet()
+		lim := datatype.ZSetLimits{MaxListpackEntries: entries, MaxListpackValue: 64}
+		z.Set("a", 1.5, lim)
+		z.Set("b", -2, lim)
+		p, _ := Dump(Value{Object: z})
+		f.Add(p[:len(p)-10])
+	}
 	f.Fuzz(func(t *testing.T, body []byte) {
 		v, err := Restore(AppendFooter(append([]byte(nil), body...)), testLimits)
 		if err == nil && v.Object != nil && v.Object.Len() == 0 {

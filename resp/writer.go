@@ -134,6 +134,11 @@ func (w *Writer) Bulk(b []byte) {
 // BulkString writes a bulk string.
 func (w *Writer) BulkString(s string) { w.buf = redcon.AppendBulkString(w.buf, s) }
 
+// BulkCopy writes a bulk string copied into the buffer whatever its size,
+// for bytes that may change once the caller returns (a view into a
+// collection changed in place).
+func (w *Writer) BulkCopy(b []byte) { w.buf = redcon.AppendBulk(w.buf, b) }
+
 // BulkInt writes an integer as a bulk string.
 func (w *Writer) BulkInt(n int64) { w.buf = redcon.AppendBulkInt(w.buf, n) }
 
@@ -157,6 +162,16 @@ func (w *Writer) NullArray() {
 
 // Array writes an array header of n elements.
 func (w *Writer) Array(n int) { w.buf = redcon.AppendArray(w.buf, n) }
+
+// Push writes the header of an out-of-band message of n elements
+// (pub/sub): >n in RESP3, *n in RESP2.
+func (w *Writer) Push(n int) {
+	if w.proto == 3 {
+		w.buf = appendHeader(w.buf, '>', int64(n))
+		return
+	}
+	w.Array(n)
+}
 
 // Map writes a map header of n pairs: %n in RESP3, *2n in RESP2.
 func (w *Writer) Map(n int) {
@@ -325,6 +340,25 @@ type ReplyMark struct{ buf, segs int }
 
 // Mark returns the position the next reply will start at.
 func (w *Writer) Mark() ReplyMark { return ReplyMark{len(w.buf), len(w.segs)} }
+
+// Discard drops the replies written since m, which must be a mark taken
+// since the last Flush (CLIENT REPLY OFF and SKIP). Large bulks queued
+// since are let go without being written.
+func (w *Writer) Discard(m ReplyMark) {
+	if len(w.segs) <= m.segs {
+		w.buf = w.buf[:m.buf]
+		return
+	}
+	// A large bulk moved the buffer m points into to segs[m.segs]; what
+	// it held before m goes back to the buffer.
+	keep := w.segs[m.segs][:m.buf]
+	for _, s := range w.segs[m.segs:] {
+		w.pending -= len(s)
+	}
+	clear(w.segs[m.segs:])
+	w.segs = w.segs[:m.segs]
+	w.buf = append(w.buf[:0], keep...)
+}
 
 // ErrorCodeSince returns the code of the error reply written since m (the
 // first word after '-', or "ERR" when no space follows within 32 bytes,

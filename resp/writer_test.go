@@ -3,6 +3,7 @@ package resp
 import (
 	"bytes"
 	"errors"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -97,5 +98,55 @@ func TestFlushNKeepsWhatAFailedWriteDidNotSend(t *testing.T) {
 	}
 	if err := w.Flush(); !errors.Is(err, errWriteFailed) {
 		t.Errorf("Flush after a failed FlushN = %v, want the same error", err)
+	}
+}
+
+func TestDiscardDropsRepliesSinceTheMark(t *testing.T) {
+	big := bytes.Repeat([]byte("v"), zeroCopyThreshold+10)
+	for _, tc := range []struct {
+		name    string
+		dropped func(w *Writer)
+	}{
+		{"small replies", func(w *Writer) { w.Int(7); w.Bulk([]byte("x")) }},
+		{"a large bulk", func(w *Writer) { w.Bulk(big) }},
+		{"large bulks and small replies", func(w *Writer) { w.OK(); w.Bulk(big); w.Int(1); w.Bulk(big); w.Null() }},
+		{"nothing", func(w *Writer) {}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var out bytes.Buffer
+			w := NewWriter(&out)
+			w.Simple("before")
+			w.Bulk(big)
+			w.Int(1)
+			m := w.Mark()
+			tc.dropped(w)
+			w.Discard(m)
+			w.Simple("after")
+			if err := w.Flush(); err != nil {
+				t.Fatal(err)
+			}
+			want := "+before\r\n$" + strconv.Itoa(len(big)) + "\r\n" + string(big) + "\r\n:1\r\n+after\r\n"
+			if out.String() != want {
+				t.Fatalf("wrote %d bytes %.60q..., want %d", out.Len(), out.String(), len(want))
+			}
+			if w.Pending() != 0 {
+				t.Fatalf("%d bytes still pending", w.Pending())
+			}
+		})
+	}
+}
+
+func TestBulkCopyDoesNotReferenceTheBytes(t *testing.T) {
+	var out bytes.Buffer
+	w := NewWriter(&out)
+	b := bytes.Repeat([]byte("v"), 2*zeroCopyThreshold)
+	w.BulkCopy(b)
+	b[0] = 'x'
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	want := "$32768\r\n" + strings.Repeat("v", len(b)) + "\r\n"
+	if out.String() != want {
+		t.Fatalf("BulkCopy sent bytes changed after the call")
 	}
 }

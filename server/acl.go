@@ -91,7 +91,7 @@ func (s *Server) aclCheck(u *acl.User, spec *commands.Spec, args [][]byte) (d co
 	}
 	if !u.AllKeys() {
 		var buf [16]int
-		for _, i := range spec.AppendKeys(buf[:0], args) {
+		for _, i := range spec.AppendAccessKeys(buf[:0], args) {
 			if !u.KeyAllowed(args[i]) {
 				return commands.ACLDeniedKey, i
 			}

@@ -37,6 +37,13 @@ type Client struct {
 
 	// Set by handlers: close the connection once the reply is flushed.
 	closeAfterReply bool
+	// CLIENT REPLY: replyOff drops every reply, replySkip those of the
+	// command running, replySkipNext those of the next one; replyMark is
+	// where the replies not yet let through start (reply.go).
+	replyOff, replySkip, replySkipNext bool
+	replyMark                          resp.ReplyMark
+	// cmdMark is where the reply of the command running starts.
+	cmdMark resp.ReplyMark
 	// readDeadline is set while an idle timeout (CONFIG SET timeout)
 	// is armed on conn; writeDeadline while flush left a deadline on it.
 	readDeadline  bool
@@ -66,6 +73,15 @@ type Client struct {
 	multiMem int
 
 	killed atomic.Bool
+
+	// subscribed is Redis's CLIENT_PUBSUB: the connection has pub/sub
+	// subscriptions; mbox holds the messages it has yet to write
+	// (pubsub.go).
+	subscribed atomic.Bool
+	mbox       mailbox
+	// mailboxUsed is set at the first subscription: a connection that
+	// never subscribed has no mailbox to look at before each read.
+	mailboxUsed atomic.Bool
 
 	// multi is the transaction while the connection is in MULTI, nil
 	// otherwise; watches are the keys WATCH watches; queuedArgs are the
@@ -126,7 +142,7 @@ const idleRecheck = 50 * time.Millisecond
 func (cc clientConn) Read(p []byte) (int, error) {
 	cc.c.onClient.Store(onClientRead)
 	n, err := cc.c.conn.Read(p)
-	if n == 0 && cc.c.idle > 0 && isTimeout(err) {
+	if n == 0 && cc.c.idle > 0 && isTimeout(err) && !cc.c.mbox.wakeUp() {
 		cc.c.conn.SetReadDeadline(time.Now().Add(idleRecheck))
 		n, err = cc.c.conn.Read(p)
 	}

@@ -14,8 +14,9 @@ import (
 // Cluster mode's server side: the slot map in effect (package cluster),
 // routing and the foreign-slot purge. With Options.Cluster set, dispatch
 // sends a command whose keys hash to another node's slot there with MOVED,
-// and refuses keys in different slots with CROSSSLOT. The map changes only
-// when the file is edited and the server gets SIGHUP (SetClusterMap). The
+// and refuses keys in different slots with CROSSSLOT. The map changes
+// (SetClusterMap) when the file is edited and the server gets SIGHUP, or,
+// with --cluster-etcd, whenever package cluster/etcdmap sees a newer map. The
 // cluster family's commands (CLUSTER, READONLY, READWRITE, ASKING) live in
 // package commands (commands/cluster.go) and see the map through
 // commands.Cluster (session_cluster.go).
@@ -34,8 +35,9 @@ const (
 // ClusterEnabled reports whether the server runs in cluster mode.
 func (s *Server) ClusterEnabled() bool { return s.slotMap.Load() != nil }
 
-// SetClusterMap replaces the slot map (a SIGHUP reload). m must have its
-// own node located (cluster.Load does that). Keys of slots the node no
+// SetClusterMap replaces the slot map (a SIGHUP reload, or a map from
+// etcd). m must have its own node located (cluster.Load and cluster.New do
+// that). Keys of slots the node no
 // longer serves are answered with MOVED at once and deleted by a
 // background sweep. Cluster mode cannot be turned on or off while the
 // server runs.
@@ -48,6 +50,9 @@ func (s *Server) SetClusterMap(m *cluster.Map) error {
 	}
 	s.slotMap.Store(m)
 	s.kickSlotPurge()
+	// Subscribers of shard channels whose slot moved away are told, as
+	// Redis does when a slot leaves the node.
+	s.hub.DropShardChannels(func(ch []byte) bool { return !m.Serves(cluster.KeySlot(ch)) })
 	return nil
 }
 

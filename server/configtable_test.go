@@ -68,6 +68,9 @@ func altValue(st config.Setting, cur string) string {
 	case config.KindOutputBufferLimits:
 		return "normal 1mb 512kb 10"
 	case config.KindString:
+		if st.Name == "notify-keyspace-events" {
+			return "Kx" // only class letters are valid
+		}
 		return "s3cret value"
 	}
 	return ""

@@ -94,6 +94,18 @@ func (s *Server) dispatch(c *Client) {
 			return
 		}
 	}
+	// After the memory check, as in Redis's processCommand: only a few
+	// commands run in RESP2 subscribed mode (RESP3 has no limit).
+	if c.subscribed.Load() && c.proto.Load() == 2 && !commands.AllowedWhileSubscribed(spec) {
+		s.rejectCommand(c, spec, commands.SubscribedModeError(spec))
+		s.observe(spec.Name, 0, true)
+		return
+	}
+	// Last, as in Redis's processCommand: a refused command is answered
+	// even while clients are paused.
+	if !s.waitWhilePaused(c, spec) {
+		return
+	}
 	if c.multi != nil && !commands.RunsInMulti(spec) {
 		s.queue(c, spec)
 		return

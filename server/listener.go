@@ -18,6 +18,8 @@ import (
 	"github.com/kvserver/kvserver/config"
 	"github.com/kvserver/kvserver/engine"
 	"github.com/kvserver/kvserver/metrics"
+	"github.com/kvserver/kvserver/notify"
+	"github.com/kvserver/kvserver/pubsub"
 	"github.com/kvserver/kvserver/resp"
 	"github.com/kvserver/kvserver/wake"
 )
@@ -55,6 +57,9 @@ type Options struct {
 	// Cluster, when set, turns on Redis Cluster mode with this slot map,
 	// its own node located (cluster.Load); nil runs standalone.
 	Cluster *cluster.Map
+	// ClusterMembership, when set, reports the node's standing in etcd
+	// (INFO cluster) in --cluster-etcd mode.
+	ClusterMembership func() commands.Membership
 
 	// Users are ACL users, one Redis ACL user line each ("alice on
 	// #<sha256> ~cache:* +@read"; package acl). The default user is "on
@@ -149,11 +154,20 @@ type Server struct {
 	settings *config.Live
 	slowlog  slowLog
 	acllog   aclLog
+	// blocked are the clients blocked in a command or CLIENT PAUSE;
+	// pause is CLIENT PAUSE (blocking.go).
+	blocked blockedClients
+	pause   clientPause
 
 	// slotMap is the cluster slot map in effect, nil in standalone mode
 	// (cluster.go); purgeWake wakes the sweep of keys of foreign slots.
 	slotMap   atomic.Pointer[cluster.Map]
 	purgeWake wake.Signal
+
+	// hub holds the pub/sub subscriptions (pubsub.go); notifyFlags is
+	// notify-keyspace-events as a notify.Class.
+	hub         *pubsub.Hub
+	notifyFlags atomic.Int32
 }
 
 // serverStats are the counters INFO stats reports.
@@ -214,6 +228,13 @@ func New(eng *engine.Engine, opts Options) *Server {
 		s.slotMap.Store(opts.Cluster)
 	}
 	s.settings = config.NewLive(opts.Settings)
+	s.hub = pubsub.New()
+	if flags, ok := notify.Parse(opts.Settings.NotifyKeyspaceEvents); ok {
+		s.notifyFlags.Store(int32(flags))
+	} else {
+		s.initErr = fmt.Errorf("notify-keyspace-events %q: %s", opts.Settings.NotifyKeyspaceEvents, errNotifyClass)
+	}
+	eng.SetEvents(eventSink{s})
 	s.idleTimeout.Store(opts.Timeout)
 	s.protectedMode.Store(!opts.ProtectedModeOff)
 	limits := opts.OutputBufferLimits
@@ -222,7 +243,11 @@ func New(eng *engine.Engine, opts Options) *Server {
 	// them there): clear the start values so that no stale copy is read.
 	s.opts.Timeout, s.opts.ProtectedModeOff, s.opts.ProtoMaxBulkLen = 0, false, 0
 	s.opts.OutputBufferLimits = config.OutputBufferLimits{}
-	s.users, s.aclIDs, s.initErr = newUsers(opts, s.table.Original())
+	var err error
+	s.users, s.aclIDs, err = newUsers(opts, s.table.Original())
+	if s.initErr == nil {
+		s.initErr = err
+	}
 	if s.initErr == nil {
 		s.initErr = s.table.Rename(opts.RenameCommands)
 	}
@@ -456,6 +481,8 @@ func (s *Server) serveClient(c *Client) {
 		c.conn.Close()
 		c.dropQueued()
 		c.unwatchAll()
+		s.hub.Drop(c)
+		c.closeMailbox()
 		s.removeClient(c)
 	}()
 	if !s.handshake(c) {
@@ -476,13 +503,18 @@ func (s *Server) serveClient(c *Client) {
 			}
 			return
 		}
-		mark := c.w.Mark()
+		c.cmdMark = c.w.Mark()
+		c.replyMark = c.cmdMark
 		s.dispatch(c)
 		// The command's request values are the store's now (or dropped);
 		// what it holds from here on is its queued reply.
 		c.r.DropArgs(&c.cmd)
+		s.countErrorReply(c, c.cmdMark)
+		c.endReplies()
+		if c.subscribed.Load() {
+			c.takeMessages()
+		}
 		c.budget.settle(queuedReplyBytes(c))
-		s.countErrorReply(c, mark)
 		if c.killed.Load() || s.overHardLimit(c) {
 			return
 		}
@@ -510,15 +542,33 @@ type flushBeforeRead struct {
 	c *Client
 }
 
+// It is also where a waiting subscriber sends its messages (pubsub.go):
+// a read that Deliver cut short sends them and reads again.
 func (f flushBeforeRead) Read(p []byte) (int, error) {
-	if f.c.w.Pending() > 0 {
-		err := f.s.flush(f.c)
-		f.s.countIO(f.c)
-		if err != nil {
-			return 0, fmt.Errorf("flush replies before reading: %w", err)
+	for {
+		subscriber := f.c.mailboxUsed.Load()
+		if subscriber {
+			f.c.takeMessages()
 		}
+		if f.c.w.Pending() > 0 {
+			err := f.s.flush(f.c)
+			f.s.countIO(f.c)
+			if err != nil {
+				return 0, fmt.Errorf("flush replies before reading: %w", err)
+			}
+		}
+		if !subscriber {
+			return clientConn{f.c}.Read(p)
+		}
+		if !f.c.startRead() {
+			continue
+		}
+		n, err := clientConn{f.c}.Read(p)
+		if f.c.endRead() && n == 0 && isTimeout(err) && !f.c.killed.Load() {
+			continue
+		}
+		return n, err
 	}
-	return clientConn{f.c}.Read(p)
 }
 
 func (s *Server) countIO(c *Client) {

@@ -56,7 +56,7 @@ func (s *Server) outputLimits() config.OutputBufferLimits { return *s.obufLimits
 // overHardLimit reports whether c's pending replies reached the normal
 // class's hard limit; the caller then closes c without sending them.
 func (s *Server) overHardLimit(c *Client) bool {
-	hard := s.obufLimits.Load().Normal.Hard
+	hard := s.limits(c).Hard
 	if hard <= 0 || int64(c.w.Pending()) < hard {
 		return false
 	}
@@ -77,7 +77,10 @@ func (s *Server) flush(c *Client) error {
 	// The replies are sent or the client is closed: either way they
 	// stop counting.
 	defer c.budget.settle(0)
-	lim := s.obufLimits.Load().Normal
+	if c.mailboxUsed.Load() {
+		defer c.messagesWritten()
+	}
+	lim := s.limits(c)
 	idle := time.Duration(s.idleTimeout.Load()) * time.Second
 	if lim.Soft <= 0 && idle <= 0 && queuedReplyBytes(c) == 0 {
 		if c.writeDeadline {

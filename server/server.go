@@ -15,6 +15,7 @@ import (
 	"github.com/kvserver/kvserver/acl"
 	"github.com/kvserver/kvserver/commands"
 	"github.com/kvserver/kvserver/config"
+	"github.com/kvserver/kvserver/notify"
 )
 
 // CONFIG's machinery: the parameters CONFIG GET and SET know (the settings
@@ -27,7 +28,9 @@ import (
 // settings table that CONFIG reports (config.Setting.InConfig).
 type configParam struct {
 	name string
-	get  func(s *Server) string
+	// alias is Redis's older name of the parameter, "" for none.
+	alias string
+	get   func(s *Server) string
 	// set validates a value and returns the change to make, or the reason
 	// Redis would give after "CONFIG SET failed (...) - ". Nil for
 	// parameters fixed at start (Redis's immutable configs).
@@ -49,7 +52,14 @@ type configAccessor struct {
 	// yaml overrides the value REWRITE writes (default: get's, formatted
 	// by kind).
 	yaml func(s *Server) string
+	// parse, when set, validates and parses a CONFIG SET value instead of
+	// the setting's kind.
+	parse func(v string) (any, string)
 }
+
+// errNotifyClass is Redis's refusal of an unknown notify-keyspace-events
+// letter.
+const errNotifyClass = "Invalid event class character. Use 'Ag$lshzxeKEtmdn'."
 
 // configState is where each setting CONFIG reports lives in the server;
 // the rest of a parameter (name, order, kind, bounds, mutability, rewrite)
@@ -89,6 +99,15 @@ var configState = map[string]configAccessor{
 		apply: func(s *Server, v any) { s.idleTimeout.Store(v.(int64)) }},
 	"protected-mode": {get: func(s *Server) string { return yesNo(s.protectedMode.Load()) },
 		apply: func(s *Server, v any) { s.protectedMode.Store(v.(bool)) }},
+	"notify-keyspace-events": {get: func(s *Server) string { return notify.Class(s.notifyFlags.Load()).String() },
+		parse: func(v string) (any, string) {
+			flags, ok := notify.Parse(v)
+			if !ok {
+				return nil, errNotifyClass
+			}
+			return flags, ""
+		},
+		apply: func(s *Server, v any) { s.notifyFlags.Store(int32(v.(notify.Class))) }},
 	"client-output-buffer-limit": {get: func(s *Server) string { return s.outputLimits().String() },
 		apply: func(s *Server, v any) { lim := v.(config.OutputBufferLimits); s.obufLimits.Store(&lim) }},
 	"enable-debug-command": {get: func(s *Server) string { return s.options().EnableDebugCommand }},
@@ -112,7 +131,7 @@ func newConfigParams(table []config.Setting, state map[string]configAccessor) []
 		if !st.InConfig {
 			continue
 		}
-		p := configParam{name: st.Name}
+		p := configParam{name: st.Name, alias: st.Alias}
 		if st.ConfigOnly {
 			p.get = fixedValue(st.Default)
 			p.set = onlyValue(st.Default, st.Kind == config.KindEnum || st.Kind == config.KindBool)
@@ -130,7 +149,13 @@ func newConfigParams(table []config.Setting, state map[string]configAccessor) []
 		p.get = acc.get
 		if st.Mutable && acc.apply != nil {
 			p.set = func(s *Server, v string) (func(), string) {
-				x, reason := parseConfigValue(s, st, v)
+				var x any
+				var reason string
+				if acc.parse != nil {
+					x, reason = acc.parse(v)
+				} else {
+					x, reason = parseConfigValue(s, st, v)
+				}
 				if reason != "" {
 					return nil, reason
 				}
@@ -279,7 +304,7 @@ func parseMemoryValue(v string, lo, hi int64) (int64, string) {
 
 func lookupConfigParam(name string) *configParam {
 	for i := range configParams {
-		if strings.EqualFold(configParams[i].name, name) {
+		if strings.EqualFold(configParams[i].name, name) || (configParams[i].alias != "" && strings.EqualFold(configParams[i].alias, name)) {
 			return &configParams[i]
 		}
 	}
@@ -446,6 +471,9 @@ func (s *Server) rewriteConfig(path string) error {
 // from the last byte received.
 func (s *Server) armIdleTimeout(c *Client) {
 	t := s.idleTimeout.Load()
+	if c.subscribed.Load() {
+		t = 0 // Redis never times out a pubsub client
+	}
 	switch {
 	case t > 0:
 		c.idle = time.Duration(t) * time.Second

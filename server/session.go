@@ -42,7 +42,10 @@ func (s *Server) newCommandCtx(c *Client) *commands.Ctx {
 		Stats:          session{c},
 		Lifecycle:      session{c},
 		Transaction:    session{c},
+		PubSub:         session{c},
 		Diagnostics:    session{c},
 		Settings:       s.settings,
+		HyperLogLog:    session{c},
+		Blocker:        session{c},
 	}
 }

@@ -10,3 +10,10 @@ import (
 var _ commands.Cluster = session{}
 
 func (s session) SlotMap() *cluster.Map { return s.c.srv.slotMap.Load() }
+
+func (s session) Membership() (commands.Membership, bool) {
+	if f := s.c.srv.opts.ClusterMembership; f != nil {
+		return f(), true
+	}
+	return commands.Membership{}, false
+}

@@ -36,6 +36,12 @@ func (s session) Params(patterns [][]byte) []commands.ConfigPair {
 				seen[p.name] = true
 				out = append(out, commands.ConfigPair{Name: p.name, Value: p.get(srv)})
 			}
+			// Redis lists an alias that matches too (its dict order decides
+			// whether before or after the name; kvserver always lists both).
+			if p.alias != "" && !seen[p.alias] && glob.MatchFold(a, []byte(p.alias)) {
+				seen[p.alias] = true
+				out = append(out, commands.ConfigPair{Name: p.alias, Value: p.get(srv)})
+			}
 		}
 	}
 	return out

@@ -102,9 +102,11 @@ func (s session) clientInfo(c *Client, now time.Time) commands.ClientInfo {
 		Proto: ci.proto, NoEvict: ci.noEvict, NoTouch: ci.noTouch,
 		InMulti: ci.inMulti, Multi: ci.multiLen, MultiMem: ci.multiMem,
 		User:     c.user.Load().Name(),
+		Blocked:  s.c.srv.blocked.isBlocked(c.ID),
 		QbufFree: idleQueryBuffer,
 		Rbs:      idleReplyBuffer,
 	}
+	out.Sub, out.PSub, out.SSub = s.c.srv.hub.Counts(c)
 	if self := s.c; c == self {
 		// The command being run still counts as received but unprocessed,
 		// as in Redis, whose query buffer holds it until it returns.

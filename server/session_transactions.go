@@ -18,6 +18,9 @@ type multiState struct {
 	// denyoom: a queued command may grow memory, so EXEC makes room
 	// first, as Redis's processCommand does for EXEC.
 	denyoom bool
+	// mayWrite: a queued command may write, so CLIENT PAUSE WRITE holds
+	// EXEC.
+	mayWrite bool
 }
 
 // queuedCommand is one command queued by MULTI, with arguments of its own
@@ -30,6 +33,7 @@ type queuedCommand struct {
 var _ commands.Transaction = session{}
 
 func (s session) InMulti() bool { return s.c.multi != nil }
+func (s session) InExec() bool  { return s.c.queuedArgs != nil }
 func (s session) Multi() {
 	s.c.multi = &multiState{}
 	s.c.publishMulti()
@@ -72,7 +76,11 @@ func (s session) WatchChanged() bool { return s.c.srv.eng.WatchChanged(s.c.watch
 // the values they read beforehand (Server.preloadQueued).
 func (s session) RunQueued() {
 	c, srv := s.c, s.c.srv
+	// CLIENT REPLY inside the transaction changes, from the next reply
+	// on, which of them the client gets.
+	defer c.dropSuppressedReplies()
 	for _, q := range c.multi.cmds {
+		c.dropSuppressedReplies() // EXEC's header, then each reply
 		// ACLs are checked again, in case they changed since the
 		// command was queued (Redis's execCommand).
 		if d, _ := srv.aclCheck(c.user.Load(), q.spec, q.args); d != commands.ACLAllowed {
@@ -121,6 +129,7 @@ func (s *Server) queue(c *Client, spec *commands.Spec) {
 	c.multi.mem += size
 	c.multi.cmds = append(c.multi.cmds, queuedCommand{spec: spec, args: args})
 	c.multi.denyoom = c.multi.denyoom || spec.Flags&commands.FlagDenyoom != 0
+	c.multi.mayWrite = c.multi.mayWrite || spec.Flags&commands.FlagWrite != 0 || spec.MayReplicate
 	c.publishMulti()
 	c.w.Simple("QUEUED")
 }

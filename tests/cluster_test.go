@@ -36,7 +36,7 @@ type testCluster struct {
 
 // writeClusterConfig writes a slot map giving node i (on ports[i]) the
 // slots in slots[i] ("" for none).
-func writeClusterConfig(t *testing.T, path string, ports []int, slots []string) {
+func writeClusterConfig(t testing.TB, path string, ports []int, slots []string) {
 	t.Helper()
 	var b strings.Builder
 	b.WriteString("nodes:\n")
@@ -58,7 +58,7 @@ func writeClusterConfig(t *testing.T, path string, ports []int, slots []string) 
 
 // startCluster picks a free port per node, writes the slot map (node i
 // serves slots[i]) and starts every node with it.
-func startCluster(t *testing.T, slots ...string) *testCluster {
+func startCluster(t testing.TB, slots ...string) *testCluster {
 	t.Helper()
 	if diffAgainstRedis() {
 		t.Skip("cluster mode is kvserver's static slot map; redis-vs-redis mode has no equivalent")
@@ -254,6 +254,23 @@ func TestClusterProtocol(t *testing.T) {
 			"COPY", "{user1000}.following", "{user1000}.x", "DB", "1")
 		for _, cmd := range []string{"READONLY", "READWRITE", "ASKING"} {
 			checkReply(t, c0, "+OK\r\n", cmd)
+		}
+	})
+
+	t.Run("sharded pub/sub is routed by slot", func(t *testing.T) {
+		// Shard channels route like keys (foo 12182 is node 2's, user1000
+		// 3443 node 0's); global channels are not routed.
+		moved := fmt.Sprintf("-MOVED 12182 127.0.0.1:%d\r\n", tc.ports[2])
+		checkReply(t, c0, moved, "SPUBLISH", "foo", "x")
+		checkReply(t, c0, moved, "SSUBSCRIBE", "foo")
+		checkReply(t, c0, "-CROSSSLOT Keys in request don't hash to the same slot\r\n", "SSUBSCRIBE", "user1000", "foo")
+		checkReply(t, c0, ":0\r\n", "PUBLISH", "foo", "x")
+		checkReply(t, c0, ":0\r\n", "SPUBLISH", "user1000", "x")
+		sub := dialRaw(t, n2.Addr)
+		checkReply(t, sub, "*3\r\n$10\r\nssubscribe\r\n$3\r\nfoo\r\n:1\r\n", "SSUBSCRIBE", "foo")
+		checkReply(t, dialRaw(t, n2.Addr), ":1\r\n", "SPUBLISH", "foo", "hi")
+		if raw, err := sub.ReadReply(); err != nil || string(raw) != "*3\r\n$8\r\nsmessage\r\n$3\r\nfoo\r\n$2\r\nhi\r\n" {
+			t.Errorf("shard message = %q, %v", raw, err)
 		}
 	})
 
@@ -495,9 +512,17 @@ func TestClusterReloadOnSIGHUP(t *testing.T) {
 		}
 	}
 
+	// A subscriber of a shard channel of slot 3443 (user1000) on node 0
+	// is unsubscribed when the slot leaves, as in Redis.
+	shardSub := dialRaw(t, tc.nodes[0].Addr)
+	shardSub.Do("SSUBSCRIBE", "user1000")
+
 	// Node 0 gives 0-5460 to node 1 and keeps nothing.
 	writeClusterConfig(t, tc.path, tc.ports, []string{"", "0-10922", "10923-16383"})
 	hup()
+	if raw, err := shardSub.ReadReply(); err != nil || string(raw) != "*3\r\n$12\r\nsunsubscribe\r\n$8\r\nuser1000\r\n:0\r\n" {
+		t.Errorf("shard subscriber after its slot moved: %q, %v", raw, err)
+	}
 	k := moving[0]
 	c0, c1 := dialRaw(t, tc.nodes[0].Addr), dialRaw(t, tc.nodes[1].Addr)
 	moved := fmt.Sprintf("-MOVED %d 127.0.0.1:%d\r\n", cluster.KeySlot([]byte(k)), tc.ports[1])

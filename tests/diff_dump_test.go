@@ -1,8 +1,11 @@
 package tests
 
 import (
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/kvserver/kvserver/datatype"
 
 	"github.com/kvserver/kvserver/rdb"
 )
@@ -30,6 +33,17 @@ func dumpScripts(t *testing.T) []script {
 	// A well-formed footer over an unknown object type (99).
 	x := payload(rdb.Value{String: []byte("x")})
 	badDataPayload := string(rdb.AppendFooter(append([]byte{99}, x[1:len(x)-10]...)))
+	zsetOf := func(limits int, pairs ...string) string {
+		z := datatype.NewZSet()
+		lim := datatype.ZSetLimits{MaxListpackEntries: limits, MaxListpackValue: 64}
+		for i := 0; i < len(pairs); i += 2 {
+			f, _ := strconv.ParseFloat(pairs[i+1], 64)
+			z.Set(pairs[i], f, lim)
+		}
+		return payload(rdb.Value{Object: z})
+	}
+	zlp := zsetOf(128, "a", "1", "b", "2.5", "c", "-3")
+	zsk := zsetOf(1, "a", "1", "b", "2.5", "c", "-3") // a skiplist: RDB_TYPE_ZSET_2, loaded as a listpack
 	strs := []string{"", "0", "1", "-1", "127", "128", "-128", "-129", "32767", "32768", "-32769",
 		"2147483647", "2147483648", "-2147483648", "-2147483649", "9223372036854775807", "01", "+1", "1.5",
 		"12345678901", "123456789012", "abcdefghijklmnopqrstu", strings.Repeat("a", 21), strings.Repeat("ab", 100),
@@ -55,6 +69,26 @@ func dumpScripts(t *testing.T) []script {
 			do(append([]string{"HSET", "h2"}, hset...)...),
 			do("DUMP", "h2"),
 			do("DUMP", "missing"),
+		}},
+		{"dump sorted sets", []step{
+			do("ZADD", "z", "1", "a", "2.5", "b", "-3", "c", "1e20", "d", "inf", "e", "-inf", "f", "0", "g", "-0", "h", "4611686018427387904", "i", "123456789012", "j"),
+			do("DUMP", "z"),
+			do("ZADD", "big", "1", strings.Repeat("m", 70), "2", "n", "3.25", "o"),
+			do("OBJECT", "ENCODING", "big"),
+			do("DUMP", "big"),
+			do("ZADD", "z2", "5", "x"),
+			do("ZREM", "z2", "x"),
+			do("DUMP", "z2"),
+		}},
+		{"restore sorted sets", []step{
+			do("ZADD", "z", "1", "a", "2.5", "b", "-3", "c"),
+			do("ZADD", "big", "1", strings.Repeat("m", 70), "2", "n", "3.25", "o"),
+			do("RESTORE", "z1", "0", zlp),
+			do("ZRANGE", "z1", "0", "-1", "WITHSCORES"),
+			do("OBJECT", "ENCODING", "z1"),
+			do("RESTORE", "z2", "0", zsk),
+			do("ZRANGE", "z2", "0", "-1", "WITHSCORES"),
+			do("OBJECT", "ENCODING", "z2"),
 		}},
 		{"dump then restore", []step{
 			do("SET", "a", strings.Repeat("xyz", 50)),

@@ -148,3 +148,19 @@ func wrongTypeScripts() []script {
 		}},
 	}
 }
+
+// TestDifferentialConfigAliases pins CONFIG GET and SET of the encoding
+// limits under Redis 7.0's older ziplist names.
+func TestDifferentialConfigAliases(t *testing.T) {
+	t.Parallel()
+	runDifferential(t, []script{{"ziplist aliases", []step{
+		do("CONFIG", "GET", "hash-max-ziplist-entries"),
+		do("CONFIG", "GET", "HASH-MAX-ZIPLIST-VALUE"),
+		do("CONFIG", "SET", "hash-max-ziplist-entries", "7"),
+		do("CONFIG", "GET", "hash-max-listpack-entries"),
+		do("CONFIG", "SET", "hash-max-listpack-entries", "9"),
+		do("CONFIG", "GET", "hash-max-ziplist-entries"),
+		unorderedPairs("CONFIG", "GET", "hash-max-*-value"),
+		do("CONFIG", "SET", "hash-max-ziplist-entries", "512"),
+	}}})
+}

@@ -66,6 +66,17 @@ const (
 	// cmpClosed is a pseudo step that requires both servers to have closed
 	// the connection (after QUIT).
 	cmpClosed
+	// cmpQuiet is a pseudo step that requires both connections to receive
+	// nothing for a moment (no stray pub/sub message).
+	cmpQuiet
+	// cmpUnorderedReplies compares the step's several replies (pub/sub
+	// confirmations of a mass unsubscribe, in Redis's hash order) as a
+	// multiset of whole replies.
+	cmpUnorderedReplies
+	// cmpOnlyProto is a pseudo step that skips the rest of the script in
+	// the other protocol (what a subscribed connection may do differs
+	// between RESP2 and RESP3).
+	cmpOnlyProto
 )
 
 // step is one command of a script and how to compare its replies.
@@ -75,9 +86,17 @@ type step struct {
 	delta  int64
 	fields []string
 	pause  time.Duration
+	// scan is the command and key before the cursor of a cmpScanAll
+	// step over a collection (ZSCAN key); nil for SCAN.
+	scan []string
 	// other sends the step on the script's second connection to each
 	// server (WATCH races: another client's write).
 	other bool
+	// replies is how many replies the step reads (0 means 1): SUBSCRIBE
+	// answers once per channel. listen reads them without sending a
+	// command (messages published by another connection).
+	replies int
+	listen  bool
 }
 
 // script is a named sequence of steps run on one fresh connection per
@@ -141,6 +160,25 @@ func onOther(st step) step {
 	st.other = true
 	return st
 }
+
+// doN is an exact step that reads n replies (SUBSCRIBE a b c).
+func doN(n int, args ...string) step { return step{cmd: args, replies: n} }
+
+// unorderedN reads n replies and compares them as a multiset; without a
+// command it only listens.
+func unorderedN(n int, args ...string) step {
+	return step{cmd: args, replies: n, listen: len(args) == 0, mode: cmpUnorderedReplies}
+}
+
+// listen reads n replies without sending anything: the messages another
+// connection's PUBLISH delivered.
+func listen(n int) step { return step{listen: true, replies: n} }
+
+// onlyProto runs the rest of the script only in RESP proto.
+func onlyProto(proto int) step { return step{mode: cmpOnlyProto, delta: int64(proto)} }
+
+// quiet requires that nothing arrives on the connection for a moment.
+func quiet() step { return step{mode: cmpQuiet} }
 
 // sleep pauses the script.
 func sleep(d time.Duration) step { return step{mode: cmpSleep, pause: d} }
@@ -208,6 +246,31 @@ type side struct {
 // call sends one command and reads its reply.
 func (s side) call(cmd []string) ([]byte, error) { return s.c.Call(cmd...) }
 
+// exchange runs a step: sends its command (unless it only listens) and
+// reads its replies, joined, sorted first for cmpUnorderedReplies.
+func (s side) exchange(st step) ([]byte, error) {
+	if st.replies == 0 && !st.listen {
+		return s.call(st.cmd)
+	}
+	if !st.listen {
+		if err := s.c.SendErr(encodeCommand(st.cmd)); err != nil {
+			return nil, err
+		}
+	}
+	var replies [][]byte
+	for range max(st.replies, 1) {
+		raw, err := s.c.ReadReply()
+		if err != nil {
+			return bytes.Join(replies, nil), err
+		}
+		replies = append(replies, raw)
+	}
+	if st.mode == cmpUnorderedReplies {
+		slices.SortFunc(replies, bytes.Compare)
+	}
+	return bytes.Join(replies, nil), nil
+}
+
 // runScript runs one script on fresh connections to both servers.
 func runScript(t *testing.T, ref, kv *server, proto int, sc script) {
 	verbose := os.Getenv(envDiffVerbose) == "1"
@@ -243,10 +306,22 @@ func runScript(t *testing.T, ref, kv *server, proto int, sc script) {
 				return
 			}
 			continue
+		case cmpOnlyProto:
+			if int64(proto) != st.delta {
+				return
+			}
+			continue
+		case cmpQuiet:
+			for _, s := range sides {
+				if raw, err := readWithin(s.c, 150*time.Millisecond); err == nil || isClosed(err) {
+					t.Errorf("%s: %s sent %s, %v", where, s.name, strconv.Quote(string(raw)), err)
+				}
+			}
+			continue
 		}
 		var raws [2][]byte
 		for j, s := range sides {
-			raw, err := s.call(st.cmd)
+			raw, err := s.exchange(st)
 			if err != nil {
 				t.Errorf("%s: %s: %v (partial reply %s)", where, s.name, err, strconv.Quote(string(raw)))
 				return
@@ -299,6 +374,11 @@ func describe(st step) string {
 		return "(connection closed?)"
 	case cmpScanAll:
 		return fmt.Sprintf("(SCAN to completion %q)", st.cmd)
+	case cmpQuiet:
+		return "(nothing arrives?)"
+	}
+	if st.listen {
+		return fmt.Sprintf("(read %d replies)", st.replies)
 	}
 	prefix := ""
 	if st.other {
@@ -342,7 +422,7 @@ func isClosed(err error) bool {
 // compareReplies returns "" when the replies agree under st's mode, or why
 // they do not.
 func compareReplies(st step, a, b []byte) string {
-	if st.mode == cmpExact {
+	if st.mode == cmpExact || st.mode == cmpUnorderedReplies {
 		if bytes.Equal(a, b) {
 			return ""
 		}
@@ -384,8 +464,8 @@ func compareReplies(st step, a, b []byte) string {
 }
 
 // compareRandom requires the same shape (types and lengths at every
-// level) and every string of either reply to be one of members; other
-// leaves (errors, nulls, integers) must be identical.
+// level) and every string or double of either reply to be one of members;
+// other leaves (errors, nulls, integers) must be identical.
 func compareRandom(a, b Reply, members []string) string {
 	if a.Type != b.Type || len(a.Elems) != len(b.Elems) {
 		return "reply shapes differ"
@@ -398,7 +478,7 @@ func compareRandom(a, b Reply, members []string) string {
 		}
 		return ""
 	}
-	if a.Type != '$' {
+	if a.Type != '$' && a.Type != ',' { // strings and RESP3 doubles (scores) are picks
 		if !bytes.Equal(a.Raw, b.Raw) {
 			return "replies differ"
 		}

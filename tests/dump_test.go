@@ -8,7 +8,7 @@ import (
 
 // TestDumpPayloadsMoveBetweenRedisAndKVServer restores values DUMPed by
 // redis-server 7.0 into kvserver and the other way round, for strings of
-// every encoding and hashes small (listpack) and large (hashtable), and
+// every encoding, hashes and sorted sets small (listpack) and large, and
 // checks each arrives whole.
 func TestDumpPayloadsMoveBetweenRedisAndKVServer(t *testing.T) {
 	t.Parallel()
@@ -19,6 +19,10 @@ func TestDumpPayloadsMoveBetweenRedisAndKVServer(t *testing.T) {
 	for i := 0; i < 500; i++ {
 		big = append(big, fmt.Sprintf("field:%d", i), strings.Repeat("v", i%90))
 	}
+	var bigZ []string
+	for i := 0; i < 300; i++ {
+		bigZ = append(bigZ, fmt.Sprintf("%d.%d", i, i%7), fmt.Sprintf("member:%d", i))
+	}
 	writes := [][]string{
 		{"SET", "s1", "12"},
 		{"SET", "s2", "-70000"},
@@ -26,13 +30,17 @@ func TestDumpPayloadsMoveBetweenRedisAndKVServer(t *testing.T) {
 		{"SET", "s4", "short text"},
 		{"HSET", "h1", "a", "1", "b", "text", "c", strings.Repeat("long value ", 10)},
 		append([]string{"HSET", "h2"}, big...),
+		{"ZADD", "z1", "1", "a", "2.5", "b", "-3", "c", "inf", "d"},
+		append([]string{"ZADD", "z2"}, bigZ...),
 	}
 	reads := [][]string{
 		{"GET", "s1"}, {"GET", "s2"}, {"GET", "s3"}, {"GET", "s4"},
 		{"HGETALL", "h1"}, {"HLEN", "h2"}, {"HGET", "h2", "field:499"}, {"HGET", "h2", "field:0"},
 		{"OBJECT", "ENCODING", "h1"}, {"OBJECT", "ENCODING", "h2"},
+		{"ZRANGE", "z1", "0", "-1", "WITHSCORES"}, {"ZRANGE", "z2", "0", "-1", "WITHSCORES"},
+		{"OBJECT", "ENCODING", "z1"}, {"OBJECT", "ENCODING", "z2"},
 	}
-	keys := []string{"s1", "s2", "s3", "s4", "h1", "h2"}
+	keys := []string{"s1", "s2", "s3", "s4", "h1", "h2", "z1", "z2"}
 	for _, dir := range []struct {
 		name     string
 		from, to *rawClient

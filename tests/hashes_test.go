@@ -3,7 +3,9 @@ package tests
 import (
 	"context"
 	"fmt"
+	"io"
 	"maps"
+	"net"
 	"slices"
 	"strings"
 	"sync"
@@ -281,5 +283,77 @@ func TestGoRedisLikeLLMDsKVCacheIndex(t *testing.T) {
 				t.Fatalf("lookup after evicting block 0 found %d blocks, want none", len(got))
 			}
 		})
+	}
+}
+
+// TestHrandfieldHugeNegativeCountClosesTheConnection asks for 2^62 random
+// fields: Redis builds that reply until its memory runs out; kvserver
+// sends a bounded part of it, closes the connection and goes on serving.
+func TestHrandfieldHugeNegativeCountClosesTheConnection(t *testing.T) {
+	if diffAgainstRedis() {
+		t.Skip("redis-server would build the reply until it runs out of memory")
+	}
+	t.Parallel()
+	s := startKVServer(t)
+	c := dialRaw(t, s.Addr)
+	checkReply(t, c, ":2\r\n", "HSET", "h", "a", "1", "b", "2")
+	conn, err := net.Dial("tcp", s.Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	conn.SetDeadline(time.Now().Add(60 * time.Second))
+	if _, err := conn.Write(encodeCommand([]string{"HRANDFIELD", "h", "-4611686018427387904", "WITHVALUES"})); err != nil {
+		t.Fatal(err)
+	}
+	n, err := io.Copy(io.Discard, conn)
+	if err != nil && !connClosedErr(err) {
+		t.Fatalf("after %d bytes: %v, want the server to close the connection", n, err)
+	}
+	if n < 1<<20 || n > 256<<20 {
+		t.Errorf("got %d bytes before the close, want a bounded part of the reply", n)
+	}
+	checkReply(t, c, "+PONG\r\n", "PING")
+}
+
+// pythonHashScript drives the hash family through Debian's redis-py: hset
+// with a mapping, hgetall as a dict, hincrby*, hscan_iter over a
+// hashtable, hrandfield and a transactional pipeline (MULTI/EXEC).
+const pythonHashScript = `
+import sys, redis
+r = redis.Redis(port=int(sys.argv[1]))
+print("hset", r.hset("py:h", mapping={"a": 1, "b": "two", "c": 3.5}))
+print("hgetall", sorted(r.hgetall("py:h").items()))
+print("hmget", r.hmget("py:h", ["a", "zz", "c"]))
+print("hincrby", r.hincrby("py:h", "a", 41), r.hincrbyfloat("py:h", "c", 0.25))
+print("hsetnx", r.hsetnx("py:h", "a", 0), r.hsetnx("py:h", "d", 0))
+print("hkeys", r.hkeys("py:h"), r.hlen("py:h"), r.hstrlen("py:h", "b"))
+r.hset("py:big", mapping={"f%d" % i: i for i in range(1000)})
+seen = dict(r.hscan_iter("py:big", match="f1*", count=50))
+print("hscan_iter", len(seen), seen[b"f123"], r.object("encoding", "py:big"))
+pick = r.hrandfield("py:big", 5, withvalues=True)
+print("hrandfield", len(pick), all(pick[i] == pick[i - 1][1:] for i in range(1, 10, 2)))
+p = r.pipeline()
+p.hdel("py:h", "a", "b").hexists("py:h", "a").hgetall("missing")
+print("pipeline", p.execute())
+`
+
+// TestPythonRedisHashes runs pythonHashScript (RESP2) against the server.
+func TestPythonRedisHashes(t *testing.T) {
+	t.Parallel()
+	out := runPythonRedis(t, pythonHashScript)
+	want := strings.Join([]string{
+		"hset 3",
+		"hgetall [(b'a', b'1'), (b'b', b'two'), (b'c', b'3.5')]",
+		"hmget [b'1', None, b'3.5']",
+		"hincrby 42 3.75",
+		"hsetnx 0 1",
+		"hkeys [b'a', b'b', b'c', b'd'] 4 3",
+		"hscan_iter 111 b'123' b'hashtable'",
+		"hrandfield 10 True",
+		"pipeline [2, False, {}]",
+	}, "\n") + "\n"
+	if string(out) != want {
+		t.Errorf("python redis printed:\n%s\nwant:\n%s", out, want)
 	}
 }

@@ -5,15 +5,18 @@
 //
 //	kvbench compare [--sizes 4kb,1mb,32mb] [--conns 1,8,64] [--pipeline 16] [--rounds 3] [--json]
 //	kvbench users [--rounds 3] [--conns 8,50] [--sizes 1mb,4mb,32mb] [--json]
+//	kvbench types [--rounds 3] [--conns 50] [--pipeline 1] [--requests 100000]
 //	kvbench lmcache [--chunk 16mb] [--chunks 32] [--conns 8] [--json]
 //	kvbench limit [--seconds 2] [--json]
 //	kvbench report [--out BENCHMARKS.md] [--chart docs/throughput.png] [--json]
 //	kvbench trace [--traces synthetic,conversation] [--maxmemory 64mb] [--json]
 //	kvbench probe [--keys 256] [--json]
 //	kvbench disk [--sizes 1mb,32mb] [--total 1gb] [--json]
-//	kvbench memory [--sizes 1mb,32mb] [--total 1gb] [--json]
+//	kvbench memory [--sizes 1mb,32mb] [--total 1gb] [--hashes] [--json]
+//	kvbench elements [--types zset] [--elements 100000] [--json]
 //	kvbench gpuinfo [--json]
 //	kvbench layerwise [--addr HOST:PORT] [--layers 32] [--chunks 4] [--json]
+//	kvbench fanout [--subscribers 100] [--messages 5000] [--size 64] [--rounds 5] [--json]
 //
 // compare, users, lmcache and report start both servers themselves (building
 // ./cmd/kvserver unless --kvserver names a binary), alternate which one goes
@@ -43,6 +46,7 @@ func commandTable() map[string]commandFunc {
 	return map[string]commandFunc{
 		"compare":   runCompare,
 		"users":     runUsers,
+		"types":     runTypes,
 		"lmcache":   runLMCache,
 		"limit":     runLimit,
 		"report":    runReport,
@@ -50,8 +54,10 @@ func commandTable() map[string]commandFunc {
 		"probe":     runProbe,
 		"disk":      runDisk,
 		"memory":    runMemory,
+		"elements":  runElements,
 		"gpuinfo":   runGPUInfo,
 		"layerwise": runLayerwise,
+		"fanout":    runFanout,
 	}
 }
 
@@ -94,6 +100,8 @@ commands:
   users     as users measure it: redis-benchmark and go-redis against both,
             with server CPU per operation and per GB (from /proc), p50/p99,
             Unix socket throughput, the SET storm on a fresh server, idle RSS
+  types     HSET/HGET, LPUSH/LPOP, SADD/SPOP, ZADD/ZRANGE/ZPOPMIN (redis-benchmark)
+            and MULTI of 10 SETs (go-redis) against both, ops/s and CPU/op ratios
   lmcache   LMCache's store / EXISTS-walk lookup / retrieve pattern with
             16 MiB chunks against both
   limit     this machine's loopback TCP (1 and 8 streams) and memcpy GB/s
@@ -104,9 +112,11 @@ commands:
   probe     one KVC.PROBE of 256 keys vs 256 sequential EXISTS (latency ratio)
   disk      the disk tier's Put/Get vs plain file write+fdatasync and cold reads, same disk, same run
   memory    memory growth per stored byte (RSS and used_memory) of both, fresh servers per size
+  elements  bytes per element of collections (sorted sets) in many small keys and in one big one
   gpuinfo   NVIDIA GPUs, memory and PCIe link (NVML); "no NVIDIA driver" and exit 0 without one
   layerwise gpuclient's layer-wise store and load of a 32-layer chunk set through one
             server (CPU device): sequential vs pipelined with compute = load time
+  fanout    PUBLISH fan-out, 1 publisher to 100 subscribers, deliveries/s of both
 
 Every command takes --json and --help (kvbench <command> --help).`)
 }

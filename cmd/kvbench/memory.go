@@ -33,17 +33,22 @@ type memoryOptions struct {
 	total    int64
 	redisBin string
 	kvBin    string
+	// hashes measures hashes (memory_hash.go) instead of string values.
+	hashes bool
 }
 
 func parseMemoryFlags(args []string) (memoryOptions, bool, error) {
-	fs := newFlagSet("memory", "[--sizes 1mb,32mb] [--total 1gb] [--json]", `
+	fs := newFlagSet("memory", "[--sizes 1mb,32mb] [--total 1gb] [--hashes] [--json]", `
 Starts a fresh redis-server and kvserver for each value size, stores --total
 bytes of distinct random values of that size in each (maxmemory well above
 it, so nothing is evicted or demoted), and reports how much each process
 grew: resident memory (VmRSS from /proc) and the server's own used_memory,
 both over the raw bytes stored. Redis's allocator rounds a 1 MiB or 32 MiB
-value plus its header up to the next size class (1.25x).`)
+value plus its header up to the next size class (1.25x). With --hashes it
+stores 100,000 short hash fields instead, in 1000 listpacks and in one
+hashtable, and reports the growth per field.`)
 	sizes := fs.String("sizes", "1mb,32mb", "comma-separated value sizes")
+	hashes := fs.Bool("hashes", false, "measure hashes instead: 100,000 short fields in 1000 small hashes and in one big one")
 	total := fs.String("total", "1gb", "raw bytes stored per size and server")
 	redisBin := fs.String("redis", "redis-server", "redis-server binary")
 	kvBin := fs.String("kvserver", "", "kvserver binary (default: build ./cmd/kvserver)")
@@ -51,7 +56,7 @@ value plus its header up to the next size class (1.25x).`)
 	if err := fs.Parse(args); err != nil {
 		return memoryOptions{}, false, err
 	}
-	o := memoryOptions{redisBin: *redisBin, kvBin: *kvBin}
+	o := memoryOptions{redisBin: *redisBin, kvBin: *kvBin, hashes: *hashes}
 	var err error
 	if o.sizes, err = parseSizeList("sizes", *sizes); err != nil {
 		return o, false, err
@@ -74,6 +79,16 @@ func runMemory(ctx context.Context, args []string, out io.Writer) error {
 	}
 	defer os.RemoveAll(tmp)
 	o.kvBin = bin
+	if o.hashes {
+		results, err := measureHashMemory(ctx, o, tmp)
+		switch {
+		case err != nil:
+			return err
+		case asJSON:
+			return writeJSONLines(out, results)
+		}
+		return writeHashMemoryTable(out, results)
+	}
 	results, err := measureMemory(ctx, o, tmp)
 	if err != nil {
 		return err
@@ -86,36 +101,54 @@ func runMemory(ctx context.Context, args []string, out io.Writer) error {
 
 // measureMemory runs every size against a fresh pair of servers in dir.
 func measureMemory(ctx context.Context, o memoryOptions, dir string) ([]memoryResult, error) {
-	maxMemory := strconv.FormatInt(o.total*4, 10)
 	var results []memoryResult
 	for _, size := range o.sizes {
 		n := int(max(o.total/size, 1))
 		value := make([]byte, size)
 		rng := rand.NewChaCha8([32]byte{1})
 		rng.Read(value)
-		for i, start := range []func(ctx context.Context, bin, dir, maxMemory string) (*target, error){startRedis, startKVServer} {
-			bin := o.redisBin
-			if i == 1 {
-				bin = o.kvBin
-			}
-			sub := filepath.Join(dir, fmt.Sprintf("s%d-%d", size, i))
-			if err := os.MkdirAll(sub, 0o755); err != nil {
-				return nil, err
-			}
-			t, err := start(ctx, bin, sub, maxMemory)
-			if err != nil {
-				return nil, err
-			}
+		err := onFreshServers(ctx, o, dir, sizeLabel(size)+" values", func(t *target) error {
 			r, err := memoryOf(ctx, t, value, n)
-			t.Stop()
-			os.RemoveAll(sub)
-			if err != nil {
-				return nil, fmt.Errorf("%s, %s values: %w", t.Name, sizeLabel(size), err)
-			}
 			results = append(results, r)
+			return err
+		})
+		if err != nil {
+			return nil, err
 		}
 	}
 	return results, nil
+}
+
+// onFreshServers starts a fresh redis-server, then a fresh kvserver, each
+// in a directory of its own under dir with maxmemory well above --total,
+// and runs measure on each before stopping it.
+func onFreshServers(ctx context.Context, o memoryOptions, dir, what string, measure func(t *target) error) error {
+	maxMemory := strconv.FormatInt(o.total*4, 10)
+	sub, err := os.MkdirTemp(dir, "s")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(sub)
+	for i, start := range []func(ctx context.Context, bin, dir, maxMemory string) (*target, error){startRedis, startKVServer} {
+		bin := o.redisBin
+		if i == 1 {
+			bin = o.kvBin
+		}
+		d := filepath.Join(sub, strconv.Itoa(i))
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return err
+		}
+		t, err := start(ctx, bin, d, maxMemory)
+		if err != nil {
+			return err
+		}
+		err = measure(t)
+		t.Stop()
+		if err != nil {
+			return fmt.Errorf("%s, %s: %w", t.Name, what, err)
+		}
+	}
+	return nil
 }
 
 // memoryOf stores n copies of value under distinct keys (the first 8
@@ -127,15 +160,7 @@ func memoryOf(ctx context.Context, t *target, value []byte, n int) (memoryResult
 		return memoryResult{}, err
 	}
 	defer c.Close()
-	settle := func() (rss, used int64, err error) {
-		// Let background work (kvserver's write-behind, a GC cycle) finish.
-		time.Sleep(3 * time.Second)
-		if rss, err = processRSS(t.cmd.Process.Pid); err != nil {
-			return 0, 0, err
-		}
-		used, err = usedMemory(c)
-		return rss, used, err
-	}
+	settle := func() (rss, used int64, err error) { return settleMemory(t, c, 3*time.Second) }
 	rss0, used0, err := settle()
 	if err != nil {
 		return memoryResult{}, err
@@ -159,6 +184,18 @@ func memoryOf(ctx context.Context, t *target, value []byte, n int) (memoryResult
 		RSSBytes: rss1 - rss0, UsedBytes: used1 - used0,
 		RSSRatio: float64(rss1-rss0) / float64(raw), UsedRatio: float64(used1-used0) / float64(raw),
 	}, nil
+}
+
+// settleMemory waits for background work (kvserver's write-behind, a GC
+// cycle, the idle release of memory to the system) and reads t's resident
+// memory and used_memory.
+func settleMemory(t *target, c *benchConn, wait time.Duration) (rss, used int64, err error) {
+	time.Sleep(wait)
+	if rss, err = processRSS(t.cmd.Process.Pid); err != nil {
+		return 0, 0, err
+	}
+	used, err = usedMemory(c)
+	return rss, used, err
 }
 
 // processRSS reads a process's resident set (VmRSS) in bytes.

@@ -86,13 +86,18 @@ func TestRedisBenchArgs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "-h 127.0.0.1 -p 6400 -c 50 -n 200000 -d 4096 -P 16 -r 10000 -t get --csv"
+	want := "-h 127.0.0.1 -p 6400 -c 50 -n 200000 -d 4096 -P 16 -r 10000 --csv -t get"
 	if got := strings.Join(tcp, " "); got != want {
 		t.Errorf("TCP args = %s, want %s", got, want)
 	}
 	unix, _ := s.args("127.0.0.1:6400", "/tmp/kv.sock")
 	if got := strings.Join(unix[:2], " "); got != "-s /tmp/kv.sock" || slices.Contains(unix, "-h") {
 		t.Errorf("unix args = %v, want -s and no -h", unix)
+	}
+	custom := redisBenchSpec{Command: []string{"HGET", "myhash", "element:__rand_int__"}, Size: 3, Conns: 1, Pipeline: 1, Requests: 10, Keys: 5}
+	args, _ := custom.args("127.0.0.1:6400", "")
+	if got := strings.Join(args, " "); !strings.HasSuffix(got, "--csv HGET myhash element:__rand_int__") || slices.Contains(args, "-t") {
+		t.Errorf("custom command args = %s", got)
 	}
 	if redisBenchKey(42) != "key:000000000042" {
 		t.Errorf("redisBenchKey(42) = %s", redisBenchKey(42))

@@ -212,6 +212,13 @@ func run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
+	member, initialMap, err := newEtcdMember(cfg, log)
+	if err != nil {
+		return err
+	}
+	if member != nil {
+		clusterMap = initialMap
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
@@ -280,6 +287,9 @@ func run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 
 	reg := prometheus.NewRegistry()
 	m := metrics.New(reg, engineStats{eng})
+	if member != nil {
+		registerEtcdMetrics(reg, member)
+	}
 	if cfg.MetricsPort != 0 {
 		addr := net.JoinHostPort(cfg.Bind, strconv.Itoa(cfg.MetricsPort))
 		go func() {
@@ -303,10 +313,11 @@ func run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 				debug.SetMemoryLimit(goMemoryLimit(n))
 			}
 		},
-		Logger:   log,
-		Metrics:  m,
-		Cluster:  clusterMap,
-		Settings: cfg,
+		Logger:            log,
+		Metrics:           m,
+		Cluster:           clusterMap,
+		ClusterMembership: membershipReport(member),
+		Settings:          cfg,
 
 		Users:              cfg.Users,
 		RenameCommands:     cfg.RenameCommand,
@@ -317,8 +328,14 @@ func run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 		TLS: server.TLSInfo{Port: cfg.TLSPort, CertFile: cfg.TLSCertFile, KeyFile: cfg.TLSKeyFile,
 			CACertFile: cfg.TLSCACertFile, AuthClients: cfg.TLSAuthClients},
 	})
-	if clusterMap != nil {
+	if cfg.ClusterConfig != "" {
 		defer reloadClusterOnSIGHUP(ctx, srv, cfg, log)()
+	}
+	serveCtx := ctx
+	if member != nil {
+		var stopMember func()
+		serveCtx, stopMember = runEtcdMember(ctx, member, srv, cfg, log)
+		defer stopMember()
 	}
 	lns, addrs, err := listen(cfg, tlsCfg)
 	if err != nil {
@@ -326,7 +343,7 @@ func run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 	}
 	log.Info("kvserver ready", "addr", addrs, "maxmemory", cfg.MaxMemory,
 		"databases", cfg.Databases, "dir", cfg.Dir, "metrics_port", cfg.MetricsPort)
-	err = srv.Serve(ctx, lns...)
+	err = srv.Serve(serveCtx, lns...)
 	if errors.Is(err, server.ErrShutdown) {
 		log.Info("shutdown requested by a client")
 		return nil
@@ -334,6 +351,6 @@ func run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
-	log.Info("kvserver stopped", "reason", context.Cause(ctx))
+	log.Info("kvserver stopped", "reason", context.Cause(serveCtx))
 	return nil
 }

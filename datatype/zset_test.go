@@ -1,0 +1,329 @@
+package datatype
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// zmodel is the obvious sorted set the tests compare ZSet with.
+type zmodel map[string]float64
+
+func (m zmodel) sorted() []ZEntry {
+	out := make([]ZEntry, 0, len(m))
+	for k, v := range m {
+		out = append(out, ZEntry{k, v})
+	}
+	slices.SortFunc(out, func(a, b ZEntry) int {
+		return cmp.Or(cmp.Compare(a.Score, b.Score), strings.Compare(a.Member, b.Member))
+	})
+	return out
+}
+
+func entriesOf(z *ZSet) []ZEntry {
+	var out []ZEntry
+	z.ForEach(func(e ZEntry) bool { out = append(out, e); return true })
+	return out
+}
+
+// checkZSet verifies z's internal invariants: the byte count, and for a
+// skiplist every level's spans, the backward links, the tail, the level
+// count and the member map.
+func checkZSet(t *testing.T, z *ZSet) {
+	t.Helper()
+	var data int64
+	z.ForEach(func(e ZEntry) bool { data += int64(len(e.Member)); return true })
+	if data != z.data {
+		t.Fatalf("data %d, members hold %d bytes", z.data, data)
+	}
+	if z.list == nil {
+		return
+	}
+	l := z.list
+	var nodes []*znode
+	levels := 0
+	for n := l.header.level[0].forward; n != nil; n = n.level[0].forward {
+		nodes = append(nodes, n)
+		levels += len(n.level)
+	}
+	if len(nodes) != l.length {
+		t.Fatalf("length %d, %d nodes", l.length, len(nodes))
+	}
+	if levels != l.levels {
+		t.Fatalf("levels %d, nodes have %d", l.levels, levels)
+	}
+	if len(z.scores) != l.length {
+		t.Fatalf("map has %d members, list %d", len(z.scores), l.length)
+	}
+	rank := map[*znode]int{l.header: 0}
+	for i, n := range nodes {
+		rank[n] = i + 1
+		if s, ok := z.scores[n.Member]; !ok || s != n.Score {
+			t.Fatalf("node %q %v not in the map (%v %v)", n.Member, n.Score, s, ok)
+		}
+		var prev *znode
+		if i > 0 {
+			prev = nodes[i-1]
+		}
+		if n.backward != prev {
+			t.Fatalf("node %d: wrong backward link", i)
+		}
+		if i > 0 && !prev.less(n.Score, n.Member) {
+			t.Fatalf("node %d out of order", i)
+		}
+	}
+	if len(nodes) > 0 && l.tail != nodes[len(nodes)-1] || len(nodes) == 0 && l.tail != nil {
+		t.Fatal("wrong tail")
+	}
+	for lvl := 0; lvl < l.level; lvl++ {
+		for x := l.header; x != nil; x = x.level[lvl].forward {
+			next := x.level[lvl].forward
+			if next == nil {
+				break // spans past the last node are never read
+			}
+			if want := rank[next] - rank[x]; x.level[lvl].span != want {
+				t.Fatalf("level %d: span %d from rank %d, want %d", lvl, x.level[lvl].span, rank[x], want)
+			}
+		}
+	}
+}
+
+// compareWithModel checks every query of z against m.
+func compareWithModel(t *testing.T, z *ZSet, m zmodel, rng *rand.Rand) {
+	t.Helper()
+	want := m.sorted()
+	got := entriesOf(z)
+	if z.Len() != len(want) || !slices.Equal(got, want) {
+		t.Fatalf("entries\n got %v\nwant %v", got, want)
+	}
+	if len(want) == 0 {
+		return
+	}
+	r := rng.IntN(len(want))
+	if e := z.At(r); e != want[r] {
+		t.Fatalf("At(%d) = %v, want %v", r, e, want[r])
+	}
+	if rank, ok := z.Rank(want[r].Member); !ok || rank != r {
+		t.Fatalf("Rank(%q) = %d %v, want %d", want[r].Member, rank, ok, r)
+	}
+	if s, ok := z.Score(want[r].Member); !ok || s != want[r].Score {
+		t.Fatalf("Score(%q) = %v %v", want[r].Member, s, ok)
+	}
+	threshold := want[rng.IntN(len(want))].Score
+	below := func(e ZEntry) bool { return e.Score < threshold }
+	n := 0
+	for n < len(want) && below(want[n]) {
+		n++
+	}
+	if c := z.CountWhile(below); c != n {
+		t.Fatalf("CountWhile(< %v) = %d, want %d", threshold, c, n)
+	}
+	var rev []ZEntry
+	z.Range(r, true, func(e ZEntry) bool { rev = append(rev, e); return len(rev) < 5 })
+	for i, e := range rev {
+		if e != want[r-i] {
+			t.Fatalf("Range(%d, rev)[%d] = %v, want %v", r, i, e, want[r-i])
+		}
+	}
+}
+
+// TestZSetMatchesModel applies random adds, updates, deletions and rank
+// deletions to ZSets with small limits (so they convert to skiplists
+// midway) and compares every answer with a map-and-sort model.
+func TestZSetMatchesModel(t *testing.T) {
+	for _, lim := range []ZSetLimits{{16, 8}, {128, 64}, {0, 0}} {
+		t.Run(fmt.Sprintf("limits %d %d", lim.MaxListpackEntries, lim.MaxListpackValue), func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(1, uint64(lim.MaxListpackEntries)))
+			z := NewZSet()
+			m := zmodel{}
+			for op := 0; op < 5000; op++ {
+				member := fmt.Sprintf("m%d", rng.IntN(200))
+				if rng.IntN(50) == 0 {
+					member = strings.Repeat("x", rng.IntN(12))
+				}
+				score := float64(rng.IntN(40)) / 4
+				switch k := rng.IntN(10); {
+				case k < 6:
+					_, had := m[member]
+					if added := z.Set(member, score, lim); added == had {
+						t.Fatalf("Set(%q) added=%v, model had it: %v", member, added, had)
+					}
+					m[member] = score
+				case k < 9:
+					_, had := m[member]
+					if z.Delete(member) != had {
+						t.Fatalf("Delete(%q) disagrees with the model", member)
+					}
+					delete(m, member)
+				default:
+					lo := rng.IntN(len(m) + 1)
+					hi := lo + rng.IntN(4)
+					want := m.sorted()
+					for _, e := range want[lo:min(hi, len(want))] {
+						delete(m, e.Member)
+					}
+					if n := z.DeleteRanks(lo, hi); n != min(hi, len(want))-lo {
+						t.Fatalf("DeleteRanks(%d, %d) = %d", lo, hi, n)
+					}
+				}
+				checkZSet(t, z)
+				compareWithModel(t, z, m, rng)
+				if op%500 == 0 {
+					checkRoundTrip(t, z)
+				}
+			}
+		})
+	}
+}
+
+func checkRoundTrip(t *testing.T, z *ZSet) {
+	t.Helper()
+	enc := z.AppendBinary(nil)
+	obj, err := Decode(KindZSet, enc)
+	if err != nil {
+		t.Fatalf("decode: %v", err)
+	}
+	d := obj.(*ZSet)
+	checkZSet(t, d)
+	if !slices.Equal(entriesOf(d), entriesOf(z)) || d.Encoding() != z.Encoding() {
+		t.Fatalf("round trip changed the set: %s %v, was %s %v", d.Encoding(), entriesOf(d), z.Encoding(), entriesOf(z))
+	}
+	if z.IsListpack() && (d.MemSize() > z.MemSize() || d.MemSize() < objectOverhead+int64(len(z.lp.buf))) {
+		t.Fatalf("decoded MemSize %d, was %d with %d bytes of entries", d.MemSize(), z.MemSize(), len(z.lp.buf))
+	}
+	c := z.Clone().(*ZSet)
+	checkZSet(t, c)
+	if !slices.Equal(entriesOf(c), entriesOf(z)) || c.Encoding() != z.Encoding() {
+		t.Fatal("clone differs")
+	}
+}
+
+// TestZSetConversionFollowsRedis pins when a listpack becomes a skiplist
+// (one member past the entry limit, or a member longer than the value
+// limit) and that it stays one when it shrinks.
+func TestZSetConversionFollowsRedis(t *testing.T) {
+	lim := ZSetLimits{MaxListpackEntries: 3, MaxListpackValue: 4}
+	z := NewZSet()
+	for i, m := range []string{"a", "b", "c"} {
+		z.Set(m, float64(i), lim)
+	}
+	if z.Encoding() != "listpack" {
+		t.Fatalf("3 members: %s", z.Encoding())
+	}
+	z.Set("a", 10, lim) // an update never converts
+	if z.Encoding() != "listpack" {
+		t.Fatal("update converted")
+	}
+	z.Set("d", 3, lim)
+	if z.Encoding() != "skiplist" {
+		t.Fatalf("4 members: %s", z.Encoding())
+	}
+	z.Delete("d")
+	z.Delete("c")
+	if z.Encoding() != "skiplist" {
+		t.Fatal("a skiplist went back by itself")
+	}
+	z = NewZSet()
+	z.Set("long!", 1, lim)
+	if z.Encoding() != "skiplist" {
+		t.Fatal("a 5-byte member stayed in a listpack with a 4-byte limit")
+	}
+	if NewZSetFor(4, 1, lim).Encoding() != "skiplist" || NewZSetFor(3, 4, lim).Encoding() != "listpack" {
+		t.Fatal("NewZSetFor picks the wrong form")
+	}
+}
+
+// TestZSetListpackNegativeZero pins that a listpack keeps -0 as 0, like
+// Redis's listpack (which stores it as the integer 0).
+func TestZSetListpackNegativeZero(t *testing.T) {
+	z := NewZSet()
+	z.Set("a", math.Copysign(0, -1), ZSetLimits{128, 64})
+	if s, _ := z.Score("a"); math.Signbit(s) {
+		t.Fatal("listpack kept -0")
+	}
+}
+
+// TestZSetMemSizeGrowsWithContent checks that MemSize follows the members
+// it holds, in both forms, and is back where it started when they go.
+func TestZSetMemSizeGrowsWithContent(t *testing.T) {
+	for _, lim := range []ZSetLimits{{1 << 20, 1 << 20}, {0, 0}} {
+		z := NewZSetFor(0, 0, lim)
+		empty := z.MemSize()
+		for i := 0; i < 1000; i++ {
+			z.Set(fmt.Sprintf("member-%04d", i), float64(i), lim)
+		}
+		full := z.MemSize()
+		if per := (full - empty) / 1000; per < 11+8 || per > 300 {
+			t.Errorf("%s: %d bytes per 11-byte member", z.Encoding(), per)
+		}
+		for i := 0; i < 1000; i++ {
+			z.Delete(fmt.Sprintf("member-%04d", i))
+		}
+		if z.IsListpack() {
+			continue // the slice keeps its capacity, as a listpack would not shrink either
+		}
+		if z.MemSize() > empty+2048 {
+			t.Errorf("skiplist: %d bytes after deleting everything, %d empty", z.MemSize(), empty)
+		}
+	}
+}
+
+// TestDecodeZSetRefusesDamage checks that damaged encodings fail with
+// ErrCorrupt instead of building a broken set.
+func TestDecodeZSetRefusesDamage(t *testing.T) {
+	z := NewZSet()
+	lim := ZSetLimits{128, 64}
+	z.Set("a", 1, lim)
+	z.Set("b", 2, lim)
+	good := z.AppendBinary(nil)
+	nan := slices.Clone(good)
+	copy(nan[len(nan)-8:], []byte{0, 0, 0, 0, 0, 0, 0xf8, 0x7f})
+	dup := appendString(appendUvarint(appendUvarint(nil, 0), 2), "a")
+	dup = append(dup, 0, 0, 0, 0, 0, 0, 0xf0, 0x3f)
+	dup = appendString(dup, "a")
+	dup = append(dup, 0, 0, 0, 0, 0, 0, 0, 0x40)
+	for name, b := range map[string][]byte{
+		"truncated": good[:len(good)-1], "trailing": append(slices.Clone(good), 0), "NaN": nan,
+		"duplicate member": dup, "bad encoding": append([]byte{7}, good[1:]...),
+		"out of order": append(append(appendUvarint(appendUvarint(nil, 1), 2), good[2+10:]...), good[2:2+10]...),
+		"huge count":   {0, 0xff, 0xff, 0x03},
+	} {
+		if _, err := Decode(KindZSet, b); !errors.Is(err, ErrCorrupt) {
+			t.Errorf("%s: error %v", name, err)
+		}
+	}
+}
+
+// TestZSetMemSizeMatchesTheHeap checks MemSize against what Go's heap
+// really grows by for 100k members in 1000 sets, in each form: within
+// 20%, so that --maxmemory bounds the process.
+func TestZSetMemSizeMatchesTheHeap(t *testing.T) {
+	for _, lim := range []ZSetLimits{{0, 0}, {128, 64}} {
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		keep := make([]*ZSet, 0, 1000)
+		var sum int64
+		for k := 0; k < 1000; k++ {
+			z := NewZSet()
+			for j := 0; j < 100; j++ {
+				z.Set(fmt.Sprintf("member:%06d", k*100+j), float64(k*100+j)*1.5, lim)
+			}
+			sum += z.MemSize()
+			keep = append(keep, z)
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		heap := int64(after.HeapAlloc) - int64(before.HeapAlloc) - int64(cap(keep))*8
+		runtime.KeepAlive(keep)
+		if ratio := float64(sum) / float64(heap); ratio < 0.8 || ratio > 1.2 {
+			t.Errorf("%s: MemSize %d bytes, heap grew %d (%.2fx)", keep[0].Encoding(), sum, heap, ratio)
+		}
+	}
+}

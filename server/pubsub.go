@@ -1,0 +1,277 @@
+package server
+
+import (
+	"crypto/tls"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/kvserver/kvserver/config"
+	"github.com/kvserver/kvserver/engine"
+	"github.com/kvserver/kvserver/notify"
+	"github.com/kvserver/kvserver/pubsub"
+)
+
+// Pub/sub delivery.
+//
+// A publisher never writes to a subscriber's connection: pubsub.Hub calls
+// Client.Deliver, which appends the encoded message (shared by every
+// receiver) to the subscriber's mailbox and returns. The subscriber's own
+// goroutine writes the mailbox between its replies: after each command
+// (serveClient) and, while it waits for the client's next request, as
+// soon as a message arrives: Deliver moves the connection's read deadline
+// to the past, the blocked read returns at once, flushBeforeRead writes
+// the messages and reads again. So replies and messages never interleave
+// mid-reply, and a publisher costs a subscriber one append.
+//
+// A subscriber that does not read is bounded by client-output-buffer-limit
+// pubsub (Redis's default 32mb 8mb 60): Deliver counts the bytes queued and
+// being written, and closes the connection, without blocking, once they
+// reach the hard limit or have stayed above the soft one for soft-seconds;
+// the queue is dropped with it. A message from the subscriber's own command
+// (PUBLISH to itself, a keyspace event of its own write in RESP3) goes
+// straight into its reply buffer, ahead of the reply, as in Redis.
+
+// mailbox is a subscriber's queue of encoded messages.
+type mailbox struct {
+	mu sync.Mutex
+	// queue holds encoded messages, shared with the other receivers.
+	queue [][]byte
+	// queued counts their bytes; writing counts the bytes taken into the
+	// connection's writer and not yet flushed.
+	queued, writing int64
+	// softSince is when queued+writing last reached the soft limit.
+	softSince time.Time
+	// reading is set while the connection's goroutine is blocked reading
+	// the client's request with nothing to send; woken once Deliver has
+	// cut that read short.
+	reading, woken bool
+	// closed is set once the connection is gone or over its limit.
+	closed bool
+}
+
+// pastDeadline is a read deadline in the past: it wakes a blocked read.
+var pastDeadline = time.Unix(1, 0)
+
+// Deliver queues m for c (pubsub.Subscriber). It runs on the publisher's
+// goroutine, under the Hub's lock, and never blocks.
+func (c *Client) Deliver(m *pubsub.Message, self bool) {
+	wire := m.Wire(int(c.proto.Load()))
+	if self {
+		// c's own goroutine is running the command that published.
+		c.w.Raw(wire)
+		return
+	}
+	c.enqueue(wire)
+}
+
+// Unsubscribed queues the sunsubscribe notice of a shard channel the
+// server dropped (pubsub.Subscriber), as Redis's
+// addReplyPubsubUnsubscribed; the connection leaves subscribed mode with
+// its last subscription.
+func (c *Client) Unsubscribed(channel []byte, count, total int) {
+	c.enqueue(pubsub.EncodeUnsubscribed(nil, int(c.proto.Load()), channel, count))
+	c.subscribed.Store(total > 0)
+}
+
+// enqueue appends an encoded message to c's mailbox, closing c when that
+// breaks its pubsub output limit, and wakes c's goroutine if it waits.
+func (c *Client) enqueue(wire []byte) {
+	mb := &c.mbox
+	mb.mu.Lock()
+	defer mb.mu.Unlock()
+	if mb.closed {
+		return
+	}
+	mb.queue = append(mb.queue, wire)
+	mb.queued += int64(len(wire))
+	if which := c.srv.overPubsubLimit(mb, time.Now()); which != "" {
+		mb.closed = true
+		mb.queue, mb.queued = nil, 0
+		c.srv.log.Warn("client closed for overcoming of output buffer limits",
+			"client", c.ID, "addr", c.conn.RemoteAddr().String(), "limit", which, "class", "pubsub")
+		c.abort()
+		return
+	}
+	if mb.reading && !mb.woken {
+		mb.woken = true
+		c.conn.SetReadDeadline(pastDeadline)
+	}
+}
+
+// overPubsubLimit reports which pubsub limit mb's bytes break, "" none.
+func (s *Server) overPubsubLimit(mb *mailbox, now time.Time) string {
+	lim := s.obufLimits.Load().PubSub
+	n := mb.queued + mb.writing
+	if lim.Hard > 0 && n >= lim.Hard {
+		return "hard"
+	}
+	if lim.Soft <= 0 || n < lim.Soft {
+		mb.softSince = time.Time{}
+		return ""
+	}
+	if mb.softSince.IsZero() {
+		mb.softSince = now
+		return ""
+	}
+	if now.Sub(mb.softSince) > time.Duration(lim.SoftSeconds)*time.Second {
+		return "soft"
+	}
+	return ""
+}
+
+// abort closes c from another goroutine without blocking: unlike kill it
+// closes the raw connection under TLS, whose Close could wait to send its
+// closing alert to a client that reads nothing.
+func (c *Client) abort() {
+	c.killed.Store(true)
+	if c.cancel != nil {
+		c.cancel()
+	}
+	raw := c.conn
+	if t, ok := raw.(*tls.Conn); ok {
+		raw = t.NetConn()
+	}
+	raw.Close()
+}
+
+// takeMessages moves queued messages into c's writer, about flushPiece at
+// most at a time (the rest stays counted in the mailbox), and reports
+// whether any are left. Only c's goroutine calls it.
+func (c *Client) takeMessages() (more bool) {
+	mb := &c.mbox
+	mb.mu.Lock()
+	defer mb.mu.Unlock()
+	i := 0
+	for ; i < len(mb.queue) && c.w.Pending() < flushPiece; i++ {
+		b := mb.queue[i]
+		mb.queue[i] = nil
+		c.w.Raw(b)
+		mb.queued -= int64(len(b))
+		mb.writing += int64(len(b))
+	}
+	mb.queue = mb.queue[i:]
+	if len(mb.queue) == 0 {
+		mb.queue = nil
+	}
+	return len(mb.queue) > 0
+}
+
+// messagesWritten is called once c's writer has sent what it held.
+func (c *Client) messagesWritten() {
+	mb := &c.mbox
+	mb.mu.Lock()
+	mb.writing = 0
+	mb.mu.Unlock()
+}
+
+// startRead arms the wake-up before c's goroutine blocks reading; false
+// when messages arrived meanwhile (send them first).
+func (c *Client) startRead() bool {
+	mb := &c.mbox
+	mb.mu.Lock()
+	defer mb.mu.Unlock()
+	if len(mb.queue) > 0 {
+		return false
+	}
+	mb.reading = true
+	return true
+}
+
+// endRead disarms it and reports whether Deliver cut the read short; then
+// it restores the read deadline the read had (the idle timeout or none).
+func (c *Client) endRead() (woken bool) {
+	mb := &c.mbox
+	mb.mu.Lock()
+	defer mb.mu.Unlock()
+	woken = mb.woken
+	mb.reading, mb.woken = false, false
+	if woken {
+		var d time.Time
+		if c.idle > 0 {
+			d = time.Now().Add(c.idle)
+		}
+		c.conn.SetReadDeadline(d)
+	}
+	return woken
+}
+
+// closeMailbox drops c's queue when it leaves.
+func (c *Client) closeMailbox() {
+	mb := &c.mbox
+	mb.mu.Lock()
+	mb.closed = true
+	mb.queue, mb.queued = nil, 0
+	mb.mu.Unlock()
+}
+
+// limits is the client-output-buffer-limit class of c: pubsub while it
+// has subscriptions, as Redis's getClientType.
+func (s *Server) limits(c *Client) config.OutputBufferLimit {
+	l := s.obufLimits.Load()
+	if c.subscribed.Load() {
+		return l.PubSub
+	}
+	return l.Normal
+}
+
+// The engine's events (engine.Events), published as keyspace
+// notifications and KV-cache events.
+type eventSink struct{ s *Server }
+
+var _ engine.Events = eventSink{}
+
+// KeyEvent is Redis's notifyKeyspaceEvent.
+func (e eventSink) KeyEvent(db int, class notify.Class, event, key string, origin any) {
+	flags := notify.Class(e.s.notifyFlags.Load())
+	if !flags.Publishes(class) {
+		return
+	}
+	var from pubsub.Subscriber
+	if o, ok := origin.(session); ok {
+		from = o.c
+	}
+	if flags&notify.Keyspace != 0 {
+		ch := notify.KeyspaceChannel(nil, db, key)
+		e.s.hub.Publish(pubsub.Channel, ch, []byte(event), from)
+	}
+	if flags&notify.Keyevent != 0 {
+		ch := notify.KeyeventChannel(nil, db, event)
+		e.s.hub.Publish(pubsub.Channel, ch, []byte(key), from)
+	}
+}
+
+// ChunkEvent publishes a KV-cache event when kvcache-events is on (see
+// README.md, "KV-cache events"): channel __kvcache__@<db>__:<model>,
+// payload "<event> <hash> <tier> <bytes>".
+func (e eventSink) ChunkEvent(db int, ev engine.ChunkEvent) {
+	if !e.s.settings.Bool("kvcache-events") {
+		return
+	}
+	ch := make([]byte, 0, 16+len(ev.Model))
+	ch = append(ch, "__kvcache__@"...)
+	ch = strconv.AppendInt(ch, int64(db), 10)
+	ch = append(ch, "__:"...)
+	ch = append(ch, ev.Model...)
+	tier := "disk"
+	if ev.Memory {
+		tier = "memory"
+	}
+	msg := make([]byte, 0, 32+len(ev.Hash))
+	msg = append(msg, ev.Kind.String()...)
+	msg = append(msg, ' ')
+	msg = append(msg, ev.Hash...)
+	msg = append(msg, ' ')
+	msg = append(msg, tier...)
+	msg = append(msg, ' ')
+	msg = strconv.AppendInt(msg, ev.Bytes, 10)
+	e.s.hub.Publish(pubsub.Channel, ch, msg, nil)
+}
+
+// wakeUp reports whether a timed-out read was Deliver's doing rather
+// than the idle timeout's.
+func (mb *mailbox) wakeUp() bool {
+	mb.mu.Lock()
+	defer mb.mu.Unlock()
+	return mb.woken
+}

@@ -1,0 +1,109 @@
+package server
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// TestSubscriberGetsEveryMessageBetweenItsReplies has a RESP3 subscriber
+// run commands while four publishers publish to it concurrently: every
+// reply arrives whole and in order among the pushes, each publisher's
+// messages arrive in its order, and none is lost. Run with -race it checks
+// the hand-over between publishers and the subscriber's goroutine.
+func TestSubscriberGetsEveryMessageBetweenItsReplies(t *testing.T) {
+	as := startAdminServer(t, Options{})
+	sub := as.dial(t)
+	sub.do("HELLO", "3")
+	if r := sub.do("SUBSCRIBE", "ch"); r != ">3\r\n$9\r\nsubscribe\r\n$2\r\nch\r\n:1\r\n" {
+		t.Fatalf("SUBSCRIBE = %q", r)
+	}
+	const publishers, each = 4, 200
+	var wg sync.WaitGroup
+	for p := range publishers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c := as.dial(t)
+			for i := range each {
+				if r := c.do("PUBLISH", "ch", fmt.Sprintf("%d:%d", p, i)); r != ":1\r\n" {
+					t.Errorf("PUBLISH = %q", r)
+					return
+				}
+			}
+		}()
+	}
+	next := make([]int, publishers)
+	received, replies := 0, 0
+	deadline := time.Now().Add(30 * time.Second)
+	for received < publishers*each && time.Now().Before(deadline) {
+		if replies < 300 {
+			sub.send("ECHO", fmt.Sprint(replies))
+		}
+		for {
+			r, err := sub.reply()
+			if err != nil {
+				t.Fatalf("after %d messages: %v", received, err)
+			}
+			if strings.HasPrefix(r, ">3\r\n$7\r\nmessage\r\n$2\r\nch\r\n") {
+				var p, i int
+				body := strings.Split(r, "\r\n")[6]
+				fmt.Sscanf(body, "%d:%d", &p, &i)
+				if i != next[p] {
+					t.Fatalf("publisher %d: message %d after %d", p, i, next[p]-1)
+				}
+				next[p]++
+				received++
+				if replies >= 300 || received == publishers*each {
+					break
+				}
+				continue
+			}
+			if want := fmt.Sprintf("$%d\r\n%d\r\n", len(fmt.Sprint(replies)), replies); r != want {
+				t.Fatalf("reply %q, want %q", r, want)
+			}
+			replies++
+			break
+		}
+	}
+	wg.Wait()
+	if received != publishers*each {
+		t.Fatalf("received %d of %d messages", received, publishers*each)
+	}
+}
+
+// TestSubscribedClientIsAPubsubClient checks CLIENT LIST's view (flag P,
+// sub, psub and ssub, TYPE pubsub) and INFO's counts.
+func TestSubscribedClientIsAPubsubClient(t *testing.T) {
+	as := startAdminServer(t, Options{})
+	sub := as.dial(t)
+	sub.do("HELLO", "3")
+	sub.do("SUBSCRIBE", "a")
+	sub.do("PSUBSCRIBE", "p*")
+	sub.do("SSUBSCRIBE", "s")
+	info := sub.do("CLIENT", "INFO")
+	for _, f := range []string{" flags=P ", " sub=1 ", " psub=1 ", " ssub=1 "} {
+		if !strings.Contains(info, f) {
+			t.Errorf("CLIENT INFO lacks %q: %s", f, info)
+		}
+	}
+	other := as.dial(t)
+	if l := other.do("CLIENT", "LIST", "TYPE", "pubsub"); strings.Count(l, "id=") != 1 || !strings.Contains(l, "flags=P") {
+		t.Errorf("CLIENT LIST TYPE pubsub = %q", l)
+	}
+	if l := other.do("CLIENT", "LIST", "TYPE", "normal"); strings.Count(l, "id=") != 1 || strings.Contains(l, "flags=P") {
+		t.Errorf("CLIENT LIST TYPE normal = %q", l)
+	}
+	stats := other.do("INFO", "stats")
+	for _, f := range []string{"pubsub_channels:1\r\n", "pubsub_patterns:1\r\n", "pubsubshard_channels:1\r\n"} {
+		if !strings.Contains(stats, f) {
+			t.Errorf("INFO stats lacks %q", f)
+		}
+	}
+	other.do("CLIENT", "KILL", "TYPE", "pubsub")
+	if !sub.closedByServer(5 * time.Second) {
+		t.Error("CLIENT KILL TYPE pubsub left the subscriber connected")
+	}
+}
