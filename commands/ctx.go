@@ -52,6 +52,9 @@ type Ctx struct {
 	// without a Config field in config/settings.go), such as the limits
 	// that decide the encodings of small collections.
 	Settings Settings
+	// KeyBlocking is the server's registry of clients blocked on keys
+	// (blocking.go).
+	KeyBlocking KeyBlocking
 	// HyperLogLog is the server setting the HyperLogLog family reads.
 	HyperLogLog HyperLogLog
 	// Blocker blocks the connection in a blocking command (WAIT).

@@ -132,12 +132,12 @@ func hsetGeneric(x *Ctx, name string) {
 			}
 		}
 		storeChanged(tx, args[1], h, created)
-		tx.Notify(notify.Hash, "hset", args[1])
 		if name == "hmset" {
 			x.W.OK()
 		} else {
 			x.W.Int(int64(added))
 		}
+		tx.Notify(notify.Hash, "hset", args[1]) // after the reply, as in Redis
 	})
 }
 
@@ -151,8 +151,8 @@ func cmdHsetnx(x *Ctx) {
 		}
 		h.Set(args[2], args[3], lim)
 		storeChanged(tx, args[1], h, created)
-		tx.Notify(notify.Hash, "hset", args[1])
 		x.W.Int(1)
+		tx.Notify(notify.Hash, "hset", args[1])
 	})
 }
 
@@ -344,8 +344,8 @@ func cmdHincrby(x *Ctx) {
 		cur += incr
 		h.Set(args[2], strconv.AppendInt(nil, cur, 10), lim)
 		storeChanged(tx, args[1], h, created)
-		tx.Notify(notify.Hash, "hincrby", args[1])
 		x.W.Int(cur)
+		tx.Notify(notify.Hash, "hincrby", args[1])
 	})
 }
 
@@ -383,8 +383,8 @@ func cmdHincrbyfloat(x *Ctx) {
 		out := formatLongDouble(sum)
 		h.Set(args[2], []byte(out), lim)
 		storeChanged(tx, args[1], h, created)
-		tx.Notify(notify.Hash, "hincrbyfloat", args[1])
 		x.W.BulkString(out)
+		tx.Notify(notify.Hash, "hincrbyfloat", args[1])
 	})
 }
 

@@ -6,6 +6,7 @@ import (
 
 	"github.com/kvserver/kvserver/engine"
 	"github.com/kvserver/kvserver/hll"
+	"github.com/kvserver/kvserver/notify"
 )
 
 // hyperloglogCommands are the HyperLogLog family's rows (Redis's
@@ -86,6 +87,7 @@ func cmdPfadd(x *Ctx) {
 		}
 		hll.InvalidateCache(v)
 		tx.Set(args[1], v, e.ExpireAt)
+		tx.Notify(notify.String, "pfadd", args[1])
 		x.W.Int(1)
 	})
 }
@@ -191,6 +193,7 @@ func cmdPfmerge(x *Ctx) {
 		}
 		hll.InvalidateCache(v)
 		tx.Set(args[1], v, e.ExpireAt)
+		tx.Notify(notify.String, "pfadd", args[1])
 		x.W.OK()
 	})
 }

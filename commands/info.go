@@ -307,9 +307,9 @@ func infoStats(x *Ctx, w *InfoWriter) {
 	w.Int("evicted_clients", n.EvictedClients)
 	w.Int("keyspace_hits", st.Hits)
 	w.Int("keyspace_misses", st.Misses)
-	w.Int("pubsub_channels", int64(len(x.PubSub.Channels(pubsub.Channel, nil))))
+	w.Int("pubsub_channels", int64(x.PubSub.NumChannels(pubsub.Channel)))
 	w.Int("pubsub_patterns", int64(x.PubSub.NumPat()))
-	w.Int("pubsubshard_channels", int64(len(x.PubSub.Channels(pubsub.Shard, nil))))
+	w.Int("pubsubshard_channels", int64(x.PubSub.NumChannels(pubsub.Shard)))
 	w.Int("total_error_replies", n.ErrorReplies)
 }
 

@@ -44,14 +44,16 @@ type PubSub interface {
 	// Subscribed reports whether the connection has any subscription
 	// (Redis's CLIENT_PUBSUB flag).
 	Subscribed() bool
-	// Publish delivers message and returns the number of receivers.
-	// channel and message must be the handler's own (Session.Own): they
-	// outlive the command in the receivers' queues.
+	// Publish delivers message and returns the number of receivers. The
+	// message is encoded before it returns (receivers queue the encoded
+	// bytes), so channel and message may be the command's arguments.
 	Publish(kind pubsub.Kind, channel, message []byte) int
-	// Channels, NumSub and NumPat are PUBSUB's introspection.
+	// Channels, NumSub and NumPat are PUBSUB's introspection;
+	// NumChannels is INFO's count of channels with subscribers.
 	Channels(kind pubsub.Kind, pattern []byte) [][]byte
 	NumSub(kind pubsub.Kind, channel []byte) int
 	NumPat() int
+	NumChannels(kind pubsub.Kind) int
 }
 
 // subscriptionWords are the first element of each confirmation, per kind:
@@ -119,11 +121,11 @@ func cmdSsubscribe(x *Ctx) {
 }
 
 func cmdPublish(x *Ctx) {
-	x.W.Int(int64(x.PubSub.Publish(pubsub.Channel, x.Session.Own(1), x.Session.Own(2))))
+	x.W.Int(int64(x.PubSub.Publish(pubsub.Channel, x.Args[1], x.Args[2])))
 }
 
 func cmdSpublish(x *Ctx) {
-	x.W.Int(int64(x.PubSub.Publish(pubsub.Shard, x.Session.Own(1), x.Session.Own(2))))
+	x.W.Int(int64(x.PubSub.Publish(pubsub.Shard, x.Args[1], x.Args[2])))
 }
 
 // pubsubSyntaxError is Redis's addReplySubcommandSyntaxError for PUBSUB.

@@ -5,6 +5,7 @@ import (
 
 	"github.com/kvserver/kvserver/datatype"
 	"github.com/kvserver/kvserver/engine"
+	"github.com/kvserver/kvserver/notify"
 	"github.com/kvserver/kvserver/rdb"
 )
 
@@ -129,15 +130,17 @@ func cmdRestore(x *Ctx) {
 		if ttl != 0 && !o.absTTL {
 			ttl += tx.Now()
 		}
-		if o.replace {
-			tx.Delete(key)
-		}
+		deleted := o.replace && tx.Delete(key)
 		if ttl != 0 && ttl <= tx.Now() {
+			if deleted {
+				tx.Notify(notify.Generic, "del", key)
+			}
 			x.W.OK() // already expired: nothing is stored
 			return
 		}
 		e := engine.Entry{Kind: datatype.KindString, Value: value.String, Object: value.Object, ExpireAt: ttl}
 		tx.Put(key, e)
+		tx.Notify(notify.Generic, "restore", key)
 		x.W.OK()
 	})
 }

@@ -43,6 +43,8 @@ var families = [][]*Spec{
 	kvcacheCommands,
 	transactionCommands,
 	hashCommands,
+	listCommands,
+	blockingCommands,
 	serializeCommands,
 	pubsubCommands,
 	zsetCommands,

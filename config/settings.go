@@ -306,6 +306,10 @@ var settings = []Setting{
 		Doc: "a hash with more fields than this is stored as a hash table (OBJECT ENCODING hashtable) instead of a listpack, as in Redis", InConfig: true, Mutable: true, Rewrite: RewriteIfChanged},
 	{Name: "hash-max-listpack-value", Alias: "hash-max-ziplist-value", Kind: KindInt, Default: "64", Min: 0, Max: math.MaxInt64,
 		Doc: "a hash with a field or value longer than this many bytes is stored as a hash table instead of a listpack, as in Redis", InConfig: true, Mutable: true, Rewrite: RewriteIfChanged},
+	{Name: "list-max-listpack-size", Alias: "list-max-ziplist-size", Kind: KindInt, Default: "-2", Min: math.MinInt32, Max: math.MaxInt32,
+		Doc: "elements per chunk of a list: a positive count, or -1..-5 for chunks of 4, 8, 16, 32 or 64 KiB, as in Redis", InConfig: true, Mutable: true, Rewrite: RewriteIfChanged},
+	{Name: "list-compress-depth", Kind: KindInt, Default: "0", Min: 0, Max: math.MaxInt32, ConfigOnly: true, InConfig: true, Mutable: true,
+		Doc: "Redis's LZF compression of a list's inner chunks; kvserver keeps list chunks uncompressed in memory (the disk tier compresses)"},
 	{Name: "hll-sparse-max-bytes", Kind: KindSize, Default: "3000", Min: 0, Max: math.MaxInt64,
 		Doc: "largest sparse HyperLogLog, header included, before PFADD makes it dense",
 		Notes: "Largest sparse HyperLogLog value in bytes, header included: a PFADD or\n" +

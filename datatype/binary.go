@@ -53,19 +53,7 @@ func (r *reader) count(min int) int {
 	return int(n)
 }
 
-func (r *reader) string() string {
-	n := r.uvarint()
-	if r.err != nil {
-		return ""
-	}
-	if n > uint64(len(r.b)) {
-		r.fail("string past the end")
-		return ""
-	}
-	s := string(r.b[:n])
-	r.b = r.b[n:]
-	return s
-}
+func (r *reader) string() string { return string(r.bytes()) }
 
 // done reports the first error, or one if bytes are left over.
 func (r *reader) done() error {
@@ -73,6 +61,21 @@ func (r *reader) done() error {
 		r.fail("trailing bytes")
 	}
 	return r.err
+}
+
+// bytes reads a string without copying it.
+func (r *reader) bytes() []byte {
+	n := r.uvarint()
+	if r.err != nil {
+		return nil
+	}
+	if n > uint64(len(r.b)) {
+		r.fail("string past the end")
+		return nil
+	}
+	v := r.b[:n]
+	r.b = r.b[n:]
+	return v
 }
 
 // float64 reads 8 little-endian bytes of IEEE bits.

@@ -89,6 +89,7 @@ var ErrCorrupt = errors.New("datatype: corrupt encoding")
 // adds its own here.
 var decoders = [...]func([]byte) (Object, error){
 	KindHash: decodeHash,
+	KindList: decodeList,
 	KindZSet: decodeZSet,
 }
 

@@ -113,6 +113,12 @@ type Engine struct {
 	nextVer uint64
 	// watches are the watched keys (watch.go); nil until the first WATCH.
 	watches map[watchKey]*watchState
+	// waited are the keys clients are blocked on, ready those of them
+	// written since the server last took them, readyPending whether ready
+	// is non-empty (ready.go).
+	waited       map[ReadyKey]*waitState
+	ready        []ReadyKey
+	readyPending atomic.Bool
 	// events receives key and chunk events (events.go); nil for none.
 	events Events
 
@@ -437,6 +443,8 @@ func (e *Engine) SwapDB(ctx context.Context, a, b int) error {
 	e.touchKeyspaceLocked(a, e.dbs[a], e.dbs[b])
 	e.touchKeyspaceLocked(b, e.dbs[b], e.dbs[a])
 	e.dbs[a], e.dbs[b] = e.dbs[b], e.dbs[a]
+	e.signalKeyspaceReadyLocked(a, e.dbs[a])
+	e.signalKeyspaceReadyLocked(b, e.dbs[b])
 	return e.saveDBMapLocked(ctx)
 }
 

@@ -106,8 +106,9 @@ func (e *Engine) Unwatch(marks []WatchMark) {
 }
 
 // touchLocked counts a change to key in logical database db when it is
-// watched.
+// watched, and signals it to clients blocked on it (ready.go).
 func (e *Engine) touchLocked(db int, key string) {
+	e.signalReadyLocked(db, key)
 	if len(e.watches) == 0 {
 		return
 	}

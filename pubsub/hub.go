@@ -23,7 +23,8 @@ const (
 )
 
 // Message is one delivery to one subscriber. Its slices are shared by all
-// receivers of a publication and must not be modified.
+// receivers of a publication, must not be modified, and are valid only
+// during Deliver (Wire's encoding may be kept).
 type Message struct {
 	// Kind is Channel ("message"), Pattern ("pmessage") or Shard
 	// ("smessage").
@@ -51,9 +52,11 @@ func (m *Message) Wire(proto int) []byte {
 
 // Subscriber receives the messages of its subscriptions. Deliver is called
 // with the Hub's lock held, by the publishing goroutine: it must queue the
-// message and return without blocking or calling the Hub. self is true
-// when the publication comes from the subscriber's own command (Publish's
-// from), whose goroutine may then write it in order with the reply.
+// message and return without blocking or calling the Hub. It may keep the
+// bytes of m.Wire, never m's Channel, Pattern or Payload, which may be the
+// publisher's buffers. self is true when the publication comes from the
+// subscriber's own command (Publish's from), whose goroutine may then
+// write it in order with the reply.
 type Subscriber interface {
 	Deliver(m *Message, self bool)
 	// Unsubscribed tells the subscriber that the server removed its

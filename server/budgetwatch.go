@@ -41,6 +41,12 @@ func (s *Server) watchBudget(ctx context.Context) {
 }
 
 func (s *Server) watchClient(c *Client, now time.Time, waiters int) {
+	if s.blocked.isBlocked(c.ID) && peerClosed(c.conn) {
+		// A client blocked in BLPOP, WAIT and their kin is not read
+		// either.
+		c.kill()
+		return
+	}
 	if c.budget == nil {
 		return
 	}

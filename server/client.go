@@ -73,6 +73,9 @@ type Client struct {
 	multiMem int
 
 	killed atomic.Bool
+	// holdsShared is set while the handler runs under Server.exclusive's
+	// read lock, which a command blocked on keys lets go (blockkeys.go).
+	holdsShared bool
 
 	// subscribed is Redis's CLIENT_PUBSUB: the connection has pub/sub
 	// subscriptions; mbox holds the messages it has yet to write

@@ -122,6 +122,7 @@ func (s *Server) dispatch(c *Client) {
 	c.x.Args = args
 	s.runHandler(c, spec)
 	c.x.Args = nil
+	s.serveBlocked()
 	took := time.Since(start)
 	s.recordSlow(c, spec, args, start, took)
 	s.observe(spec.Name, took, false)
@@ -140,9 +141,24 @@ func (s *Server) runHandler(c *Client, spec *commands.Spec) {
 		defer s.exclusive.Unlock()
 	case spec.TouchesData():
 		s.exclusive.RLock()
-		defer s.exclusive.RUnlock()
+		c.holdsShared = true
+		defer func() {
+			c.holdsShared = false
+			s.exclusive.RUnlock()
+		}()
 	}
 	spec.Handler(c.x)
+}
+
+// serveBlocked serves the clients blocked on keys the last command wrote
+// (blockkeys.go), after it and after a whole EXEC, as Redis does.
+func (s *Server) serveBlocked() {
+	if !s.eng.HasReady() {
+		return
+	}
+	s.exclusive.RLock()
+	defer s.exclusive.RUnlock()
+	s.keyWaits.serveReady()
 }
 
 // preload loads the values the command reads that are only on disk, or

@@ -121,6 +121,8 @@ type Server struct {
 	// its read lock, EXEC's under its write lock, so no other client's
 	// command runs between the commands of a transaction.
 	exclusive sync.RWMutex
+	// blocked are the clients blocked on keys (blockkeys.go).
+	keyWaits *blockRegistry
 	// queuedTxBytes is what the queued commands of every open MULTI hold
 	// (bounded like the request values in flight; session_transactions.go).
 	queuedTxBytes atomic.Int64
@@ -213,6 +215,7 @@ func New(eng *engine.Engine, opts Options) *Server {
 	s := &Server{
 		eng:      eng,
 		table:    commands.NewTable(commands.Specs()),
+		keyWaits: newBlockRegistry(eng),
 		log:      opts.Logger,
 		metrics:  opts.Metrics,
 		started:  time.Now(),

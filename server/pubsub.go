@@ -35,8 +35,10 @@ import (
 // mailbox is a subscriber's queue of encoded messages.
 type mailbox struct {
 	mu sync.Mutex
-	// queue holds encoded messages, shared with the other receivers.
+	// queue holds encoded messages, shared with the other receivers,
+	// from head on; its array is reused once it is drained.
 	queue [][]byte
+	head  int
 	// queued counts their bytes; writing counts the bytes taken into the
 	// connection's writer and not yet flushed.
 	queued, writing int64
@@ -85,9 +87,9 @@ func (c *Client) enqueue(wire []byte) {
 	}
 	mb.queue = append(mb.queue, wire)
 	mb.queued += int64(len(wire))
-	if which := c.srv.overPubsubLimit(mb, time.Now()); which != "" {
+	if which := c.srv.overPubsubLimit(mb); which != "" {
 		mb.closed = true
-		mb.queue, mb.queued = nil, 0
+		mb.queue, mb.head, mb.queued = nil, 0, 0
 		c.srv.log.Warn("client closed for overcoming of output buffer limits",
 			"client", c.ID, "addr", c.conn.RemoteAddr().String(), "limit", which, "class", "pubsub")
 		c.abort()
@@ -100,7 +102,8 @@ func (c *Client) enqueue(wire []byte) {
 }
 
 // overPubsubLimit reports which pubsub limit mb's bytes break, "" none.
-func (s *Server) overPubsubLimit(mb *mailbox, now time.Time) string {
+// The clock is read only above the soft limit.
+func (s *Server) overPubsubLimit(mb *mailbox) string {
 	lim := s.obufLimits.Load().PubSub
 	n := mb.queued + mb.writing
 	if lim.Hard > 0 && n >= lim.Hard {
@@ -110,6 +113,7 @@ func (s *Server) overPubsubLimit(mb *mailbox, now time.Time) string {
 		mb.softSince = time.Time{}
 		return ""
 	}
+	now := time.Now()
 	if mb.softSince.IsZero() {
 		mb.softSince = now
 		return ""
@@ -142,19 +146,33 @@ func (c *Client) takeMessages() (more bool) {
 	mb := &c.mbox
 	mb.mu.Lock()
 	defer mb.mu.Unlock()
-	i := 0
-	for ; i < len(mb.queue) && c.w.Pending() < flushPiece; i++ {
-		b := mb.queue[i]
-		mb.queue[i] = nil
+	for ; mb.head < len(mb.queue) && c.w.Pending() < flushPiece; mb.head++ {
+		b := mb.queue[mb.head]
+		mb.queue[mb.head] = nil
 		c.w.Raw(b)
 		mb.queued -= int64(len(b))
 		mb.writing += int64(len(b))
 	}
-	mb.queue = mb.queue[i:]
-	if len(mb.queue) == 0 {
-		mb.queue = nil
+	if mb.head < len(mb.queue) {
+		if mb.head >= maxKeptQueue && mb.head >= len(mb.queue)/2 {
+			// A subscriber that is always behind never drains: move
+			// the rest to the front so that the array stays bounded
+			// by what is queued.
+			n := copy(mb.queue, mb.queue[mb.head:])
+			clear(mb.queue[n:])
+			mb.queue, mb.head = mb.queue[:n], 0
+		}
+		return true
 	}
-	return len(mb.queue) > 0
+	// Drained: keep the array for the next messages, unless a burst
+	// made it large.
+	if cap(mb.queue) > maxKeptQueue {
+		mb.queue = nil
+	} else {
+		mb.queue = mb.queue[:0]
+	}
+	mb.head = 0
+	return false
 }
 
 // takeMessagesAhead moves every message queued for c into its writer, so
@@ -178,6 +196,9 @@ func (c *Client) takeMessagesAhead() {
 	c.replyMark = c.cmdMark
 }
 
+// maxKeptQueue is the largest drained mailbox array kept for reuse.
+const maxKeptQueue = 1024
+
 // messagesWritten is called once c's writer has sent what it held.
 func (c *Client) messagesWritten() {
 	mb := &c.mbox
@@ -192,7 +213,7 @@ func (c *Client) startRead() bool {
 	mb := &c.mbox
 	mb.mu.Lock()
 	defer mb.mu.Unlock()
-	if len(mb.queue) > 0 {
+	if mb.head < len(mb.queue) {
 		return false
 	}
 	mb.reading = true
@@ -222,7 +243,7 @@ func (c *Client) closeMailbox() {
 	mb := &c.mbox
 	mb.mu.Lock()
 	mb.closed = true
-	mb.queue, mb.queued = nil, 0
+	mb.queue, mb.head, mb.queued = nil, 0, 0
 	mb.mu.Unlock()
 }
 

@@ -2,10 +2,14 @@ package server
 
 import (
 	"fmt"
+	"io"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/kvserver/kvserver/engine"
+	"github.com/kvserver/kvserver/resp"
 )
 
 // TestSubscriberGetsEveryMessageBetweenItsReplies has a RESP3 subscriber
@@ -105,5 +109,33 @@ func TestSubscribedClientIsAPubsubClient(t *testing.T) {
 	other.do("CLIENT", "KILL", "TYPE", "pubsub")
 	if !sub.closedByServer(5 * time.Second) {
 		t.Error("CLIENT KILL TYPE pubsub left the subscriber connected")
+	}
+}
+
+// TestMailboxStaysBoundedWhenAlwaysBehind feeds a mailbox faster than it
+// is drained, a piece at a time, and checks that its array holds about
+// what is queued, not every message since it was last empty.
+func TestMailboxStaysBoundedWhenAlwaysBehind(t *testing.T) {
+	srv := New(engine.New(engine.Options{}), Options{})
+	c := &Client{srv: srv, w: resp.NewWriter(io.Discard)}
+	msg := make([]byte, 1024)
+	for round := range 50 {
+		for range 2000 {
+			c.enqueue(msg)
+		}
+		if !c.takeMessages() {
+			t.Fatalf("round %d: drained a mailbox that is always behind", round)
+		}
+		c.w.Flush()
+		c.messagesWritten()
+		if queued := len(c.mbox.queue) - c.mbox.head; cap(c.mbox.queue) > 4*queued+2*maxKeptQueue {
+			t.Fatalf("round %d: array of %d for %d queued messages", round, cap(c.mbox.queue), queued)
+		}
+		// Drain most of it so the pubsub limit is never reached.
+		for c.mbox.queued > 1<<20 {
+			c.takeMessages()
+			c.w.Flush()
+			c.messagesWritten()
+		}
 	}
 }

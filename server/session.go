@@ -45,6 +45,7 @@ func (s *Server) newCommandCtx(c *Client) *commands.Ctx {
 		PubSub:         session{c},
 		Diagnostics:    session{c},
 		Settings:       s.settings,
+		KeyBlocking:    session{c},
 		HyperLogLog:    session{c},
 		Blocker:        session{c},
 	}

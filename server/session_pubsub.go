@@ -59,3 +59,5 @@ func (s session) NumSub(kind pubsub.Kind, channel []byte) int {
 }
 
 func (s session) NumPat() int { return s.c.srv.hub.NumPat() }
+
+func (s session) NumChannels(kind pubsub.Kind) int { return s.c.srv.hub.NumChannels(kind) }

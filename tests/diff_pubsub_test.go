@@ -18,6 +18,9 @@ func TestDifferentialPubSub(t *testing.T) {
 	runDifferential(t, pubsubScripts())
 }
 
+// dumpOfValue is redis-server 7.0.15's DUMP of the string "value".
+const dumpOfValue = "\x00\x05value\n\x00\x81\xf6\xc18\xc1\xaa\x9bn"
+
 // pubsubScripts are the scripts of TestDifferentialPubSub.
 func pubsubScripts() []script {
 	return []script{
@@ -166,6 +169,12 @@ func pubsubScripts() []script {
 			onOther(do("PUBLISH", "m", "x")),
 			listen(1),
 			do("UNSUBSCRIBE"),
+			do("MULTI"),
+			do("SSUBSCRIBE", "s"),
+			do("PSUBSCRIBE", "p*"),
+			do("EXEC"),
+			onOther(do("PUBSUB", "SHARDNUMSUB", "s")),
+			do("PUNSUBSCRIBE"),
 		}},
 		{"keyspace notifications", []step{
 			onOther(do("CONFIG", "SET", "notify-keyspace-events", "KEA")),
@@ -261,7 +270,10 @@ func pubsubScripts() []script {
 			onOther(do("GETRANGE", "nosuch", "0", "1")),
 			onOther(do("GETBIT", "nosuch", "1")),
 			onOther(do("BITCOUNT", "nosuch")),
-			listen(10),
+			onOther(do("HGET", "nosuch", "f")),
+			onOther(do("HGETALL", "nosuch")),
+			onOther(do("PFCOUNT", "nosuch")),
+			listen(13),
 			onOther(do("SET", "nosuch", "1")),
 			quiet(),
 			onOther(do("DEL", "nosuch")),
@@ -286,6 +298,41 @@ func pubsubScripts() []script {
 		// support pattern matching" failed so now and then); rounds make
 		// that instant likely.
 		{"messages published before a command precede its reply", messagesBeforeReply(30)},
+		{"keyspace notifications of hashes, HyperLogLogs and RESTORE", []step{
+			onOther(do("CONFIG", "SET", "notify-keyspace-events", "KEA")),
+			do("PSUBSCRIBE", "__key*__:*"),
+			onOther(do("HSET", "h", "a", "1", "b", "2")),
+			listen(2),
+			onOther(do("HMSET", "h", "a", "3")),
+			onOther(do("HSETNX", "h", "a", "4")),
+			onOther(do("HSETNX", "h", "c", "4")),
+			listen(4),
+			onOther(do("HINCRBY", "h", "n", "5")),
+			onOther(do("HINCRBYFLOAT", "h", "f", "1.5")),
+			listen(4),
+			onOther(do("HDEL", "h", "nosuch")),
+			onOther(do("HDEL", "h", "a", "b")),
+			listen(2),
+			onOther(do("HDEL", "h", "c", "n", "f")),
+			listen(4),
+			onOther(do("PFADD", "hll", "x", "y")),
+			onOther(do("PFADD", "hll", "x")),
+			listen(2),
+			onOther(do("PFADD", "hll2")),
+			onOther(do("PFMERGE", "hll3", "hll", "hll2")),
+			onOther(do("PFCOUNT", "hll3")),
+			listen(4),
+			onOther(do("SET", "src", "value")),
+			listen(2),
+			onOther(do("RESTORE", "restored", "0", dumpOfValue)),
+			listen(2),
+			onOther(do("RESTORE", "restored", "1", dumpOfValue, "REPLACE", "ABSTTL")),
+			listen(2),
+			onOther(do("RESTORE", "restored", "1", dumpOfValue, "ABSTTL")),
+			quiet(),
+			onOther(do("CONFIG", "SET", "notify-keyspace-events", "")),
+			do("PUNSUBSCRIBE"),
+		}},
 		{"own keyspace events come before the reply", []step{
 			onlyProto(3),
 			onOther(do("CONFIG", "SET", "notify-keyspace-events", "E$g")),
