@@ -257,12 +257,12 @@ func formatSuiteTable(results []familyResult) string {
 	fmt.Fprintln(tw, "family\tspecs\tpassed on redis\tpassed on kvserver\tratio")
 	var total familyResult
 	for _, r := range results {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%.2f\n", r.family, r.specs, r.redisPassed, r.kvOK, r.ratio())
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%.3f\n", r.family, r.specs, r.redisPassed, r.kvOK, r.ratio())
 		total.specs += r.specs
 		total.redisPassed += r.redisPassed
 		total.kvOK += r.kvOK
 	}
-	fmt.Fprintf(tw, "total\t%d\t%d\t%d\t%.2f\n", total.specs, total.redisPassed, total.kvOK, total.ratio())
+	fmt.Fprintf(tw, "total\t%d\t%d\t%d\t%.3f\n", total.specs, total.redisPassed, total.kvOK, total.ratio())
 	tw.Flush()
 	for _, r := range results {
 		for _, name := range r.regressions {
@@ -311,7 +311,7 @@ func TestClientSuiteGoRedis(t *testing.T) {
 	t.Logf("go-redis %s suite, redis-server against kvserver:\n%s", goRedisSuiteModule, formatSuiteTable(results))
 	for _, r := range results {
 		if r.ratio() < suiteMinRatio {
-			t.Errorf("%s: kvserver passes %d of go-redis's specs, redis-server %d (ratio %.2f, want at least %.2f)",
+			t.Errorf("%s: kvserver passes %d of go-redis's specs, redis-server %d (ratio %.3f, want at least %.2f)",
 				r.family, r.kvOK, r.redisPassed, r.ratio(), suiteMinRatio)
 		}
 	}
