@@ -14,6 +14,7 @@ require (
 	github.com/spf13/viper v1.19.0
 	github.com/tidwall/btree v1.7.0
 	github.com/tidwall/redcon v1.6.2
+	github.com/yuin/gopher-lua v1.1.1
 	go.etcd.io/etcd/client/v3 v3.5.35
 	go.uber.org/zap v1.21.0
 )

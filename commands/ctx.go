@@ -48,6 +48,8 @@ type Ctx struct {
 	// Diagnostics is the server's settings and slow log, for OBJECT,
 	// MEMORY and SLOWLOG.
 	Diagnostics Diagnostics
+	// Scripting is the server's Lua scripts and functions (scripting.go).
+	Scripting Scripting
 	// Settings are the server's current settings read by name (the rows
 	// without a Config field in config/settings.go), such as the limits
 	// that decide the encodings of small collections.

@@ -1,7 +1,7 @@
 // Package commands is kvserver's command layer: the command table and the
 // handlers, one file per command family (strings.go, keyspace.go,
 // connection.go, server.go, config.go, info.go, cluster.go, acl.go,
-// kvcache.go, command.go, transactions.go), after Redis's t_*.c files and
+// kvcache.go, command.go, transactions.go, scripting.go), after Redis's t_*.c files and
 // Kvrocks's src/commands.
 //
 // Each command is described once, by its Spec row beside its handler:

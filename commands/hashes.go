@@ -59,16 +59,8 @@ func hashLimits(x *Ctx) datatype.HashLimits {
 
 // readHash looks key up as a hash for reading; ok is false, with the
 // reply written, when it holds another type. A missing key gives nil.
-func readHash(x *Ctx, tx *engine.Tx, key []byte) (h *datatype.Hash, ok bool) {
-	obj, err := tx.Object(key, datatype.KindHash, true)
-	if err != nil {
-		x.W.Error(err.Error())
-		return nil, false
-	}
-	if obj == nil {
-		return nil, true
-	}
-	return obj.(*datatype.Hash), true
+func readHash(x *Ctx, tx *engine.Tx, key []byte) (*datatype.Hash, bool) {
+	return lookupObject[*datatype.Hash](x, tx, key, datatype.KindHash, true)
 }
 
 // writeHash looks key up as a hash to change it, creating an empty one

@@ -250,6 +250,14 @@ func infoMemory(x *Ctx, w *InfoWriter) {
 	w.Str("used_memory_peak_human", config.FormatSize(peak))
 	w.Str("used_memory_peak_perc", percent(used, peak))
 	w.Int("used_memory_dataset", used)
+	if x.Scripting != nil {
+		scripts, scriptBytes := x.Scripting.Lua().ScriptsMemory()
+		libs, funcs := x.Scripting.Lua().FunctionCounts()
+		w.Int("used_memory_scripts_eval", scriptBytes)
+		w.Int("number_of_cached_scripts", scripts)
+		w.Int("number_of_functions", int64(funcs))
+		w.Int("number_of_libraries", int64(libs))
+	}
 	w.Int("total_system_memory", sysMem)
 	w.Str("total_system_memory_human", config.FormatSize(sysMem))
 	w.Int("maxmemory", maxmem)

@@ -106,7 +106,7 @@ func cmdRestore(x *Ctx) {
 		return
 	}
 	ttl, ttlOK := ParseInt64(x.Args[2])
-	value, decodeErr := rdb.Restore(x.Session.Own(3), rdb.Limits{Hash: hashLimits(x), ZSet: zsetLimits(x)})
+	value, decodeErr := rdb.Restore(x.Session.Own(3), rdb.Limits{Hash: hashLimits(x), ZSet: zsetLimits(x), Set: setLimits(x), List: listLimits(x)})
 	key := x.Args[1]
 	x.Update(func(tx *engine.Tx) {
 		if _, exists := tx.Stat(key, false); exists && !o.replace {

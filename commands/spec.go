@@ -99,6 +99,9 @@ type Spec struct {
 	Handler Handler
 	// Subcommands of a container command such as CLIENT.
 	Subcommands []*Spec
+	// Exclusive: the handler runs with no other client's command beside
+	// it, as EXEC's does (scripts: EVAL, FCALL).
+	Exclusive bool
 	// MayReplicate is Redis's CMD_MAY_REPLICATE, which COMMAND INFO does
 	// not show: a command without the write flag that may still change
 	// data (PFCOUNT caches its count in the value), so CLIENT PAUSE WRITE

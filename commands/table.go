@@ -45,9 +45,11 @@ var families = [][]*Spec{
 	hashCommands,
 	listCommands,
 	blockingCommands,
+	setCommands,
 	serializeCommands,
 	pubsubCommands,
 	zsetCommands,
+	scriptingCommands,
 }
 
 // NewTable builds the lookup table from copies of specs, deriving what

@@ -83,16 +83,8 @@ func zsetLimits(x *Ctx) datatype.ZSetLimits {
 // readZSet looks key up as a sorted set; ok is false, with WRONGTYPE
 // answered, when it holds another type. A missing key gives nil. read
 // false is for a lookup that is followed by a change.
-func readZSet(x *Ctx, tx *engine.Tx, key []byte, read bool) (z *datatype.ZSet, ok bool) {
-	obj, err := tx.Object(key, datatype.KindZSet, read)
-	if err != nil {
-		x.W.Error(err.Error())
-		return nil, false
-	}
-	if obj == nil {
-		return nil, true
-	}
-	return obj.(*datatype.ZSet), true
+func readZSet(x *Ctx, tx *engine.Tx, key []byte, read bool) (*datatype.ZSet, bool) {
+	return lookupObject[*datatype.ZSet](x, tx, key, datatype.KindZSet, read)
 }
 
 // replyEntries answers entries as ZRANGE does: members only, or with

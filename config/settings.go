@@ -205,6 +205,13 @@ var settings = []Setting{
 			"first. Measurements behind the default are in disktier/doc.go.\n" +
 			"Default: none (zstd+shuffle stores ~71% of bf16 KV bytes but halves disk write speed; see disktier/doc.go).",
 		field: func(c *Config) any { return &c.DiskCompression }},
+	{Name: "busy-reply-threshold", Alias: "lua-time-limit", Kind: KindInt, Default: "5000", Min: 0, Max: math.MaxInt64,
+		Doc: "milliseconds a script runs before other clients get BUSY and SCRIPT KILL may stop it; 0 never",
+		Notes: "Milliseconds an EVAL script or FCALL function may run before the server\n" +
+			"answers other clients' commands with BUSY and SCRIPT KILL or FUNCTION KILL\n" +
+			"may stop it (Redis's busy-reply-threshold, alias lua-time-limit). 0 means\n" +
+			"never: scripts cannot be killed.\n" +
+			"Default: 5000.", InConfig: true, Mutable: true, Rewrite: RewriteIfChanged},
 	{Name: "exists-lease-ms", Kind: KindInt, Default: "2000", Min: 0,
 		Doc: "lease an `EXISTS` hit grants the chunk; 0 disables",
 		Notes: "Milliseconds for which an EXISTS hit protects the key's chunk group from\n" +
@@ -322,6 +329,8 @@ var settings = []Setting{
 		Doc: "a sorted set with a member longer than this many bytes is stored as a skiplist instead of a listpack, as in Redis", InConfig: true, Mutable: true, Rewrite: RewriteIfChanged},
 	{Name: "latency-monitor-threshold", Kind: KindInt, Default: "0", Min: 0, Max: math.MaxInt64,
 		Doc: "Redis's latency monitor threshold in milliseconds; kvserver records no latency events", ConfigOnly: true, InConfig: true, Mutable: true},
+	{Name: "set-max-intset-entries", Kind: KindInt, Default: "512", Min: 0, Max: math.MaxInt64,
+		Doc: "a set of integers with more members than this is stored as a hash table (OBJECT ENCODING hashtable) instead of an intset, as in Redis", InConfig: true, Mutable: true, Rewrite: RewriteIfChanged},
 	{Name: "protected-mode", Kind: KindBool, Default: "yes",
 		Doc: "refuse non-loopback clients while the default user has no password",
 		Notes: "yes: while the default user has no password (no requirepass, and no\n" +

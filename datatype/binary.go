@@ -10,6 +10,8 @@ import (
 
 func appendUvarint(dst []byte, v uint64) []byte { return binary.AppendUvarint(dst, v) }
 
+func appendVarint(dst []byte, v int64) []byte { return binary.AppendVarint(dst, v) }
+
 func appendString(dst []byte, s string) []byte {
 	dst = binary.AppendUvarint(dst, uint64(len(s)))
 	return append(dst, s...)
@@ -33,6 +35,12 @@ func (r *reader) uvarint() uint64 {
 		return 0
 	}
 	v, n := binary.Uvarint(r.b)
+	return r.advance(n, v)
+}
+
+// advance consumes the n bytes a varint decoder took for v, failing on a
+// bad varint (n <= 0).
+func (r *reader) advance(n int, v uint64) uint64 {
 	if n <= 0 {
 		r.fail("bad varint")
 		return 0
@@ -53,17 +61,7 @@ func (r *reader) count(min int) int {
 	return int(n)
 }
 
-func (r *reader) string() string { return string(r.bytes()) }
-
-// done reports the first error, or one if bytes are left over.
-func (r *reader) done() error {
-	if r.err == nil && len(r.b) != 0 {
-		r.fail("trailing bytes")
-	}
-	return r.err
-}
-
-// bytes reads a string without copying it.
+// bytes reads a length-prefixed string without copying it.
 func (r *reader) bytes() []byte {
 	n := r.uvarint()
 	if r.err != nil {
@@ -73,9 +71,35 @@ func (r *reader) bytes() []byte {
 		r.fail("string past the end")
 		return nil
 	}
-	v := r.b[:n]
+	s := r.b[:n]
 	r.b = r.b[n:]
-	return v
+	return s
+}
+
+func (r *reader) string() string { return string(r.bytes()) }
+
+// varint reads what appendVarint wrote.
+func (r *reader) varint() int64 {
+	if r.err != nil {
+		return 0
+	}
+	v, n := binary.Varint(r.b)
+	return int64(r.advance(n, uint64(v)))
+}
+
+// done reports the first error, or one if bytes are left over.
+func (r *reader) done() error {
+	if r.err == nil && len(r.b) != 0 {
+		r.fail("trailing bytes")
+	}
+	return r.err
+}
+
+// makeBytes returns a slice of length n whose capacity is at least c,
+// rounded up to the allocation the runtime really makes (its size class),
+// so that cap tells MemSize what the slice costs.
+func makeBytes(n, c int) []byte {
+	return append([]byte(nil), make([]byte, c)...)[:n]
 }
 
 // float64 reads 8 little-endian bytes of IEEE bits.

@@ -90,6 +90,7 @@ var ErrCorrupt = errors.New("datatype: corrupt encoding")
 var decoders = [...]func([]byte) (Object, error){
 	KindHash: decodeHash,
 	KindList: decodeList,
+	KindSet:  decodeSet,
 	KindZSet: decodeZSet,
 }
 

@@ -8,4 +8,7 @@
 // integer and LZF encodings; small hashes as listpacks). Restore reads
 // every encoding Redis 7.0 writes or still loads for the kinds kvserver
 // stores (listpacks, ziplists, intsets, plain RDB types).
+//
+// DumpFunctions and RestoreFunctions do the same for FUNCTION DUMP and
+// FUNCTION RESTORE's payloads of function libraries' code.
 package rdb

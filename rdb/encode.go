@@ -14,6 +14,9 @@ const (
 	typeHash         = 4
 	typeZSet2        = 5
 	typeZSetZiplist  = 12
+	typeSetIntset    = 11
+	typeListQuick    = 14
+	typeListQuick2   = 18
 	typeHashZiplist  = 13
 	typeHashListpack = 16
 	typeZSetListpack = 17

@@ -30,6 +30,8 @@ type Value struct {
 type Limits struct {
 	Hash datatype.HashLimits
 	ZSet datatype.ZSetLimits
+	Set  datatype.SetLimits
+	List datatype.ListLimits
 }
 
 // Dump serializes v as Redis 7.0's DUMP does.
@@ -43,6 +45,10 @@ func Dump(v Value) ([]byte, error) {
 		b = dumpHash(b, obj)
 	case *datatype.ZSet:
 		b = dumpZSet(b, obj)
+	case *datatype.Set:
+		b = dumpSet(b, obj)
+	case *datatype.List:
+		b = dumpList(b, obj, DefaultListNodeBytes)
 	default:
 		return nil, fmt.Errorf("rdb: cannot dump a %v", v.Object.Kind())
 	}
@@ -92,19 +98,95 @@ func dumpZSet(b []byte, z *datatype.ZSet) []byte {
 	return b
 }
 
+// dumpSet writes an intset as Redis's blob (byte-identical to Redis's
+// DUMP) and a hashtable as its members, in the table's order.
+func dumpSet(b []byte, s *datatype.Set) []byte {
+	if blob := s.IntsetBlob(); blob != nil {
+		b = append(b, typeSetIntset)
+		return appendString(b, blob)
+	}
+	b = append(b, typeSet)
+	b = appendLen(b, uint64(s.Len()))
+	s.Range(func(m []byte) bool {
+		b = appendString(b, m)
+		return true
+	})
+	return b
+}
+
+// DefaultListNodeBytes is the listpack size of a quicklist node under
+// Redis's default list-max-listpack-size -2.
+const DefaultListNodeBytes = 8192
+
+// Quicklist node containers (quicklist.h).
+const (
+	quicklistPlain  = 1
+	quicklistPacked = 2
+	// quicklistPlainSize is packed_threshold: elements from 1 GiB are
+	// plain nodes.
+	quicklistPlainSize = 1 << 30
+	// quicklistSizeEstimate is SIZE_ESTIMATE_OVERHEAD, what Redis adds to
+	// an element's length when it decides whether it fits a node.
+	quicklistSizeEstimate = 8
+)
+
+// dumpList writes RDB_TYPE_LIST_QUICKLIST_2: the elements packed into
+// listpack nodes as Redis packs a list pushed in order (a node takes one
+// more element while its listpack plus the element and 8 bytes stays
+// within nodeBytes). A list built by RPUSH gets redis-server's nodes; a
+// one-node list dumps byte for byte as redis-server's, a longer one may
+// not, since Redis's LZF reuses a hash table left on the stack by the
+// previous node's compression.
+func dumpList(b []byte, l *datatype.List, nodeBytes int) []byte {
+	type node struct {
+		elems [][]byte
+		plain bool
+	}
+	var nodes []node
+	var cur [][]byte
+	curSize := 0 // the listpack bytes of cur
+	var entry []byte
+	l.Range(0, false, func(_ int, v []byte) bool {
+		if len(cur) > 0 && (len(v) >= quicklistPlainSize || curSize+len(v)+quicklistSizeEstimate > nodeBytes) {
+			nodes = append(nodes, node{elems: cur})
+			cur = nil
+		}
+		if len(v) >= quicklistPlainSize {
+			nodes = append(nodes, node{elems: [][]byte{v}, plain: true})
+			return true
+		}
+		if len(cur) == 0 {
+			curSize = lpHeaderSize + 1
+		}
+		cur = append(cur, v)
+		entry = appendListpackEntry(entry[:0], v)
+		curSize += len(entry)
+		return true
+	})
+	if len(cur) > 0 {
+		nodes = append(nodes, node{elems: cur})
+	}
+	b = append(b, typeListQuick2)
+	b = appendLen(b, uint64(len(nodes)))
+	for _, n := range nodes {
+		if n.plain {
+			b = appendLen(b, quicklistPlain)
+			b = appendString(b, n.elems[0])
+			continue
+		}
+		b = appendLen(b, quicklistPacked)
+		b = appendString(b, buildListpack(n.elems))
+	}
+	return b
+}
+
 // Restore reads a DUMP payload.
 func Restore(payload []byte, lim Limits) (Value, error) {
-	n := len(payload)
-	if n < 10 {
-		return Value{}, ErrPayload
+	body, err := payloadBody(payload)
+	if err != nil {
+		return Value{}, err
 	}
-	if binary.LittleEndian.Uint16(payload[n-10:]) > rdbVersion {
-		return Value{}, ErrPayload
-	}
-	if crc64Jones(0, payload[:n-8]) != binary.LittleEndian.Uint64(payload[n-8:]) {
-		return Value{}, ErrPayload
-	}
-	r := &reader{b: payload[:n-10]}
+	r := &reader{b: body}
 	v, err := r.value(lim)
 	if err == nil && r.err != nil {
 		err = r.err
@@ -254,6 +336,67 @@ func (r *reader) value(lim Limits) (Value, error) {
 		}
 		elems, err := parseListpack(lp)
 		return hashValue(elems, lim, err)
+	case typeList:
+		n := r.count(1)
+		elems := make([][]byte, 0, n)
+		for i := 0; i < n && r.err == nil; i++ {
+			elems = append(elems, r.string())
+		}
+		return listValue(elems, lim, r.err)
+	case typeListQuick, typeListQuick2:
+		nodes := r.count(1)
+		var elems [][]byte
+		for i := 0; i < nodes && r.err == nil; i++ {
+			container := uint64(quicklistPacked)
+			if typ == typeListQuick2 {
+				container, _ = r.length()
+			}
+			blob := r.string()
+			if r.err != nil {
+				break
+			}
+			switch {
+			case container == quicklistPlain:
+				elems = append(elems, blob)
+				continue
+			case container != quicklistPacked:
+				return Value{}, errors.New("unknown quicklist container")
+			}
+			parse := parseListpack
+			if typ == typeListQuick {
+				parse = parseZiplist
+			}
+			strs, err := parse(blob)
+			if err != nil {
+				return Value{}, err
+			}
+			for _, e := range strs {
+				elems = append(elems, []byte(e))
+			}
+		}
+		return listValue(elems, lim, r.err)
+	case typeSet:
+		n := r.count(1)
+		if n == 0 {
+			return Value{}, errors.New("empty set")
+		}
+		s := datatype.NewSet()
+		for i := 0; i < n && r.err == nil; i++ {
+			if !s.Add(r.string(), lim.Set) && r.err == nil {
+				return Value{}, errors.New("duplicate set member")
+			}
+		}
+		return Value{Object: s}, r.err
+	case typeSetIntset:
+		blob := r.string()
+		if r.err != nil {
+			return Value{}, r.err
+		}
+		s, err := datatype.SetFromIntsetBlob(blob, lim.Set)
+		if err != nil {
+			return Value{}, err
+		}
+		return Value{Object: s}, nil
 	case typeHashZiplist:
 		zl := r.string()
 		if r.err != nil {
@@ -364,4 +507,19 @@ func zsetValue(entries []datatype.ZEntry, lim Limits, err error) (Value, error) 
 		}
 	}
 	return Value{Object: z}, nil
+}
+
+// listValue builds a list of elems; an empty one is bad data.
+func listValue(elems [][]byte, lim Limits, err error) (Value, error) {
+	if err != nil {
+		return Value{}, err
+	}
+	if len(elems) == 0 {
+		return Value{}, errors.New("empty list")
+	}
+	l := datatype.NewList()
+	for _, e := range elems {
+		l.Push(e, false, lim.List)
+	}
+	return Value{Object: l}, nil
 }

@@ -10,7 +10,7 @@ import (
 )
 
 var testLimits = Limits{Hash: datatype.HashLimits{MaxListpackEntries: 128, MaxListpackValue: 64},
-	ZSet: datatype.ZSetLimits{MaxListpackEntries: 128, MaxListpackValue: 64}}
+	ZSet: datatype.ZSetLimits{MaxListpackEntries: 128, MaxListpackValue: 64}, Set: datatype.SetLimits{MaxIntsetEntries: 512}}
 
 func TestLZFRoundTrip(t *testing.T) {
 	rng := rand.New(rand.NewSource(1))
@@ -104,6 +104,13 @@ func FuzzRestore(f *testing.F) {
 		z.Set("a", 1.5, lim)
 		z.Set("b", -2, lim)
 		p, _ := Dump(Value{Object: z})
+		f.Add(p[:len(p)-10])
+	}
+	l := datatype.NewList()
+	for _, v := range []string{"a", "12", "some text"} {
+		l.Push([]byte(v), false, datatype.DefaultListLimits)
+	}
+	if p, err := Dump(Value{Object: l}); err == nil {
 		f.Add(p[:len(p)-10])
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {

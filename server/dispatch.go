@@ -101,6 +101,11 @@ func (s *Server) dispatch(c *Client) {
 		s.observe(spec.Name, 0, true)
 		return
 	}
+	if msg := s.busyError(c, spec); msg != "" {
+		s.rejectCommand(c, spec, msg)
+		s.observe(spec.Name, 0, true)
+		return
+	}
 	// Last, as in Redis's processCommand: a refused command is answered
 	// even while clients are paused.
 	if !s.waitWhilePaused(c, spec) {
@@ -129,14 +134,14 @@ func (s *Server) dispatch(c *Client) {
 }
 
 // runHandler runs the command's handler under Server.exclusive: alone for
-// the EXEC of a transaction, shared with the other clients' commands that
+// the EXEC of a transaction and for scripts (Spec.Exclusive), shared with the other clients' commands that
 // touch the keyspace, so that none of them runs between the queued ones.
 // Commands that do not touch it (WAIT, CLIENT, CONFIG...) take no part:
 // a WAIT blocking for its timeout must not hold up an EXEC, nor, through
 // the EXEC waiting for it, every other client.
 func (s *Server) runHandler(c *Client, spec *commands.Spec) {
 	switch {
-	case commands.IsExec(spec) && c.multi != nil:
+	case spec.Exclusive || commands.IsExec(spec) && c.multi != nil:
 		s.exclusive.Lock()
 		defer s.exclusive.Unlock()
 	case spec.TouchesData():

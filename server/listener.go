@@ -21,6 +21,7 @@ import (
 	"github.com/kvserver/kvserver/notify"
 	"github.com/kvserver/kvserver/pubsub"
 	"github.com/kvserver/kvserver/resp"
+	"github.com/kvserver/kvserver/scripting"
 	"github.com/kvserver/kvserver/wake"
 )
 
@@ -166,6 +167,9 @@ type Server struct {
 	slotMap   atomic.Pointer[cluster.Map]
 	purgeWake wake.Signal
 
+	// scripts are the Lua scripts and functions and the one running
+	// (session_scripting.go).
+	scripts scripts
 	// hub holds the pub/sub subscriptions (pubsub.go); notifyFlags is
 	// notify-keyspace-events as a notify.Class.
 	hub         *pubsub.Hub
@@ -231,6 +235,7 @@ func New(eng *engine.Engine, opts Options) *Server {
 		s.slotMap.Store(opts.Cluster)
 	}
 	s.settings = config.NewLive(opts.Settings)
+	s.scripts.lua = scripting.New(opts.Logger)
 	s.hub = pubsub.New()
 	if flags, ok := notify.Parse(opts.Settings.NotifyKeyspaceEvents); ok {
 		s.notifyFlags.Store(int32(flags))

@@ -44,6 +44,7 @@ func (s *Server) newCommandCtx(c *Client) *commands.Ctx {
 		Transaction:    session{c},
 		PubSub:         session{c},
 		Diagnostics:    session{c},
+		Scripting:      session{c},
 		Settings:       s.settings,
 		KeyBlocking:    session{c},
 		HyperLogLog:    session{c},

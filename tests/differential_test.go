@@ -59,7 +59,8 @@ const (
 	cmpScanAll
 	// cmpRandom compares random replies (HRANDFIELD) by shape: the same
 	// types and lengths at every level, and every string in either reply
-	// one of step.fields.
+	// one of step.fields; with step.distinct, no string twice in a reply
+	// (SRANDMEMBER and SPOP with a positive count).
 	cmpRandom
 	// cmpSleep is a pseudo step that sleeps step.pause (to let keys expire).
 	cmpSleep
@@ -97,6 +98,8 @@ type step struct {
 	// command (messages published by another connection).
 	replies int
 	listen  bool
+	// distinct requires a cmpRandom reply's strings to differ.
+	distinct bool
 }
 
 // script is a named sequence of steps run on one fresh connection per
@@ -151,6 +154,13 @@ func scanKeyAll(cmd, key string, opts ...string) step {
 // random compares a random reply by its shape and membership in members.
 func random(members []string, args ...string) step {
 	return step{cmd: args, mode: cmpRandom, fields: members}
+}
+
+// randomDistinct is random for replies whose picks must all differ.
+func randomDistinct(members []string, args ...string) step {
+	st := random(members, args...)
+	st.distinct = true
+	return st
 }
 
 // onOther runs st on the script's second connection to each server,
@@ -458,7 +468,10 @@ func compareReplies(st step, a, b []byte) string {
 	case cmpInfo:
 		return compareInfo(ra, rb, st.fields)
 	case cmpRandom:
-		return compareRandom(ra, rb, st.fields)
+		if why := compareRandom(ra, rb, st.fields); why != "" || !st.distinct {
+			return why
+		}
+		return compareDistinct(ra, rb)
 	}
 	return fmt.Sprintf("unknown comparison mode %d", st.mode)
 }
@@ -487,6 +500,20 @@ func compareRandom(a, b Reply, members []string) string {
 	for _, r := range []Reply{a, b} {
 		if !slices.Contains(members, r.Str) {
 			return fmt.Sprintf("%q is not a member", r.Str)
+		}
+	}
+	return ""
+}
+
+// compareDistinct requires no string to repeat within either reply.
+func compareDistinct(a, b Reply) string {
+	for _, r := range []Reply{a, b} {
+		seen := make(map[string]bool, len(r.Elems))
+		for _, e := range r.Elems {
+			if seen[e.Str] {
+				return fmt.Sprintf("%q picked twice", e.Str)
+			}
+			seen[e.Str] = true
 		}
 	}
 	return ""

@@ -8,7 +8,7 @@ import (
 
 // TestDumpPayloadsMoveBetweenRedisAndKVServer restores values DUMPed by
 // redis-server 7.0 into kvserver and the other way round, for strings of
-// every encoding, hashes and sorted sets small (listpack) and large, and
+// every encoding, hashes, sorted sets, lists and sets small and large, and
 // checks each arrives whole.
 func TestDumpPayloadsMoveBetweenRedisAndKVServer(t *testing.T) {
 	t.Parallel()
@@ -23,6 +23,10 @@ func TestDumpPayloadsMoveBetweenRedisAndKVServer(t *testing.T) {
 	for i := 0; i < 300; i++ {
 		bigZ = append(bigZ, fmt.Sprintf("%d.%d", i, i%7), fmt.Sprintf("member:%d", i))
 	}
+	var bigL []string
+	for i := 0; i < 3000; i++ {
+		bigL = append(bigL, fmt.Sprintf("element-%d", i*7))
+	}
 	writes := [][]string{
 		{"SET", "s1", "12"},
 		{"SET", "s2", "-70000"},
@@ -32,6 +36,10 @@ func TestDumpPayloadsMoveBetweenRedisAndKVServer(t *testing.T) {
 		append([]string{"HSET", "h2"}, big...),
 		{"ZADD", "z1", "1", "a", "2.5", "b", "-3", "c", "inf", "d"},
 		append([]string{"ZADD", "z2"}, bigZ...),
+		{"RPUSH", "l1", "a", "12", "text"},
+		append([]string{"RPUSH", "l2"}, bigL...),
+		{"SADD", "st1", "1", "2", "300"},
+		append([]string{"SADD", "st2"}, bigL...),
 	}
 	reads := [][]string{
 		{"GET", "s1"}, {"GET", "s2"}, {"GET", "s3"}, {"GET", "s4"},
@@ -39,8 +47,11 @@ func TestDumpPayloadsMoveBetweenRedisAndKVServer(t *testing.T) {
 		{"OBJECT", "ENCODING", "h1"}, {"OBJECT", "ENCODING", "h2"},
 		{"ZRANGE", "z1", "0", "-1", "WITHSCORES"}, {"ZRANGE", "z2", "0", "-1", "WITHSCORES"},
 		{"OBJECT", "ENCODING", "z1"}, {"OBJECT", "ENCODING", "z2"},
+		{"LRANGE", "l1", "0", "-1"}, {"LRANGE", "l2", "0", "-1"},
+		{"SMEMBERS", "st1"}, {"SCARD", "st2"}, {"SISMEMBER", "st2", "element-70"},
+		{"OBJECT", "ENCODING", "st1"}, {"OBJECT", "ENCODING", "st2"},
 	}
-	keys := []string{"s1", "s2", "s3", "s4", "h1", "h2", "z1", "z2"}
+	keys := []string{"s1", "s2", "s3", "s4", "h1", "h2", "z1", "z2", "l1", "l2", "st1", "st2"}
 	for _, dir := range []struct {
 		name     string
 		from, to *rawClient

@@ -41,6 +41,28 @@ var elementTypes = map[string]elementType{
 		},
 		count: "LLEN",
 	},
+	// Sets of the same 13-byte strings (hashtables, as Redis 7.0 has no
+	// listpack sets), and of integers (intsets while 100 to a key).
+	"set": {
+		add: func(key string, first, n int) []string {
+			cmd := []string{"SADD", key}
+			for i := first; i < first+n; i++ {
+				cmd = append(cmd, fmt.Sprintf("member:%06d", i))
+			}
+			return cmd
+		},
+		count: "SCARD",
+	},
+	"intset": {
+		add: func(key string, first, n int) []string {
+			cmd := []string{"SADD", key}
+			for i := first; i < first+n; i++ {
+				cmd = append(cmd, strconv.Itoa(i))
+			}
+			return cmd
+		},
+		count: "SCARD",
+	},
 }
 
 // elementLayouts are how the elements are spread: many small collections
@@ -78,13 +100,13 @@ type elementsOptions struct {
 }
 
 func parseElementsFlags(args []string) (elementsOptions, bool, error) {
-	fs := newFlagSet("elements", "[--types zset,list] [--elements 100000] [--json]", `
+	fs := newFlagSet("elements", "[--types zset,list,set,intset] [--elements 100000] [--json]", `
 Starts a fresh redis-server and kvserver per collection type and layout,
 adds --elements elements (13-byte members) either as many collections of
 100 (small: Redis's listpack) or as one collection, and reports each
 process's growth in resident memory and in its own used_memory, per
 element.`)
-	types := fs.String("types", "zset", "comma-separated collection types: zset, list")
+	types := fs.String("types", "zset", "comma-separated collection types: zset, list, set, intset")
 	elements := fs.Int("elements", 100000, "elements per type and layout")
 	redisBin := fs.String("redis", "redis-server", "redis-server binary")
 	kvBin := fs.String("kvserver", "", "kvserver binary (default: build ./cmd/kvserver)")

@@ -25,3 +25,14 @@ func TestElementsFlagsRefuseUnknownTypesAndOddCounts(t *testing.T) {
 		t.Errorf("defaults: %+v %v", o, err)
 	}
 }
+
+func TestSetElementsCommandsAddNumberedMembers(t *testing.T) {
+	for typ, want := range map[string][]string{
+		"set":    {"SADD", "k", "member:000002", "member:000003"},
+		"intset": {"SADD", "k", "2", "3"},
+	} {
+		if got := elementTypes[typ].add("k", 2, 2); !slices.Equal(got, want) || elementTypes[typ].count != "SCARD" {
+			t.Errorf("%s: add = %q, want %q", typ, got, want)
+		}
+	}
+}

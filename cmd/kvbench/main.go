@@ -17,6 +17,7 @@
 //	kvbench gpuinfo [--json]
 //	kvbench layerwise [--addr HOST:PORT] [--layers 32] [--chunks 4] [--json]
 //	kvbench fanout [--subscribers 100] [--messages 5000] [--size 64] [--rounds 5] [--json]
+//	kvbench evalsha [--conns 8] [--pipeline 16] [--seconds 2] [--rounds 5] [--json]
 //
 // compare, users, lmcache and report start both servers themselves (building
 // ./cmd/kvserver unless --kvserver names a binary), alternate which one goes
@@ -58,6 +59,7 @@ func commandTable() map[string]commandFunc {
 		"gpuinfo":   runGPUInfo,
 		"layerwise": runLayerwise,
 		"fanout":    runFanout,
+		"evalsha":   runEvalSHA,
 	}
 }
 
@@ -117,6 +119,7 @@ commands:
   layerwise gpuclient's layer-wise store and load of a 32-layer chunk set through one
             server (CPU device): sequential vs pipelined with compute = load time
   fanout    PUBLISH fan-out, 1 publisher to 100 subscribers, deliveries/s of both
+  evalsha   EVALSHA of a small (lock-extend) script against both, alternating rounds, ratio
 
 Every command takes --json and --help (kvbench <command> --help).`)
 }

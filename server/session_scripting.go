@@ -1,0 +1,345 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"sync/atomic"
+	"time"
+
+	"github.com/kvserver/kvserver/cluster"
+	"github.com/kvserver/kvserver/commands"
+	"github.com/kvserver/kvserver/engine"
+	"github.com/kvserver/kvserver/resp"
+	"github.com/kvserver/kvserver/scripting"
+)
+
+// The server's side of scripting (commands.Scripting): one script runs at a
+// time, alone like EXEC (dispatch takes Server.exclusive for writing for
+// Spec.Exclusive commands); the commands it calls go through the command
+// table with Redis's checks for scripts (script.c's scriptCall); once it has
+// run busy-reply-threshold milliseconds, other clients' commands are
+// answered BUSY and SCRIPT KILL or FUNCTION KILL may stop it.
+
+const (
+	errBusyScript   = commands.ErrBusyScript
+	errBusyFunction = commands.ErrBusyFunction
+	errUnkillable   = "UNKILLABLE Sorry the script already executed write commands against the dataset. " +
+		"You can either wait the script termination or kill the server in a hard way using the SHUTDOWN NOSAVE command."
+)
+
+// scripts is the server's scripting: the engine with the scripts and
+// libraries, and the script running now.
+type scripts struct {
+	lua     *scripting.Engine
+	running atomic.Pointer[scriptRun]
+
+	// Reused by one script after the other (scripts run one at a time,
+	// under Server.exclusive): the caller with its reply buffer, and the
+	// context SCRIPT KILL cancels, replaced once cancelled. An EVALSHA of
+	// a small script then allocates little beyond its Lua values.
+	caller *scriptCaller
+	ctx    context.Context
+	cancel context.CancelFunc
+}
+
+// scriptRun is the script running now, as other clients see it.
+type scriptRun struct {
+	client   *Client
+	function bool
+	// command is FCALL's arguments, for FUNCTION STATS.
+	command [][]byte
+	start   time.Time
+	// busyAfter is busy-reply-threshold when the script started; 0 when
+	// it never counts as busy (and cannot be killed, as in Redis).
+	busyAfter time.Duration
+	// cancel stops the script.
+	cancel context.CancelFunc
+	// done is closed when the script ends.
+	done chan struct{}
+	// wrote: the script ran a write command, so it cannot be killed.
+	wrote atomic.Bool
+}
+
+// busy reports whether the script has run past busy-reply-threshold.
+func (r *scriptRun) busy() bool {
+	return r.busyAfter > 0 && time.Since(r.start) >= r.busyAfter
+}
+
+var _ commands.Scripting = session{}
+
+func (s session) Lua() *scripting.Engine { return s.c.srv.scripts.lua }
+
+// RunScript runs exec as the server's one running script.
+func (s session) RunScript(function, readOnly bool, keys, args [][]byte, exec func(r *scripting.Run)) {
+	c, srv := s.c, s.c.srv
+	sp := &srv.scripts
+	run := &scriptRun{client: c, function: function, start: time.Now(), done: make(chan struct{})}
+	if function {
+		run.command = make([][]byte, len(c.x.Args))
+		for i, a := range c.x.Args {
+			run.command[i] = bytes.Clone(a)
+		}
+	}
+	sc := sp.caller
+	if sc == nil {
+		sc = &scriptCaller{}
+		sc.w = resp.NewWriter(&sc.buf)
+		sp.caller = sc
+	}
+	sc.start(c, run, srv.ClusterEnabled(), keys)
+	r := &sc.r
+	*r = scripting.Run{W: c.w, Caller: sc, Keys: keys, Args: args, ReadOnly: readOnly, Check: sc.check}
+	if ms := srv.settings.Int("busy-reply-threshold"); ms > 0 {
+		if sp.ctx == nil || sp.ctx.Err() != nil {
+			sp.ctx, sp.cancel = context.WithCancel(context.Background())
+		}
+		run.busyAfter = time.Duration(ms) * time.Millisecond
+		r.Ctx, run.cancel = sp.ctx, sp.cancel
+	}
+	sp.running.Store(run)
+	defer func() {
+		sp.running.Store(nil)
+		sc.end()
+		close(run.done)
+	}()
+	exec(r)
+}
+
+// KillScript is SCRIPT KILL and FUNCTION KILL (Redis's scriptKill).
+func (s session) KillScript(function bool) string {
+	run := s.c.srv.scripts.running.Load()
+	switch {
+	case run == nil:
+		return "NOTBUSY No scripts in execution right now."
+	case run.wrote.Load():
+		return errUnkillable
+	case run.function && !function:
+		return errBusyFunction
+	case !run.function && function:
+		return errBusyScript
+	}
+	// The context is shared by the scripts that were not killed: cancel
+	// it only while this script still runs.
+	if run.cancel != nil && s.c.srv.scripts.running.Load() == run {
+		run.cancel()
+	}
+	return ""
+}
+
+// RunningScript is FUNCTION STATS's running_script.
+func (s session) RunningScript() (commands.RunningScript, bool) {
+	run := s.c.srv.scripts.running.Load()
+	if run == nil {
+		return commands.RunningScript{}, false
+	}
+	r := commands.RunningScript{Function: run.function, Took: time.Since(run.start)}
+	if run.function {
+		r.Name, r.Command = string(run.command[1]), run.command
+	}
+	return r, true
+}
+
+// busyError is dispatch's answer to a command that arrives while another
+// client's script runs (Redis's processCommand): it waits for the script
+// to end, and answers BUSY once the script has run past
+// busy-reply-threshold, unless the command is allowed then (allow_busy:
+// SCRIPT KILL, FUNCTION KILL...). "" lets the command run.
+func (s *Server) busyError(c *Client, spec *commands.Spec) string {
+	run := s.scripts.running.Load()
+	if run == nil || run.client == c || spec.Flags&commands.FlagAllowBusy != 0 {
+		return ""
+	}
+	if !run.busy() {
+		var busy <-chan time.Time
+		if run.busyAfter > 0 {
+			t := time.NewTimer(run.busyAfter - time.Since(run.start))
+			defer t.Stop()
+			busy = t.C
+		}
+		select {
+		case <-run.done:
+			return ""
+		case <-c.ctx.Done():
+			return ""
+		case <-busy:
+		}
+	}
+	select {
+	case <-run.done:
+		return ""
+	default:
+	}
+	if run.function {
+		return errBusyFunction
+	}
+	return errBusyScript
+}
+
+// lookupCommand finds the command, or subcommand, args name; nil when
+// there is none (Redis's lookupCommand).
+func (s *Server) lookupCommand(args [][]byte) *commands.Spec {
+	spec := s.table.Lookup(args[0])
+	if spec != nil && spec.IsContainer() && len(args) > 1 {
+		spec = spec.Sub(args[1])
+	}
+	return spec
+}
+
+// scriptCaller runs a script's commands (scripting.Caller): as the
+// script's client, with its own selected database and RESP version, and
+// with its replies captured for conversion to Lua values.
+type scriptCaller struct {
+	c   *Client
+	run *scriptRun
+	// r is the run's scripting.Run, kept here to be reused.
+	r scripting.Run
+	// db is the script's selected database: SELECT in a script does not
+	// change the caller's.
+	db int
+	// slot is the slot of the keys the script touched so far (cluster
+	// mode), -1 before any.
+	slot int
+	buf  bytes.Buffer
+	w    *resp.Writer
+	x    commands.Ctx
+}
+
+// start readies the caller for a script c runs with the declared keys.
+func (sc *scriptCaller) start(c *Client, run *scriptRun, clusterMode bool, keys [][]byte) {
+	sc.c, sc.run, sc.db, sc.slot = c, run, c.DB(), -1
+	if len(keys) > 0 && clusterMode {
+		sc.slot = cluster.KeySlot(keys[0])
+	}
+	sc.x = *c.x
+	sc.x.W = sc.w
+	sc.x.Session = scriptSession{session{c}, sc}
+}
+
+// end drops what the caller holds of the script that ended.
+func (sc *scriptCaller) end() {
+	sc.c, sc.run, sc.r = nil, nil, scripting.Run{}
+	sc.x = commands.Ctx{}
+	if sc.buf.Cap() > 64<<10 {
+		// A large reply's buffer is not kept for the next script.
+		sc.buf = bytes.Buffer{}
+	}
+}
+
+// check is the server's part of scriptPrepareForRun for scripts with a
+// shebang or functions: no-cluster, and memory for those that may write.
+func (sc *scriptCaller) check(flags scripting.Flags) string {
+	srv := sc.c.srv
+	if flags&scripting.FlagEvalCompat != 0 {
+		return ""
+	}
+	if flags&scripting.FlagNoCluster != 0 && srv.ClusterEnabled() {
+		return "ERR Can not run script on cluster, 'no-cluster' flag is set."
+	}
+	if flags&(scripting.FlagAllowOOM|scripting.FlagNoWrites) == 0 {
+		if err := srv.eng.Reserve(sc.c.ctx); errors.Is(err, engine.ErrOOM) {
+			return err.Error()
+		}
+	}
+	return ""
+}
+
+// Call runs one command for the script with Redis's checks for scripts, in
+// scriptCall's order: the command and its arity, noscript, ACL, writes in
+// a read-only script, memory, and the cluster slot.
+func (sc *scriptCaller) Call(r *scripting.Run, args [][]byte, proto int) ([]byte, string) {
+	c, srv := sc.c, sc.c.srv
+	spec := srv.lookupCommand(args)
+	if spec == nil {
+		return nil, "ERR Unknown Redis command called from script"
+	}
+	if !spec.CheckArity(len(args)) || spec.Handler == nil {
+		return nil, "ERR Wrong number of args calling Redis command from script"
+	}
+	if spec.Flags&commands.FlagNoscript != 0 {
+		return nil, "ERR This Redis command is not allowed from script"
+	}
+	switch d, _ := srv.aclCheck(c.user.Load(), spec, args); d {
+	case commands.ACLDeniedCommand:
+		return nil, "ERR The user executing the script can't run this command or subcommand"
+	case commands.ACLDeniedKey:
+		return nil, "ERR The user executing the script can't access at least one of the keys mentioned in the command arguments"
+	}
+	write := spec.Flags&commands.FlagWrite != 0
+	if write && r.NoWrites {
+		return nil, "ERR Write commands are not allowed from read-only scripts."
+	}
+	// Only before the first write: a script cannot stop halfway.
+	if spec.Flags&commands.FlagDenyoom != 0 && r.Flags&scripting.FlagAllowOOM == 0 && !sc.run.wrote.Load() {
+		if err := srv.eng.Reserve(c.ctx); errors.Is(err, engine.ErrOOM) {
+			return nil, err.Error()
+		}
+	}
+	if write {
+		sc.run.wrote.Store(true)
+	}
+	if msg := sc.clusterCheck(r, spec, args); msg != "" {
+		return nil, msg
+	}
+	// Values only on disk are loaded first, as dispatch does; the engine
+	// would otherwise read them under its lock.
+	if keys := spec.ValueKeys(args); keys != nil {
+		srv.eng.Preload(c.ctx, sc.db, keys)
+	}
+	sc.buf.Reset()
+	sc.w.SetProto(proto)
+	sc.x.Args = args
+	start := time.Now()
+	spec.Handler(&sc.x)
+	sc.x.Args = nil
+	srv.observe(spec.Name, time.Since(start), false)
+	sc.w.Flush()
+	return sc.buf.Bytes(), ""
+}
+
+// clusterCheck is scriptVerifyClusterState: in cluster mode every key must
+// be served here, and, unless the script allows cross-slot keys, hash to
+// the slot of the script's other keys.
+func (sc *scriptCaller) clusterCheck(r *scripting.Run, spec *commands.Spec, args [][]byte) string {
+	srv := sc.c.srv
+	m := srv.slotMap.Load()
+	if m == nil {
+		return ""
+	}
+	slot, msg := srv.keysSlot(-1, spec, args)
+	if msg != "" || srv.slotRedirect(m, slot) != "" {
+		return "ERR Script attempted to access a non local key in a cluster node"
+	}
+	if slot < 0 || r.Flags&(scripting.FlagAllowCrossSlot|scripting.FlagEvalCompat) != 0 {
+		return ""
+	}
+	if sc.slot == -1 {
+		sc.slot = slot
+	} else if sc.slot != slot {
+		return "ERR Script attempted to access keys that do not hash to the same slot"
+	}
+	return ""
+}
+
+// ACLCheck answers redis.acl_check_cmd (scripting.ACLChecker).
+func (sc *scriptCaller) ACLCheck(args [][]byte) (known, allowed bool) {
+	spec := sc.c.srv.lookupCommand(args)
+	if spec == nil {
+		return false, false
+	}
+	d, _ := sc.c.srv.aclCheck(sc.c.user.Load(), spec, args)
+	return true, d == commands.ACLAllowed
+}
+
+// scriptSession is the session of the script's commands: the caller's,
+// with the script's own database and RESP version, and arguments that are
+// already the command's own (Lua made them).
+type scriptSession struct {
+	session
+	sc *scriptCaller
+}
+
+func (s scriptSession) DB() int          { return s.sc.db }
+func (s scriptSession) SetDB(db int)     { s.sc.db = db }
+func (s scriptSession) Own(i int) []byte { return s.sc.x.Args[i] }
+func (s scriptSession) Proto() int       { return s.sc.w.Proto() }
