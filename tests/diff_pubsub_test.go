@@ -371,8 +371,10 @@ func TestBlockedSubscriberGetsMessagesBeforeItsReply(t *testing.T) {
 		defer pub.Close()
 		sub.Do("HELLO", "3")
 		sub.Do("SUBSCRIBE", "ch")
-		sub.Send(encodeCommand([]string{"WAIT", "1", "400"}))
-		time.Sleep(100 * time.Millisecond) // WAIT is blocked by now
+		sub.Send(encodeCommand([]string{"WAIT", "1", "1500"}))
+		// WAIT is blocked by now; published before it blocks, the message
+		// comes first too, so only a stall past its timeout changes the order.
+		time.Sleep(100 * time.Millisecond)
 		got := []string{string(pub.Do("PUBLISH", "ch", "during"))}
 		for range 2 {
 			r, err := sub.ReadReply()
