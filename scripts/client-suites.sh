@@ -7,7 +7,7 @@
 # redis-server and fails on kvserver (with kvserver's failure). It fails
 # when a family's ratio is under 0.95.
 #
-#   scripts/client-suites.sh              # every family (about 5 minutes)
+#   scripts/client-suites.sh              # every family (about 2 minutes)
 #   scripts/client-suites.sh hashes,geo   # only these
 #
 # Families: bitmaps, server, strings, keyspace, transactions, hashes, lists,

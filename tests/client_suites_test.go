@@ -277,7 +277,7 @@ func formatSuiteTable(results []familyResult) string {
 // prints how many specs pass on each and the specs that pass only on
 // redis-server, and fails for a family where kvserver passes fewer than
 // 95% of redis-server's count. It runs only when KVSERVER_CLIENT_SUITES is
-// set (about five minutes for both servers; scripts/client-suites.sh).
+// set (about 2 minutes: builds, then 30 s a server; scripts/client-suites.sh).
 func TestClientSuiteGoRedis(t *testing.T) {
 	families := clientSuiteFamilies(t)
 	if _, err := exec.LookPath("redis-server"); err != nil {
