@@ -2269,6 +2269,1177 @@ var redisCommandDocs = map[string]*commandDoc{
 			),
 		),
 	},
+	"geoadd": {
+		Arity: -5, Flags: []string{"write", "denyoom"}, FirstKey: 1, LastKey: 1, Step: 1,
+		ACLCategories: resp.SetOf(resp.Simple("@write"), resp.Simple("@geo"), resp.Simple("@slow")),
+		Tips:          resp.SetOf(),
+		KeySpecs: resp.SetOf(
+			resp.Map(
+				resp.Bulk("flags"), resp.SetOf(resp.Simple("RW"), resp.Simple("update")),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
+				resp.Bulk("find_keys"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("range"),
+					resp.Bulk("spec"), resp.Map(
+						resp.Bulk("lastkey"), resp.Int(0),
+						resp.Bulk("keystep"), resp.Int(1),
+						resp.Bulk("limit"), resp.Int(0),
+					),
+				),
+			),
+		),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Add one or more geospatial items in the geospatial index represented using a sorted set"),
+			resp.Bulk("since"), resp.Bulk("3.2.0"),
+			resp.Bulk("group"), resp.Bulk("geo"),
+			resp.Bulk("complexity"), resp.Bulk("O(log(N)) for each item added, where N is the number of elements in the sorted set."),
+			resp.Bulk("history"), resp.SetOf(resp.Array(resp.Bulk("6.2.0"), resp.Bulk("Added the `CH`, `NX` and `XX` options."))),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("key"),
+					resp.Bulk("type"), resp.Bulk("key"),
+					resp.Bulk("key_spec_index"), resp.Int(0),
+				),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("condition"),
+					resp.Bulk("type"), resp.Bulk("oneof"),
+					resp.Bulk("since"), resp.Bulk("6.2.0"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+					resp.Bulk("arguments"), resp.Array(
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("nx"),
+							resp.Bulk("type"), resp.Bulk("pure-token"),
+							resp.Bulk("token"), resp.Bulk("NX"),
+						),
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("xx"),
+							resp.Bulk("type"), resp.Bulk("pure-token"),
+							resp.Bulk("token"), resp.Bulk("XX"),
+						),
+					),
+				),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("change"),
+					resp.Bulk("type"), resp.Bulk("pure-token"),
+					resp.Bulk("token"), resp.Bulk("CH"),
+					resp.Bulk("since"), resp.Bulk("6.2.0"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+				),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("longitude_latitude_member"),
+					resp.Bulk("type"), resp.Bulk("block"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("multiple")),
+					resp.Bulk("arguments"), resp.Array(
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("longitude"),
+							resp.Bulk("type"), resp.Bulk("double"),
+						),
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("latitude"),
+							resp.Bulk("type"), resp.Bulk("double"),
+						),
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("member"),
+							resp.Bulk("type"), resp.Bulk("string"),
+						),
+					),
+				),
+			),
+		),
+	},
+	"geodist": {
+		Arity: -4, Flags: []string{"readonly"}, FirstKey: 1, LastKey: 1, Step: 1,
+		ACLCategories: resp.SetOf(resp.Simple("@read"), resp.Simple("@geo"), resp.Simple("@slow")),
+		Tips:          resp.SetOf(),
+		KeySpecs: resp.SetOf(
+			resp.Map(
+				resp.Bulk("flags"), resp.SetOf(resp.Simple("RO"), resp.Simple("access")),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
+				resp.Bulk("find_keys"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("range"),
+					resp.Bulk("spec"), resp.Map(
+						resp.Bulk("lastkey"), resp.Int(0),
+						resp.Bulk("keystep"), resp.Int(1),
+						resp.Bulk("limit"), resp.Int(0),
+					),
+				),
+			),
+		),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Returns the distance between two members of a geospatial index"),
+			resp.Bulk("since"), resp.Bulk("3.2.0"),
+			resp.Bulk("group"), resp.Bulk("geo"),
+			resp.Bulk("complexity"), resp.Bulk("O(log(N))"),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("key"),
+					resp.Bulk("type"), resp.Bulk("key"),
+					resp.Bulk("key_spec_index"), resp.Int(0),
+				),
+				resp.Map(resp.Bulk("name"), resp.Bulk("member1"), resp.Bulk("type"), resp.Bulk("string")),
+				resp.Map(resp.Bulk("name"), resp.Bulk("member2"), resp.Bulk("type"), resp.Bulk("string")),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("unit"),
+					resp.Bulk("type"), resp.Bulk("oneof"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+					resp.Bulk("arguments"), resp.Array(
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("m"),
+							resp.Bulk("type"), resp.Bulk("pure-token"),
+							resp.Bulk("token"), resp.Bulk("M"),
+						),
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("km"),
+							resp.Bulk("type"), resp.Bulk("pure-token"),
+							resp.Bulk("token"), resp.Bulk("KM"),
+						),
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("ft"),
+							resp.Bulk("type"), resp.Bulk("pure-token"),
+							resp.Bulk("token"), resp.Bulk("FT"),
+						),
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("mi"),
+							resp.Bulk("type"), resp.Bulk("pure-token"),
+							resp.Bulk("token"), resp.Bulk("MI"),
+						),
+					),
+				),
+			),
+		),
+	},
+	"geohash": {
+		Arity: -2, Flags: []string{"readonly"}, FirstKey: 1, LastKey: 1, Step: 1,
+		ACLCategories: resp.SetOf(resp.Simple("@read"), resp.Simple("@geo"), resp.Simple("@slow")),
+		Tips:          resp.SetOf(),
+		KeySpecs: resp.SetOf(
+			resp.Map(
+				resp.Bulk("flags"), resp.SetOf(resp.Simple("RO"), resp.Simple("access")),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
+				resp.Bulk("find_keys"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("range"),
+					resp.Bulk("spec"), resp.Map(
+						resp.Bulk("lastkey"), resp.Int(0),
+						resp.Bulk("keystep"), resp.Int(1),
+						resp.Bulk("limit"), resp.Int(0),
+					),
+				),
+			),
+		),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Returns members of a geospatial index as standard geohash strings"),
+			resp.Bulk("since"), resp.Bulk("3.2.0"),
+			resp.Bulk("group"), resp.Bulk("geo"),
+			resp.Bulk("complexity"), resp.Bulk("O(log(N)) for each member requested, where N is the number of elements in the sorted set."),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("key"),
+					resp.Bulk("type"), resp.Bulk("key"),
+					resp.Bulk("key_spec_index"), resp.Int(0),
+				),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("member"),
+					resp.Bulk("type"), resp.Bulk("string"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("multiple")),
+				),
+			),
+		),
+	},
+	"geopos": {
+		Arity: -2, Flags: []string{"readonly"}, FirstKey: 1, LastKey: 1, Step: 1,
+		ACLCategories: resp.SetOf(resp.Simple("@read"), resp.Simple("@geo"), resp.Simple("@slow")),
+		Tips:          resp.SetOf(),
+		KeySpecs: resp.SetOf(
+			resp.Map(
+				resp.Bulk("flags"), resp.SetOf(resp.Simple("RO"), resp.Simple("access")),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
+				resp.Bulk("find_keys"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("range"),
+					resp.Bulk("spec"), resp.Map(
+						resp.Bulk("lastkey"), resp.Int(0),
+						resp.Bulk("keystep"), resp.Int(1),
+						resp.Bulk("limit"), resp.Int(0),
+					),
+				),
+			),
+		),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Returns longitude and latitude of members of a geospatial index"),
+			resp.Bulk("since"), resp.Bulk("3.2.0"),
+			resp.Bulk("group"), resp.Bulk("geo"),
+			resp.Bulk("complexity"), resp.Bulk("O(N) where N is the number of members requested."),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("key"),
+					resp.Bulk("type"), resp.Bulk("key"),
+					resp.Bulk("key_spec_index"), resp.Int(0),
+				),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("member"),
+					resp.Bulk("type"), resp.Bulk("string"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("multiple")),
+				),
+			),
+		),
+	},
+	"geosearch": {
+		Arity: -7, Flags: []string{"readonly"}, FirstKey: 1, LastKey: 1, Step: 1,
+		ACLCategories: resp.SetOf(resp.Simple("@read"), resp.Simple("@geo"), resp.Simple("@slow")),
+		Tips:          resp.SetOf(),
+		KeySpecs: resp.SetOf(
+			resp.Map(
+				resp.Bulk("flags"), resp.SetOf(resp.Simple("RO"), resp.Simple("access")),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
+				resp.Bulk("find_keys"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("range"),
+					resp.Bulk("spec"), resp.Map(
+						resp.Bulk("lastkey"), resp.Int(0),
+						resp.Bulk("keystep"), resp.Int(1),
+						resp.Bulk("limit"), resp.Int(0),
+					),
+				),
+			),
+		),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Query a sorted set representing a geospatial index to fetch members inside an area of a box or a circle."),
+			resp.Bulk("since"), resp.Bulk("6.2.0"),
+			resp.Bulk("group"), resp.Bulk("geo"),
+			resp.Bulk("complexity"), resp.Bulk("O(N+log(M)) where N is the number of elements in the grid-aligned bounding box area around the shape provided as the filter and M is the number of items inside the shape"),
+			resp.Bulk("history"), resp.SetOf(resp.Array(resp.Bulk("7.0.0"), resp.Bulk("Added support for uppercase unit names."))),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("key"),
+					resp.Bulk("type"), resp.Bulk("key"),
+					resp.Bulk("key_spec_index"), resp.Int(0),
+				),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("from"),
+					resp.Bulk("type"), resp.Bulk("oneof"),
+					resp.Bulk("arguments"), resp.Array(
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("member"),
+							resp.Bulk("type"), resp.Bulk("string"),
+							resp.Bulk("token"), resp.Bulk("FROMMEMBER"),
+						),
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("longitude_latitude"),
+							resp.Bulk("type"), resp.Bulk("block"),
+							resp.Bulk("token"), resp.Bulk("FROMLONLAT"),
+							resp.Bulk("arguments"), resp.Array(
+								resp.Map(
+									resp.Bulk("name"), resp.Bulk("longitude"),
+									resp.Bulk("type"), resp.Bulk("double"),
+								),
+								resp.Map(
+									resp.Bulk("name"), resp.Bulk("latitude"),
+									resp.Bulk("type"), resp.Bulk("double"),
+								),
+							),
+						),
+					),
+				),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("by"),
+					resp.Bulk("type"), resp.Bulk("oneof"),
+					resp.Bulk("arguments"), resp.Array(
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("circle"),
+							resp.Bulk("type"), resp.Bulk("block"),
+							resp.Bulk("arguments"), resp.Array(
+								resp.Map(
+									resp.Bulk("name"), resp.Bulk("radius"),
+									resp.Bulk("type"), resp.Bulk("double"),
+									resp.Bulk("token"), resp.Bulk("BYRADIUS"),
+								),
+								resp.Map(
+									resp.Bulk("name"), resp.Bulk("unit"),
+									resp.Bulk("type"), resp.Bulk("oneof"),
+									resp.Bulk("arguments"), resp.Array(
+										resp.Map(
+											resp.Bulk("name"), resp.Bulk("m"),
+											resp.Bulk("type"), resp.Bulk("pure-token"),
+											resp.Bulk("token"), resp.Bulk("M"),
+										),
+										resp.Map(
+											resp.Bulk("name"), resp.Bulk("km"),
+											resp.Bulk("type"), resp.Bulk("pure-token"),
+											resp.Bulk("token"), resp.Bulk("KM"),
+										),
+										resp.Map(
+											resp.Bulk("name"), resp.Bulk("ft"),
+											resp.Bulk("type"), resp.Bulk("pure-token"),
+											resp.Bulk("token"), resp.Bulk("FT"),
+										),
+										resp.Map(
+											resp.Bulk("name"), resp.Bulk("mi"),
+											resp.Bulk("type"), resp.Bulk("pure-token"),
+											resp.Bulk("token"), resp.Bulk("MI"),
+										),
+									),
+								),
+							),
+						),
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("box"),
+							resp.Bulk("type"), resp.Bulk("block"),
+							resp.Bulk("arguments"), resp.Array(
+								resp.Map(
+									resp.Bulk("name"), resp.Bulk("width"),
+									resp.Bulk("type"), resp.Bulk("double"),
+									resp.Bulk("token"), resp.Bulk("BYBOX"),
+								),
+								resp.Map(
+									resp.Bulk("name"), resp.Bulk("height"),
+									resp.Bulk("type"), resp.Bulk("double"),
+								),
+								resp.Map(
+									resp.Bulk("name"), resp.Bulk("unit"),
+									resp.Bulk("type"), resp.Bulk("oneof"),
+									resp.Bulk("arguments"), resp.Array(
+										resp.Map(
+											resp.Bulk("name"), resp.Bulk("m"),
+											resp.Bulk("type"), resp.Bulk("pure-token"),
+											resp.Bulk("token"), resp.Bulk("M"),
+										),
+										resp.Map(
+											resp.Bulk("name"), resp.Bulk("km"),
+											resp.Bulk("type"), resp.Bulk("pure-token"),
+											resp.Bulk("token"), resp.Bulk("KM"),
+										),
+										resp.Map(
+											resp.Bulk("name"), resp.Bulk("ft"),
+											resp.Bulk("type"), resp.Bulk("pure-token"),
+											resp.Bulk("token"), resp.Bulk("FT"),
+										),
+										resp.Map(
+											resp.Bulk("name"), resp.Bulk("mi"),
+											resp.Bulk("type"), resp.Bulk("pure-token"),
+											resp.Bulk("token"), resp.Bulk("MI"),
+										),
+									),
+								),
+							),
+						),
+					),
+				),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("order"),
+					resp.Bulk("type"), resp.Bulk("oneof"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+					resp.Bulk("arguments"), resp.Array(
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("asc"),
+							resp.Bulk("type"), resp.Bulk("pure-token"),
+							resp.Bulk("token"), resp.Bulk("ASC"),
+						),
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("desc"),
+							resp.Bulk("type"), resp.Bulk("pure-token"),
+							resp.Bulk("token"), resp.Bulk("DESC"),
+						),
+					),
+				),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("count"),
+					resp.Bulk("type"), resp.Bulk("block"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+					resp.Bulk("arguments"), resp.Array(
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("count"),
+							resp.Bulk("type"), resp.Bulk("integer"),
+							resp.Bulk("token"), resp.Bulk("COUNT"),
+						),
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("any"),
+							resp.Bulk("type"), resp.Bulk("pure-token"),
+							resp.Bulk("token"), resp.Bulk("ANY"),
+							resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+						),
+					),
+				),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("withcoord"),
+					resp.Bulk("type"), resp.Bulk("pure-token"),
+					resp.Bulk("token"), resp.Bulk("WITHCOORD"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+				),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("withdist"),
+					resp.Bulk("type"), resp.Bulk("pure-token"),
+					resp.Bulk("token"), resp.Bulk("WITHDIST"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+				),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("withhash"),
+					resp.Bulk("type"), resp.Bulk("pure-token"),
+					resp.Bulk("token"), resp.Bulk("WITHHASH"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+				),
+			),
+		),
+	},
+	"geosearchstore": {
+		Arity: -8, Flags: []string{"write", "denyoom"}, FirstKey: 1, LastKey: 2, Step: 1,
+		ACLCategories: resp.SetOf(resp.Simple("@write"), resp.Simple("@geo"), resp.Simple("@slow")),
+		Tips:          resp.SetOf(),
+		KeySpecs: resp.SetOf(
+			resp.Map(
+				resp.Bulk("flags"), resp.SetOf(resp.Simple("OW"), resp.Simple("update")),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
+				resp.Bulk("find_keys"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("range"),
+					resp.Bulk("spec"), resp.Map(
+						resp.Bulk("lastkey"), resp.Int(0),
+						resp.Bulk("keystep"), resp.Int(1),
+						resp.Bulk("limit"), resp.Int(0),
+					),
+				),
+			),
+			resp.Map(
+				resp.Bulk("flags"), resp.SetOf(resp.Simple("RO"), resp.Simple("access")),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(2))),
+				resp.Bulk("find_keys"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("range"),
+					resp.Bulk("spec"), resp.Map(
+						resp.Bulk("lastkey"), resp.Int(0),
+						resp.Bulk("keystep"), resp.Int(1),
+						resp.Bulk("limit"), resp.Int(0),
+					),
+				),
+			),
+		),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Query a sorted set representing a geospatial index to fetch members inside an area of a box or a circle, and store the result in another key."),
+			resp.Bulk("since"), resp.Bulk("6.2.0"),
+			resp.Bulk("group"), resp.Bulk("geo"),
+			resp.Bulk("complexity"), resp.Bulk("O(N+log(M)) where N is the number of elements in the grid-aligned bounding box area around the shape provided as the filter and M is the number of items inside the shape"),
+			resp.Bulk("history"), resp.SetOf(resp.Array(resp.Bulk("7.0.0"), resp.Bulk("Added support for uppercase unit names."))),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("destination"),
+					resp.Bulk("type"), resp.Bulk("key"),
+					resp.Bulk("key_spec_index"), resp.Int(0),
+				),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("source"),
+					resp.Bulk("type"), resp.Bulk("key"),
+					resp.Bulk("key_spec_index"), resp.Int(1),
+				),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("from"),
+					resp.Bulk("type"), resp.Bulk("oneof"),
+					resp.Bulk("arguments"), resp.Array(
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("member"),
+							resp.Bulk("type"), resp.Bulk("string"),
+							resp.Bulk("token"), resp.Bulk("FROMMEMBER"),
+						),
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("longitude_latitude"),
+							resp.Bulk("type"), resp.Bulk("block"),
+							resp.Bulk("token"), resp.Bulk("FROMLONLAT"),
+							resp.Bulk("arguments"), resp.Array(
+								resp.Map(
+									resp.Bulk("name"), resp.Bulk("longitude"),
+									resp.Bulk("type"), resp.Bulk("double"),
+								),
+								resp.Map(
+									resp.Bulk("name"), resp.Bulk("latitude"),
+									resp.Bulk("type"), resp.Bulk("double"),
+								),
+							),
+						),
+					),
+				),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("by"),
+					resp.Bulk("type"), resp.Bulk("oneof"),
+					resp.Bulk("arguments"), resp.Array(
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("circle"),
+							resp.Bulk("type"), resp.Bulk("block"),
+							resp.Bulk("arguments"), resp.Array(
+								resp.Map(
+									resp.Bulk("name"), resp.Bulk("radius"),
+									resp.Bulk("type"), resp.Bulk("double"),
+									resp.Bulk("token"), resp.Bulk("BYRADIUS"),
+								),
+								resp.Map(
+									resp.Bulk("name"), resp.Bulk("unit"),
+									resp.Bulk("type"), resp.Bulk("oneof"),
+									resp.Bulk("arguments"), resp.Array(
+										resp.Map(
+											resp.Bulk("name"), resp.Bulk("m"),
+											resp.Bulk("type"), resp.Bulk("pure-token"),
+											resp.Bulk("token"), resp.Bulk("M"),
+										),
+										resp.Map(
+											resp.Bulk("name"), resp.Bulk("km"),
+											resp.Bulk("type"), resp.Bulk("pure-token"),
+											resp.Bulk("token"), resp.Bulk("KM"),
+										),
+										resp.Map(
+											resp.Bulk("name"), resp.Bulk("ft"),
+											resp.Bulk("type"), resp.Bulk("pure-token"),
+											resp.Bulk("token"), resp.Bulk("FT"),
+										),
+										resp.Map(
+											resp.Bulk("name"), resp.Bulk("mi"),
+											resp.Bulk("type"), resp.Bulk("pure-token"),
+											resp.Bulk("token"), resp.Bulk("MI"),
+										),
+									),
+								),
+							),
+						),
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("box"),
+							resp.Bulk("type"), resp.Bulk("block"),
+							resp.Bulk("arguments"), resp.Array(
+								resp.Map(
+									resp.Bulk("name"), resp.Bulk("width"),
+									resp.Bulk("type"), resp.Bulk("double"),
+									resp.Bulk("token"), resp.Bulk("BYBOX"),
+								),
+								resp.Map(
+									resp.Bulk("name"), resp.Bulk("height"),
+									resp.Bulk("type"), resp.Bulk("double"),
+								),
+								resp.Map(
+									resp.Bulk("name"), resp.Bulk("unit"),
+									resp.Bulk("type"), resp.Bulk("oneof"),
+									resp.Bulk("arguments"), resp.Array(
+										resp.Map(
+											resp.Bulk("name"), resp.Bulk("m"),
+											resp.Bulk("type"), resp.Bulk("pure-token"),
+											resp.Bulk("token"), resp.Bulk("M"),
+										),
+										resp.Map(
+											resp.Bulk("name"), resp.Bulk("km"),
+											resp.Bulk("type"), resp.Bulk("pure-token"),
+											resp.Bulk("token"), resp.Bulk("KM"),
+										),
+										resp.Map(
+											resp.Bulk("name"), resp.Bulk("ft"),
+											resp.Bulk("type"), resp.Bulk("pure-token"),
+											resp.Bulk("token"), resp.Bulk("FT"),
+										),
+										resp.Map(
+											resp.Bulk("name"), resp.Bulk("mi"),
+											resp.Bulk("type"), resp.Bulk("pure-token"),
+											resp.Bulk("token"), resp.Bulk("MI"),
+										),
+									),
+								),
+							),
+						),
+					),
+				),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("order"),
+					resp.Bulk("type"), resp.Bulk("oneof"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+					resp.Bulk("arguments"), resp.Array(
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("asc"),
+							resp.Bulk("type"), resp.Bulk("pure-token"),
+							resp.Bulk("token"), resp.Bulk("ASC"),
+						),
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("desc"),
+							resp.Bulk("type"), resp.Bulk("pure-token"),
+							resp.Bulk("token"), resp.Bulk("DESC"),
+						),
+					),
+				),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("count"),
+					resp.Bulk("type"), resp.Bulk("block"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+					resp.Bulk("arguments"), resp.Array(
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("count"),
+							resp.Bulk("type"), resp.Bulk("integer"),
+							resp.Bulk("token"), resp.Bulk("COUNT"),
+						),
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("any"),
+							resp.Bulk("type"), resp.Bulk("pure-token"),
+							resp.Bulk("token"), resp.Bulk("ANY"),
+							resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+						),
+					),
+				),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("storedist"),
+					resp.Bulk("type"), resp.Bulk("pure-token"),
+					resp.Bulk("token"), resp.Bulk("STOREDIST"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+				),
+			),
+		),
+	},
+	"georadius": {
+		Arity: -6, Flags: []string{"write", "denyoom", "movablekeys"}, FirstKey: 1, LastKey: 1, Step: 1,
+		ACLCategories: resp.SetOf(resp.Simple("@write"), resp.Simple("@geo"), resp.Simple("@slow")),
+		Tips:          resp.SetOf(),
+		KeySpecs: resp.SetOf(
+			resp.Map(
+				resp.Bulk("flags"), resp.SetOf(resp.Simple("RO"), resp.Simple("access")),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
+				resp.Bulk("find_keys"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("range"),
+					resp.Bulk("spec"), resp.Map(
+						resp.Bulk("lastkey"), resp.Int(0),
+						resp.Bulk("keystep"), resp.Int(1),
+						resp.Bulk("limit"), resp.Int(0),
+					),
+				),
+			),
+			resp.Map(
+				resp.Bulk("flags"), resp.SetOf(resp.Simple("OW"), resp.Simple("update")),
+				resp.Bulk("begin_search"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("keyword"),
+					resp.Bulk("spec"), resp.Map(resp.Bulk("keyword"), resp.Bulk("STORE"), resp.Bulk("startfrom"), resp.Int(6)),
+				),
+				resp.Bulk("find_keys"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("range"),
+					resp.Bulk("spec"), resp.Map(
+						resp.Bulk("lastkey"), resp.Int(0),
+						resp.Bulk("keystep"), resp.Int(1),
+						resp.Bulk("limit"), resp.Int(0),
+					),
+				),
+			),
+			resp.Map(
+				resp.Bulk("flags"), resp.SetOf(resp.Simple("OW"), resp.Simple("update")),
+				resp.Bulk("begin_search"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("keyword"),
+					resp.Bulk("spec"), resp.Map(resp.Bulk("keyword"), resp.Bulk("STOREDIST"), resp.Bulk("startfrom"), resp.Int(6)),
+				),
+				resp.Bulk("find_keys"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("range"),
+					resp.Bulk("spec"), resp.Map(
+						resp.Bulk("lastkey"), resp.Int(0),
+						resp.Bulk("keystep"), resp.Int(1),
+						resp.Bulk("limit"), resp.Int(0),
+					),
+				),
+			),
+		),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Query a sorted set representing a geospatial index to fetch members matching a given maximum distance from a point"),
+			resp.Bulk("since"), resp.Bulk("3.2.0"),
+			resp.Bulk("group"), resp.Bulk("geo"),
+			resp.Bulk("complexity"), resp.Bulk("O(N+log(M)) where N is the number of elements inside the bounding box of the circular area delimited by center and radius and M is the number of items inside the index."),
+			resp.Bulk("doc_flags"), resp.SetOf(resp.Simple("deprecated")),
+			resp.Bulk("deprecated_since"), resp.Bulk("6.2.0"),
+			resp.Bulk("replaced_by"), resp.Bulk("`GEOSEARCH` and `GEOSEARCHSTORE` with the `BYRADIUS` argument"),
+			resp.Bulk("history"), resp.SetOf(
+				resp.Array(resp.Bulk("6.2.0"), resp.Bulk("Added the `ANY` option for `COUNT`.")),
+				resp.Array(resp.Bulk("7.0.0"), resp.Bulk("Added support for uppercase unit names.")),
+			),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("key"),
+					resp.Bulk("type"), resp.Bulk("key"),
+					resp.Bulk("key_spec_index"), resp.Int(0),
+				),
+				resp.Map(resp.Bulk("name"), resp.Bulk("longitude"), resp.Bulk("type"), resp.Bulk("double")),
+				resp.Map(resp.Bulk("name"), resp.Bulk("latitude"), resp.Bulk("type"), resp.Bulk("double")),
+				resp.Map(resp.Bulk("name"), resp.Bulk("radius"), resp.Bulk("type"), resp.Bulk("double")),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("unit"),
+					resp.Bulk("type"), resp.Bulk("oneof"),
+					resp.Bulk("arguments"), resp.Array(
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("m"),
+							resp.Bulk("type"), resp.Bulk("pure-token"),
+							resp.Bulk("token"), resp.Bulk("M"),
+						),
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("km"),
+							resp.Bulk("type"), resp.Bulk("pure-token"),
+							resp.Bulk("token"), resp.Bulk("KM"),
+						),
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("ft"),
+							resp.Bulk("type"), resp.Bulk("pure-token"),
+							resp.Bulk("token"), resp.Bulk("FT"),
+						),
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("mi"),
+							resp.Bulk("type"), resp.Bulk("pure-token"),
+							resp.Bulk("token"), resp.Bulk("MI"),
+						),
+					),
+				),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("withcoord"),
+					resp.Bulk("type"), resp.Bulk("pure-token"),
+					resp.Bulk("token"), resp.Bulk("WITHCOORD"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+				),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("withdist"),
+					resp.Bulk("type"), resp.Bulk("pure-token"),
+					resp.Bulk("token"), resp.Bulk("WITHDIST"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+				),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("withhash"),
+					resp.Bulk("type"), resp.Bulk("pure-token"),
+					resp.Bulk("token"), resp.Bulk("WITHHASH"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+				),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("count"),
+					resp.Bulk("type"), resp.Bulk("block"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+					resp.Bulk("arguments"), resp.Array(
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("count"),
+							resp.Bulk("type"), resp.Bulk("integer"),
+							resp.Bulk("token"), resp.Bulk("COUNT"),
+						),
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("any"),
+							resp.Bulk("type"), resp.Bulk("pure-token"),
+							resp.Bulk("token"), resp.Bulk("ANY"),
+							resp.Bulk("since"), resp.Bulk("6.2.0"),
+							resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+						),
+					),
+				),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("order"),
+					resp.Bulk("type"), resp.Bulk("oneof"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+					resp.Bulk("arguments"), resp.Array(
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("asc"),
+							resp.Bulk("type"), resp.Bulk("pure-token"),
+							resp.Bulk("token"), resp.Bulk("ASC"),
+						),
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("desc"),
+							resp.Bulk("type"), resp.Bulk("pure-token"),
+							resp.Bulk("token"), resp.Bulk("DESC"),
+						),
+					),
+				),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("key"),
+					resp.Bulk("type"), resp.Bulk("key"),
+					resp.Bulk("key_spec_index"), resp.Int(1),
+					resp.Bulk("token"), resp.Bulk("STORE"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+				),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("key"),
+					resp.Bulk("type"), resp.Bulk("key"),
+					resp.Bulk("key_spec_index"), resp.Int(2),
+					resp.Bulk("token"), resp.Bulk("STOREDIST"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+				),
+			),
+		),
+	},
+	"georadius_ro": {
+		Arity: -6, Flags: []string{"readonly"}, FirstKey: 1, LastKey: 1, Step: 1,
+		ACLCategories: resp.SetOf(resp.Simple("@read"), resp.Simple("@geo"), resp.Simple("@slow")),
+		Tips:          resp.SetOf(),
+		KeySpecs: resp.SetOf(
+			resp.Map(
+				resp.Bulk("flags"), resp.SetOf(resp.Simple("RO"), resp.Simple("access")),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
+				resp.Bulk("find_keys"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("range"),
+					resp.Bulk("spec"), resp.Map(
+						resp.Bulk("lastkey"), resp.Int(0),
+						resp.Bulk("keystep"), resp.Int(1),
+						resp.Bulk("limit"), resp.Int(0),
+					),
+				),
+			),
+		),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("A read-only variant for GEORADIUS"),
+			resp.Bulk("since"), resp.Bulk("3.2.10"),
+			resp.Bulk("group"), resp.Bulk("geo"),
+			resp.Bulk("complexity"), resp.Bulk("O(N+log(M)) where N is the number of elements inside the bounding box of the circular area delimited by center and radius and M is the number of items inside the index."),
+			resp.Bulk("doc_flags"), resp.SetOf(resp.Simple("deprecated")),
+			resp.Bulk("deprecated_since"), resp.Bulk("6.2.0"),
+			resp.Bulk("replaced_by"), resp.Bulk("`GEOSEARCH` with the `BYRADIUS` argument"),
+			resp.Bulk("history"), resp.SetOf(resp.Array(resp.Bulk("6.2.0"), resp.Bulk("Added the `ANY` option for `COUNT`."))),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("key"),
+					resp.Bulk("type"), resp.Bulk("key"),
+					resp.Bulk("key_spec_index"), resp.Int(0),
+				),
+				resp.Map(resp.Bulk("name"), resp.Bulk("longitude"), resp.Bulk("type"), resp.Bulk("double")),
+				resp.Map(resp.Bulk("name"), resp.Bulk("latitude"), resp.Bulk("type"), resp.Bulk("double")),
+				resp.Map(resp.Bulk("name"), resp.Bulk("radius"), resp.Bulk("type"), resp.Bulk("double")),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("unit"),
+					resp.Bulk("type"), resp.Bulk("oneof"),
+					resp.Bulk("arguments"), resp.Array(
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("m"),
+							resp.Bulk("type"), resp.Bulk("pure-token"),
+							resp.Bulk("token"), resp.Bulk("M"),
+						),
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("km"),
+							resp.Bulk("type"), resp.Bulk("pure-token"),
+							resp.Bulk("token"), resp.Bulk("KM"),
+						),
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("ft"),
+							resp.Bulk("type"), resp.Bulk("pure-token"),
+							resp.Bulk("token"), resp.Bulk("FT"),
+						),
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("mi"),
+							resp.Bulk("type"), resp.Bulk("pure-token"),
+							resp.Bulk("token"), resp.Bulk("MI"),
+						),
+					),
+				),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("withcoord"),
+					resp.Bulk("type"), resp.Bulk("pure-token"),
+					resp.Bulk("token"), resp.Bulk("WITHCOORD"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+				),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("withdist"),
+					resp.Bulk("type"), resp.Bulk("pure-token"),
+					resp.Bulk("token"), resp.Bulk("WITHDIST"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+				),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("withhash"),
+					resp.Bulk("type"), resp.Bulk("pure-token"),
+					resp.Bulk("token"), resp.Bulk("WITHHASH"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+				),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("count"),
+					resp.Bulk("type"), resp.Bulk("block"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+					resp.Bulk("arguments"), resp.Array(
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("count"),
+							resp.Bulk("type"), resp.Bulk("integer"),
+							resp.Bulk("token"), resp.Bulk("COUNT"),
+						),
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("any"),
+							resp.Bulk("type"), resp.Bulk("pure-token"),
+							resp.Bulk("token"), resp.Bulk("ANY"),
+							resp.Bulk("since"), resp.Bulk("6.2.0"),
+							resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+						),
+					),
+				),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("order"),
+					resp.Bulk("type"), resp.Bulk("oneof"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+					resp.Bulk("arguments"), resp.Array(
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("asc"),
+							resp.Bulk("type"), resp.Bulk("pure-token"),
+							resp.Bulk("token"), resp.Bulk("ASC"),
+						),
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("desc"),
+							resp.Bulk("type"), resp.Bulk("pure-token"),
+							resp.Bulk("token"), resp.Bulk("DESC"),
+						),
+					),
+				),
+			),
+		),
+	},
+	"georadiusbymember": {
+		Arity: -5, Flags: []string{"write", "denyoom", "movablekeys"}, FirstKey: 1, LastKey: 1, Step: 1,
+		ACLCategories: resp.SetOf(resp.Simple("@write"), resp.Simple("@geo"), resp.Simple("@slow")),
+		Tips:          resp.SetOf(),
+		KeySpecs: resp.SetOf(
+			resp.Map(
+				resp.Bulk("flags"), resp.SetOf(resp.Simple("RO"), resp.Simple("access")),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
+				resp.Bulk("find_keys"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("range"),
+					resp.Bulk("spec"), resp.Map(
+						resp.Bulk("lastkey"), resp.Int(0),
+						resp.Bulk("keystep"), resp.Int(1),
+						resp.Bulk("limit"), resp.Int(0),
+					),
+				),
+			),
+			resp.Map(
+				resp.Bulk("flags"), resp.SetOf(resp.Simple("OW"), resp.Simple("update")),
+				resp.Bulk("begin_search"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("keyword"),
+					resp.Bulk("spec"), resp.Map(resp.Bulk("keyword"), resp.Bulk("STORE"), resp.Bulk("startfrom"), resp.Int(5)),
+				),
+				resp.Bulk("find_keys"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("range"),
+					resp.Bulk("spec"), resp.Map(
+						resp.Bulk("lastkey"), resp.Int(0),
+						resp.Bulk("keystep"), resp.Int(1),
+						resp.Bulk("limit"), resp.Int(0),
+					),
+				),
+			),
+			resp.Map(
+				resp.Bulk("flags"), resp.SetOf(resp.Simple("OW"), resp.Simple("update")),
+				resp.Bulk("begin_search"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("keyword"),
+					resp.Bulk("spec"), resp.Map(resp.Bulk("keyword"), resp.Bulk("STOREDIST"), resp.Bulk("startfrom"), resp.Int(5)),
+				),
+				resp.Bulk("find_keys"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("range"),
+					resp.Bulk("spec"), resp.Map(
+						resp.Bulk("lastkey"), resp.Int(0),
+						resp.Bulk("keystep"), resp.Int(1),
+						resp.Bulk("limit"), resp.Int(0),
+					),
+				),
+			),
+		),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Query a sorted set representing a geospatial index to fetch members matching a given maximum distance from a member"),
+			resp.Bulk("since"), resp.Bulk("3.2.0"),
+			resp.Bulk("group"), resp.Bulk("geo"),
+			resp.Bulk("complexity"), resp.Bulk("O(N+log(M)) where N is the number of elements inside the bounding box of the circular area delimited by center and radius and M is the number of items inside the index."),
+			resp.Bulk("doc_flags"), resp.SetOf(resp.Simple("deprecated")),
+			resp.Bulk("deprecated_since"), resp.Bulk("6.2.0"),
+			resp.Bulk("replaced_by"), resp.Bulk("`GEOSEARCH` and `GEOSEARCHSTORE` with the `BYRADIUS` and `FROMMEMBER` arguments"),
+			resp.Bulk("history"), resp.SetOf(resp.Array(resp.Bulk("7.0.0"), resp.Bulk("Added support for uppercase unit names."))),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("key"),
+					resp.Bulk("type"), resp.Bulk("key"),
+					resp.Bulk("key_spec_index"), resp.Int(0),
+				),
+				resp.Map(resp.Bulk("name"), resp.Bulk("member"), resp.Bulk("type"), resp.Bulk("string")),
+				resp.Map(resp.Bulk("name"), resp.Bulk("radius"), resp.Bulk("type"), resp.Bulk("double")),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("unit"),
+					resp.Bulk("type"), resp.Bulk("oneof"),
+					resp.Bulk("arguments"), resp.Array(
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("m"),
+							resp.Bulk("type"), resp.Bulk("pure-token"),
+							resp.Bulk("token"), resp.Bulk("M"),
+						),
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("km"),
+							resp.Bulk("type"), resp.Bulk("pure-token"),
+							resp.Bulk("token"), resp.Bulk("KM"),
+						),
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("ft"),
+							resp.Bulk("type"), resp.Bulk("pure-token"),
+							resp.Bulk("token"), resp.Bulk("FT"),
+						),
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("mi"),
+							resp.Bulk("type"), resp.Bulk("pure-token"),
+							resp.Bulk("token"), resp.Bulk("MI"),
+						),
+					),
+				),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("withcoord"),
+					resp.Bulk("type"), resp.Bulk("pure-token"),
+					resp.Bulk("token"), resp.Bulk("WITHCOORD"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+				),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("withdist"),
+					resp.Bulk("type"), resp.Bulk("pure-token"),
+					resp.Bulk("token"), resp.Bulk("WITHDIST"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+				),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("withhash"),
+					resp.Bulk("type"), resp.Bulk("pure-token"),
+					resp.Bulk("token"), resp.Bulk("WITHHASH"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+				),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("count"),
+					resp.Bulk("type"), resp.Bulk("block"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+					resp.Bulk("arguments"), resp.Array(
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("count"),
+							resp.Bulk("type"), resp.Bulk("integer"),
+							resp.Bulk("token"), resp.Bulk("COUNT"),
+						),
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("any"),
+							resp.Bulk("type"), resp.Bulk("pure-token"),
+							resp.Bulk("token"), resp.Bulk("ANY"),
+							resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+						),
+					),
+				),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("order"),
+					resp.Bulk("type"), resp.Bulk("oneof"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+					resp.Bulk("arguments"), resp.Array(
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("asc"),
+							resp.Bulk("type"), resp.Bulk("pure-token"),
+							resp.Bulk("token"), resp.Bulk("ASC"),
+						),
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("desc"),
+							resp.Bulk("type"), resp.Bulk("pure-token"),
+							resp.Bulk("token"), resp.Bulk("DESC"),
+						),
+					),
+				),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("key"),
+					resp.Bulk("type"), resp.Bulk("key"),
+					resp.Bulk("key_spec_index"), resp.Int(1),
+					resp.Bulk("token"), resp.Bulk("STORE"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+				),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("key"),
+					resp.Bulk("type"), resp.Bulk("key"),
+					resp.Bulk("key_spec_index"), resp.Int(2),
+					resp.Bulk("token"), resp.Bulk("STOREDIST"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+				),
+			),
+		),
+	},
+	"georadiusbymember_ro": {
+		Arity: -5, Flags: []string{"readonly"}, FirstKey: 1, LastKey: 1, Step: 1,
+		ACLCategories: resp.SetOf(resp.Simple("@read"), resp.Simple("@geo"), resp.Simple("@slow")),
+		Tips:          resp.SetOf(),
+		KeySpecs: resp.SetOf(
+			resp.Map(
+				resp.Bulk("flags"), resp.SetOf(resp.Simple("RO"), resp.Simple("access")),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
+				resp.Bulk("find_keys"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("range"),
+					resp.Bulk("spec"), resp.Map(
+						resp.Bulk("lastkey"), resp.Int(0),
+						resp.Bulk("keystep"), resp.Int(1),
+						resp.Bulk("limit"), resp.Int(0),
+					),
+				),
+			),
+		),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("A read-only variant for GEORADIUSBYMEMBER"),
+			resp.Bulk("since"), resp.Bulk("3.2.10"),
+			resp.Bulk("group"), resp.Bulk("geo"),
+			resp.Bulk("complexity"), resp.Bulk("O(N+log(M)) where N is the number of elements inside the bounding box of the circular area delimited by center and radius and M is the number of items inside the index."),
+			resp.Bulk("doc_flags"), resp.SetOf(resp.Simple("deprecated")),
+			resp.Bulk("deprecated_since"), resp.Bulk("6.2.0"),
+			resp.Bulk("replaced_by"), resp.Bulk("`GEOSEARCH` with the `BYRADIUS` and `FROMMEMBER` arguments"),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("key"),
+					resp.Bulk("type"), resp.Bulk("key"),
+					resp.Bulk("key_spec_index"), resp.Int(0),
+				),
+				resp.Map(resp.Bulk("name"), resp.Bulk("member"), resp.Bulk("type"), resp.Bulk("string")),
+				resp.Map(resp.Bulk("name"), resp.Bulk("radius"), resp.Bulk("type"), resp.Bulk("double")),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("unit"),
+					resp.Bulk("type"), resp.Bulk("oneof"),
+					resp.Bulk("arguments"), resp.Array(
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("m"),
+							resp.Bulk("type"), resp.Bulk("pure-token"),
+							resp.Bulk("token"), resp.Bulk("M"),
+						),
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("km"),
+							resp.Bulk("type"), resp.Bulk("pure-token"),
+							resp.Bulk("token"), resp.Bulk("KM"),
+						),
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("ft"),
+							resp.Bulk("type"), resp.Bulk("pure-token"),
+							resp.Bulk("token"), resp.Bulk("FT"),
+						),
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("mi"),
+							resp.Bulk("type"), resp.Bulk("pure-token"),
+							resp.Bulk("token"), resp.Bulk("MI"),
+						),
+					),
+				),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("withcoord"),
+					resp.Bulk("type"), resp.Bulk("pure-token"),
+					resp.Bulk("token"), resp.Bulk("WITHCOORD"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+				),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("withdist"),
+					resp.Bulk("type"), resp.Bulk("pure-token"),
+					resp.Bulk("token"), resp.Bulk("WITHDIST"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+				),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("withhash"),
+					resp.Bulk("type"), resp.Bulk("pure-token"),
+					resp.Bulk("token"), resp.Bulk("WITHHASH"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+				),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("count"),
+					resp.Bulk("type"), resp.Bulk("block"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+					resp.Bulk("arguments"), resp.Array(
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("count"),
+							resp.Bulk("type"), resp.Bulk("integer"),
+							resp.Bulk("token"), resp.Bulk("COUNT"),
+						),
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("any"),
+							resp.Bulk("type"), resp.Bulk("pure-token"),
+							resp.Bulk("token"), resp.Bulk("ANY"),
+							resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+						),
+					),
+				),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("order"),
+					resp.Bulk("type"), resp.Bulk("oneof"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+					resp.Bulk("arguments"), resp.Array(
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("asc"),
+							resp.Bulk("type"), resp.Bulk("pure-token"),
+							resp.Bulk("token"), resp.Bulk("ASC"),
+						),
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("desc"),
+							resp.Bulk("type"), resp.Bulk("pure-token"),
+							resp.Bulk("token"), resp.Bulk("DESC"),
+						),
+					),
+				),
+			),
+		),
+	},
 	"hset": {
 		Arity: -4, Flags: []string{"write", "denyoom", "fast"}, FirstKey: 1, LastKey: 1, Step: 1,
 		ACLCategories: resp.SetOf(resp.Simple("@write"), resp.Simple("@hash"), resp.Simple("@fast")),

@@ -50,6 +50,7 @@ var families = [][]*Spec{
 	pubsubCommands,
 	zsetCommands,
 	scriptingCommands,
+	geoCommands,
 }
 
 // NewTable builds the lookup table from copies of specs, deriving what

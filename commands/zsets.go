@@ -11,6 +11,7 @@ import (
 	"github.com/kvserver/kvserver/datatype"
 	"github.com/kvserver/kvserver/engine"
 	"github.com/kvserver/kvserver/glob"
+	"github.com/kvserver/kvserver/notify"
 )
 
 // Key specs shared by the sorted-set rows.
@@ -110,14 +111,14 @@ func replyEntries(x *Ctx, entries []datatype.ZEntry, withScores bool) {
 // zaddFlags are ZADD's options.
 type zaddFlags struct{ nx, xx, gt, lt, ch, incr bool }
 
-func cmdZadd(x *Ctx) { zaddGeneric(x, false) }
+func cmdZadd(x *Ctx) { zaddGeneric(x, x.Args, false) }
 
-func cmdZincrby(x *Ctx) { zaddGeneric(x, true) }
+func cmdZincrby(x *Ctx) { zaddGeneric(x, x.Args, true) }
 
 // zaddGeneric is Redis's zaddGenericCommand: ZADD, and ZINCRBY (ZADD key
-// INCR increment member).
-func zaddGeneric(x *Ctx, incr bool) {
-	args := x.Args
+// INCR increment member); GEOADD calls it with the ZADD arguments it
+// builds.
+func zaddGeneric(x *Ctx, args [][]byte, incr bool) {
 	f := zaddFlags{incr: incr}
 	i := 2
 options:
@@ -200,6 +201,11 @@ options:
 		}
 		if z.Len() > 0 && (added > 0 || updated > 0) {
 			storeChanged(tx, key, z, created)
+			event := "zadd"
+			if f.incr {
+				event = "zincr"
+			}
+			tx.Notify(notify.ZSet, event, key)
 		}
 		if failed {
 			x.W.Error(errZNaN)

@@ -18,106 +18,94 @@ import (
 // KV-block index) would use it.
 func TestGoRedisSortedSets(t *testing.T) {
 	t.Parallel()
-	s := startKVServer(t)
-	for _, proto := range []int{3, 2} {
-		t.Run(fmt.Sprintf("RESP%d", proto), func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			defer cancel()
-			rdb := newGoRedis(t, s.Addr, proto, 4)
-			k := fmt.Sprintf("board%d", proto)
-			must := func(err error) {
-				t.Helper()
-				if err != nil {
-					t.Fatal(err)
-				}
+	goRedisEachProto(t, 4, func(t *testing.T, ctx context.Context, rdb *redis.Client, proto int, must func(error)) {
+		k := fmt.Sprintf("board%d", proto)
+		var members []redis.Z
+		for i := 0; i < 500; i++ { // past 128: a skiplist
+			members = append(members, redis.Z{Score: float64(i%50) + 0.5, Member: fmt.Sprintf("player%03d", i)})
+		}
+		n, err := rdb.ZAdd(ctx, k, members...).Result()
+		must(err)
+		if n != 500 {
+			t.Fatalf("ZADD added %d", n)
+		}
+		inc, err := rdb.ZIncrBy(ctx, k, 100, "player007").Result()
+		must(err)
+		if inc != 107.5 {
+			t.Errorf("ZINCRBY = %v", inc)
+		}
+		if sc, err := rdb.ZScore(ctx, k, "player007").Result(); err != nil || sc != 107.5 {
+			t.Errorf("ZSCORE = %v, %v", sc, err)
+		}
+		if r, err := rdb.ZRevRank(ctx, k, "player007").Result(); err != nil || r != 0 {
+			t.Errorf("ZREVRANK = %v, %v", r, err)
+		}
+		top, err := rdb.ZRangeArgsWithScores(ctx, redis.ZRangeArgs{Key: k, Start: "(49", Stop: "+inf", ByScore: true, Rev: true, Count: 3}).Result()
+		must(err)
+		want := []redis.Z{{Score: 107.5, Member: "player007"}, {Score: 49.5, Member: "player499"}, {Score: 49.5, Member: "player449"}}
+		if !slices.Equal(top, want) {
+			t.Errorf("ZRANGE BYSCORE REV LIMIT = %v, want %v", top, want)
+		}
+		if c, err := rdb.ZCount(ctx, k, "(10", "20").Result(); err != nil || c != 100 {
+			t.Errorf("ZCOUNT = %v, %v", c, err)
+		}
+		ms, err := rdb.ZMScore(ctx, k, "player001", "nobody").Result()
+		must(err)
+		if ms[0] != 1.5 || ms[1] != 0 {
+			t.Errorf("ZMSCORE = %v", ms)
+		}
+		popped, err := rdb.ZPopMin(ctx, k, 2).Result()
+		must(err)
+		if len(popped) != 2 || popped[0].Member != "player000" || popped[1].Member != "player050" {
+			t.Errorf("ZPOPMIN 2 = %v", popped)
+		}
+		key, mp, err := rdb.ZMPop(ctx, "max", 1, "nosuch", k).Result()
+		must(err)
+		if key != k || len(mp) != 1 || mp[0].Member != "player007" {
+			t.Errorf("ZMPOP = %v %v", key, mp)
+		}
+		must(rdb.ZAdd(ctx, k+"b", redis.Z{Score: 1, Member: "player001"}, redis.Z{Score: 2, Member: "x"}).Err())
+		inter, err := rdb.ZInterWithScores(ctx, &redis.ZStore{Keys: []string{k, k + "b"}, Weights: []float64{2, 10}}).Result()
+		must(err)
+		if !slices.Equal(inter, []redis.Z{{Score: 13, Member: "player001"}}) {
+			t.Errorf("ZINTER WEIGHTS = %v", inter)
+		}
+		if n, err := rdb.ZUnionStore(ctx, k+"u", &redis.ZStore{Keys: []string{k, k + "b"}, Aggregate: "MAX"}).Result(); err != nil || n != 498 {
+			t.Errorf("ZUNIONSTORE = %v, %v", n, err)
+		}
+		if n, err := rdb.ZInterCard(ctx, 0, k, k+"u").Result(); err != nil || n != 497 {
+			t.Errorf("ZINTERCARD = %v, %v", n, err)
+		}
+		rnd, err := rdb.ZRandMemberWithScores(ctx, k+"b", -5).Result()
+		must(err)
+		if len(rnd) != 5 {
+			t.Errorf("ZRANDMEMBER -5 WITHSCORES = %v", rnd)
+		}
+		seen := map[string]bool{}
+		iter := rdb.ZScan(ctx, k, 0, "player1*", 20).Iterator()
+		for i := 0; iter.Next(ctx); i++ {
+			if i%2 == 0 {
+				seen[iter.Val()] = true
 			}
-			var members []redis.Z
-			for i := 0; i < 500; i++ { // past 128: a skiplist
-				members = append(members, redis.Z{Score: float64(i%50) + 0.5, Member: fmt.Sprintf("player%03d", i)})
-			}
-			n, err := rdb.ZAdd(ctx, k, members...).Result()
-			must(err)
-			if n != 500 {
-				t.Fatalf("ZADD added %d", n)
-			}
-			inc, err := rdb.ZIncrBy(ctx, k, 100, "player007").Result()
-			must(err)
-			if inc != 107.5 {
-				t.Errorf("ZINCRBY = %v", inc)
-			}
-			if sc, err := rdb.ZScore(ctx, k, "player007").Result(); err != nil || sc != 107.5 {
-				t.Errorf("ZSCORE = %v, %v", sc, err)
-			}
-			if r, err := rdb.ZRevRank(ctx, k, "player007").Result(); err != nil || r != 0 {
-				t.Errorf("ZREVRANK = %v, %v", r, err)
-			}
-			top, err := rdb.ZRangeArgsWithScores(ctx, redis.ZRangeArgs{Key: k, Start: "(49", Stop: "+inf", ByScore: true, Rev: true, Count: 3}).Result()
-			must(err)
-			want := []redis.Z{{Score: 107.5, Member: "player007"}, {Score: 49.5, Member: "player499"}, {Score: 49.5, Member: "player449"}}
-			if !slices.Equal(top, want) {
-				t.Errorf("ZRANGE BYSCORE REV LIMIT = %v, want %v", top, want)
-			}
-			if c, err := rdb.ZCount(ctx, k, "(10", "20").Result(); err != nil || c != 100 {
-				t.Errorf("ZCOUNT = %v, %v", c, err)
-			}
-			ms, err := rdb.ZMScore(ctx, k, "player001", "nobody").Result()
-			must(err)
-			if ms[0] != 1.5 || ms[1] != 0 {
-				t.Errorf("ZMSCORE = %v", ms)
-			}
-			popped, err := rdb.ZPopMin(ctx, k, 2).Result()
-			must(err)
-			if len(popped) != 2 || popped[0].Member != "player000" || popped[1].Member != "player050" {
-				t.Errorf("ZPOPMIN 2 = %v", popped)
-			}
-			key, mp, err := rdb.ZMPop(ctx, "max", 1, "nosuch", k).Result()
-			must(err)
-			if key != k || len(mp) != 1 || mp[0].Member != "player007" {
-				t.Errorf("ZMPOP = %v %v", key, mp)
-			}
-			must(rdb.ZAdd(ctx, k+"b", redis.Z{Score: 1, Member: "player001"}, redis.Z{Score: 2, Member: "x"}).Err())
-			inter, err := rdb.ZInterWithScores(ctx, &redis.ZStore{Keys: []string{k, k + "b"}, Weights: []float64{2, 10}}).Result()
-			must(err)
-			if !slices.Equal(inter, []redis.Z{{Score: 13, Member: "player001"}}) {
-				t.Errorf("ZINTER WEIGHTS = %v", inter)
-			}
-			if n, err := rdb.ZUnionStore(ctx, k+"u", &redis.ZStore{Keys: []string{k, k + "b"}, Aggregate: "MAX"}).Result(); err != nil || n != 498 {
-				t.Errorf("ZUNIONSTORE = %v, %v", n, err)
-			}
-			if n, err := rdb.ZInterCard(ctx, 0, k, k+"u").Result(); err != nil || n != 497 {
-				t.Errorf("ZINTERCARD = %v, %v", n, err)
-			}
-			rnd, err := rdb.ZRandMemberWithScores(ctx, k+"b", -5).Result()
-			must(err)
-			if len(rnd) != 5 {
-				t.Errorf("ZRANDMEMBER -5 WITHSCORES = %v", rnd)
-			}
-			seen := map[string]bool{}
-			iter := rdb.ZScan(ctx, k, 0, "player1*", 20).Iterator()
-			for i := 0; iter.Next(ctx); i++ {
-				if i%2 == 0 {
-					seen[iter.Val()] = true
-				}
-			}
-			must(iter.Err())
-			if len(seen) != 100 {
-				t.Errorf("ZSCAN MATCH player1* saw %d members, want 100", len(seen))
-			}
-			if n, err := rdb.ZRemRangeByScore(ctx, k, "-inf", "(25").Result(); err != nil || n != 247 {
-				t.Errorf("ZREMRANGEBYSCORE = %v, %v", n, err)
-			}
-			if c, err := rdb.ZCard(ctx, k).Result(); err != nil || c != 250 {
-				t.Errorf("ZCARD = %v, %v", c, err)
-			}
-			if err := rdb.ZAdd(ctx, k, redis.Z{Score: 1, Member: "a"}).Err(); err != nil {
-				t.Error(err)
-			}
-			must(rdb.Set(ctx, k+"s", "x", 0).Err())
-			if err := rdb.ZAdd(ctx, k+"s", redis.Z{Score: 1, Member: "a"}).Err(); err == nil || err.Error() != "WRONGTYPE Operation against a key holding the wrong kind of value" {
-				t.Errorf("ZADD on a string: %v", err)
-			}
-		})
-	}
+		}
+		must(iter.Err())
+		if len(seen) != 100 {
+			t.Errorf("ZSCAN MATCH player1* saw %d members, want 100", len(seen))
+		}
+		if n, err := rdb.ZRemRangeByScore(ctx, k, "-inf", "(25").Result(); err != nil || n != 247 {
+			t.Errorf("ZREMRANGEBYSCORE = %v, %v", n, err)
+		}
+		if c, err := rdb.ZCard(ctx, k).Result(); err != nil || c != 250 {
+			t.Errorf("ZCARD = %v, %v", c, err)
+		}
+		if err := rdb.ZAdd(ctx, k, redis.Z{Score: 1, Member: "a"}).Err(); err != nil {
+			t.Error(err)
+		}
+		must(rdb.Set(ctx, k+"s", "x", 0).Err())
+		if err := rdb.ZAdd(ctx, k+"s", redis.Z{Score: 1, Member: "a"}).Err(); err == nil || err.Error() != "WRONGTYPE Operation against a key holding the wrong kind of value" {
+			t.Errorf("ZADD on a string: %v", err)
+		}
+	})
 }
 
 // pythonZSetScript uses redis-py's sorted-set helpers; TestPythonRedisSortedSets
