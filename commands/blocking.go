@@ -5,12 +5,15 @@ import (
 	"math/big"
 	"time"
 
+	"github.com/kvserver/kvserver/datatype"
 	"github.com/kvserver/kvserver/engine"
+	"github.com/kvserver/kvserver/notify"
 )
 
-// KeyBlocking is what the blocking commands (BLPOP and its kin; later
-// BZPOPMIN, XREAD) use to wait for keys: the server's registry of blocked
-// clients, woken by the engine when a key they wait on is written.
+// KeyBlocking is what the blocking commands (BLPOP and its kin, BZPOPMIN
+// and its kin; later XREAD) use to wait for keys: the server's registry
+// of blocked clients, woken by the engine when a key they wait on is
+// written.
 type KeyBlocking interface {
 	// BlockOnKeys waits for one of keys, in the connection's database, to be
 	// served: each time a write touches one of them, serve runs under the
@@ -24,12 +27,12 @@ type KeyBlocking interface {
 	// asks CanBlock first.
 	BlockOnKeys(keys [][]byte, timeout time.Duration, serve func(tx *engine.Tx, key []byte) bool) Unblocked
 	// CanBlock is false where a command must not block (inside
-	// MULTI/EXEC), which then answers as if it had timed out.
+	// MULTI/EXEC or a script), which then answers as if it had timed out.
 	CanBlock() bool
 }
 
-// blockingCommands are the list family's blocking pops (Redis's t_list.c
-// and blocked.c).
+// blockingCommands are the blocking pops of lists and sorted sets
+// (Redis's t_list.c, t_zset.c and blocked.c).
 var blockingCommands = []*Spec{
 	{Name: "blpop", Arity: -3, Flags: FlagWrite | FlagNoscript | FlagBlocking, ACL: "@write @list @slow @blocking",
 		KeySpecs: []KeySpec{{Flags: KeyRW | KeyAccess | KeyDelete, ReadsValue: true, Begin: Index(1), Find: Range(-2, 1, 0)}},
@@ -44,6 +47,15 @@ var blockingCommands = []*Spec{
 	{Name: "blmpop", Arity: -5, Flags: FlagWrite | FlagBlocking | FlagMovablekeys, ACL: "@write @list @slow @blocking",
 		KeySpecs: []KeySpec{{Flags: KeyRW | KeyAccess | KeyDelete, ReadsValue: true, Begin: Index(2), Find: KeyNum(0, 1, 1)}},
 		Handler:  cmdBlmpop},
+	{Name: "bzpopmin", Arity: -3, Flags: FlagWrite | FlagNoscript | FlagFast | FlagBlocking, ACL: "@write @sortedset @fast @blocking",
+		KeySpecs: []KeySpec{{Flags: KeyRW | KeyAccess | KeyDelete, ReadsValue: true, Begin: Index(1), Find: Range(-2, 1, 0)}},
+		Handler:  cmdBzpopmin},
+	{Name: "bzpopmax", Arity: -3, Flags: FlagWrite | FlagNoscript | FlagFast | FlagBlocking, ACL: "@write @sortedset @fast @blocking",
+		KeySpecs: []KeySpec{{Flags: KeyRW | KeyAccess | KeyDelete, ReadsValue: true, Begin: Index(1), Find: Range(-2, 1, 0)}},
+		Handler:  cmdBzpopmax},
+	{Name: "bzmpop", Arity: -5, Flags: FlagWrite | FlagBlocking | FlagMovablekeys, ACL: "@write @sortedset @slow @blocking",
+		KeySpecs: []KeySpec{{Flags: KeyRW | KeyAccess | KeyDelete, ReadsValue: true, Begin: Index(2), Find: KeyNum(0, 1, 1)}},
+		Handler:  cmdBzmpop},
 }
 
 // timeoutArg parses a blocking command's timeout in seconds, a float, the
@@ -96,8 +108,8 @@ func blockingPop(x *Ctx, front bool) {
 			}
 			if l != nil {
 				key, val, done = k, l.Pop(front), true
-				tx.Modified(k)
 				replyKeyValue(x, key, val)
+				listPopped(tx, k, l, front)
 				return
 			}
 		}
@@ -105,21 +117,27 @@ func blockingPop(x *Ctx, front bool) {
 	if done {
 		return
 	}
-	if !x.KeyBlocking.CanBlock() {
-		x.W.NullArray()
-		return
-	}
-	why := x.KeyBlocking.BlockOnKeys(keys, timeout, func(tx *engine.Tx, k []byte) bool {
+	blockThenAnswer(x, keys, timeout, func(tx *engine.Tx, k []byte) bool {
 		l := listOf(tx, k)
 		if l == nil {
 			return false
 		}
 		key, val = append([]byte(nil), k...), l.Pop(front)
-		tx.Modified(k)
+		listPopped(tx, k, l, front)
 		return true
-	})
-	if why == UnblockedReady {
-		replyKeyValue(x, key, val)
+	}, func() { replyKeyValue(x, key, val) })
+}
+
+// blockThenAnswer blocks on keys until serve takes what it waits for,
+// then answers with served. A client that may not block, or whose wait
+// ends unserved, gets a null array (or Redis's UNBLOCKED error).
+func blockThenAnswer(x *Ctx, keys [][]byte, timeout time.Duration, serve func(tx *engine.Tx, key []byte) bool, served func()) {
+	if !x.KeyBlocking.CanBlock() {
+		x.W.NullArray()
+		return
+	}
+	if why := x.KeyBlocking.BlockOnKeys(keys, timeout, serve); why == UnblockedReady {
+		served()
 	} else {
 		replyUnserved(x, why, x.W.NullArray)
 	}
@@ -172,12 +190,9 @@ func blmoveGeneric(x *Ctx, from, to bool, timeoutArgIdx int) {
 			return
 		}
 		done = true
-		v, err := moveElement(tx, src, args[1], args[2], from, to, lim)
-		if err != nil {
+		if _, err := moveElement(tx, src, args[1], args[2], from, to, lim, x.W.Bulk); err != nil {
 			x.W.Error(err.Error())
-			return
 		}
-		x.W.Bulk(v)
 	})
 	if done {
 		return
@@ -194,7 +209,7 @@ func blmoveGeneric(x *Ctx, from, to bool, timeoutArgIdx int) {
 		if l == nil {
 			return false
 		}
-		val, moveErr = moveElement(tx, l, src, dst, from, to, lim)
+		val, moveErr = moveElement(tx, l, src, dst, from, to, lim, nil)
 		return true
 	})
 	switch {
@@ -228,7 +243,8 @@ func cmdBlmpop(x *Ctx) {
 			}
 			if l != nil {
 				done = true
-				replyMpop(x, k, popMany(tx, l, k, a))
+				replyMpop(x, k, popMany(l, a))
+				listPopped(tx, k, l, a.front)
 				return
 			}
 		}
@@ -236,23 +252,72 @@ func cmdBlmpop(x *Ctx) {
 	if done {
 		return
 	}
-	if !x.KeyBlocking.CanBlock() {
-		x.W.NullArray()
-		return
-	}
 	var key []byte
 	var vals [][]byte
-	why := x.KeyBlocking.BlockOnKeys(a.keys, timeout, func(tx *engine.Tx, k []byte) bool {
+	blockThenAnswer(x, a.keys, timeout, func(tx *engine.Tx, k []byte) bool {
 		l := listOf(tx, k)
 		if l == nil {
 			return false
 		}
-		key, vals = append([]byte(nil), k...), popMany(tx, l, k, a)
+		key, vals = append([]byte(nil), k...), popMany(l, a)
+		listPopped(tx, k, l, a.front)
 		return true
-	})
-	if why == UnblockedReady {
-		replyMpop(x, key, vals)
-	} else {
-		replyUnserved(x, why, x.W.NullArray)
+	}, func() { replyMpop(x, key, vals) })
+}
+
+func cmdBzpopmin(x *Ctx) { bzpopGeneric(x, false) }
+func cmdBzpopmax(x *Ctx) { bzpopGeneric(x, true) }
+
+// bzpopGeneric is BZPOPMIN and BZPOPMAX: key [key ...] timeout, answered
+// [key, member, score].
+func bzpopGeneric(x *Ctx, maxSide bool) {
+	args := x.Args
+	timeout, ok := timeoutArg(x, len(args)-1)
+	if !ok {
+		return
 	}
+	blockingZpop(x, args[1:len(args)-1], maxSide, -1, false, timeout)
+}
+
+func cmdBzmpop(x *Ctx) {
+	// As BLMPOP, the timeout is checked after the other arguments.
+	a, ok := parseZmpop(x, 2)
+	if !ok {
+		return
+	}
+	timeout, ok := timeoutArg(x, 1)
+	if !ok {
+		return
+	}
+	blockingZpop(x, a.keys, a.maxSide, a.count, true, timeout)
+}
+
+// blockingZpop is Redis's blockingGenericZpopCommand: ZPOPMIN/ZPOPMAX
+// (count -1: one member) of the first non-empty sorted set of keys, or
+// block until a write makes one non-empty. The reply carries the key
+// first, with nested pairs for BZMPOP.
+func blockingZpop(x *Ctx, keys [][]byte, maxSide bool, count int64, nested bool, timeout time.Duration) {
+	done := false
+	x.Update(func(tx *engine.Tx) {
+		key, z, ok := firstZSet(x, tx, keys)
+		done = !ok || z != nil
+		if z != nil {
+			zpopReply(x, tx, key, z, maxSide, count, true, nested)
+		}
+	})
+	if done {
+		return
+	}
+	var key []byte
+	var entries []datatype.ZEntry
+	blockThenAnswer(x, keys, timeout, func(tx *engine.Tx, k []byte) bool {
+		z := zsetOf(tx, k)
+		if z == nil {
+			return false
+		}
+		key, entries = append([]byte(nil), k...), zpopEntries(z, maxSide, count)
+		tx.Notify(notify.ZSet, zpopEvent(maxSide), k)
+		zsetPopped(tx, k, z)
+		return true
+	}, func() { replyZpop(x, key, entries, true, nested, func() {}) })
 }

@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/kvserver/kvserver/tracking"
 )
 
 // The connection family: PING, ECHO, QUIT, RESET, AUTH, HELLO and CLIENT
@@ -35,6 +37,10 @@ var connectionCommands = []*Spec{
 		{Name: "client|reply", Arity: 3, Flags: FlagNoscript | FlagLoading | FlagStale, ACL: "@slow @connection", Handler: cmdClientReply},
 		{Name: "client|pause", Arity: -3, Flags: FlagAdmin | FlagNoscript | FlagLoading | FlagStale, ACL: "@admin @slow @dangerous @connection", Handler: cmdClientPause},
 		{Name: "client|unpause", Arity: 2, Flags: FlagAdmin | FlagNoscript | FlagLoading | FlagStale, ACL: "@admin @slow @dangerous @connection", Handler: cmdClientUnpause},
+		{Name: "client|tracking", Arity: -3, Flags: FlagNoscript | FlagLoading | FlagStale, ACL: "@slow @connection", Handler: cmdClientTracking},
+		{Name: "client|caching", Arity: 3, Flags: FlagNoscript | FlagLoading | FlagStale, ACL: "@slow @connection", Handler: cmdClientCaching},
+		{Name: "client|trackinginfo", Arity: 2, Flags: FlagNoscript | FlagLoading | FlagStale, ACL: "@slow @connection", Handler: cmdClientTrackinginfo},
+		{Name: "client|getredir", Arity: 2, Flags: FlagNoscript | FlagLoading | FlagStale, ACL: "@slow @connection", Handler: cmdClientGetredir},
 		{Name: "client|unblock", Arity: -3, Flags: FlagAdmin | FlagNoscript | FlagLoading | FlagStale, ACL: "@admin @slow @dangerous @connection", Handler: cmdClientUnblock},
 	}},
 }
@@ -158,6 +164,10 @@ type ClientInfo struct {
 	// Sub, PSub and SSub count the client's channel, pattern and shard
 	// channel subscriptions; with any, it is a pubsub client (flag P).
 	Sub, PSub, SSub int
+	// Tracking is CLIENT TRACKING's state (flags t, R, B; redir).
+	Tracking tracking.Info
+	// Monitor: the connection runs MONITOR (flag O).
+	Monitor bool
 }
 
 // pubsubClient reports whether ci has subscriptions (Redis's
@@ -222,6 +232,8 @@ func cmdQuit(x *Ctx) {
 func cmdReset(x *Ctx) {
 	x.Transaction.Discard()
 	x.PubSub.DropSubscriptions()
+	x.Tracking.TrackingOff()
+	x.Monitor.StopMonitor()
 	x.Session.SetDB(0)
 	x.Session.SetProto(2)
 	x.Session.ResetUser()
@@ -408,6 +420,10 @@ func cmdClientMaintNotifications(x *Ctx) { x.W.OK() }
 
 func cmdClientHelp(x *Ctx) {
 	writeHelp(x, "CLIENT",
+		"CACHING (YES|NO)",
+		"    Enable/disable tracking of the keys for next command in OPTIN/OPTOUT modes.",
+		"GETREDIR",
+		"    Return the client ID we are redirecting to when tracking is enabled.",
 		"GETNAME",
 		"    Return the name of the current connection.",
 		"ID",
@@ -450,6 +466,11 @@ func cmdClientHelp(x *Ctx) {
 		"    Assign the name <name> to the current connection.",
 		"UNBLOCK <clientid> [TIMEOUT|ERROR]",
 		"    Unblock the specified blocked client.",
+		"TRACKING (ON|OFF) [REDIRECT <id>] [BCAST] [PREFIX <prefix> [...]]",
+		"         [OPTIN] [OPTOUT] [NOLOOP]",
+		"    Control server assisted client side caching.",
+		"TRACKINGINFO",
+		"    Report tracking status for the current connection.",
 		"NO-EVICT (ON|OFF)",
 		"    Protect current client connection from eviction.",
 		"NO-TOUCH (ON|OFF)",
@@ -548,6 +569,9 @@ func cmdClientInfo(x *Ctx) {
 func appendClientLine(b *strings.Builder, ci *ClientInfo) {
 	flags := ""
 	multi := int64(-1)
+	if ci.Monitor {
+		flags += "O"
+	}
 	if ci.pubsubClient() {
 		flags += "P"
 	}
@@ -557,6 +581,17 @@ func appendClientLine(b *strings.Builder, ci *ClientInfo) {
 	}
 	if ci.Blocked {
 		flags += "b"
+	}
+	redir := int64(-1)
+	if ci.Tracking.On {
+		flags += "t"
+		redir = ci.Tracking.Mode.Redirect
+		if ci.Tracking.BrokenRedir {
+			flags += "R"
+		}
+		if ci.Tracking.Mode.BCAST {
+			flags += "B"
+		}
 	}
 	if ci.NoEvict {
 		flags += "e"
@@ -608,7 +643,7 @@ func appendClientLine(b *strings.Builder, ci *ClientInfo) {
 	field("events", "r")
 	field("cmd", cmd)
 	field("user", ci.User)
-	num("redir", -1)
+	num("redir", redir)
 	num("resp", int64(ci.Proto))
 	field("lib-name", ci.LibName)
 	field("lib-ver", ci.LibVer)

@@ -61,6 +61,10 @@ type Ctx struct {
 	HyperLogLog HyperLogLog
 	// Blocker blocks the connection in a blocking command (WAIT).
 	Blocker Blocker
+	// Tracking is the connection's client-side caching (tracking.go).
+	Tracking Tracking
+	// Monitor is the server's MONITOR connections (monitor.go).
+	Monitor Monitor
 }
 
 // Settings reads a setting's current value by name; the name must be a

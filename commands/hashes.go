@@ -98,6 +98,18 @@ func storeChanged(tx *engine.Tx, key []byte, obj datatype.Object, created bool) 
 	}
 }
 
+// objectChanged records a change in place of the container under key
+// and publishes event of class, then "del" when the change emptied it
+// (which deletes it), in Redis's order.
+func objectChanged(tx *engine.Tx, key []byte, obj datatype.Object, class notify.Class, event string) {
+	emptied := obj.Len() == 0
+	tx.Modified(key)
+	tx.Notify(class, event, key)
+	if emptied {
+		tx.Notify(notify.Generic, "del", key)
+	}
+}
+
 // replyValue writes a field or value that is a view into a hash. Bulk
 // would reference a large one instead of copying it, but a hash changes in
 // place once the engine lock is released.

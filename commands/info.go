@@ -215,7 +215,7 @@ func infoClients(x *Ctx, w *InfoWriter) {
 	w.Int("maxclients", int64(x.Stats.Settings().MaxClients))
 	blocked, withTimeout := x.Clients.Blocked()
 	w.Int("blocked_clients", int64(blocked))
-	w.Int("tracking_clients", 0)
+	w.Int("tracking_clients", int64(x.Tracking.TrackingStats().Clients))
 	w.Int("clients_in_timeout_table", int64(withTimeout))
 }
 
@@ -318,6 +318,10 @@ func infoStats(x *Ctx, w *InfoWriter) {
 	w.Int("pubsub_channels", int64(x.PubSub.NumChannels(pubsub.Channel)))
 	w.Int("pubsub_patterns", int64(x.PubSub.NumPat()))
 	w.Int("pubsubshard_channels", int64(x.PubSub.NumChannels(pubsub.Shard)))
+	ts := x.Tracking.TrackingStats()
+	w.Int("tracking_total_keys", int64(ts.Keys))
+	w.Int("tracking_total_items", int64(ts.Items))
+	w.Int("tracking_total_prefixes", int64(ts.Prefixes))
 	w.Int("total_error_replies", n.ErrorReplies)
 }
 

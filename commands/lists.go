@@ -3,6 +3,7 @@ package commands
 import (
 	"github.com/kvserver/kvserver/datatype"
 	"github.com/kvserver/kvserver/engine"
+	"github.com/kvserver/kvserver/notify"
 )
 
 // listCommands are the list family's rows (Redis's t_list.c); the blocking
@@ -111,11 +112,35 @@ func pushGeneric(x *Ctx, front, xx bool) {
 		}
 		storeChanged(tx, args[1], l, created)
 		x.W.Int(int64(l.Len()))
+		tx.Notify(notify.List, pushEvent(front), args[1])
 	})
 }
 
 func cmdLpop(x *Ctx) { popGeneric(x, "lpop", true) }
 func cmdRpop(x *Ctx) { popGeneric(x, "rpop", false) }
+
+// pushEvent and popEvent name the keyspace events of a push or a pop at
+// one end of a list.
+func pushEvent(front bool) string {
+	if front {
+		return "lpush"
+	}
+	return "rpush"
+}
+
+func popEvent(front bool) string {
+	if front {
+		return "lpop"
+	}
+	return "rpop"
+}
+
+// listPopped records elements popped from l, the list under key, as
+// Redis's listElementsRemoved: the pop's event, then "del" when it emptied
+// the list.
+func listPopped(tx *engine.Tx, key []byte, l *datatype.List, front bool) {
+	objectChanged(tx, key, l, notify.List, popEvent(front))
+}
 
 // popGeneric is Redis's popGenericCommand: LPOP and RPOP, with an
 // optional count.
@@ -146,10 +171,10 @@ func popGeneric(x *Ctx, name string, front bool) {
 			x.W.Array(0)
 		case count < 0:
 			x.W.Bulk(l.Pop(front))
-			tx.Modified(args[1])
+			listPopped(tx, args[1], l, front)
 		default:
 			popRange(x, l, int(min(count, int64(l.Len()))), front)
-			tx.Modified(args[1])
+			listPopped(tx, args[1], l, front)
 		}
 	})
 }
@@ -284,8 +309,8 @@ func cmdLset(x *Ctx) {
 			return
 		}
 		l.Set(i, args[3], lim)
-		tx.Modified(args[1])
 		x.W.OK()
+		objectChanged(tx, args[1], l, notify.List, "lset")
 	})
 }
 
@@ -325,7 +350,7 @@ func cmdLinsert(x *Ctx) {
 			at++
 		}
 		l.Insert(at, args[4], lim)
-		tx.Modified(args[1])
+		objectChanged(tx, args[1], l, notify.List, "linsert")
 		x.W.Int(int64(l.Len()))
 	})
 }
@@ -348,7 +373,7 @@ func cmdLrem(x *Ctx) {
 		n := int64(l.Len())
 		removed := l.Remove(args[3], int(max(min(count, n), -n)))
 		if removed > 0 {
-			tx.Modified(args[1])
+			objectChanged(tx, args[1], l, notify.List, "lrem")
 		}
 		x.W.Int(int64(removed))
 	})
@@ -368,7 +393,7 @@ func cmdLtrim(x *Ctx) {
 		if l != nil {
 			from, to := listRange(start, stop, l.Len())
 			l.Trim(from, to)
-			tx.Modified(args[1])
+			objectChanged(tx, args[1], l, notify.List, "ltrim")
 		}
 		x.W.OK()
 	})
@@ -523,32 +548,39 @@ func lmoveGeneric(x *Ctx, from, to bool) {
 		if _, ok := lookupList(x, tx, args[2], false); !ok {
 			return
 		}
-		v, err := moveElement(tx, src, args[1], args[2], from, to, lim)
-		if err != nil {
+		if _, err := moveElement(tx, src, args[1], args[2], from, to, lim, x.W.Bulk); err != nil {
 			x.W.Error(err.Error())
-			return
 		}
-		x.W.Bulk(v)
 	})
 }
 
 // moveElement pops from src (the list under srcKey) and pushes onto the
 // list under dstKey, created if missing; ErrWrongType, with nothing
 // moved, when dstKey holds another type. The two keys may be one (a
-// rotation).
-func moveElement(tx *engine.Tx, src *datatype.List, srcKey, dstKey []byte, from, to bool, lim datatype.ListLimits) ([]byte, error) {
-	if _, err := tx.Object(dstKey, datatype.KindList, false); err != nil {
+// rotation, which never empties the list). The events are Redis's
+// lmoveGenericCommand's: the push on the destination, then the pop on the
+// source and "del" when that emptied it; reply, when not nil, answers the
+// element between the two, where Redis does.
+func moveElement(tx *engine.Tx, src *datatype.List, srcKey, dstKey []byte, from, to bool, lim datatype.ListLimits, reply func([]byte)) ([]byte, error) {
+	obj, err := tx.Object(dstKey, datatype.KindList, false)
+	if err != nil {
 		return nil, err
 	}
 	v := src.Pop(from)
-	tx.Modified(srcKey)
-	dst := listOf(tx, dstKey)
-	created := dst == nil
+	created := obj == nil
+	var dst *datatype.List
 	if created {
 		dst = datatype.NewList()
+	} else {
+		dst = obj.(*datatype.List)
 	}
 	dst.Push(v, to, lim)
 	storeChanged(tx, dstKey, dst, created)
+	tx.Notify(notify.List, pushEvent(to), dstKey)
+	if reply != nil {
+		reply(v)
+	}
+	listPopped(tx, srcKey, src, from)
 	return v, nil
 }
 
@@ -609,7 +641,8 @@ func cmdLmpop(x *Ctx) {
 				return
 			}
 			if l != nil {
-				replyMpop(x, k, popMany(tx, l, k, a))
+				replyMpop(x, k, popMany(l, a))
+				listPopped(tx, k, l, a.front)
 				return
 			}
 		}
@@ -617,14 +650,14 @@ func cmdLmpop(x *Ctx) {
 	})
 }
 
-// popMany pops up to a.count elements of l, the list under key.
-func popMany(tx *engine.Tx, l *datatype.List, key []byte, a mpopArgs) [][]byte {
+// popMany pops up to a.count elements of l; the caller records the change
+// (listPopped) after its reply, as Redis does.
+func popMany(l *datatype.List, a mpopArgs) [][]byte {
 	n := int(min(a.count, int64(l.Len())))
 	out := make([][]byte, n)
 	for i := range out {
 		out[i] = l.Pop(a.front)
 	}
-	tx.Modified(key)
 	return out
 }
 

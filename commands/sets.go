@@ -120,12 +120,7 @@ func writeSet(x *Ctx, s *datatype.Set) {
 // event, then "del" when the change emptied the set (which deletes it), in
 // Redis's order.
 func setChanged(tx *engine.Tx, key []byte, s *datatype.Set, event string) {
-	emptied := s.Len() == 0
-	tx.Modified(key)
-	tx.Notify(notify.Set, event, key)
-	if emptied {
-		tx.Notify(notify.Generic, "del", key)
-	}
+	objectChanged(tx, key, s, notify.Set, event)
 }
 
 func cmdSadd(x *Ctx) {

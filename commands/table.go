@@ -51,6 +51,7 @@ var families = [][]*Spec{
 	zsetCommands,
 	scriptingCommands,
 	geoCommands,
+	monitorCommands,
 }
 
 // NewTable builds the lookup table from copies of specs, deriving what

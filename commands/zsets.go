@@ -209,9 +209,16 @@ options:
 		}
 		if failed {
 			x.W.Error(errZNaN)
-			return
+		} else {
+			zaddReply(x, &f, added, updated, processed > 0, score)
 		}
-		zaddReply(x, &f, added, updated, processed > 0, score)
+		if added > 0 || updated > 0 {
+			event := "zadd"
+			if f.incr {
+				event = "zincr"
+			}
+			tx.Notify(notify.ZSet, event, key) // after the reply, as in Redis
+		}
 	})
 }
 
@@ -288,7 +295,7 @@ func cmdZrem(x *Ctx) {
 				}
 			}
 			if deleted > 0 {
-				tx.Modified(args[1])
+				objectChanged(tx, args[1], z, notify.ZSet, "zrem")
 			}
 		}
 		x.W.Int(int64(deleted))
@@ -580,16 +587,19 @@ func zrangeGeneric(x *Ctx, first int, store bool, kind zrangeType, dir zrangeDir
 		if z != nil {
 			entries = req.collect(z)
 		}
-		storeEntries(x, tx, args[1], entries, lim)
+		storeEntries(x, tx, args[1], entries, lim, "zrangestore")
 	})
 }
 
 // storeEntries replaces dst with a sorted set of entries (deleting it when
-// there are none) and answers their count, as the *STORE commands do.
-func storeEntries(x *Ctx, tx *engine.Tx, dst []byte, entries []datatype.ZEntry, lim datatype.ZSetLimits) {
+// there are none) and answers their count, as the *STORE commands do,
+// then publishes event (or "del" when it deleted dst).
+func storeEntries(x *Ctx, tx *engine.Tx, dst []byte, entries []datatype.ZEntry, lim datatype.ZSetLimits, event string) {
 	if len(entries) == 0 {
-		tx.Delete(dst)
 		x.W.Int(0)
+		if tx.Delete(dst) {
+			tx.Notify(notify.Generic, "del", dst)
+		}
 		return
 	}
 	maxLen := 0
@@ -602,6 +612,14 @@ func storeEntries(x *Ctx, tx *engine.Tx, dst []byte, entries []datatype.ZEntry, 
 	}
 	tx.SetObject(dst, z, 0)
 	x.W.Int(int64(z.Len()))
+	tx.Notify(notify.ZSet, event, dst)
+}
+
+// zremrangeEvents are the keyspace events of ZREMRANGEBY*, by range type.
+var zremrangeEvents = [...]string{
+	zrangeRank:  "zremrangebyrank",
+	zrangeScore: "zremrangebyscore",
+	zrangeLex:   "zremrangebylex",
 }
 
 // zremrangeGeneric is Redis's zremrangeGenericCommand.
@@ -644,7 +662,7 @@ func zremrangeGeneric(x *Ctx, kind zrangeType) {
 		}
 		n := z.DeleteRanks(lo, hi)
 		if n > 0 {
-			tx.Modified(args[1])
+			objectChanged(tx, args[1], z, notify.ZSet, zremrangeEvents[kind])
 		}
 		x.W.Int(int64(n))
 	})
@@ -788,6 +806,10 @@ func parseZsetOpOptions(x *Ctx, j, numKeys int, store bool, op zsetOp, cardOnly 
 	return o, true
 }
 
+// zsetOpStoreEvents are the keyspace events of ZUNIONSTORE, ZINTERSTORE
+// and ZDIFFSTORE.
+var zsetOpStoreEvents = [...]string{opUnion: "zunionstore", opInter: "zinterstore", opDiff: "zdiffstore"}
+
 // zsetOpGeneric is Redis's zunionInterDiffGenericCommand: ZUNION, ZINTER,
 // ZDIFF, their *STORE forms (store: the destination is args[1]) and
 // ZINTERCARD (cardOnly). numKeysIdx is the index of numkeys.
@@ -846,7 +868,7 @@ func zsetOpGeneric(x *Ctx, store bool, numKeysIdx int, op zsetOp, cardOnly bool)
 		}
 		sortEntries(result)
 		if store {
-			storeEntries(x, tx, args[1], result, lim)
+			storeEntries(x, tx, args[1], result, lim, zsetOpStoreEvents[op])
 			return
 		}
 		replyEntries(x, result, opts.withScores)
@@ -1078,103 +1100,172 @@ func zpopCommand(x *Ctx, maxSide bool) {
 // key's name first when emitKey.
 func zpopGeneric(x *Ctx, keys [][]byte, maxSide, emitKey bool, count int64, nested, nilWhenEmpty bool) {
 	x.Update(func(tx *engine.Tx) {
-		var z *datatype.ZSet
-		var key []byte
-		for _, k := range keys {
-			var ok bool
-			if z, ok = readZSet(x, tx, k, false); !ok {
-				return
-			}
-			if z != nil {
-				key = k
-				break
-			}
-		}
-		if z == nil {
-			if nilWhenEmpty {
-				x.W.NullArray()
-			} else {
-				x.W.Array(0)
-			}
-			return
-		}
-		if count == 0 {
-			x.W.Array(0)
-			return
-		}
-		n := 1
-		if count > 0 {
-			n = int(min(count, int64(z.Len())))
-		}
+		key, z, ok := firstZSet(x, tx, keys)
 		switch {
-		case !nested && !emitKey:
-			x.W.Array(2 * n)
-		case nested && !emitKey:
-			x.W.Array(n)
-		case !nested && emitKey:
-			x.W.Array(2*n + 1)
-			x.W.Bulk(key)
+		case !ok:
+		case z == nil && nilWhenEmpty:
+			x.W.NullArray()
+		case z == nil || count == 0:
+			x.W.Array(0)
 		default:
-			x.W.Array(2)
-			x.W.Bulk(key)
-			x.W.Array(n)
+			zpopReply(x, tx, key, z, maxSide, count, emitKey, nested)
 		}
-		for i := 0; i < n; i++ {
-			r := 0
-			if maxSide {
-				r = z.Len() - 1
-			}
-			e := z.At(r)
-			z.DeleteRanks(r, r+1)
-			if nested {
-				x.W.Array(2)
-			}
-			x.W.BulkString(e.Member)
-			x.W.Double(e.Score)
-		}
-		tx.Modified(key)
 	})
 }
 
-// cmdZmpop is ZMPOP numkeys key [key ...] MIN|MAX [COUNT count].
-func cmdZmpop(x *Ctx) {
+// firstZSet finds the first of keys that holds a sorted set; ok is false,
+// with WRONGTYPE answered, when a key before it holds another type.
+func firstZSet(x *Ctx, tx *engine.Tx, keys [][]byte) (key []byte, z *datatype.ZSet, ok bool) {
+	for _, k := range keys {
+		if z, ok = readZSet(x, tx, k, false); !ok || z != nil {
+			return k, z, ok
+		}
+	}
+	return nil, nil, true
+}
+
+// zsetOf is key's sorted set for a blocked client's retry: nil, without a
+// reply, when the key is missing or holds another type.
+func zsetOf(tx *engine.Tx, key []byte) *datatype.ZSet {
+	obj, err := tx.Object(key, datatype.KindZSet, false)
+	if err != nil || obj == nil {
+		return nil
+	}
+	return obj.(*datatype.ZSet)
+}
+
+// zpopReply pops up to count members (-1: one) of z, the non-empty sorted
+// set under key, and answers them, with genericZpopCommand's events where
+// it raises them: the pop's after the reply's header, "del" (when z is
+// emptied) after the reply.
+func zpopReply(x *Ctx, tx *engine.Tx, key []byte, z *datatype.ZSet, maxSide bool, count int64, emitKey, nested bool) {
+	entries := zpopEntries(z, maxSide, count)
+	replyZpop(x, key, entries, emitKey, nested, func() { tx.Notify(notify.ZSet, zpopEvent(maxSide), key) })
+	zsetPopped(tx, key, z)
+}
+
+// zpopEntries pops up to count members (-1: one) of the non-empty z from
+// its low end or, when maxSide, its high end.
+func zpopEntries(z *datatype.ZSet, maxSide bool, count int64) []datatype.ZEntry {
+	n := 1
+	if count > 0 {
+		n = int(min(count, int64(z.Len())))
+	}
+	entries := make([]datatype.ZEntry, n)
+	for i := range entries {
+		r := 0
+		if maxSide {
+			r = z.Len() - 1
+		}
+		entries[i] = z.At(r)
+		z.DeleteRanks(r, r+1)
+	}
+	return entries
+}
+
+// zpopEvent is the keyspace event of a pop from one end of a sorted set.
+func zpopEvent(maxSide bool) string {
+	if maxSide {
+		return "zpopmax"
+	}
+	return "zpopmin"
+}
+
+// zsetPopped records pops from z, the sorted set under key, publishing
+// "del" when they emptied it (which deletes it).
+func zsetPopped(tx *engine.Tx, key []byte, z *datatype.ZSet) {
+	emptied := z.Len() == 0
+	tx.Modified(key)
+	if emptied {
+		tx.Notify(notify.Generic, "del", key)
+	}
+}
+
+// replyZpop answers popped entries in the four shapes of
+// genericZpopCommand: flat or nested pairs, with or without the key.
+// afterHeader runs once the array headers are written.
+func replyZpop(x *Ctx, key []byte, entries []datatype.ZEntry, emitKey, nested bool, afterHeader func()) {
+	n := len(entries)
+	switch {
+	case !nested && !emitKey:
+		x.W.Array(2 * n)
+	case nested && !emitKey:
+		x.W.Array(n)
+	case !nested && emitKey:
+		x.W.Array(2*n + 1)
+		x.W.Bulk(key)
+	default:
+		x.W.Array(2)
+		x.W.Bulk(key)
+		x.W.Array(n)
+	}
+	afterHeader()
+	for _, e := range entries {
+		if nested {
+			x.W.Array(2)
+		}
+		x.W.BulkString(e.Member)
+		x.W.Double(e.Score)
+	}
+}
+
+// zmpopArgs are ZMPOP's and BZMPOP's parsed arguments.
+type zmpopArgs struct {
+	keys    [][]byte
+	maxSide bool
+	count   int64
+}
+
+// parseZmpop parses numkeys key [key ...] MIN|MAX [COUNT count] from
+// argument i, with Redis's errors (zmpopGenericCommand).
+func parseZmpop(x *Ctx, i int) (zmpopArgs, bool) {
 	args := x.Args
-	n, ok := ParseInt64(args[1])
+	var a zmpopArgs
+	n, ok := ParseInt64(args[i])
 	if !ok || n < 1 {
 		x.W.Error("ERR numkeys should be greater than 0")
-		return
+		return a, false
 	}
-	whereIdx := 2 + n
-	if n > int64(len(args)) || whereIdx >= int64(len(args)) {
+	if n >= int64(len(args)) || i+1+int(n) >= len(args) {
 		x.W.Error(errSyntax)
-		return
+		return a, false
 	}
-	var maxSide bool
+	whereIdx := i + 1 + int(n)
+	a.keys = args[i+1 : whereIdx]
 	switch w := args[whereIdx]; {
 	case equalFold(w, "min"):
 	case equalFold(w, "max"):
-		maxSide = true
+		a.maxSide = true
 	default:
 		x.W.Error(errSyntax)
-		return
+		return a, false
 	}
-	count := int64(-1)
-	for j := int(whereIdx) + 1; j < len(args); j++ {
-		if count == -1 && equalFold(args[j], "count") && j+1 < len(args) {
+	a.count = -1
+	for j := whereIdx + 1; j < len(args); j++ {
+		if a.count == -1 && equalFold(args[j], "count") && j+1 < len(args) {
 			j++
 			c, ok := ParseInt64(args[j])
 			if !ok || c < 1 {
 				x.W.Error("ERR count should be greater than 0")
-				return
+				return a, false
 			}
-			count = c
+			a.count = c
 			continue
 		}
 		x.W.Error(errSyntax)
+		return a, false
+	}
+	a.count = max(a.count, 1)
+	return a, true
+}
+
+// cmdZmpop is ZMPOP numkeys key [key ...] MIN|MAX [COUNT count].
+func cmdZmpop(x *Ctx) {
+	a, ok := parseZmpop(x, 1)
+	if !ok {
 		return
 	}
-	count = max(count, 1)
-	zpopGeneric(x, args[2:whereIdx], maxSide, true, count, true, true)
+	zpopGeneric(x, a.keys, a.maxSide, true, a.count, true, true)
 }
 
 // cmdZscan is ZSCAN key cursor [MATCH pattern] [COUNT count]. A listpack

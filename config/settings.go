@@ -323,6 +323,8 @@ var settings = []Setting{
 			"PFMERGE that would make a sparse value longer turns it dense (12304\n" +
 			"bytes). As in Redis; values above 16000 make little sense.\n" +
 			"Default: 3000.", InConfig: true, Mutable: true, Rewrite: RewriteIfChanged},
+	{Name: "tracking-table-max-keys", Kind: KindInt, Default: "1000000", Min: 0, Max: math.MaxInt64,
+		Doc: "most keys the client-side caching table remembers (0: no bound); past it, random keys are forgotten and invalidated for their readers, as in Redis", InConfig: true, Mutable: true, Rewrite: RewriteIfChanged},
 	{Name: "zset-max-listpack-entries", Kind: KindInt, Default: "128", Min: 0, Max: math.MaxInt64,
 		Doc: "a sorted set with more members than this is stored as a skiplist (OBJECT ENCODING skiplist) instead of a listpack, as in Redis", InConfig: true, Mutable: true, Rewrite: RewriteIfChanged},
 	{Name: "zset-max-listpack-value", Kind: KindInt, Default: "64", Min: 0, Max: math.MaxInt64,

@@ -121,6 +121,11 @@ type Engine struct {
 	readyPending atomic.Bool
 	// events receives key and chunk events (events.go); nil for none.
 	events Events
+	// stepOrigin is the running step's Tx.SetOrigin value while its fn
+	// runs, for the key changes reported without a Tx (Events.KeyChanged).
+	stepOrigin any
+	// expiring is set while expireLocked removes a key.
+	expiring bool
 
 	// dirty holds the groups with resident values the disk does not have
 	// yet; the write-behind pass persists them without freeing memory.
@@ -362,6 +367,7 @@ func (e *Engine) step(db int, fn func(tx *Tx), write bool) {
 		}
 		tx := Tx{e: e, db: db, ks: e.dbs[db], now: e.opts.Now().UnixMilli(), post: &post}
 		fn(&tx)
+		e.stepOrigin = nil
 		var protect *item
 		if write {
 			protect = tx.protect
@@ -457,6 +463,9 @@ func (e *Engine) FlushAll(ctx context.Context) error {
 	for i := range e.dbs {
 		phys = append(phys, e.flushLocked(i))
 	}
+	if e.events != nil {
+		e.events.Flushed()
+	}
 	e.publishLocked()
 	e.mu.Unlock()
 	return e.flushCold(ctx, phys)
@@ -469,6 +478,9 @@ func (e *Engine) FlushDB(ctx context.Context, db int) error {
 	e.mu.Lock()
 	e.writeGen++
 	phys := e.flushLocked(db)
+	if e.events != nil {
+		e.events.Flushed()
+	}
 	e.publishLocked()
 	e.mu.Unlock()
 	return e.flushCold(ctx, []int{phys})

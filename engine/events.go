@@ -23,6 +23,14 @@ type Events interface {
 	// ChunkEvent reports a chunk that became whole or stopped being
 	// stored, or moved between the tiers.
 	ChunkEvent(db int, ev ChunkEvent)
+	// KeyChanged reports a change to key in db, Redis's
+	// signalModifiedKey as client-side caching sees it: a write, an
+	// expiry change, a deletion, an expiry or an eviction. origin is as
+	// KeyEvent's; expired says the key expired, a change Redis reports
+	// as no client's even when a client's read found it.
+	KeyChanged(db int, key string, origin any, expired bool)
+	// Flushed reports FLUSHDB or FLUSHALL (every cached key is stale).
+	Flushed()
 }
 
 // ChunkEventKind is what happened to a chunk.
@@ -75,7 +83,10 @@ func (e *Engine) SetEvents(ev Events) {
 
 // SetOrigin tags the events of this step with o (the connection running
 // the command), so that a subscriber can tell its own.
-func (tx *Tx) SetOrigin(o any) { tx.origin = o }
+func (tx *Tx) SetOrigin(o any) {
+	tx.origin = o
+	tx.e.stepOrigin = o
+}
 
 // Notify publishes a command's keyspace event for key, Redis's
 // notifyKeyspaceEvent: class and event name are the command's, as in
@@ -143,7 +154,9 @@ func (e *Engine) chunkEventLocked(g *group, kind ChunkEventKind) {
 // expireLocked removes an expired item, Redis's
 // deleteExpiredKeyAndPropagate.
 func (e *Engine) expireLocked(ctx context.Context, it *item, origin any) {
+	e.expiring = true
 	e.removeLocked(ctx, it)
+	e.expiring = false
 	e.expired.Add(1)
 	e.keyEventLocked(it, notify.Expired, "expired", origin)
 }

@@ -3,14 +3,26 @@ package engine
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/kvserver/kvserver/notify"
 )
 
-// eventRecorder is an Events that keeps one line per event.
-type eventRecorder struct{ got []string }
+// eventRecorder is an Events that keeps one line per event, and the key
+// changes (client-side caching's) apart.
+type eventRecorder struct{ got, changed []string }
+
+func (r *eventRecorder) KeyChanged(db int, key string, origin any, expired bool) {
+	l := fmt.Sprintf("%d %s %v", db, key, origin)
+	if expired {
+		l += " expired"
+	}
+	r.changed = append(r.changed, l)
+}
+
+func (r *eventRecorder) Flushed() { r.changed = append(r.changed, "flushed") }
 
 func (r *eventRecorder) KeyEvent(db int, class notify.Class, event, key string, origin any) {
 	r.got = append(r.got, fmt.Sprintf("key %d %s %s %v", db, event, key, origin))
@@ -82,5 +94,58 @@ func TestEvictionPublishesEvictedKeysAndChunk(t *testing.T) {
 	}
 	for _, g := range got[4:] {
 		t.Errorf("unexpected event %q", g)
+	}
+}
+
+// TestKeyChangesReachTrackingWithTheirOrigin pins down the hook client-side
+// caching hangs on: every change to a key (write, expiry change, delete,
+// lazy expiry, flush) is reported once, tagged with the step's origin (an
+// expiry marked as such), and background work carries none.
+func TestKeyChangesReachTrackingWithTheirOrigin(t *testing.T) {
+	e, clock := newTestEngine(0)
+	rec := &eventRecorder{}
+	e.SetEvents(rec)
+	e.Update(0, func(tx *Tx) {
+		tx.SetOrigin("c1")
+		tx.Set([]byte("a"), []byte("1"), 0)
+		tx.SetExpire([]byte("a"), clock.Now().UnixMilli()+1000)
+		tx.Delete([]byte("a"))
+		tx.Set([]byte("b"), []byte("2"), clock.Now().UnixMilli()+10)
+	})
+	clock.Advance(time.Second)
+	e.View(0, func(tx *Tx) {
+		tx.SetOrigin("c2")
+		tx.Exists([]byte("b"))
+	})
+	if err := e.FlushAll(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"0 a c1", "0 a c1", "0 a c1", "0 b c1", "0 b c2 expired", "flushed"}
+	if !slices.Equal(rec.changed, want) {
+		t.Fatalf("key changes %q, want %q", rec.changed, want)
+	}
+}
+
+// TestEvictionsReachTrackingWithoutOrigin: a key evicted for room is a
+// change no client made (origin nil), even when the step of a client's
+// write made the room.
+func TestEvictionsReachTrackingWithoutOrigin(t *testing.T) {
+	e, _ := newTestEngine(4096)
+	rec := &eventRecorder{}
+	e.SetEvents(rec)
+	for i := range 20 {
+		e.Update(0, func(tx *Tx) {
+			tx.SetOrigin("writer")
+			tx.Set([]byte(fmt.Sprint("k", i)), make([]byte, 512), 0)
+		})
+	}
+	evicted := 0
+	for _, l := range rec.changed {
+		if strings.HasSuffix(l, " <nil>") {
+			evicted++
+		}
+	}
+	if evicted == 0 || e.Stats().EvictedKeys != int64(evicted) {
+		t.Fatalf("%d changes without origin, %d evictions: %q", evicted, e.Stats().EvictedKeys, rec.changed)
 	}
 }

@@ -109,6 +109,9 @@ func (e *Engine) Unwatch(marks []WatchMark) {
 // watched, and signals it to clients blocked on it (ready.go).
 func (e *Engine) touchLocked(db int, key string) {
 	e.signalReadyLocked(db, key)
+	if e.events != nil {
+		e.events.KeyChanged(db, key, e.stepOrigin, false)
+	}
 	if len(e.watches) == 0 {
 		return
 	}
@@ -120,11 +123,17 @@ func (e *Engine) touchLocked(db int, key string) {
 // touchItemLocked counts a change to it, whose database the caller does not
 // know; deleting says the change is its deletion.
 func (e *Engine) touchItemLocked(it *item, deleting bool) {
-	if len(e.watches) == 0 {
+	if e.events == nil && len(e.watches) == 0 {
 		return
 	}
 	db := e.dbIndexLocked(it.ks)
 	if db < 0 {
+		return
+	}
+	if e.events != nil {
+		e.events.KeyChanged(db, it.key, e.stepOrigin, e.expiring)
+	}
+	if len(e.watches) == 0 {
 		return
 	}
 	st := e.watches[watchKey{db, it.key}]

@@ -82,6 +82,13 @@ type Client struct {
 	// (pubsub.go).
 	subscribed atomic.Bool
 	mbox       mailbox
+	// tracking is set while CLIENT TRACKING is on; trackPending holds the
+	// invalidations its own command caused, written after the reply
+	// (session_tracking.go). Both belong to the connection's goroutine.
+	tracking     bool
+	trackPending [][]byte
+	// monitor is set while the connection runs MONITOR (monitor.go).
+	monitor atomic.Bool
 	// mailboxUsed is set at the first subscription: a connection that
 	// never subscribed has no mailbox to look at before each read.
 	mailboxUsed atomic.Bool

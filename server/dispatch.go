@@ -101,6 +101,13 @@ func (s *Server) dispatch(c *Client) {
 		s.observe(spec.Name, 0, true)
 		return
 	}
+	// Next, as in Redis 7.0's processCommand: a monitor, a replica to
+	// Redis, may not touch the keyspace.
+	if c.monitor.Load() && s.touchesKeyspace(c, spec) {
+		s.rejectCommand(c, spec, "ERR Replica can't interact with the keyspace")
+		s.observe(spec.Name, 0, true)
+		return
+	}
 	if msg := s.busyError(c, spec); msg != "" {
 		s.rejectCommand(c, spec, msg)
 		s.observe(spec.Name, 0, true)
@@ -126,6 +133,8 @@ func (s *Server) dispatch(c *Client) {
 	}
 	c.x.Args = args
 	s.runHandler(c, spec)
+	s.rememberReads(c, spec, args)
+	s.feedMonitors(c, spec, args)
 	c.x.Args = nil
 	s.serveBlocked()
 	took := time.Since(start)

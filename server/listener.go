@@ -22,6 +22,7 @@ import (
 	"github.com/kvserver/kvserver/pubsub"
 	"github.com/kvserver/kvserver/resp"
 	"github.com/kvserver/kvserver/scripting"
+	"github.com/kvserver/kvserver/tracking"
 	"github.com/kvserver/kvserver/wake"
 )
 
@@ -174,6 +175,13 @@ type Server struct {
 	// notify-keyspace-events as a notify.Class.
 	hub         *pubsub.Hub
 	notifyFlags atomic.Int32
+	// track is client-side caching's table (session_tracking.go);
+	// tracked is set once any client turned tracking on, so that key
+	// changes cost nothing before.
+	track   *tracking.Table
+	tracked atomic.Bool
+	// mons are the MONITOR connections (monitor.go).
+	mons monitors
 }
 
 // serverStats are the counters INFO stats reports.
@@ -237,6 +245,7 @@ func New(eng *engine.Engine, opts Options) *Server {
 	s.settings = config.NewLive(opts.Settings)
 	s.scripts.lua = scripting.New(opts.Logger)
 	s.hub = pubsub.New()
+	s.track = tracking.New(trackSender{s})
 	if flags, ok := notify.Parse(opts.Settings.NotifyKeyspaceEvents); ok {
 		s.notifyFlags.Store(int32(flags))
 	} else {
@@ -490,6 +499,8 @@ func (s *Server) serveClient(c *Client) {
 		c.dropQueued()
 		c.unwatchAll()
 		s.hub.Drop(c)
+		s.track.Disable(c.ID)
+		session{c}.StopMonitor()
 		c.closeMailbox()
 		s.removeClient(c)
 	}()
@@ -517,12 +528,14 @@ func (s *Server) serveClient(c *Client) {
 		c.cmdMark = c.w.Mark()
 		c.replyMark = c.cmdMark
 		s.dispatch(c)
+		s.commandDoneTracking(c)
 		// The command's request values are the store's now (or dropped);
 		// what it holds from here on is its queued reply.
 		c.r.DropArgs(&c.cmd)
 		s.countErrorReply(c, c.cmdMark)
 		c.endReplies()
-		if c.subscribed.Load() {
+		s.afterCommandTracking(c)
+		if c.mailboxUsed.Load() {
 			c.takeMessages()
 		}
 		c.budget.settle(queuedReplyBytes(c))
@@ -569,7 +582,12 @@ func (f flushBeforeRead) Read(p []byte) (int, error) {
 			}
 		}
 		if !subscriber {
-			return clientConn{f.c}.Read(p)
+			n, err := clientConn{f.c}.Read(p)
+			if n == 0 && isTimeout(err) && f.c.endRead() && !f.c.killed.Load() {
+				// useMailbox cut the read short: read the mailbox.
+				continue
+			}
+			return n, err
 		}
 		if !f.c.startRead() {
 			continue

@@ -49,5 +49,7 @@ func (s *Server) newCommandCtx(c *Client) *commands.Ctx {
 		KeyBlocking:    session{c},
 		HyperLogLog:    session{c},
 		Blocker:        session{c},
+		Tracking:       session{c},
+		Monitor:        session{c},
 	}
 }

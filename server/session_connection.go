@@ -107,6 +107,8 @@ func (s session) clientInfo(c *Client, now time.Time) commands.ClientInfo {
 		Rbs:      idleReplyBuffer,
 	}
 	out.Sub, out.PSub, out.SSub = s.c.srv.hub.Counts(c)
+	out.Tracking = s.c.srv.track.Get(c.ID)
+	out.Monitor = c.monitor.Load()
 	if self := s.c; c == self {
 		// The command being run still counts as received but unprocessed,
 		// as in Redis, whose query buffer holds it until it returns.

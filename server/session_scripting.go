@@ -214,7 +214,16 @@ func (sc *scriptCaller) start(c *Client, run *scriptRun, clusterMode bool, keys 
 	sc.x = *c.x
 	sc.x.W = sc.w
 	sc.x.Session = scriptSession{session{c}, sc}
+	sc.x.KeyBlocking = scriptBlocking{session{c}}
 }
+
+// scriptBlocking is the key blocking of a script's commands: BLMPOP and
+// BZMPOP, allowed in scripts, never block there (Redis runs scripts with
+// CLIENT_DENY_BLOCKING) and answer as if they had timed out.
+type scriptBlocking struct{ session }
+
+// CanBlock is always false in a script.
+func (scriptBlocking) CanBlock() bool { return false }
 
 // end drops what the caller holds of the script that ended.
 func (sc *scriptCaller) end() {

@@ -96,6 +96,8 @@ func (s session) RunQueued() {
 		c.queuedArgs = q.args
 		c.x.Args = q.args
 		q.spec.Handler(c.x)
+		srv.rememberReads(c, q.spec, q.args)
+		srv.feedMonitors(c, q.spec, q.args)
 		c.x.Args = nil
 		c.queuedArgs = nil
 		srv.observe(q.spec.Name, time.Since(start), false)

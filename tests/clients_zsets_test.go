@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -168,5 +169,106 @@ func TestPythonRedisSortedSets(t *testing.T) {
 	}
 	if len(want) < 200 {
 		t.Errorf("the script printed too little:\n%s", want)
+	}
+}
+
+// TestGoRedisBlockingZSetPops drives BZPOPMIN, BZPOPMAX and BZMPOP through
+// go-redis v9 as a priority work queue would, in RESP3 and RESP2: an empty
+// queue times out with redis.Nil, workers blocked on the queue each take
+// one job, the lowest scores first and none twice, and the rest is taken
+// without blocking.
+func TestGoRedisBlockingZSetPops(t *testing.T) {
+	t.Parallel()
+	forEachProto(t, func(t *testing.T, ctx context.Context, addr string, proto int) {
+		const workers = 4
+		rdb := newGoRedis(t, addr, proto, workers+2)
+		q := fmt.Sprintf("jobs%d", proto)
+		if _, err := rdb.BZPopMin(ctx, time.Second, q).Result(); err != redis.Nil {
+			t.Fatalf("BZPOPMIN of an empty queue: %v, want redis.Nil", err)
+		}
+		got := make(chan redis.ZWithKey, workers)
+		errs := make(chan error, workers)
+		for i := 0; i < workers; i++ {
+			go func() {
+				z, err := rdb.BZPopMin(ctx, 0, "other", q).Result()
+				if err != nil {
+					errs <- err
+					return
+				}
+				got <- *z
+			}()
+		}
+		waitBlockedClients(ctx, t, rdb, workers)
+		var jobs []redis.Z
+		for i := 9; i >= 0; i-- {
+			jobs = append(jobs, redis.Z{Score: float64(i), Member: fmt.Sprintf("job%d", i)})
+		}
+		if err := rdb.ZAdd(ctx, q, jobs...).Err(); err != nil {
+			t.Fatal(err)
+		}
+		var scores []float64
+		for i := 0; i < workers; i++ {
+			select {
+			case z := <-got:
+				if z.Key != q || z.Member != fmt.Sprintf("job%d", int(z.Score)) {
+					t.Errorf("BZPOPMIN served %+v", z)
+				}
+				scores = append(scores, z.Score)
+			case err := <-errs:
+				t.Fatal(err)
+			case <-ctx.Done():
+				t.Fatal("a blocked BZPOPMIN was not served")
+			}
+		}
+		slices.Sort(scores)
+		if !slices.Equal(scores, []float64{0, 1, 2, 3}) {
+			t.Errorf("the blocked workers took %v, want the four lowest", scores)
+		}
+		top, err := rdb.BZPopMax(ctx, time.Second, q).Result()
+		if err != nil || top.Member != "job9" || top.Score != 9 {
+			t.Errorf("BZPOPMAX = %+v, %v", top, err)
+		}
+		key, rest, err := rdb.BZMPop(ctx, time.Second, "min", 10, "other", q).Result()
+		want := []redis.Z{{Score: 4, Member: "job4"}, {Score: 5, Member: "job5"}, {Score: 6, Member: "job6"},
+			{Score: 7, Member: "job7"}, {Score: 8, Member: "job8"}}
+		if err != nil || key != q || !slices.Equal(rest, want) {
+			t.Errorf("BZMPOP = %q %v, %v", key, rest, err)
+		}
+		if n, err := rdb.Exists(ctx, q).Result(); err != nil || n != 0 {
+			t.Errorf("EXISTS of the emptied queue = %d, %v", n, err)
+		}
+	})
+}
+
+// waitBlockedClients waits until INFO reports n blocked clients.
+func waitBlockedClients(ctx context.Context, t *testing.T, rdb *redis.Client, n int) {
+	t.Helper()
+	want := fmt.Sprintf("blocked_clients:%d\r\n", n)
+	for {
+		info, err := rdb.Info(ctx, "clients").Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(info, want) {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("INFO clients never reported %d blocked clients: %s", n, info)
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
+
+// forEachProto runs fn against one kvserver in RESP3, then in RESP2, each
+// with 30 s to finish.
+func forEachProto(t *testing.T, fn func(t *testing.T, ctx context.Context, addr string, proto int)) {
+	s := startKVServer(t)
+	for _, proto := range []int{3, 2} {
+		t.Run(fmt.Sprintf("RESP%d", proto), func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			fn(t, ctx, s.Addr, proto)
+		})
 	}
 }

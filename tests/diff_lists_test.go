@@ -170,9 +170,14 @@ func listScripts() []script {
 // runs on both, and the replies each connection reads must agree.
 func TestDifferentialBlockingPops(t *testing.T) {
 	t.Parallel()
+	runBlockingScenarios(t, blockingScenarios())
+}
+
+// runBlockingScenarios runs each scenario on a redis-server and on
+// kvserver, started for them, and compares what they read.
+func runBlockingScenarios(t *testing.T, scenarios []blockingScenario) {
 	ref := startRedis(t)
 	kv := startKVServer(t)
-	scenarios := blockingScenarios()
 	for _, sc := range scenarios {
 		t.Run(sc.name, func(t *testing.T) {
 			want := sc.run(t, ref.Addr)
@@ -221,6 +226,16 @@ func (tr *transcript) read(i int) {
 	tr.t.Helper()
 	raw, err := readWithin(tr.conns[i], 5*time.Second)
 	fmt.Fprintf(&tr.b, "%d: %q %v\n", i, raw, err)
+}
+
+// clientID is connection i's CLIENT ID.
+func (tr *transcript) clientID(i int) string {
+	tr.t.Helper()
+	raw, err := tr.conns[i].Call("CLIENT", "ID")
+	if err != nil {
+		tr.t.Fatal(err)
+	}
+	return strings.TrimSuffix(strings.TrimPrefix(string(raw), ":"), "\r\n")
 }
 
 // call sends and reads on connection i.
@@ -315,11 +330,7 @@ func blockingScenarios() []blockingScenario {
 		}},
 		{"CLIENT UNBLOCK ends a blocked pop with a timeout or an error", func(t *testing.T, addr string) string {
 			tr := newTranscript(t, addr, 2)
-			raw, err := tr.conns[0].Call("CLIENT", "ID")
-			if err != nil {
-				t.Fatal(err)
-			}
-			id := strings.TrimSuffix(strings.TrimPrefix(string(raw), ":"), "\r\n")
+			id := tr.clientID(0)
 			tr.send(0, "BLPOP", "k", "0")
 			settle()
 			tr.call(1, "CLIENT", "UNBLOCK", id)
