@@ -8373,6 +8373,1167 @@ var redisCommandDocs = map[string]*commandDoc{
 			),
 		),
 	},
+	"xadd": {
+		Arity: -5, Flags: []string{"write", "denyoom", "fast"}, FirstKey: 1, LastKey: 1, Step: 1,
+		ACLCategories: resp.SetOf(resp.Simple("@write"), resp.Simple("@stream"), resp.Simple("@fast")),
+		Tips:          resp.SetOf(resp.Bulk("nondeterministic_output")),
+		KeySpecs: resp.SetOf(
+			resp.Map(
+				resp.Bulk("notes"), resp.Bulk("UPDATE instead of INSERT because of the optional trimming feature"),
+				resp.Bulk("flags"), resp.SetOf(resp.Simple("RW"), resp.Simple("update")),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
+				resp.Bulk("find_keys"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("range"),
+					resp.Bulk("spec"), resp.Map(
+						resp.Bulk("lastkey"), resp.Int(0),
+						resp.Bulk("keystep"), resp.Int(1),
+						resp.Bulk("limit"), resp.Int(0),
+					),
+				),
+			),
+		),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Appends a new entry to a stream"),
+			resp.Bulk("since"), resp.Bulk("5.0.0"),
+			resp.Bulk("group"), resp.Bulk("stream"),
+			resp.Bulk("complexity"), resp.Bulk("O(1) when adding a new entry, O(N) when trimming where N being the number of entries evicted."),
+			resp.Bulk("history"), resp.SetOf(
+				resp.Array(
+					resp.Bulk("6.2.0"),
+					resp.Bulk("Added the `NOMKSTREAM` option, `MINID` trimming strategy and the `LIMIT` option."),
+				),
+				resp.Array(resp.Bulk("7.0.0"), resp.Bulk("Added support for the `<ms>-*` explicit ID form.")),
+			),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("key"),
+					resp.Bulk("type"), resp.Bulk("key"),
+					resp.Bulk("key_spec_index"), resp.Int(0),
+				),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("nomkstream"),
+					resp.Bulk("type"), resp.Bulk("pure-token"),
+					resp.Bulk("token"), resp.Bulk("NOMKSTREAM"),
+					resp.Bulk("since"), resp.Bulk("6.2.0"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+				),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("trim"),
+					resp.Bulk("type"), resp.Bulk("block"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+					resp.Bulk("arguments"), resp.Array(
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("strategy"),
+							resp.Bulk("type"), resp.Bulk("oneof"),
+							resp.Bulk("arguments"), resp.Array(
+								resp.Map(
+									resp.Bulk("name"), resp.Bulk("maxlen"),
+									resp.Bulk("type"), resp.Bulk("pure-token"),
+									resp.Bulk("token"), resp.Bulk("MAXLEN"),
+								),
+								resp.Map(
+									resp.Bulk("name"), resp.Bulk("minid"),
+									resp.Bulk("type"), resp.Bulk("pure-token"),
+									resp.Bulk("token"), resp.Bulk("MINID"),
+									resp.Bulk("since"), resp.Bulk("6.2.0"),
+								),
+							),
+						),
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("operator"),
+							resp.Bulk("type"), resp.Bulk("oneof"),
+							resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+							resp.Bulk("arguments"), resp.Array(
+								resp.Map(
+									resp.Bulk("name"), resp.Bulk("equal"),
+									resp.Bulk("type"), resp.Bulk("pure-token"),
+									resp.Bulk("token"), resp.Bulk("="),
+								),
+								resp.Map(
+									resp.Bulk("name"), resp.Bulk("approximately"),
+									resp.Bulk("type"), resp.Bulk("pure-token"),
+									resp.Bulk("token"), resp.Bulk("~"),
+								),
+							),
+						),
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("threshold"),
+							resp.Bulk("type"), resp.Bulk("string"),
+						),
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("count"),
+							resp.Bulk("type"), resp.Bulk("integer"),
+							resp.Bulk("token"), resp.Bulk("LIMIT"),
+							resp.Bulk("since"), resp.Bulk("6.2.0"),
+							resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+						),
+					),
+				),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("id_or_auto"),
+					resp.Bulk("type"), resp.Bulk("oneof"),
+					resp.Bulk("arguments"), resp.Array(
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("auto_id"),
+							resp.Bulk("type"), resp.Bulk("pure-token"),
+							resp.Bulk("token"), resp.Bulk("*"),
+						),
+						resp.Map(resp.Bulk("name"), resp.Bulk("id"), resp.Bulk("type"), resp.Bulk("string")),
+					),
+				),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("field_value"),
+					resp.Bulk("type"), resp.Bulk("block"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("multiple")),
+					resp.Bulk("arguments"), resp.Array(
+						resp.Map(resp.Bulk("name"), resp.Bulk("field"), resp.Bulk("type"), resp.Bulk("string")),
+						resp.Map(resp.Bulk("name"), resp.Bulk("value"), resp.Bulk("type"), resp.Bulk("string")),
+					),
+				),
+			),
+		),
+	},
+	"xrange": {
+		Arity: -4, Flags: []string{"readonly"}, FirstKey: 1, LastKey: 1, Step: 1,
+		ACLCategories: resp.SetOf(resp.Simple("@read"), resp.Simple("@stream"), resp.Simple("@slow")),
+		Tips:          resp.SetOf(),
+		KeySpecs: resp.SetOf(
+			resp.Map(
+				resp.Bulk("flags"), resp.SetOf(resp.Simple("RO"), resp.Simple("access")),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
+				resp.Bulk("find_keys"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("range"),
+					resp.Bulk("spec"), resp.Map(
+						resp.Bulk("lastkey"), resp.Int(0),
+						resp.Bulk("keystep"), resp.Int(1),
+						resp.Bulk("limit"), resp.Int(0),
+					),
+				),
+			),
+		),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Return a range of elements in a stream, with IDs matching the specified IDs interval"),
+			resp.Bulk("since"), resp.Bulk("5.0.0"),
+			resp.Bulk("group"), resp.Bulk("stream"),
+			resp.Bulk("complexity"), resp.Bulk("O(N) with N being the number of elements being returned. If N is constant (e.g. always asking for the first 10 elements with COUNT), you can consider it O(1)."),
+			resp.Bulk("history"), resp.SetOf(resp.Array(resp.Bulk("6.2.0"), resp.Bulk("Added exclusive ranges."))),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("key"),
+					resp.Bulk("type"), resp.Bulk("key"),
+					resp.Bulk("key_spec_index"), resp.Int(0),
+				),
+				resp.Map(resp.Bulk("name"), resp.Bulk("start"), resp.Bulk("type"), resp.Bulk("string")),
+				resp.Map(resp.Bulk("name"), resp.Bulk("end"), resp.Bulk("type"), resp.Bulk("string")),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("count"),
+					resp.Bulk("type"), resp.Bulk("integer"),
+					resp.Bulk("token"), resp.Bulk("COUNT"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+				),
+			),
+		),
+	},
+	"xrevrange": {
+		Arity: -4, Flags: []string{"readonly"}, FirstKey: 1, LastKey: 1, Step: 1,
+		ACLCategories: resp.SetOf(resp.Simple("@read"), resp.Simple("@stream"), resp.Simple("@slow")),
+		Tips:          resp.SetOf(),
+		KeySpecs: resp.SetOf(
+			resp.Map(
+				resp.Bulk("flags"), resp.SetOf(resp.Simple("RO"), resp.Simple("access")),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
+				resp.Bulk("find_keys"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("range"),
+					resp.Bulk("spec"), resp.Map(
+						resp.Bulk("lastkey"), resp.Int(0),
+						resp.Bulk("keystep"), resp.Int(1),
+						resp.Bulk("limit"), resp.Int(0),
+					),
+				),
+			),
+		),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Return a range of elements in a stream, with IDs matching the specified IDs interval, in reverse order (from greater to smaller IDs) compared to XRANGE"),
+			resp.Bulk("since"), resp.Bulk("5.0.0"),
+			resp.Bulk("group"), resp.Bulk("stream"),
+			resp.Bulk("complexity"), resp.Bulk("O(N) with N being the number of elements returned. If N is constant (e.g. always asking for the first 10 elements with COUNT), you can consider it O(1)."),
+			resp.Bulk("history"), resp.SetOf(resp.Array(resp.Bulk("6.2.0"), resp.Bulk("Added exclusive ranges."))),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("key"),
+					resp.Bulk("type"), resp.Bulk("key"),
+					resp.Bulk("key_spec_index"), resp.Int(0),
+				),
+				resp.Map(resp.Bulk("name"), resp.Bulk("end"), resp.Bulk("type"), resp.Bulk("string")),
+				resp.Map(resp.Bulk("name"), resp.Bulk("start"), resp.Bulk("type"), resp.Bulk("string")),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("count"),
+					resp.Bulk("type"), resp.Bulk("integer"),
+					resp.Bulk("token"), resp.Bulk("COUNT"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+				),
+			),
+		),
+	},
+	"xlen": {
+		Arity: 2, Flags: []string{"readonly", "fast"}, FirstKey: 1, LastKey: 1, Step: 1,
+		ACLCategories: resp.SetOf(resp.Simple("@read"), resp.Simple("@stream"), resp.Simple("@fast")),
+		Tips:          resp.SetOf(),
+		KeySpecs: resp.SetOf(
+			resp.Map(
+				resp.Bulk("flags"), resp.SetOf(resp.Simple("RO")),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
+				resp.Bulk("find_keys"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("range"),
+					resp.Bulk("spec"), resp.Map(
+						resp.Bulk("lastkey"), resp.Int(0),
+						resp.Bulk("keystep"), resp.Int(1),
+						resp.Bulk("limit"), resp.Int(0),
+					),
+				),
+			),
+		),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Return the number of entries in a stream"),
+			resp.Bulk("since"), resp.Bulk("5.0.0"),
+			resp.Bulk("group"), resp.Bulk("stream"),
+			resp.Bulk("complexity"), resp.Bulk("O(1)"),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("key"),
+					resp.Bulk("type"), resp.Bulk("key"),
+					resp.Bulk("key_spec_index"), resp.Int(0),
+				),
+			),
+		),
+	},
+	"xdel": {
+		Arity: -3, Flags: []string{"write", "fast"}, FirstKey: 1, LastKey: 1, Step: 1,
+		ACLCategories: resp.SetOf(resp.Simple("@write"), resp.Simple("@stream"), resp.Simple("@fast")),
+		Tips:          resp.SetOf(),
+		KeySpecs: resp.SetOf(
+			resp.Map(
+				resp.Bulk("flags"), resp.SetOf(resp.Simple("RW"), resp.Simple("delete")),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
+				resp.Bulk("find_keys"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("range"),
+					resp.Bulk("spec"), resp.Map(
+						resp.Bulk("lastkey"), resp.Int(0),
+						resp.Bulk("keystep"), resp.Int(1),
+						resp.Bulk("limit"), resp.Int(0),
+					),
+				),
+			),
+		),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Removes the specified entries from the stream. Returns the number of items actually deleted, that may be different from the number of IDs passed in case certain IDs do not exist."),
+			resp.Bulk("since"), resp.Bulk("5.0.0"),
+			resp.Bulk("group"), resp.Bulk("stream"),
+			resp.Bulk("complexity"), resp.Bulk("O(1) for each single item to delete in the stream, regardless of the stream size."),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("key"),
+					resp.Bulk("type"), resp.Bulk("key"),
+					resp.Bulk("key_spec_index"), resp.Int(0),
+				),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("id"),
+					resp.Bulk("type"), resp.Bulk("string"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("multiple")),
+				),
+			),
+		),
+	},
+	"xtrim": {
+		Arity: -4, Flags: []string{"write"}, FirstKey: 1, LastKey: 1, Step: 1,
+		ACLCategories: resp.SetOf(resp.Simple("@write"), resp.Simple("@stream"), resp.Simple("@slow")),
+		Tips:          resp.SetOf(resp.Bulk("nondeterministic_output")),
+		KeySpecs: resp.SetOf(
+			resp.Map(
+				resp.Bulk("flags"), resp.SetOf(resp.Simple("RW"), resp.Simple("delete")),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
+				resp.Bulk("find_keys"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("range"),
+					resp.Bulk("spec"), resp.Map(
+						resp.Bulk("lastkey"), resp.Int(0),
+						resp.Bulk("keystep"), resp.Int(1),
+						resp.Bulk("limit"), resp.Int(0),
+					),
+				),
+			),
+		),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Trims the stream to (approximately if '~' is passed) a certain size"),
+			resp.Bulk("since"), resp.Bulk("5.0.0"),
+			resp.Bulk("group"), resp.Bulk("stream"),
+			resp.Bulk("complexity"), resp.Bulk("O(N), with N being the number of evicted entries. Constant times are very small however, since entries are organized in macro nodes containing multiple entries that can be released with a single deallocation."),
+			resp.Bulk("history"), resp.SetOf(
+				resp.Array(
+					resp.Bulk("6.2.0"),
+					resp.Bulk("Added the `MINID` trimming strategy and the `LIMIT` option."),
+				),
+			),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("key"),
+					resp.Bulk("type"), resp.Bulk("key"),
+					resp.Bulk("key_spec_index"), resp.Int(0),
+				),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("trim"),
+					resp.Bulk("type"), resp.Bulk("block"),
+					resp.Bulk("arguments"), resp.Array(
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("strategy"),
+							resp.Bulk("type"), resp.Bulk("oneof"),
+							resp.Bulk("arguments"), resp.Array(
+								resp.Map(
+									resp.Bulk("name"), resp.Bulk("maxlen"),
+									resp.Bulk("type"), resp.Bulk("pure-token"),
+									resp.Bulk("token"), resp.Bulk("MAXLEN"),
+								),
+								resp.Map(
+									resp.Bulk("name"), resp.Bulk("minid"),
+									resp.Bulk("type"), resp.Bulk("pure-token"),
+									resp.Bulk("token"), resp.Bulk("MINID"),
+									resp.Bulk("since"), resp.Bulk("6.2.0"),
+								),
+							),
+						),
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("operator"),
+							resp.Bulk("type"), resp.Bulk("oneof"),
+							resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+							resp.Bulk("arguments"), resp.Array(
+								resp.Map(
+									resp.Bulk("name"), resp.Bulk("equal"),
+									resp.Bulk("type"), resp.Bulk("pure-token"),
+									resp.Bulk("token"), resp.Bulk("="),
+								),
+								resp.Map(
+									resp.Bulk("name"), resp.Bulk("approximately"),
+									resp.Bulk("type"), resp.Bulk("pure-token"),
+									resp.Bulk("token"), resp.Bulk("~"),
+								),
+							),
+						),
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("threshold"),
+							resp.Bulk("type"), resp.Bulk("string"),
+						),
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("count"),
+							resp.Bulk("type"), resp.Bulk("integer"),
+							resp.Bulk("token"), resp.Bulk("LIMIT"),
+							resp.Bulk("since"), resp.Bulk("6.2.0"),
+							resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+						),
+					),
+				),
+			),
+		),
+	},
+	"xread": {
+		Arity: -4, Flags: []string{"readonly", "blocking", "movablekeys"}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@read"), resp.Simple("@stream"), resp.Simple("@slow"), resp.Simple("@blocking")),
+		Tips:          resp.SetOf(),
+		KeySpecs: resp.SetOf(
+			resp.Map(
+				resp.Bulk("flags"), resp.SetOf(resp.Simple("RO"), resp.Simple("access")),
+				resp.Bulk("begin_search"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("keyword"),
+					resp.Bulk("spec"), resp.Map(resp.Bulk("keyword"), resp.Bulk("STREAMS"), resp.Bulk("startfrom"), resp.Int(1)),
+				),
+				resp.Bulk("find_keys"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("range"),
+					resp.Bulk("spec"), resp.Map(
+						resp.Bulk("lastkey"), resp.Int(-1),
+						resp.Bulk("keystep"), resp.Int(1),
+						resp.Bulk("limit"), resp.Int(2),
+					),
+				),
+			),
+		),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Return never seen elements in multiple streams, with IDs greater than the ones reported by the caller for each stream. Can block."),
+			resp.Bulk("since"), resp.Bulk("5.0.0"),
+			resp.Bulk("group"), resp.Bulk("stream"),
+			resp.Bulk("complexity"), resp.Bulk("For each stream mentioned: O(N) with N being the number of elements being returned, it means that XREAD-ing with a fixed COUNT is O(1). Note that when the BLOCK option is used, XADD will pay O(M) time in order to serve the M clients blocked on the stream getting new data."),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("count"),
+					resp.Bulk("type"), resp.Bulk("integer"),
+					resp.Bulk("token"), resp.Bulk("COUNT"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+				),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("milliseconds"),
+					resp.Bulk("type"), resp.Bulk("integer"),
+					resp.Bulk("token"), resp.Bulk("BLOCK"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+				),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("streams"),
+					resp.Bulk("type"), resp.Bulk("block"),
+					resp.Bulk("token"), resp.Bulk("STREAMS"),
+					resp.Bulk("arguments"), resp.Array(
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("key"),
+							resp.Bulk("type"), resp.Bulk("key"),
+							resp.Bulk("key_spec_index"), resp.Int(0),
+							resp.Bulk("flags"), resp.SetOf(resp.Simple("multiple")),
+						),
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("id"),
+							resp.Bulk("type"), resp.Bulk("string"),
+							resp.Bulk("flags"), resp.SetOf(resp.Simple("multiple")),
+						),
+					),
+				),
+			),
+		),
+	},
+	"xreadgroup": {
+		Arity: -7, Flags: []string{"write", "blocking", "movablekeys"}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@write"), resp.Simple("@stream"), resp.Simple("@slow"), resp.Simple("@blocking")),
+		Tips:          resp.SetOf(),
+		KeySpecs: resp.SetOf(
+			resp.Map(
+				resp.Bulk("flags"), resp.SetOf(resp.Simple("RO"), resp.Simple("access")),
+				resp.Bulk("begin_search"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("keyword"),
+					resp.Bulk("spec"), resp.Map(resp.Bulk("keyword"), resp.Bulk("STREAMS"), resp.Bulk("startfrom"), resp.Int(4)),
+				),
+				resp.Bulk("find_keys"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("range"),
+					resp.Bulk("spec"), resp.Map(
+						resp.Bulk("lastkey"), resp.Int(-1),
+						resp.Bulk("keystep"), resp.Int(1),
+						resp.Bulk("limit"), resp.Int(2),
+					),
+				),
+			),
+		),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Return new entries from a stream using a consumer group, or access the history of the pending entries for a given consumer. Can block."),
+			resp.Bulk("since"), resp.Bulk("5.0.0"),
+			resp.Bulk("group"), resp.Bulk("stream"),
+			resp.Bulk("complexity"), resp.Bulk("For each stream mentioned: O(M) with M being the number of elements returned. If M is constant (e.g. always asking for the first 10 elements with COUNT), you can consider it O(1). On the other side when XREADGROUP blocks, XADD will pay the O(N) time in order to serve the N clients blocked on the stream getting new data."),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("group_consumer"),
+					resp.Bulk("type"), resp.Bulk("block"),
+					resp.Bulk("token"), resp.Bulk("GROUP"),
+					resp.Bulk("arguments"), resp.Array(
+						resp.Map(resp.Bulk("name"), resp.Bulk("group"), resp.Bulk("type"), resp.Bulk("string")),
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("consumer"),
+							resp.Bulk("type"), resp.Bulk("string"),
+						),
+					),
+				),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("count"),
+					resp.Bulk("type"), resp.Bulk("integer"),
+					resp.Bulk("token"), resp.Bulk("COUNT"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+				),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("milliseconds"),
+					resp.Bulk("type"), resp.Bulk("integer"),
+					resp.Bulk("token"), resp.Bulk("BLOCK"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+				),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("noack"),
+					resp.Bulk("type"), resp.Bulk("pure-token"),
+					resp.Bulk("token"), resp.Bulk("NOACK"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+				),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("streams"),
+					resp.Bulk("type"), resp.Bulk("block"),
+					resp.Bulk("token"), resp.Bulk("STREAMS"),
+					resp.Bulk("arguments"), resp.Array(
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("key"),
+							resp.Bulk("type"), resp.Bulk("key"),
+							resp.Bulk("key_spec_index"), resp.Int(0),
+							resp.Bulk("flags"), resp.SetOf(resp.Simple("multiple")),
+						),
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("id"),
+							resp.Bulk("type"), resp.Bulk("string"),
+							resp.Bulk("flags"), resp.SetOf(resp.Simple("multiple")),
+						),
+					),
+				),
+			),
+		),
+	},
+	"xack": {
+		Arity: -4, Flags: []string{"write", "fast"}, FirstKey: 1, LastKey: 1, Step: 1,
+		ACLCategories: resp.SetOf(resp.Simple("@write"), resp.Simple("@stream"), resp.Simple("@fast")),
+		Tips:          resp.SetOf(),
+		KeySpecs: resp.SetOf(
+			resp.Map(
+				resp.Bulk("flags"), resp.SetOf(resp.Simple("RW"), resp.Simple("update")),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
+				resp.Bulk("find_keys"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("range"),
+					resp.Bulk("spec"), resp.Map(
+						resp.Bulk("lastkey"), resp.Int(0),
+						resp.Bulk("keystep"), resp.Int(1),
+						resp.Bulk("limit"), resp.Int(0),
+					),
+				),
+			),
+		),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Marks a pending message as correctly processed, effectively removing it from the pending entries list of the consumer group. Return value of the command is the number of messages successfully acknowledged, that is, the IDs we were actually able to resolve in the PEL."),
+			resp.Bulk("since"), resp.Bulk("5.0.0"),
+			resp.Bulk("group"), resp.Bulk("stream"),
+			resp.Bulk("complexity"), resp.Bulk("O(1) for each message ID processed."),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("key"),
+					resp.Bulk("type"), resp.Bulk("key"),
+					resp.Bulk("key_spec_index"), resp.Int(0),
+				),
+				resp.Map(resp.Bulk("name"), resp.Bulk("group"), resp.Bulk("type"), resp.Bulk("string")),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("id"),
+					resp.Bulk("type"), resp.Bulk("string"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("multiple")),
+				),
+			),
+		),
+	},
+	"xpending": {
+		Arity: -3, Flags: []string{"readonly"}, FirstKey: 1, LastKey: 1, Step: 1,
+		ACLCategories: resp.SetOf(resp.Simple("@read"), resp.Simple("@stream"), resp.Simple("@slow")),
+		Tips:          resp.SetOf(resp.Bulk("nondeterministic_output")),
+		KeySpecs: resp.SetOf(
+			resp.Map(
+				resp.Bulk("flags"), resp.SetOf(resp.Simple("RO"), resp.Simple("access")),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
+				resp.Bulk("find_keys"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("range"),
+					resp.Bulk("spec"), resp.Map(
+						resp.Bulk("lastkey"), resp.Int(0),
+						resp.Bulk("keystep"), resp.Int(1),
+						resp.Bulk("limit"), resp.Int(0),
+					),
+				),
+			),
+		),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Return information and entries from a stream consumer group pending entries list, that are messages fetched but never acknowledged."),
+			resp.Bulk("since"), resp.Bulk("5.0.0"),
+			resp.Bulk("group"), resp.Bulk("stream"),
+			resp.Bulk("complexity"), resp.Bulk("O(N) with N being the number of elements returned, so asking for a small fixed number of entries per call is O(1). O(M), where M is the total number of entries scanned when used with the IDLE filter. When the command returns just the summary and the list of consumers is small, it runs in O(1) time; otherwise, an additional O(N) time for iterating every consumer."),
+			resp.Bulk("history"), resp.SetOf(
+				resp.Array(
+					resp.Bulk("6.2.0"),
+					resp.Bulk("Added the `IDLE` option and exclusive range intervals."),
+				),
+			),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("key"),
+					resp.Bulk("type"), resp.Bulk("key"),
+					resp.Bulk("key_spec_index"), resp.Int(0),
+				),
+				resp.Map(resp.Bulk("name"), resp.Bulk("group"), resp.Bulk("type"), resp.Bulk("string")),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("filters"),
+					resp.Bulk("type"), resp.Bulk("block"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+					resp.Bulk("arguments"), resp.Array(
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("min-idle-time"),
+							resp.Bulk("type"), resp.Bulk("integer"),
+							resp.Bulk("token"), resp.Bulk("IDLE"),
+							resp.Bulk("since"), resp.Bulk("6.2.0"),
+							resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+						),
+						resp.Map(resp.Bulk("name"), resp.Bulk("start"), resp.Bulk("type"), resp.Bulk("string")),
+						resp.Map(resp.Bulk("name"), resp.Bulk("end"), resp.Bulk("type"), resp.Bulk("string")),
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("count"),
+							resp.Bulk("type"), resp.Bulk("integer"),
+						),
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("consumer"),
+							resp.Bulk("type"), resp.Bulk("string"),
+							resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+						),
+					),
+				),
+			),
+		),
+	},
+	"xclaim": {
+		Arity: -6, Flags: []string{"write", "fast"}, FirstKey: 1, LastKey: 1, Step: 1,
+		ACLCategories: resp.SetOf(resp.Simple("@write"), resp.Simple("@stream"), resp.Simple("@fast")),
+		Tips:          resp.SetOf(resp.Bulk("nondeterministic_output")),
+		KeySpecs: resp.SetOf(
+			resp.Map(
+				resp.Bulk("flags"), resp.SetOf(resp.Simple("RW"), resp.Simple("update")),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
+				resp.Bulk("find_keys"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("range"),
+					resp.Bulk("spec"), resp.Map(
+						resp.Bulk("lastkey"), resp.Int(0),
+						resp.Bulk("keystep"), resp.Int(1),
+						resp.Bulk("limit"), resp.Int(0),
+					),
+				),
+			),
+		),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Changes (or acquires) ownership of a message in a consumer group, as if the message was delivered to the specified consumer."),
+			resp.Bulk("since"), resp.Bulk("5.0.0"),
+			resp.Bulk("group"), resp.Bulk("stream"),
+			resp.Bulk("complexity"), resp.Bulk("O(log N) with N being the number of messages in the PEL of the consumer group."),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("key"),
+					resp.Bulk("type"), resp.Bulk("key"),
+					resp.Bulk("key_spec_index"), resp.Int(0),
+				),
+				resp.Map(resp.Bulk("name"), resp.Bulk("group"), resp.Bulk("type"), resp.Bulk("string")),
+				resp.Map(resp.Bulk("name"), resp.Bulk("consumer"), resp.Bulk("type"), resp.Bulk("string")),
+				resp.Map(resp.Bulk("name"), resp.Bulk("min-idle-time"), resp.Bulk("type"), resp.Bulk("string")),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("id"),
+					resp.Bulk("type"), resp.Bulk("string"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("multiple")),
+				),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("ms"),
+					resp.Bulk("type"), resp.Bulk("integer"),
+					resp.Bulk("token"), resp.Bulk("IDLE"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+				),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("unix-time-milliseconds"),
+					resp.Bulk("type"), resp.Bulk("unix-time"),
+					resp.Bulk("token"), resp.Bulk("TIME"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+				),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("count"),
+					resp.Bulk("type"), resp.Bulk("integer"),
+					resp.Bulk("token"), resp.Bulk("RETRYCOUNT"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+				),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("force"),
+					resp.Bulk("type"), resp.Bulk("pure-token"),
+					resp.Bulk("token"), resp.Bulk("FORCE"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+				),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("justid"),
+					resp.Bulk("type"), resp.Bulk("pure-token"),
+					resp.Bulk("token"), resp.Bulk("JUSTID"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+				),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("id"),
+					resp.Bulk("type"), resp.Bulk("string"),
+					resp.Bulk("token"), resp.Bulk("LASTID"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+				),
+			),
+		),
+	},
+	"xautoclaim": {
+		Arity: -6, Flags: []string{"write", "fast"}, FirstKey: 1, LastKey: 1, Step: 1,
+		ACLCategories: resp.SetOf(resp.Simple("@write"), resp.Simple("@stream"), resp.Simple("@fast")),
+		Tips:          resp.SetOf(resp.Bulk("nondeterministic_output")),
+		KeySpecs: resp.SetOf(
+			resp.Map(
+				resp.Bulk("flags"), resp.SetOf(resp.Simple("RW"), resp.Simple("delete")),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
+				resp.Bulk("find_keys"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("range"),
+					resp.Bulk("spec"), resp.Map(
+						resp.Bulk("lastkey"), resp.Int(0),
+						resp.Bulk("keystep"), resp.Int(1),
+						resp.Bulk("limit"), resp.Int(0),
+					),
+				),
+			),
+		),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Changes (or acquires) ownership of messages in a consumer group, as if the messages were delivered to the specified consumer."),
+			resp.Bulk("since"), resp.Bulk("6.2.0"),
+			resp.Bulk("group"), resp.Bulk("stream"),
+			resp.Bulk("complexity"), resp.Bulk("O(1) if COUNT is small."),
+			resp.Bulk("history"), resp.SetOf(
+				resp.Array(
+					resp.Bulk("7.0.0"),
+					resp.Bulk("Added an element to the reply array, containing deleted entries the command cleared from the PEL"),
+				),
+			),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("key"),
+					resp.Bulk("type"), resp.Bulk("key"),
+					resp.Bulk("key_spec_index"), resp.Int(0),
+				),
+				resp.Map(resp.Bulk("name"), resp.Bulk("group"), resp.Bulk("type"), resp.Bulk("string")),
+				resp.Map(resp.Bulk("name"), resp.Bulk("consumer"), resp.Bulk("type"), resp.Bulk("string")),
+				resp.Map(resp.Bulk("name"), resp.Bulk("min-idle-time"), resp.Bulk("type"), resp.Bulk("string")),
+				resp.Map(resp.Bulk("name"), resp.Bulk("start"), resp.Bulk("type"), resp.Bulk("string")),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("count"),
+					resp.Bulk("type"), resp.Bulk("integer"),
+					resp.Bulk("token"), resp.Bulk("COUNT"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+				),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("justid"),
+					resp.Bulk("type"), resp.Bulk("pure-token"),
+					resp.Bulk("token"), resp.Bulk("JUSTID"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+				),
+			),
+		),
+	},
+	"xsetid": {
+		Arity: -3, Flags: []string{"write", "denyoom", "fast"}, FirstKey: 1, LastKey: 1, Step: 1,
+		ACLCategories: resp.SetOf(resp.Simple("@write"), resp.Simple("@stream"), resp.Simple("@fast")),
+		Tips:          resp.SetOf(),
+		KeySpecs: resp.SetOf(
+			resp.Map(
+				resp.Bulk("flags"), resp.SetOf(resp.Simple("RW"), resp.Simple("update")),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
+				resp.Bulk("find_keys"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("range"),
+					resp.Bulk("spec"), resp.Map(
+						resp.Bulk("lastkey"), resp.Int(0),
+						resp.Bulk("keystep"), resp.Int(1),
+						resp.Bulk("limit"), resp.Int(0),
+					),
+				),
+			),
+		),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("An internal command for replicating stream values"),
+			resp.Bulk("since"), resp.Bulk("5.0.0"),
+			resp.Bulk("group"), resp.Bulk("stream"),
+			resp.Bulk("complexity"), resp.Bulk("O(1)"),
+			resp.Bulk("history"), resp.SetOf(
+				resp.Array(
+					resp.Bulk("7.0.0"),
+					resp.Bulk("Added the `entries_added` and `max_deleted_entry_id` arguments."),
+				),
+			),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("key"),
+					resp.Bulk("type"), resp.Bulk("key"),
+					resp.Bulk("key_spec_index"), resp.Int(0),
+				),
+				resp.Map(resp.Bulk("name"), resp.Bulk("last-id"), resp.Bulk("type"), resp.Bulk("string")),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("entries_added"),
+					resp.Bulk("type"), resp.Bulk("integer"),
+					resp.Bulk("token"), resp.Bulk("ENTRIESADDED"),
+					resp.Bulk("since"), resp.Bulk("7.0.0"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+				),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("max_deleted_entry_id"),
+					resp.Bulk("type"), resp.Bulk("string"),
+					resp.Bulk("token"), resp.Bulk("MAXDELETEDID"),
+					resp.Bulk("since"), resp.Bulk("7.0.0"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+				),
+			),
+		),
+	},
+	"xgroup": {
+		Arity: -2, Flags: []string{}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@slow")),
+		Tips:          resp.SetOf(),
+		KeySpecs:      resp.SetOf(),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("A container for consumer groups commands"),
+			resp.Bulk("since"), resp.Bulk("5.0.0"),
+			resp.Bulk("group"), resp.Bulk("stream"),
+			resp.Bulk("complexity"), resp.Bulk("Depends on subcommand."),
+		),
+	},
+	"xgroup|destroy": {
+		Arity: 4, Flags: []string{"write"}, FirstKey: 2, LastKey: 2, Step: 1,
+		ACLCategories: resp.SetOf(resp.Simple("@write"), resp.Simple("@stream"), resp.Simple("@slow")),
+		Tips:          resp.SetOf(),
+		KeySpecs: resp.SetOf(
+			resp.Map(
+				resp.Bulk("flags"), resp.SetOf(resp.Simple("RW"), resp.Simple("delete")),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(2))),
+				resp.Bulk("find_keys"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("range"),
+					resp.Bulk("spec"), resp.Map(
+						resp.Bulk("lastkey"), resp.Int(0),
+						resp.Bulk("keystep"), resp.Int(1),
+						resp.Bulk("limit"), resp.Int(0),
+					),
+				),
+			),
+		),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Destroy a consumer group."),
+			resp.Bulk("since"), resp.Bulk("5.0.0"),
+			resp.Bulk("group"), resp.Bulk("stream"),
+			resp.Bulk("complexity"), resp.Bulk("O(N) where N is the number of entries in the group's pending entries list (PEL)."),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("key"),
+					resp.Bulk("type"), resp.Bulk("key"),
+					resp.Bulk("key_spec_index"), resp.Int(0),
+				),
+				resp.Map(resp.Bulk("name"), resp.Bulk("groupname"), resp.Bulk("type"), resp.Bulk("string")),
+			),
+		),
+	},
+	"xgroup|delconsumer": {
+		Arity: 5, Flags: []string{"write"}, FirstKey: 2, LastKey: 2, Step: 1,
+		ACLCategories: resp.SetOf(resp.Simple("@write"), resp.Simple("@stream"), resp.Simple("@slow")),
+		Tips:          resp.SetOf(),
+		KeySpecs: resp.SetOf(
+			resp.Map(
+				resp.Bulk("flags"), resp.SetOf(resp.Simple("RW"), resp.Simple("delete")),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(2))),
+				resp.Bulk("find_keys"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("range"),
+					resp.Bulk("spec"), resp.Map(
+						resp.Bulk("lastkey"), resp.Int(0),
+						resp.Bulk("keystep"), resp.Int(1),
+						resp.Bulk("limit"), resp.Int(0),
+					),
+				),
+			),
+		),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Delete a consumer from a consumer group."),
+			resp.Bulk("since"), resp.Bulk("5.0.0"),
+			resp.Bulk("group"), resp.Bulk("stream"),
+			resp.Bulk("complexity"), resp.Bulk("O(1)"),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("key"),
+					resp.Bulk("type"), resp.Bulk("key"),
+					resp.Bulk("key_spec_index"), resp.Int(0),
+				),
+				resp.Map(resp.Bulk("name"), resp.Bulk("groupname"), resp.Bulk("type"), resp.Bulk("string")),
+				resp.Map(resp.Bulk("name"), resp.Bulk("consumername"), resp.Bulk("type"), resp.Bulk("string")),
+			),
+		),
+	},
+	"xgroup|create": {
+		Arity: -5, Flags: []string{"write", "denyoom"}, FirstKey: 2, LastKey: 2, Step: 1,
+		ACLCategories: resp.SetOf(resp.Simple("@write"), resp.Simple("@stream"), resp.Simple("@slow")),
+		Tips:          resp.SetOf(),
+		KeySpecs: resp.SetOf(
+			resp.Map(
+				resp.Bulk("flags"), resp.SetOf(resp.Simple("RW"), resp.Simple("insert")),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(2))),
+				resp.Bulk("find_keys"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("range"),
+					resp.Bulk("spec"), resp.Map(
+						resp.Bulk("lastkey"), resp.Int(0),
+						resp.Bulk("keystep"), resp.Int(1),
+						resp.Bulk("limit"), resp.Int(0),
+					),
+				),
+			),
+		),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Create a consumer group."),
+			resp.Bulk("since"), resp.Bulk("5.0.0"),
+			resp.Bulk("group"), resp.Bulk("stream"),
+			resp.Bulk("complexity"), resp.Bulk("O(1)"),
+			resp.Bulk("history"), resp.SetOf(resp.Array(resp.Bulk("7.0.0"), resp.Bulk("Added the `entries_read` named argument."))),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("key"),
+					resp.Bulk("type"), resp.Bulk("key"),
+					resp.Bulk("key_spec_index"), resp.Int(0),
+				),
+				resp.Map(resp.Bulk("name"), resp.Bulk("groupname"), resp.Bulk("type"), resp.Bulk("string")),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("id"),
+					resp.Bulk("type"), resp.Bulk("oneof"),
+					resp.Bulk("arguments"), resp.Array(
+						resp.Map(resp.Bulk("name"), resp.Bulk("id"), resp.Bulk("type"), resp.Bulk("string")),
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("new_id"),
+							resp.Bulk("type"), resp.Bulk("pure-token"),
+							resp.Bulk("token"), resp.Bulk("$"),
+						),
+					),
+				),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("mkstream"),
+					resp.Bulk("type"), resp.Bulk("pure-token"),
+					resp.Bulk("token"), resp.Bulk("MKSTREAM"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+				),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("entries_read"),
+					resp.Bulk("type"), resp.Bulk("integer"),
+					resp.Bulk("token"), resp.Bulk("ENTRIESREAD"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+				),
+			),
+		),
+	},
+	"xgroup|createconsumer": {
+		Arity: 5, Flags: []string{"write", "denyoom"}, FirstKey: 2, LastKey: 2, Step: 1,
+		ACLCategories: resp.SetOf(resp.Simple("@write"), resp.Simple("@stream"), resp.Simple("@slow")),
+		Tips:          resp.SetOf(),
+		KeySpecs: resp.SetOf(
+			resp.Map(
+				resp.Bulk("flags"), resp.SetOf(resp.Simple("RW"), resp.Simple("insert")),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(2))),
+				resp.Bulk("find_keys"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("range"),
+					resp.Bulk("spec"), resp.Map(
+						resp.Bulk("lastkey"), resp.Int(0),
+						resp.Bulk("keystep"), resp.Int(1),
+						resp.Bulk("limit"), resp.Int(0),
+					),
+				),
+			),
+		),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Create a consumer in a consumer group."),
+			resp.Bulk("since"), resp.Bulk("6.2.0"),
+			resp.Bulk("group"), resp.Bulk("stream"),
+			resp.Bulk("complexity"), resp.Bulk("O(1)"),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("key"),
+					resp.Bulk("type"), resp.Bulk("key"),
+					resp.Bulk("key_spec_index"), resp.Int(0),
+				),
+				resp.Map(resp.Bulk("name"), resp.Bulk("groupname"), resp.Bulk("type"), resp.Bulk("string")),
+				resp.Map(resp.Bulk("name"), resp.Bulk("consumername"), resp.Bulk("type"), resp.Bulk("string")),
+			),
+		),
+	},
+	"xgroup|setid": {
+		Arity: -5, Flags: []string{"write"}, FirstKey: 2, LastKey: 2, Step: 1,
+		ACLCategories: resp.SetOf(resp.Simple("@write"), resp.Simple("@stream"), resp.Simple("@slow")),
+		Tips:          resp.SetOf(),
+		KeySpecs: resp.SetOf(
+			resp.Map(
+				resp.Bulk("flags"), resp.SetOf(resp.Simple("RW"), resp.Simple("update")),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(2))),
+				resp.Bulk("find_keys"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("range"),
+					resp.Bulk("spec"), resp.Map(
+						resp.Bulk("lastkey"), resp.Int(0),
+						resp.Bulk("keystep"), resp.Int(1),
+						resp.Bulk("limit"), resp.Int(0),
+					),
+				),
+			),
+		),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Set a consumer group to an arbitrary last delivered ID value."),
+			resp.Bulk("since"), resp.Bulk("5.0.0"),
+			resp.Bulk("group"), resp.Bulk("stream"),
+			resp.Bulk("complexity"), resp.Bulk("O(1)"),
+			resp.Bulk("history"), resp.SetOf(resp.Array(resp.Bulk("7.0.0"), resp.Bulk("Added the optional `entries_read` argument."))),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("key"),
+					resp.Bulk("type"), resp.Bulk("key"),
+					resp.Bulk("key_spec_index"), resp.Int(0),
+				),
+				resp.Map(resp.Bulk("name"), resp.Bulk("groupname"), resp.Bulk("type"), resp.Bulk("string")),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("id"),
+					resp.Bulk("type"), resp.Bulk("oneof"),
+					resp.Bulk("arguments"), resp.Array(
+						resp.Map(resp.Bulk("name"), resp.Bulk("id"), resp.Bulk("type"), resp.Bulk("string")),
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("new_id"),
+							resp.Bulk("type"), resp.Bulk("pure-token"),
+							resp.Bulk("token"), resp.Bulk("$"),
+						),
+					),
+				),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("entries_read"),
+					resp.Bulk("type"), resp.Bulk("integer"),
+					resp.Bulk("token"), resp.Bulk("ENTRIESREAD"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+				),
+			),
+		),
+	},
+	"xgroup|help": {
+		Arity: 2, Flags: []string{"loading", "stale"}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@stream"), resp.Simple("@slow")),
+		Tips:          resp.SetOf(),
+		KeySpecs:      resp.SetOf(),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Show helpful text about the different subcommands"),
+			resp.Bulk("since"), resp.Bulk("5.0.0"),
+			resp.Bulk("group"), resp.Bulk("stream"),
+			resp.Bulk("complexity"), resp.Bulk("O(1)"),
+		),
+	},
+	"xinfo": {
+		Arity: -2, Flags: []string{}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@slow")),
+		Tips:          resp.SetOf(),
+		KeySpecs:      resp.SetOf(),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("A container for stream introspection commands"),
+			resp.Bulk("since"), resp.Bulk("5.0.0"),
+			resp.Bulk("group"), resp.Bulk("stream"),
+			resp.Bulk("complexity"), resp.Bulk("Depends on subcommand."),
+		),
+	},
+	"xinfo|groups": {
+		Arity: 3, Flags: []string{"readonly"}, FirstKey: 2, LastKey: 2, Step: 1,
+		ACLCategories: resp.SetOf(resp.Simple("@read"), resp.Simple("@stream"), resp.Simple("@slow")),
+		Tips:          resp.SetOf(),
+		KeySpecs: resp.SetOf(
+			resp.Map(
+				resp.Bulk("flags"), resp.SetOf(resp.Simple("RO"), resp.Simple("access")),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(2))),
+				resp.Bulk("find_keys"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("range"),
+					resp.Bulk("spec"), resp.Map(
+						resp.Bulk("lastkey"), resp.Int(0),
+						resp.Bulk("keystep"), resp.Int(1),
+						resp.Bulk("limit"), resp.Int(0),
+					),
+				),
+			),
+		),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("List the consumer groups of a stream"),
+			resp.Bulk("since"), resp.Bulk("5.0.0"),
+			resp.Bulk("group"), resp.Bulk("stream"),
+			resp.Bulk("complexity"), resp.Bulk("O(1)"),
+			resp.Bulk("history"), resp.SetOf(resp.Array(resp.Bulk("7.0.0"), resp.Bulk("Added the `entries-read` and `lag` fields"))),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("key"),
+					resp.Bulk("type"), resp.Bulk("key"),
+					resp.Bulk("key_spec_index"), resp.Int(0),
+				),
+			),
+		),
+	},
+	"xinfo|help": {
+		Arity: 2, Flags: []string{"loading", "stale"}, FirstKey: 0, LastKey: 0, Step: 0,
+		ACLCategories: resp.SetOf(resp.Simple("@stream"), resp.Simple("@slow")),
+		Tips:          resp.SetOf(),
+		KeySpecs:      resp.SetOf(),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Show helpful text about the different subcommands"),
+			resp.Bulk("since"), resp.Bulk("5.0.0"),
+			resp.Bulk("group"), resp.Bulk("stream"),
+			resp.Bulk("complexity"), resp.Bulk("O(1)"),
+		),
+	},
+	"xinfo|stream": {
+		Arity: -3, Flags: []string{"readonly"}, FirstKey: 2, LastKey: 2, Step: 1,
+		ACLCategories: resp.SetOf(resp.Simple("@read"), resp.Simple("@stream"), resp.Simple("@slow")),
+		Tips:          resp.SetOf(),
+		KeySpecs: resp.SetOf(
+			resp.Map(
+				resp.Bulk("flags"), resp.SetOf(resp.Simple("RO"), resp.Simple("access")),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(2))),
+				resp.Bulk("find_keys"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("range"),
+					resp.Bulk("spec"), resp.Map(
+						resp.Bulk("lastkey"), resp.Int(0),
+						resp.Bulk("keystep"), resp.Int(1),
+						resp.Bulk("limit"), resp.Int(0),
+					),
+				),
+			),
+		),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Get information about a stream"),
+			resp.Bulk("since"), resp.Bulk("5.0.0"),
+			resp.Bulk("group"), resp.Bulk("stream"),
+			resp.Bulk("complexity"), resp.Bulk("O(1)"),
+			resp.Bulk("history"), resp.SetOf(
+				resp.Array(resp.Bulk("6.0.0"), resp.Bulk("Added the `FULL` modifier.")),
+				resp.Array(
+					resp.Bulk("7.0.0"),
+					resp.Bulk("Added the `max-deleted-entry-id`, `entries-added`, `recorded-first-entry-id`, `entries-read` and `lag` fields"),
+				),
+			),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("key"),
+					resp.Bulk("type"), resp.Bulk("key"),
+					resp.Bulk("key_spec_index"), resp.Int(0),
+				),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("full"),
+					resp.Bulk("type"), resp.Bulk("block"),
+					resp.Bulk("token"), resp.Bulk("FULL"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+					resp.Bulk("arguments"), resp.Array(
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("count"),
+							resp.Bulk("type"), resp.Bulk("integer"),
+							resp.Bulk("token"), resp.Bulk("COUNT"),
+							resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+						),
+					),
+				),
+			),
+		),
+	},
+	"xinfo|consumers": {
+		Arity: 4, Flags: []string{"readonly"}, FirstKey: 2, LastKey: 2, Step: 1,
+		ACLCategories: resp.SetOf(resp.Simple("@read"), resp.Simple("@stream"), resp.Simple("@slow")),
+		Tips:          resp.SetOf(resp.Bulk("nondeterministic_output")),
+		KeySpecs: resp.SetOf(
+			resp.Map(
+				resp.Bulk("flags"), resp.SetOf(resp.Simple("RO"), resp.Simple("access")),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(2))),
+				resp.Bulk("find_keys"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("range"),
+					resp.Bulk("spec"), resp.Map(
+						resp.Bulk("lastkey"), resp.Int(0),
+						resp.Bulk("keystep"), resp.Int(1),
+						resp.Bulk("limit"), resp.Int(0),
+					),
+				),
+			),
+		),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("List the consumers in a consumer group"),
+			resp.Bulk("since"), resp.Bulk("5.0.0"),
+			resp.Bulk("group"), resp.Bulk("stream"),
+			resp.Bulk("complexity"), resp.Bulk("O(1)"),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("key"),
+					resp.Bulk("type"), resp.Bulk("key"),
+					resp.Bulk("key_spec_index"), resp.Int(0),
+				),
+				resp.Map(resp.Bulk("name"), resp.Bulk("groupname"), resp.Bulk("type"), resp.Bulk("string")),
+			),
+		),
+	},
 	"get": {
 		Arity: 2, Flags: []string{"readonly", "fast"}, FirstKey: 1, LastKey: 1, Step: 1,
 		ACLCategories: resp.SetOf(resp.Simple("@read"), resp.Simple("@string"), resp.Simple("@fast")),

@@ -325,12 +325,11 @@ func georadiusGeneric(x *Ctx, srcIdx int, flags geoSearchFlags) {
 			}
 			entries[i] = datatype.ZEntry{Member: p.member, Score: score}
 		}
-		storeEntries(x, tx, q.storeKey, entries, zsetLimits(x))
 		event := "georadiusstore"
 		if flags&geoSearch != 0 {
 			event = "geosearchstore"
 		}
-		tx.Notify(notify.ZSet, event, q.storeKey)
+		storeEntries(x, tx, q.storeKey, entries, zsetLimits(x), event)
 	}
 	if mayStore(x.Args, flags) {
 		x.Update(run)

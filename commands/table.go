@@ -49,6 +49,7 @@ var families = [][]*Spec{
 	serializeCommands,
 	pubsubCommands,
 	zsetCommands,
+	streamCommands,
 	scriptingCommands,
 	geoCommands,
 	monitorCommands,

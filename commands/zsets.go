@@ -201,11 +201,6 @@ options:
 		}
 		if z.Len() > 0 && (added > 0 || updated > 0) {
 			storeChanged(tx, key, z, created)
-			event := "zadd"
-			if f.incr {
-				event = "zincr"
-			}
-			tx.Notify(notify.ZSet, event, key)
 		}
 		if failed {
 			x.W.Error(errZNaN)

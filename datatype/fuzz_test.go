@@ -22,6 +22,7 @@ func FuzzDecode(f *testing.F) {
 	h := NewHash()
 	h.Set([]byte("f"), []byte("v"), HashLimits{MaxListpackEntries: 8, MaxListpackValue: 8})
 	f.Add(uint8(KindHash), h.AppendBinary(nil))
+	f.Add(uint8(KindStream), seedStream().AppendBinary(nil))
 	f.Fuzz(func(t *testing.T, kind uint8, b []byte) {
 		obj, err := Decode(Kind(kind), b)
 		if err != nil {
@@ -50,4 +51,23 @@ func FuzzDecode(f *testing.F) {
 			})
 		}
 	})
+}
+
+// seedStream is a small stream with a deleted entry, two nodes, a group
+// with two consumers and pending entries.
+func seedStream() *Stream {
+	s := NewStream()
+	lim := StreamLimits{MaxNodeBytes: 4096, MaxNodeEntries: 2}
+	for i := uint64(1); i <= 3; i++ {
+		s.Append(StreamID{i, i}, []string{"f", "v", "n", "12"}, lim)
+	}
+	s.Delete(StreamID{2, 2})
+	s.MaxDeletedID = StreamID{2, 2}
+	g := s.CreateGroup("g", StreamID{3, 3}, 3)
+	a, _ := g.AddConsumer("alice", 1700000000000)
+	b, _ := g.AddConsumer("bob", 1700000000001)
+	g.Deliver(StreamID{1, 1}, a, 1700000000002)
+	g.Deliver(StreamID{3, 3}, b, 1700000000003)
+	s.CreateGroup("empty", StreamID{}, -1)
+	return s
 }

@@ -16,6 +16,7 @@ const (
 	KindList
 	KindSet
 	KindZSet
+	KindStream
 )
 
 // String returns the name TYPE replies with.
@@ -31,6 +32,8 @@ func (k Kind) String() string {
 		return "set"
 	case KindZSet:
 		return "zset"
+	case KindStream:
+		return "stream"
 	}
 	return fmt.Sprintf("kind(%d)", uint8(k))
 }
@@ -38,7 +41,7 @@ func (k Kind) String() string {
 // ParseKind returns the kind TYPE names name (SCAN ... TYPE), matching
 // case-insensitively like Redis's getObjectTypeByName.
 func ParseKind(name []byte) (Kind, bool) {
-	for k := KindString; k <= KindZSet; k++ {
+	for k := KindString; k <= KindStream; k++ {
 		if equalFold(name, k.String()) {
 			return k, true
 		}
@@ -82,16 +85,22 @@ type Object interface {
 	Clone() Object
 }
 
+// Empty reports whether obj is an empty collection, which the engine
+// deletes as Redis does; a stream is never empty in that sense (Redis
+// keeps a stream with no entries, with its groups and last ID).
+func Empty(obj Object) bool { return obj.Len() == 0 && obj.Kind() != KindStream }
+
 // ErrCorrupt is wrapped by every decoding failure.
 var ErrCorrupt = errors.New("datatype: corrupt encoding")
 
 // decoders are the kinds' decoding functions, indexed by Kind; a family
 // adds its own here.
 var decoders = [...]func([]byte) (Object, error){
-	KindHash: decodeHash,
-	KindList: decodeList,
-	KindSet:  decodeSet,
-	KindZSet: decodeZSet,
+	KindHash:   decodeHash,
+	KindList:   decodeList,
+	KindSet:    decodeSet,
+	KindZSet:   decodeZSet,
+	KindStream: decodeStream,
 }
 
 // Decode reads a value of kind k that AppendBinary wrote.

@@ -124,7 +124,7 @@ func (tx *Tx) Modified(key []byte) {
 		return
 	}
 	e := tx.e
-	if it.obj.Len() == 0 {
+	if datatype.Empty(it.obj) {
 		e.removeLocked(tx.ctx(), it)
 		return
 	}
@@ -145,7 +145,7 @@ func (tx *Tx) Modified(key []byte) {
 // replacing any previous value of any type. The engine owns obj from now
 // on. An empty obj deletes the key.
 func (tx *Tx) SetObject(key []byte, obj datatype.Object, expireAt int64) {
-	if obj.Len() == 0 {
+	if datatype.Empty(obj) {
 		tx.Delete(key)
 		return
 	}

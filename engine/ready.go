@@ -6,7 +6,8 @@ package engine
 // an object changed in place or stored, a key renamed or moved onto it, a
 // SWAPDB that brings it) queues the key as ready, and the server takes the
 // queue (TakeReady) after the command to retry the clients blocked there.
-// Deletions do not make a key ready. Keys no one waits on cost one map
+// Deletions do not make a key ready, except a stream's (XREADGROUP answers
+// an error then). Keys no one waits on cost one map
 // lookup per write, and nothing while no client is blocked.
 
 // ReadyKey names a key clients may block on: its logical database and its

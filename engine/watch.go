@@ -1,5 +1,7 @@
 package engine
 
+import "github.com/kvserver/kvserver/datatype"
+
 // Watches: what WATCH needs of the keyspace, after Redis's watched_keys. A
 // watched key has a watchState while at least one mark holds it; every
 // change to the key (a write, an expiry change, a deletion, a flush or a
@@ -123,6 +125,13 @@ func (e *Engine) touchLocked(db int, key string) {
 // touchItemLocked counts a change to it, whose database the caller does not
 // know; deleting says the change is its deletion.
 func (e *Engine) touchItemLocked(it *item, deleting bool) {
+	if deleting && it.kind == datatype.KindStream && len(e.waited) > 0 {
+		// Redis's signalDeletedKeyAsReady: XREADGROUP blocked on a
+		// deleted stream is answered with an error.
+		if db := e.dbIndexLocked(it.ks); db >= 0 {
+			e.signalReadyLocked(db, it.key)
+		}
+	}
 	if e.events == nil && len(e.watches) == 0 {
 		return
 	}

@@ -352,3 +352,7 @@ func (s scriptSession) DB() int          { return s.sc.db }
 func (s scriptSession) SetDB(db int)     { s.sc.db = db }
 func (s scriptSession) Own(i int) []byte { return s.sc.x.Args[i] }
 func (s scriptSession) Proto() int       { return s.sc.w.Proto() }
+
+// InScript marks a script's calls (commands.ScriptAware): XREAD refuses
+// BLOCK there, as in Redis.
+func (s scriptSession) InScript() bool { return true }

@@ -78,6 +78,11 @@ const (
 	// the other protocol (what a subscribed connection may do differs
 	// between RESP2 and RESP3).
 	cmpOnlyProto
+	// cmpMasked compares two replies exactly except that the value after
+	// any map key (or flat key, value list key) named in step.fields is
+	// compared by type only, and integers may differ by step.delta
+	// (XINFO's radix-tree-nodes, idle and seen times).
+	cmpMasked
 )
 
 // step is one command of a script and how to compare its replies.
@@ -121,6 +126,12 @@ func unorderedPairs(args ...string) step { return step{cmd: args, mode: cmpUnord
 // approxInt accepts integer replies within delta.
 func approxInt(delta int64, args ...string) step {
 	return step{cmd: args, mode: cmpApproxInt, delta: delta}
+}
+
+// masked compares the values of the keys fields by type only and
+// integers within delta (see cmpMasked).
+func masked(delta int64, fields []string, args ...string) step {
+	return step{cmd: args, mode: cmpMasked, delta: delta, fields: fields}
 }
 
 // typeOnly compares only the reply's type byte.
@@ -472,6 +483,8 @@ func compareReplies(st step, a, b []byte) string {
 			return why
 		}
 		return compareDistinct(ra, rb)
+	case cmpMasked:
+		return compareMasked(ra, rb, st.fields, st.delta)
 	}
 	return fmt.Sprintf("unknown comparison mode %d", st.mode)
 }
@@ -500,6 +513,34 @@ func compareRandom(a, b Reply, members []string) string {
 	for _, r := range []Reply{a, b} {
 		if !slices.Contains(members, r.Str) {
 			return fmt.Sprintf("%q is not a member", r.Str)
+		}
+	}
+	return ""
+}
+
+// compareMasked is cmpMasked's comparison.
+func compareMasked(a, b Reply, fields []string, delta int64) string {
+	if bytes.Equal(a.Raw, b.Raw) {
+		return ""
+	}
+	if a.Type != b.Type {
+		return fmt.Sprintf("reply types differ: %q vs %q", a.Type, b.Type)
+	}
+	if !a.IsAggregate() {
+		return compareApprox(a, b, delta)
+	}
+	if len(a.Elems) != len(b.Elems) {
+		return "aggregate lengths differ"
+	}
+	for i := range a.Elems {
+		if i%2 == 1 && a.Elems[i-1].Type != '*' && slices.Contains(fields, a.Elems[i-1].Str) {
+			if a.Elems[i].Type != b.Elems[i].Type {
+				return fmt.Sprintf("element %d (%s): types differ", i, a.Elems[i-1].Str)
+			}
+			continue
+		}
+		if why := compareMasked(a.Elems[i], b.Elems[i], fields, delta); why != "" {
+			return fmt.Sprintf("element %d: %s", i, why)
 		}
 	}
 	return ""

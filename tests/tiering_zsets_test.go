@@ -5,7 +5,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 )
 
 // zsetMember and zsetScore define the test's sorted sets: key i holds
@@ -119,10 +118,6 @@ func TestZSetsAreDemotedReadBackAndSurviveKillNine(t *testing.T) {
 		zaddRange(t, c, i, zsetSize(i), zsetSize(i)+5)
 	}
 	grown = true
-	time.Sleep(durabilityBound + time.Second)
-	c.Close()
-	s.Crash()
-	s.Relaunch(t)
-	c = dialRaw(t, s.Addr)
+	c = crashPastDurability(t, s, c)
 	check("after kill -9 and restart")
 }

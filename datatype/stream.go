@@ -1,0 +1,796 @@
+package datatype
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+)
+
+// StreamID is a stream entry's ID, <ms>-<seq>, ordered by ms then seq.
+type StreamID struct{ Ms, Seq uint64 }
+
+// MaxStreamID is the greatest ID ("+").
+var MaxStreamID = StreamID{math.MaxUint64, math.MaxUint64}
+
+// Compare orders two IDs: -1, 0 or 1.
+func (a StreamID) Compare(b StreamID) int {
+	switch {
+	case a.Ms < b.Ms:
+		return -1
+	case a.Ms > b.Ms:
+		return 1
+	case a.Seq < b.Seq:
+		return -1
+	case a.Seq > b.Seq:
+		return 1
+	}
+	return 0
+}
+
+// IsZero reports whether a is 0-0.
+func (a StreamID) IsZero() bool { return a.Ms == 0 && a.Seq == 0 }
+
+// String is the ID as Redis prints it.
+func (a StreamID) String() string {
+	return strconv.FormatUint(a.Ms, 10) + "-" + strconv.FormatUint(a.Seq, 10)
+}
+
+// Next returns the ID right after a; ok is false for the greatest ID
+// (Redis's streamIncrID).
+func (a StreamID) Next() (StreamID, bool) {
+	switch {
+	case a.Seq < math.MaxUint64:
+		return StreamID{a.Ms, a.Seq + 1}, true
+	case a.Ms < math.MaxUint64:
+		return StreamID{a.Ms + 1, 0}, true
+	}
+	return a, false
+}
+
+// Prev returns the ID right before a; ok is false for 0-0
+// (streamDecrID).
+func (a StreamID) Prev() (StreamID, bool) {
+	switch {
+	case a.Seq > 0:
+		return StreamID{a.Ms, a.Seq - 1}, true
+	case a.Ms > 0:
+		return StreamID{a.Ms - 1, math.MaxUint64}, true
+	}
+	return a, false
+}
+
+// StreamEntry is one entry: its ID and field, value pairs in the order
+// XADD gave them.
+type StreamEntry struct {
+	ID     StreamID
+	Fields []string
+}
+
+// PackFields copies an entry's fields and values into one allocation
+// (XADD's arguments): the strings share one buffer.
+func PackFields(args [][]byte) []string {
+	n := 0
+	for _, a := range args {
+		n += len(a)
+	}
+	buf := make([]byte, 0, n)
+	for _, a := range args {
+		buf = append(buf, a...)
+	}
+	all := string(buf)
+	fields := make([]string, len(args))
+	off := 0
+	for i, a := range args {
+		fields[i] = all[off : off+len(a)]
+		off += len(a)
+	}
+	return fields
+}
+
+// StreamLimits are stream-node-max-bytes and stream-node-max-entries,
+// which decide where a stream starts a new node (0 = no limit).
+type StreamLimits struct {
+	MaxNodeBytes   int
+	MaxNodeEntries int
+}
+
+// streamListpackMaxSize is Redis's STREAM_LISTPACK_MAX_SIZE (1 GiB).
+const streamListpackMaxSize = 1 << 30
+
+// streamNode mirrors one listpack of Redis's radix tree: the unit that
+// approximate trimming removes whole. Deleted entries are dropped from
+// entries but still counted (deleted, bytes), as they stay in a listpack.
+type streamNode struct {
+	master  StreamID
+	fields  []string // the master entry's fields
+	entries []StreamEntry
+	deleted int
+	bytes   int // what the listpack would take, for the byte limit
+}
+
+// Stream is Redis's stream type: entries in ID order split into nodes as
+// Redis splits them, the stream's counters and its consumer groups.
+type Stream struct {
+	nodes  []*streamNode
+	length int
+	// LastID is the greatest ID ever added (or set by XSETID).
+	LastID StreamID
+	// MaxDeletedID is the greatest ID deleted by XDEL (or XSETID).
+	MaxDeletedID StreamID
+	// EntriesAdded counts every entry ever added (or set by XSETID).
+	EntriesAdded int64
+	groups       []*StreamGroup // by name
+	entryBytes   int64
+}
+
+// NewStream returns an empty stream.
+func NewStream() *Stream { return &Stream{} }
+
+// Kind is KindStream.
+func (s *Stream) Kind() Kind { return KindStream }
+
+// Len is the number of entries. An empty stream is kept (Redis never
+// deletes a stream for being empty): see Empty.
+func (s *Stream) Len() int { return s.length }
+
+// Encoding is "stream".
+func (s *Stream) Encoding() string { return "stream" }
+
+// Costs used by MemSize: an entry's header and slice, a string header, a
+// node, a pending entry and a consumer.
+const (
+	streamEntryCost    = 48
+	streamStringCost   = 16
+	streamNodeCost     = 96
+	streamPendingCost  = 64
+	streamConsumerCost = 80
+	streamGroupCost    = 96
+)
+
+// MemSize is what the stream holds: entries, nodes and groups.
+func (s *Stream) MemSize() int64 {
+	n := int64(96) + s.entryBytes + int64(len(s.nodes))*streamNodeCost
+	for _, g := range s.groups {
+		n += streamGroupCost + int64(len(g.Name)) + int64(len(g.pel))*streamPendingCost
+		for _, c := range g.consumers {
+			n += streamConsumerCost + int64(len(c.Name)) + int64(len(c.pel))*16
+		}
+	}
+	return n
+}
+
+func entryCost(fields []string) int64 {
+	n := int64(streamEntryCost + len(fields)*streamStringCost)
+	for _, f := range fields {
+		n += int64(len(f))
+	}
+	return n
+}
+
+// FirstID is the first entry's ID, 0-0 when the stream is empty.
+func (s *Stream) FirstID() StreamID {
+	if s.length == 0 {
+		return StreamID{}
+	}
+	return s.nodes[0].entries[0].ID
+}
+
+// First and Last return the first and last entries; ok is false when
+// the stream is empty.
+func (s *Stream) First() (e StreamEntry, ok bool) {
+	if s.length == 0 {
+		return e, false
+	}
+	return s.nodes[0].entries[0], true
+}
+
+// Last returns the last entry.
+func (s *Stream) Last() (e StreamEntry, ok bool) {
+	if s.length == 0 {
+		return e, false
+	}
+	n := s.nodes[len(s.nodes)-1]
+	return n.entries[len(n.entries)-1], true
+}
+
+// Nodes is the number of nodes (XINFO's radix-tree-keys).
+func (s *Stream) Nodes() int { return len(s.nodes) }
+
+// Append adds an entry with an ID greater than LastID (the caller
+// checks), starting a new node where Redis would.
+func (s *Stream) Append(id StreamID, fields []string, lim StreamLimits) {
+	var n *streamNode
+	if len(s.nodes) > 0 {
+		n = s.nodes[len(s.nodes)-1]
+		maxBytes := lim.MaxNodeBytes
+		if maxBytes == 0 || maxBytes > streamListpackMaxSize {
+			maxBytes = streamListpackMaxSize
+		}
+		total := 0
+		for _, f := range fields {
+			total += len(f)
+		}
+		if n.bytes+total >= maxBytes ||
+			(lim.MaxNodeEntries > 0 && len(n.entries)+n.deleted >= lim.MaxNodeEntries) {
+			n = nil
+		}
+	}
+	if n == nil {
+		n = &streamNode{master: id, bytes: 6 + 1}
+		n.bytes += lpIntSize(1) + lpIntSize(0) + lpIntSize(int64(len(fields)/2)) + lpIntSize(0)
+		for i := 0; i < len(fields); i += 2 {
+			n.fields = append(n.fields, fields[i])
+			n.bytes += lpStringSize(fields[i])
+		}
+		s.nodes = append(s.nodes, n)
+	}
+	n.bytes += entryListpackSize(n, id, fields)
+	n.entries = append(n.entries, StreamEntry{ID: id, Fields: fields})
+	s.length++
+	s.entryBytes += entryCost(fields)
+	s.LastID = id
+	s.EntriesAdded++
+}
+
+// entryListpackSize is what an entry adds to its node's listpack: flags,
+// the ID's deltas to the master, the fields unless they are the
+// master's, the values, and the element count.
+func entryListpackSize(n *streamNode, id StreamID, fields []string) int {
+	size := lpIntSize(0) + lpIntSize(int64(id.Ms-n.master.Ms)) + lpIntSize(int64(id.Seq-n.master.Seq))
+	same := len(fields)/2 == len(n.fields)
+	for i := 0; same && i < len(fields); i += 2 {
+		same = fields[i] == n.fields[i/2]
+	}
+	count := len(fields)/2 + 3
+	if !same {
+		size += lpIntSize(int64(len(fields) / 2))
+		count += len(fields)/2 + 1
+	}
+	for i, f := range fields {
+		if same && i%2 == 0 {
+			continue
+		}
+		size += lpStringSize(f)
+	}
+	return size + lpIntSize(int64(count))
+}
+
+// lpIntSize is the size of an integer element of a listpack, its back
+// length included.
+func lpIntSize(v int64) int {
+	switch {
+	case v >= 0 && v <= 127:
+		return 2
+	case v >= -4096 && v <= 4095:
+		return 3
+	case v >= math.MinInt16 && v <= math.MaxInt16:
+		return 4
+	case v >= -1<<23 && v < 1<<23:
+		return 5
+	case v >= math.MinInt32 && v <= math.MaxInt32:
+		return 6
+	}
+	return 10
+}
+
+// lpStringSize is the size of a string element (stored as an integer
+// when it is one, as lpAppend does).
+func lpStringSize(s string) int {
+	if len(s) <= 20 {
+		if v, err := strconv.ParseInt(s, 10, 64); err == nil && strconv.FormatInt(v, 10) == s {
+			return lpIntSize(v)
+		}
+	}
+	enc := 5 + len(s)
+	switch {
+	case len(s) < 64:
+		enc = 1 + len(s)
+	case len(s) < 4096:
+		enc = 2 + len(s)
+	}
+	back := 5
+	switch {
+	case enc < 128:
+		back = 1
+	case enc < 16384:
+		back = 2
+	case enc < 2097152:
+		back = 3
+	case enc < 268435456:
+		back = 4
+	}
+	return enc + back
+}
+
+// locate returns the node and index of the first entry with an ID >= id
+// (ni == len(nodes) when none).
+func (s *Stream) locate(id StreamID) (ni, ei int) {
+	ni, _ = slices.BinarySearchFunc(s.nodes, id, func(n *streamNode, id StreamID) int {
+		return n.entries[len(n.entries)-1].ID.Compare(id)
+	})
+	if ni == len(s.nodes) {
+		return ni, 0
+	}
+	ei, _ = slices.BinarySearchFunc(s.nodes[ni].entries, id, func(e StreamEntry, id StreamID) int { return e.ID.Compare(id) })
+	return ni, ei
+}
+
+// Get returns the entry with ID id.
+func (s *Stream) Get(id StreamID) (StreamEntry, bool) {
+	ni, ei := s.locate(id)
+	if ni < len(s.nodes) && s.nodes[ni].entries[ei].ID == id {
+		return s.nodes[ni].entries[ei], true
+	}
+	return StreamEntry{}, false
+}
+
+// Range calls fn on the entries with start <= ID <= end, in ascending
+// order, or descending when rev, until fn returns false.
+func (s *Stream) Range(start, end StreamID, rev bool, fn func(e StreamEntry) bool) {
+	if start.Compare(end) > 0 {
+		return
+	}
+	if !rev {
+		ni, ei := s.locate(start)
+		for ; ni < len(s.nodes); ni, ei = ni+1, 0 {
+			for _, e := range s.nodes[ni].entries[ei:] {
+				if e.ID.Compare(end) > 0 || !fn(e) {
+					return
+				}
+			}
+		}
+		return
+	}
+	ni, ei := s.locate(end)
+	if ni < len(s.nodes) && s.nodes[ni].entries[ei].ID == end {
+		ei++
+	}
+	for {
+		if ei == 0 {
+			if ni == 0 {
+				return
+			}
+			ni--
+			ei = len(s.nodes[ni].entries)
+		}
+		ei--
+		e := s.nodes[ni].entries[ei]
+		if e.ID.Compare(start) < 0 || !fn(e) {
+			return
+		}
+	}
+}
+
+// Delete removes the entry with ID id, reporting whether there was one;
+// a node left with no entries goes, as in Redis.
+func (s *Stream) Delete(id StreamID) bool {
+	ni, ei := s.locate(id)
+	if ni == len(s.nodes) || s.nodes[ni].entries[ei].ID != id {
+		return false
+	}
+	n := s.nodes[ni]
+	s.entryBytes -= entryCost(n.entries[ei].Fields)
+	n.entries = slices.Delete(n.entries, ei, ei+1)
+	n.deleted++
+	s.length--
+	if len(n.entries) == 0 {
+		s.nodes = slices.Delete(s.nodes, ni, ni+1)
+	}
+	return true
+}
+
+// Trim removes entries from the head as Redis's streamTrim does: down to
+// maxLen entries (maxLen >= 0), or else those with IDs below minID. When
+// approx, only whole nodes go. limit > 0 caps the entries removed (whole
+// nodes only). It returns how many entries went.
+func (s *Stream) Trim(maxLen int64, minID StreamID, approx bool, limit int64) int64 {
+	var deleted int64
+	for len(s.nodes) > 0 {
+		if maxLen >= 0 && int64(s.length) <= maxLen {
+			break
+		}
+		n := s.nodes[0]
+		entries := int64(len(n.entries))
+		if limit > 0 && deleted+entries > limit {
+			break
+		}
+		var remove bool
+		if maxLen >= 0 {
+			remove = int64(s.length)-entries >= maxLen
+		} else {
+			remove = n.entries[len(n.entries)-1].ID.Compare(minID) < 0
+		}
+		if remove {
+			for _, e := range n.entries {
+				s.entryBytes -= entryCost(e.Fields)
+			}
+			s.nodes = s.nodes[1:]
+			s.length -= int(entries)
+			deleted += entries
+			continue
+		}
+		if approx {
+			break
+		}
+		cut := 0
+		for cut < len(n.entries) {
+			if maxLen >= 0 {
+				if int64(s.length) <= maxLen {
+					break
+				}
+			} else if n.entries[cut].ID.Compare(minID) >= 0 {
+				break
+			}
+			s.entryBytes -= entryCost(n.entries[cut].Fields)
+			s.length--
+			cut++
+		}
+		n.entries = slices.Delete(n.entries, 0, cut)
+		n.deleted += cut
+		deleted += int64(cut)
+		break
+	}
+	if len(s.nodes) == 0 {
+		s.nodes = nil
+	}
+	return deleted
+}
+
+// Groups returns the consumer groups, by name; the slice is the
+// stream's own.
+func (s *Stream) Groups() []*StreamGroup { return s.groups }
+
+func (s *Stream) groupIndex(name string) (int, bool) {
+	return slices.BinarySearchFunc(s.groups, name, func(g *StreamGroup, name string) int { return cmpString(g.Name, name) })
+}
+
+func cmpString(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// Group returns the group called name, nil when there is none.
+func (s *Stream) Group(name string) *StreamGroup {
+	if i, ok := s.groupIndex(name); ok {
+		return s.groups[i]
+	}
+	return nil
+}
+
+// CreateGroup adds a group; it returns nil when one of that name exists.
+func (s *Stream) CreateGroup(name string, last StreamID, entriesRead int64) *StreamGroup {
+	i, ok := s.groupIndex(name)
+	if ok {
+		return nil
+	}
+	g := &StreamGroup{Name: name, LastID: last, EntriesRead: entriesRead, pending: map[StreamID]*PendingEntry{}}
+	s.groups = slices.Insert(s.groups, i, g)
+	return g
+}
+
+// DestroyGroup removes the group called name, reporting whether it
+// existed.
+func (s *Stream) DestroyGroup(name string) bool {
+	i, ok := s.groupIndex(name)
+	if ok {
+		s.groups = slices.Delete(s.groups, i, i+1)
+	}
+	return ok
+}
+
+// PendingEntry is an entry of a group's PEL: delivered to Consumer and
+// not acknowledged yet.
+type PendingEntry struct {
+	ID StreamID
+	// DeliveryTime is when it was last delivered, in Unix milliseconds.
+	DeliveryTime int64
+	// DeliveryCount is how many times it was delivered.
+	DeliveryCount int64
+	Consumer      *StreamConsumer
+}
+
+// StreamConsumer is a consumer of a group.
+type StreamConsumer struct {
+	Name string
+	// SeenTime is its last interaction, in Unix milliseconds.
+	SeenTime int64
+	pel      []StreamID // sorted
+}
+
+// Pending returns the IDs pending for the consumer, in order; the slice
+// is the consumer's own.
+func (c *StreamConsumer) Pending() []StreamID { return c.pel }
+
+// StreamGroup is a consumer group.
+type StreamGroup struct {
+	Name string
+	// LastID is the last ID delivered to the group.
+	LastID StreamID
+	// EntriesRead is the group's logical read counter, -1 when unknown.
+	EntriesRead int64
+	pel         []StreamID // sorted
+	pending     map[StreamID]*PendingEntry
+	consumers   []*StreamConsumer // by name
+}
+
+// PendingCount is the number of entries in the group's PEL.
+func (g *StreamGroup) PendingCount() int { return len(g.pel) }
+
+// PendingIDs returns the PEL's IDs in order; the slice is the group's.
+func (g *StreamGroup) PendingIDs() []StreamID { return g.pel }
+
+// PendingEntry returns the PEL's entry for id, nil when none.
+func (g *StreamGroup) PendingEntry(id StreamID) *PendingEntry { return g.pending[id] }
+
+// PendingFrom returns the index in PendingIDs of the first ID >= id.
+func (g *StreamGroup) PendingFrom(id StreamID) int {
+	i, _ := slices.BinarySearchFunc(g.pel, id, StreamID.Compare)
+	return i
+}
+
+// Consumers returns the group's consumers by name; the slice is the
+// group's.
+func (g *StreamGroup) Consumers() []*StreamConsumer { return g.consumers }
+
+func (g *StreamGroup) consumerIndex(name string) (int, bool) {
+	return slices.BinarySearchFunc(g.consumers, name, func(c *StreamConsumer, name string) int { return cmpString(c.Name, name) })
+}
+
+// Consumer returns the consumer called name, nil when none.
+func (g *StreamGroup) Consumer(name string) *StreamConsumer {
+	if i, ok := g.consumerIndex(name); ok {
+		return g.consumers[i]
+	}
+	return nil
+}
+
+// AddConsumer returns the consumer called name, creating it (seen at
+// now) when missing; created says which.
+func (g *StreamGroup) AddConsumer(name string, now int64) (c *StreamConsumer, created bool) {
+	i, ok := g.consumerIndex(name)
+	if ok {
+		return g.consumers[i], false
+	}
+	c = &StreamConsumer{Name: name, SeenTime: now}
+	g.consumers = slices.Insert(g.consumers, i, c)
+	return c, true
+}
+
+// DeleteConsumer removes a consumer and its pending entries, returning
+// how many it had pending (-1 when there was no such consumer).
+func (g *StreamGroup) DeleteConsumer(name string) int {
+	i, ok := g.consumerIndex(name)
+	if !ok {
+		return -1
+	}
+	c := g.consumers[i]
+	n := len(c.pel)
+	for _, id := range slices.Clone(c.pel) {
+		g.Ack(id)
+	}
+	g.consumers = slices.Delete(g.consumers, i, i+1)
+	return n
+}
+
+func insertID(ids []StreamID, id StreamID) []StreamID {
+	i, found := slices.BinarySearchFunc(ids, id, StreamID.Compare)
+	if found {
+		return ids
+	}
+	return slices.Insert(ids, i, id)
+}
+
+func removeID(ids []StreamID, id StreamID) []StreamID {
+	i, found := slices.BinarySearchFunc(ids, id, StreamID.Compare)
+	if !found {
+		return ids
+	}
+	return slices.Delete(ids, i, i+1)
+}
+
+// Deliver records that id was delivered to c at now with one delivery:
+// a new PEL entry, or an existing one moved to c (Redis resets the
+// count when XREADGROUP delivers an entry again after XGROUP SETID).
+func (g *StreamGroup) Deliver(id StreamID, c *StreamConsumer, now int64) *PendingEntry {
+	p := g.pending[id]
+	if p == nil {
+		p = &PendingEntry{ID: id, Consumer: c}
+		g.pending[id] = p
+		g.pel = insertID(g.pel, id)
+		c.pel = insertID(c.pel, id)
+	}
+	g.Assign(p, c)
+	p.DeliveryTime, p.DeliveryCount = now, 1
+	return p
+}
+
+// Assign moves a pending entry to consumer c.
+func (g *StreamGroup) Assign(p *PendingEntry, c *StreamConsumer) {
+	if p.Consumer != c {
+		p.Consumer.pel = removeID(p.Consumer.pel, p.ID)
+		c.pel = insertID(c.pel, p.ID)
+		p.Consumer = c
+	}
+}
+
+// Ack removes id from the PEL, reporting whether it was pending.
+func (g *StreamGroup) Ack(id StreamID) bool {
+	p := g.pending[id]
+	if p == nil {
+		return false
+	}
+	delete(g.pending, id)
+	g.pel = removeID(g.pel, id)
+	p.Consumer.pel = removeID(p.Consumer.pel, id)
+	return true
+}
+
+// AppendBinary encodes the stream: counters, nodes with their entries,
+// then the groups with their consumers and PEL.
+func (s *Stream) AppendBinary(dst []byte) []byte {
+	dst = appendID(dst, s.LastID)
+	dst = appendID(dst, s.MaxDeletedID)
+	dst = appendUvarint(dst, uint64(s.EntriesAdded))
+	dst = appendUvarint(dst, uint64(len(s.nodes)))
+	for _, n := range s.nodes {
+		dst = appendID(dst, n.master)
+		dst = appendUvarint(dst, uint64(n.deleted))
+		dst = appendUvarint(dst, uint64(n.bytes))
+		dst = appendUvarint(dst, uint64(len(n.fields)))
+		for _, f := range n.fields {
+			dst = appendString(dst, f)
+		}
+		dst = appendUvarint(dst, uint64(len(n.entries)))
+		for _, e := range n.entries {
+			dst = appendID(dst, e.ID)
+			dst = appendUvarint(dst, uint64(len(e.Fields)))
+			for _, f := range e.Fields {
+				dst = appendString(dst, f)
+			}
+		}
+	}
+	dst = appendUvarint(dst, uint64(len(s.groups)))
+	for _, g := range s.groups {
+		dst = appendString(dst, g.Name)
+		dst = appendID(dst, g.LastID)
+		dst = appendUvarint(dst, uint64(g.EntriesRead+1))
+		dst = appendUvarint(dst, uint64(len(g.consumers)))
+		for _, c := range g.consumers {
+			dst = appendString(dst, c.Name)
+			dst = appendUvarint(dst, uint64(c.SeenTime))
+		}
+		dst = appendUvarint(dst, uint64(len(g.pel)))
+		for _, id := range g.pel {
+			p := g.pending[id]
+			ci, _ := g.consumerIndex(p.Consumer.Name)
+			dst = appendID(dst, id)
+			dst = appendUvarint(dst, uint64(p.DeliveryTime))
+			dst = appendUvarint(dst, uint64(p.DeliveryCount))
+			dst = appendUvarint(dst, uint64(ci))
+		}
+	}
+	return dst
+}
+
+func appendID(dst []byte, id StreamID) []byte {
+	return appendUvarint(appendUvarint(dst, id.Ms), id.Seq)
+}
+
+func (r *reader) id() StreamID { return StreamID{r.uvarint(), r.uvarint()} }
+
+func decodeStream(b []byte) (Object, error) {
+	r := &reader{b: b}
+	s := &Stream{LastID: r.id(), MaxDeletedID: r.id(), EntriesAdded: int64(r.uvarint())}
+	var prev StreamID
+	first := true
+	nodes := r.count(6)
+	for i := 0; i < nodes && r.err == nil; i++ {
+		n := &streamNode{master: r.id(), deleted: int(r.uvarint() & math.MaxInt32), bytes: int(r.uvarint() & math.MaxInt32)}
+		nf := r.count(1)
+		for j := 0; j < nf && r.err == nil; j++ {
+			n.fields = append(n.fields, r.string())
+		}
+		ne := r.count(3)
+		if ne == 0 {
+			r.fail("empty stream node")
+		}
+		for j := 0; j < ne && r.err == nil; j++ {
+			e := StreamEntry{ID: r.id()}
+			if !first && e.ID.Compare(prev) <= 0 {
+				r.fail("stream entries out of order")
+			}
+			first, prev = false, e.ID
+			nv := r.count(1)
+			if nv%2 != 0 {
+				r.fail("odd stream entry")
+			}
+			raw := make([][]byte, 0, nv)
+			for k := 0; k < nv && r.err == nil; k++ {
+				raw = append(raw, r.bytes())
+			}
+			e.Fields = PackFields(raw)
+			n.entries = append(n.entries, e)
+			s.entryBytes += entryCost(e.Fields)
+		}
+		s.length += len(n.entries)
+		s.nodes = append(s.nodes, n)
+	}
+	ng := r.count(4)
+	for i := 0; i < ng && r.err == nil; i++ {
+		g := &StreamGroup{Name: r.string(), LastID: r.id(), EntriesRead: int64(r.uvarint()) - 1, pending: map[StreamID]*PendingEntry{}}
+		if len(s.groups) > 0 && s.groups[len(s.groups)-1].Name >= g.Name {
+			r.fail("stream groups out of order")
+		}
+		nc := r.count(2)
+		for j := 0; j < nc && r.err == nil; j++ {
+			c := &StreamConsumer{Name: r.string(), SeenTime: int64(r.uvarint())}
+			if len(g.consumers) > 0 && g.consumers[len(g.consumers)-1].Name >= c.Name {
+				r.fail("stream consumers out of order")
+			}
+			g.consumers = append(g.consumers, c)
+		}
+		np := r.count(5)
+		for j := 0; j < np && r.err == nil; j++ {
+			id := r.id()
+			p := &PendingEntry{ID: id, DeliveryTime: int64(r.uvarint()), DeliveryCount: int64(r.uvarint())}
+			ci := r.uvarint()
+			if r.err != nil {
+				break
+			}
+			if ci >= uint64(len(g.consumers)) || (len(g.pel) > 0 && g.pel[len(g.pel)-1].Compare(id) >= 0) {
+				r.fail("bad pending entry")
+				break
+			}
+			p.Consumer = g.consumers[ci]
+			g.pending[id] = p
+			g.pel = append(g.pel, id)
+			p.Consumer.pel = append(p.Consumer.pel, id)
+		}
+		s.groups = append(s.groups, g)
+	}
+	if err := r.done(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// Clone returns a deep copy (entries' strings are immutable and shared).
+func (s *Stream) Clone() Object {
+	c := *s
+	c.nodes = make([]*streamNode, len(s.nodes))
+	for i, n := range s.nodes {
+		nn := *n
+		nn.entries = slices.Clone(n.entries)
+		nn.fields = slices.Clone(n.fields)
+		c.nodes[i] = &nn
+	}
+	c.groups = make([]*StreamGroup, len(s.groups))
+	for i, g := range s.groups {
+		ng := &StreamGroup{Name: g.Name, LastID: g.LastID, EntriesRead: g.EntriesRead,
+			pel: slices.Clone(g.pel), pending: make(map[StreamID]*PendingEntry, len(g.pending))}
+		byName := map[string]*StreamConsumer{}
+		for _, con := range g.consumers {
+			nc := &StreamConsumer{Name: con.Name, SeenTime: con.SeenTime, pel: slices.Clone(con.pel)}
+			ng.consumers = append(ng.consumers, nc)
+			byName[con.Name] = nc
+		}
+		for id, p := range g.pending {
+			np := *p
+			np.Consumer = byName[p.Consumer.Name]
+			ng.pending[id] = &np
+		}
+		c.groups[i] = ng
+	}
+	return &c
+}
+
+// String describes the stream for debugging.
+func (s *Stream) String() string {
+	return fmt.Sprintf("stream(%d entries in %d nodes, last %v, %d groups)", s.length, len(s.nodes), s.LastID, len(s.groups))
+}
