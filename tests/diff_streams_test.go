@@ -2,7 +2,6 @@ package tests
 
 import (
 	"fmt"
-	"strings"
 	"testing"
 )
 
@@ -352,16 +351,6 @@ func streamBlockingScenarios() []blockingScenario {
 			return tr.b.String()
 		}},
 	}
-}
-
-// clientID is connection i's CLIENT ID.
-func (tr *transcript) clientID(i int) string {
-	tr.t.Helper()
-	raw, err := tr.conns[i].Call("CLIENT", "ID")
-	if err != nil {
-		tr.t.Fatal(err)
-	}
-	return strings.TrimSuffix(strings.TrimPrefix(string(raw), ":"), "\r\n")
 }
 
 // sendBlocked sends a command that blocks on connection i and gives it
