@@ -98,6 +98,10 @@ func (r *blockedClients) counts() (blocked, withTimeout int) {
 func (c *Client) block(deadline time.Time, ready <-chan struct{}, unblockable bool) commands.Unblocked {
 	w := &blockedWait{unblock: make(chan commands.Unblocked, 1), unblockable: unblockable, timeout: !deadline.IsZero() && unblockable}
 	c.sendPendingReplies()
+	if c.mailboxUsed.Load() {
+		// Messages published while it waits precede its reply.
+		defer c.takeMessagesAhead()
+	}
 	reg := &c.srv.blocked
 	reg.add(c.ID, w)
 	defer reg.remove(c.ID, w)

@@ -522,6 +522,9 @@ func (s *Server) serveClient(c *Client) {
 			}
 			return
 		}
+		if c.mailboxUsed.Load() {
+			c.takeMessagesAhead()
+		}
 		c.cmdMark = c.w.Mark()
 		c.replyMark = c.cmdMark
 		s.dispatch(c)

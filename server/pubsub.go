@@ -175,6 +175,27 @@ func (c *Client) takeMessages() (more bool) {
 	return false
 }
 
+// takeMessagesAhead moves every message queued for c into its writer, so
+// that they go out before the reply of the command c's goroutine runs
+// next, or runs now after a blocked wait: as in Redis, where a message
+// published before a command runs, or while it is blocked, is in the
+// client's output buffer before its reply. Without it a command read in
+// the instant Deliver cut the read short, or a blocked WAIT's reply,
+// went out ahead of messages published before it. The command's marks
+// start after the messages.
+func (c *Client) takeMessagesAhead() {
+	for c.takeMessages() {
+		err := c.srv.flush(c)
+		c.srv.countIO(c)
+		if err != nil {
+			c.kill() // serveClient closes the connection
+			return
+		}
+	}
+	c.cmdMark = c.w.Mark()
+	c.replyMark = c.cmdMark
+}
+
 // maxKeptQueue is the largest drained mailbox array kept for reuse.
 const maxKeptQueue = 1024
 
