@@ -132,7 +132,13 @@ func keySpecsValue(specs []KeySpec) resp.Value {
 			elems = append(elems, resp.Bulk("notes"), resp.Bulk(ks.Notes))
 		}
 		elems = append(elems, resp.Bulk("flags"), simpleSet(ks.Flags.Names()))
-		var begin resp.Value
+		var begin, find resp.Value
+		if ks.Begin.Unknown {
+			unknown := resp.Map(resp.Bulk("type"), resp.Bulk("unknown"), resp.Bulk("spec"), resp.Map())
+			elems = append(elems, resp.Bulk("begin_search"), unknown, resp.Bulk("find_keys"), unknown)
+			out[i] = resp.Map(elems...)
+			continue
+		}
 		if ks.Begin.Keyword != "" {
 			begin = resp.Map(resp.Bulk("type"), resp.Bulk("keyword"), resp.Bulk("spec"), resp.Map(
 				resp.Bulk("keyword"), resp.Bulk(ks.Begin.Keyword),
@@ -141,7 +147,6 @@ func keySpecsValue(specs []KeySpec) resp.Value {
 			begin = resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(
 				resp.Bulk("index"), resp.Int(int64(ks.Begin.Index))))
 		}
-		var find resp.Value
 		if f := ks.Find; f.KeyNum {
 			find = resp.Map(resp.Bulk("type"), resp.Bulk("keynum"), resp.Bulk("spec"), resp.Map(
 				resp.Bulk("keynumidx"), resp.Int(int64(f.KeyNumIdx)),

@@ -8373,6 +8373,223 @@ var redisCommandDocs = map[string]*commandDoc{
 			),
 		),
 	},
+	"sort": {
+		Arity: -2, Flags: []string{"write", "denyoom", "movablekeys"}, FirstKey: 1, LastKey: 1, Step: 1,
+		ACLCategories: resp.SetOf(
+			resp.Simple("@write"),
+			resp.Simple("@set"),
+			resp.Simple("@sortedset"),
+			resp.Simple("@list"),
+			resp.Simple("@slow"),
+			resp.Simple("@dangerous"),
+		),
+		Tips: resp.SetOf(),
+		KeySpecs: resp.SetOf(
+			resp.Map(
+				resp.Bulk("flags"), resp.SetOf(resp.Simple("RO"), resp.Simple("access")),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
+				resp.Bulk("find_keys"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("range"),
+					resp.Bulk("spec"), resp.Map(
+						resp.Bulk("lastkey"), resp.Int(0),
+						resp.Bulk("keystep"), resp.Int(1),
+						resp.Bulk("limit"), resp.Int(0),
+					),
+				),
+			),
+			resp.Map(
+				resp.Bulk("notes"), resp.Bulk("For the optional BY/GET keyword. It is marked 'unknown' because the key names derive from the content of the key we sort"),
+				resp.Bulk("flags"), resp.SetOf(resp.Simple("RO"), resp.Simple("access")),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("unknown"), resp.Bulk("spec"), resp.Map()),
+				resp.Bulk("find_keys"), resp.Map(resp.Bulk("type"), resp.Bulk("unknown"), resp.Bulk("spec"), resp.Map()),
+			),
+			resp.Map(
+				resp.Bulk("notes"), resp.Bulk("For the optional STORE keyword. It is marked 'unknown' because the keyword can appear anywhere in the argument array"),
+				resp.Bulk("flags"), resp.SetOf(resp.Simple("OW"), resp.Simple("update")),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("unknown"), resp.Bulk("spec"), resp.Map()),
+				resp.Bulk("find_keys"), resp.Map(resp.Bulk("type"), resp.Bulk("unknown"), resp.Bulk("spec"), resp.Map()),
+			),
+		),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Sort the elements in a list, set or sorted set"),
+			resp.Bulk("since"), resp.Bulk("1.0.0"),
+			resp.Bulk("group"), resp.Bulk("generic"),
+			resp.Bulk("complexity"), resp.Bulk("O(N+M*log(M)) where N is the number of elements in the list or set to sort, and M the number of returned elements. When the elements are not sorted, complexity is O(N)."),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("key"),
+					resp.Bulk("type"), resp.Bulk("key"),
+					resp.Bulk("key_spec_index"), resp.Int(0),
+				),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("pattern"),
+					resp.Bulk("type"), resp.Bulk("pattern"),
+					resp.Bulk("key_spec_index"), resp.Int(1),
+					resp.Bulk("token"), resp.Bulk("BY"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+				),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("offset_count"),
+					resp.Bulk("type"), resp.Bulk("block"),
+					resp.Bulk("token"), resp.Bulk("LIMIT"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+					resp.Bulk("arguments"), resp.Array(
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("offset"),
+							resp.Bulk("type"), resp.Bulk("integer"),
+						),
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("count"),
+							resp.Bulk("type"), resp.Bulk("integer"),
+						),
+					),
+				),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("pattern"),
+					resp.Bulk("type"), resp.Bulk("pattern"),
+					resp.Bulk("key_spec_index"), resp.Int(1),
+					resp.Bulk("token"), resp.Bulk("GET"),
+					resp.Bulk("flags"), resp.SetOf(
+						resp.Simple("optional"),
+						resp.Simple("multiple"),
+						resp.Simple("multiple_token"),
+					),
+				),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("order"),
+					resp.Bulk("type"), resp.Bulk("oneof"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+					resp.Bulk("arguments"), resp.Array(
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("asc"),
+							resp.Bulk("type"), resp.Bulk("pure-token"),
+							resp.Bulk("token"), resp.Bulk("ASC"),
+						),
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("desc"),
+							resp.Bulk("type"), resp.Bulk("pure-token"),
+							resp.Bulk("token"), resp.Bulk("DESC"),
+						),
+					),
+				),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("sorting"),
+					resp.Bulk("type"), resp.Bulk("pure-token"),
+					resp.Bulk("token"), resp.Bulk("ALPHA"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+				),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("destination"),
+					resp.Bulk("type"), resp.Bulk("key"),
+					resp.Bulk("key_spec_index"), resp.Int(2),
+					resp.Bulk("token"), resp.Bulk("STORE"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+				),
+			),
+		),
+	},
+	"sort_ro": {
+		Arity: -2, Flags: []string{"readonly", "movablekeys"}, FirstKey: 1, LastKey: 1, Step: 1,
+		ACLCategories: resp.SetOf(
+			resp.Simple("@read"),
+			resp.Simple("@set"),
+			resp.Simple("@sortedset"),
+			resp.Simple("@list"),
+			resp.Simple("@slow"),
+			resp.Simple("@dangerous"),
+		),
+		Tips: resp.SetOf(),
+		KeySpecs: resp.SetOf(
+			resp.Map(
+				resp.Bulk("flags"), resp.SetOf(resp.Simple("RO"), resp.Simple("access")),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
+				resp.Bulk("find_keys"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("range"),
+					resp.Bulk("spec"), resp.Map(
+						resp.Bulk("lastkey"), resp.Int(0),
+						resp.Bulk("keystep"), resp.Int(1),
+						resp.Bulk("limit"), resp.Int(0),
+					),
+				),
+			),
+			resp.Map(
+				resp.Bulk("notes"), resp.Bulk("For the optional BY/GET keyword. It is marked 'unknown' because the key names derive from the content of the key we sort"),
+				resp.Bulk("flags"), resp.SetOf(resp.Simple("RO"), resp.Simple("access")),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("unknown"), resp.Bulk("spec"), resp.Map()),
+				resp.Bulk("find_keys"), resp.Map(resp.Bulk("type"), resp.Bulk("unknown"), resp.Bulk("spec"), resp.Map()),
+			),
+		),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Sort the elements in a list, set or sorted set. Read-only variant of SORT."),
+			resp.Bulk("since"), resp.Bulk("7.0.0"),
+			resp.Bulk("group"), resp.Bulk("generic"),
+			resp.Bulk("complexity"), resp.Bulk("O(N+M*log(M)) where N is the number of elements in the list or set to sort, and M the number of returned elements. When the elements are not sorted, complexity is O(N)."),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("key"),
+					resp.Bulk("type"), resp.Bulk("key"),
+					resp.Bulk("key_spec_index"), resp.Int(0),
+				),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("pattern"),
+					resp.Bulk("type"), resp.Bulk("pattern"),
+					resp.Bulk("key_spec_index"), resp.Int(1),
+					resp.Bulk("token"), resp.Bulk("BY"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+				),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("offset_count"),
+					resp.Bulk("type"), resp.Bulk("block"),
+					resp.Bulk("token"), resp.Bulk("LIMIT"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+					resp.Bulk("arguments"), resp.Array(
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("offset"),
+							resp.Bulk("type"), resp.Bulk("integer"),
+						),
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("count"),
+							resp.Bulk("type"), resp.Bulk("integer"),
+						),
+					),
+				),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("pattern"),
+					resp.Bulk("type"), resp.Bulk("pattern"),
+					resp.Bulk("key_spec_index"), resp.Int(1),
+					resp.Bulk("token"), resp.Bulk("GET"),
+					resp.Bulk("flags"), resp.SetOf(
+						resp.Simple("optional"),
+						resp.Simple("multiple"),
+						resp.Simple("multiple_token"),
+					),
+				),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("order"),
+					resp.Bulk("type"), resp.Bulk("oneof"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+					resp.Bulk("arguments"), resp.Array(
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("asc"),
+							resp.Bulk("type"), resp.Bulk("pure-token"),
+							resp.Bulk("token"), resp.Bulk("ASC"),
+						),
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("desc"),
+							resp.Bulk("type"), resp.Bulk("pure-token"),
+							resp.Bulk("token"), resp.Bulk("DESC"),
+						),
+					),
+				),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("sorting"),
+					resp.Bulk("type"), resp.Bulk("pure-token"),
+					resp.Bulk("token"), resp.Bulk("ALPHA"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+				),
+			),
+		),
+	},
 	"xadd": {
 		Arity: -5, Flags: []string{"write", "denyoom", "fast"}, FirstKey: 1, LastKey: 1, Step: 1,
 		ACLCategories: resp.SetOf(resp.Simple("@write"), resp.Simple("@stream"), resp.Simple("@fast")),

@@ -72,6 +72,9 @@ type BeginSearch struct {
 	// StartFrom (from the end when negative); the keys follow it.
 	Keyword   string
 	StartFrom int
+	// Unknown marks Redis's "unknown" begin_search (and find_keys): keys
+	// no spec can locate, which a GetKeys function finds instead.
+	Unknown bool
 }
 
 // FindKeys is a key spec's find_keys: a range or a key count.
@@ -90,6 +93,10 @@ type FindKeys struct {
 
 // Index is a begin_search at argument i.
 func Index(i int) BeginSearch { return BeginSearch{Index: i} }
+
+// UnknownBegin is the begin_search of keys whose place in the arguments
+// no spec can describe (SORT's BY, GET and STORE).
+func UnknownBegin() BeginSearch { return BeginSearch{Unknown: true} }
 
 // Keyword is a begin_search for the argument after keyword, searched from
 // startFrom.
@@ -180,6 +187,9 @@ func (s *Spec) RoutingKeys(dst []int, args [][]byte) []int {
 
 // appendKeys appends the indexes of the keys ks finds in args.
 func (ks *KeySpec) appendKeys(out []int, args [][]byte) []int {
+	if ks.Begin.Unknown {
+		return out
+	}
 	argc := len(args)
 	first := ks.Begin.Index
 	if ks.Begin.Keyword != "" {
@@ -245,7 +255,7 @@ func deriveKeyRange(specs []KeySpec) (first, last, step int, movable bool) {
 	if len(specs) == 0 {
 		return 0, 0, 0, false
 	}
-	plain := func(ks *KeySpec) bool { return ks.Begin.Keyword == "" && !ks.Find.KeyNum }
+	plain := func(ks *KeySpec) bool { return ks.Begin.Keyword == "" && !ks.Begin.Unknown && !ks.Find.KeyNum }
 	abs := func(ks *KeySpec) int {
 		if ks.Find.LastKey >= 0 {
 			return ks.Begin.Index + ks.Find.LastKey

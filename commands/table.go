@@ -53,6 +53,7 @@ var families = [][]*Spec{
 	scriptingCommands,
 	geoCommands,
 	monitorCommands,
+	sortCommands,
 }
 
 // NewTable builds the lookup table from copies of specs, deriving what
