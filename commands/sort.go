@@ -284,7 +284,14 @@ func scoreSortVector(tx *engine.Tx, vector []sortElem, o *sortOptions) bool {
 // sortVector sorts as Redis's sortCompare orders: numerically with ties
 // by the elements' bytes, or ALPHA in byte order (kvserver does not
 // collate), by the BY values when there are any (missing ones first).
+// Without STORE Redis compares ALPHA with strcoll, which in the C locale
+// is strcmp and stops at a NUL byte; the sort is stable, as glibc's qsort
+// (a merge sort) is.
 func sortVector(vector []sortElem, o *sortOptions) {
+	alphaCmp := bytes.Compare
+	if o.store == nil {
+		alphaCmp = func(a, b []byte) int { return bytes.Compare(cString(a), cString(b)) }
+	}
 	cmp := func(a, b *sortElem) int {
 		switch {
 		case !o.alpha:
@@ -304,9 +311,9 @@ func sortVector(vector []sortElem, o *sortOptions) {
 			case b.cmpobj == nil:
 				return 1
 			}
-			return bytes.Compare(a.cmpobj, b.cmpobj)
+			return alphaCmp(a.cmpobj, b.cmpobj)
 		}
-		return bytes.Compare(a.obj, b.obj)
+		return alphaCmp(a.obj, b.obj)
 	}
 	sort.SliceStable(vector, func(i, j int) bool {
 		c := cmp(&vector[i], &vector[j])
@@ -315,6 +322,14 @@ func sortVector(vector []sortElem, o *sortOptions) {
 		}
 		return c < 0
 	})
+}
+
+// cString is b as C's string functions see it: up to its first NUL.
+func cString(b []byte) []byte {
+	if i := bytes.IndexByte(b, 0); i >= 0 {
+		return b[:i]
+	}
+	return b
 }
 
 // lookupKeyByPattern is Redis's lookupKeyByPattern: "#" is the element
