@@ -70,6 +70,7 @@ func parseSortOptions(x *Ctx, readonly bool) (o sortOptions, ok bool) {
 	args := x.Args
 	o.limitCount = -1
 	clustered := x.Cluster != nil && x.Cluster.SlotMap() != nil
+	full := fullKeyAccess(x)
 	for j := 2; j < len(args); j++ {
 		left := len(args) - j - 1
 		switch a := args[j]; {
@@ -100,11 +101,18 @@ func parseSortOptions(x *Ctx, readonly bool) (o sortOptions, ok bool) {
 			} else if clustered {
 				x.W.Error("ERR BY option of SORT denied in Cluster mode.")
 				return o, false
+			} else if !full {
+				x.W.Error("ERR BY option of SORT denied due to insufficient ACL permissions.")
+				return o, false
 			}
 			j++
 		case equalFold(a, "get") && left >= 1:
 			if clustered {
 				x.W.Error("ERR GET option of SORT denied in Cluster mode.")
+				return o, false
+			}
+			if !full {
+				x.W.Error("ERR GET option of SORT denied due to insufficient ACL permissions.")
 				return o, false
 			}
 			o.gets = append(o.gets, args[j+1])
@@ -115,6 +123,17 @@ func parseSortOptions(x *Ctx, readonly bool) (o sortOptions, ok bool) {
 		}
 	}
 	return o, true
+}
+
+// fullKeyAccess reports whether the connection's user may read every key
+// (Redis's ACLUserCheckKeyPerm of "*"), which BY and GET patterns need:
+// the keys they read depend on the data.
+func fullKeyAccess(x *Ctx) bool {
+	if x.Users == nil {
+		return true
+	}
+	u := x.Users.User(x.Session.UserName())
+	return u == nil || u.AllKeys() || u.KeyAllowed([]byte("*"))
 }
 
 // sortElem is one element being sorted: the element, its numeric score,

@@ -164,6 +164,18 @@ func sortScripts() []script {
 			onOther(do("RPUSH", "l", "3")),
 			listen(2),
 		)},
+		{"acl key patterns", []step{
+			do("RPUSH", "a1", "2", "1"),
+			do("ACL", "SETUSER", "sorter", "on", "nopass", "~a*", "+@all"),
+			do("AUTH", "sorter", "x"),
+			do("SORT", "a1"),
+			do("SORT", "a1", "BY", "nosort"),
+			do("SORT", "a1", "BY", "a_*"),
+			do("SORT", "a1", "GET", "#"),
+			do("SORT_RO", "a1", "GET", "a*"),
+			do("AUTH", "default", "x"),
+			do("ACL", "DELUSER", "sorter"),
+		}},
 		{"getkeys", []step{
 			do("COMMAND", "GETKEYS", "SORT", "a"),
 			do("COMMAND", "GETKEYS", "SORT", "a", "BY", "b", "GET", "c", "STORE", "d"),
