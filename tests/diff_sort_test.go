@@ -187,3 +187,19 @@ func sortScripts() []script {
 		}},
 	}
 }
+
+// TestSortClusterMode pins Redis's cluster-mode refusal of SORT's BY and
+// GET patterns (the keys they name may live on any node), while BY
+// without '*' still sorts nothing, and STORE is routed with the sorted key.
+func TestSortClusterMode(t *testing.T) {
+	tc := startCluster(t, "0-16383")
+	c := dialRaw(t, tc.nodes[0].Addr)
+	checkReply(t, c, ":3\r\n", "RPUSH", "{l}", "3", "1", "2")
+	checkReply(t, c, "*3\r\n$1\r\n1\r\n$1\r\n2\r\n$1\r\n3\r\n", "SORT", "{l}")
+	checkReply(t, c, "*3\r\n$1\r\n3\r\n$1\r\n1\r\n$1\r\n2\r\n", "SORT", "{l}", "BY", "nosort")
+	checkReply(t, c, "-ERR BY option of SORT denied in Cluster mode.\r\n", "SORT", "{l}", "BY", "w_*")
+	checkReply(t, c, "-ERR GET option of SORT denied in Cluster mode.\r\n", "SORT", "{l}", "GET", "#")
+	checkReply(t, c, "-ERR GET option of SORT denied in Cluster mode.\r\n", "SORT_RO", "{l}", "BY", "nosort", "GET", "x_*")
+	checkReply(t, c, ":3\r\n", "SORT", "{l}", "DESC", "STORE", "{l}.sorted")
+	checkReply(t, c, "-CROSSSLOT Keys in request don't hash to the same slot\r\n", "SORT", "{l}", "STORE", "other")
+}
