@@ -171,9 +171,10 @@ func sortIn(x *Ctx, tx *engine.Tx, o *sortOptions) {
 		x.W.Error(err.Error())
 		return
 	}
-	// A set's order is its hash table's: STORE (what replicas replay)
-	// sorts it, as Redis does.
-	if o.dontsort && kind == datatype.KindSet && o.store != nil {
+	// A set's order is its hash table's: STORE and scripts (what
+	// replicas replay) sort it, as Redis does.
+	sa, scripted := x.Session.(ScriptAware)
+	if o.dontsort && kind == datatype.KindSet && (o.store != nil || scripted && sa.InScript()) {
 		o.dontsort, o.alpha, o.by = false, true, nil
 	}
 	n := 0

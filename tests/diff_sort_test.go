@@ -75,6 +75,8 @@ func sortScripts() []script {
 			do("SORT", "hs", "ALPHA"),
 			do("SORT", "hs"),
 			unordered("SORT_RO", "hs", "BY", "nosort"),
+			do("EVAL", "return redis.call('SORT', KEYS[1], 'BY', 'nosort')", "1", "hs"),
+			do("EVAL", "return redis.call('SORT_RO', KEYS[1], 'BY', 'nosort', 'DESC')", "1", "hs"),
 			do("SORT", "hs", "BY", "nosort", "ALPHA", "STORE", "d"),
 			do("LRANGE", "d", "0", "-1"),
 			do("ZADD", "z", "3", "c", "1", "a", "2", "b", "5", "e", "4", "d"),
