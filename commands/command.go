@@ -348,10 +348,20 @@ var variableKeyFlags = map[string]func(cmd [][]byte) KeyFlags{
 	"set": setKeyFlags,
 }
 
+// getKeysFlags give the flags of the keys a GetKeys function finds, as
+// the getkeys procs of Redis that set them do (sortGetKeys).
+var getKeysFlags = map[string]func(cmd [][]byte, k int) KeyFlags{
+	"sort":    sortKeyFlags,
+	"sort_ro": sortKeyFlags,
+}
+
 // keyFlagsAt is the flags of the first key spec of spec that finds
 // argument k of cmd (none for keys a GetKeys function finds).
 func keyFlagsAt(spec *Spec, cmd [][]byte, k int) KeyFlags {
 	if spec.GetKeys != nil {
+		if resolve := getKeysFlags[spec.Name]; resolve != nil {
+			return resolve(cmd, k)
+		}
 		return 0
 	}
 	for i := range spec.KeySpecs {

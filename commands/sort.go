@@ -53,6 +53,15 @@ func sortGetKeys(args [][]byte) []int {
 	return keys
 }
 
+// sortKeyFlags are the flags sortGetKeys gives argument k: the sorted
+// key is read, the STORE destination overwritten.
+func sortKeyFlags(_ [][]byte, k int) KeyFlags {
+	if k == 1 {
+		return KeyRO | KeyAccess
+	}
+	return KeyOW | KeyUpdate
+}
+
 func cmdSort(x *Ctx)   { sortGeneric(x, false) }
 func cmdSortRO(x *Ctx) { sortGeneric(x, true) }
 

@@ -185,6 +185,8 @@ func sortScripts() []script {
 			do("COMMAND", "GETKEYS", "SORT", "a", "GET", "store", "x"),
 			do("COMMAND", "GETKEYS", "SORT", "a", "STORE"),
 			do("COMMAND", "GETKEYS", "SORT_RO", "a", "BY", "b", "STORE", "d"),
+			do("COMMAND", "GETKEYSANDFLAGS", "SORT", "a", "BY", "b", "STORE", "d"),
+			do("COMMAND", "GETKEYSANDFLAGS", "SORT_RO", "a", "GET", "b"),
 			do("COMMAND", "INFO", "SORT", "SORT_RO"),
 		}},
 	}
