@@ -298,6 +298,7 @@ func scoreSortVector(tx *engine.Tx, vector []sortElem, o *sortOptions) bool {
 			}
 			continue
 		}
+		by = cString(by) // strtod's end check stops at a NUL as well
 		f, n, erange := strtod(by)
 		if len(by) > 0 && n == 0 {
 			n = -1 // strtod stops at the start: the leading space is left

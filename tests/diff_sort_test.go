@@ -54,8 +54,8 @@ func sortScripts() []script {
 			do("SORT", "ws"),
 			do("RPUSH", "nan", "1", "nan"),
 			do("SORT", "nan"),
-			do("RPUSH", "big", "1", "1e400"),
-			do("SORT", "big"),
+			do("RPUSH", "nul", "3\x00x", "1", "2\x00"),
+			do("SORT", "nul"),
 			do("RPUSH", "ties", "b", "a", "c"),
 			do("SORT", "ties", "BY", "w_*"),
 			do("RPUSH", "bin", "b\x00", "b", "a\xff", "a", "B"),
@@ -63,6 +63,10 @@ func sortScripts() []script {
 			do("SORT", "bin", "ALPHA", "DESC"),
 			do("SORT", "bin", "ALPHA", "STORE", "d"),
 			do("LRANGE", "d", "0", "-1"),
+			// Last: Redis does not clear errno before strtod, so the
+			// ERANGE of an overflow can fail its next numeric SORT.
+			do("RPUSH", "big", "1", "1e400"),
+			do("SORT", "big"),
 		}},
 		{"sets and sorted sets", []step{
 			do("SADD", "is", "5", "-3", "100", "0", "42"),
