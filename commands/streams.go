@@ -477,6 +477,20 @@ func xrangeGeneric(x *Ctx, rev bool) {
 	})
 }
 
+// streamIDArgs parses every argument as a strict stream ID (XDEL, XACK),
+// answering the first one's error.
+func streamIDArgs(x *Ctx, args [][]byte) ([]datatype.StreamID, bool) {
+	ids := make([]datatype.StreamID, 0, len(args))
+	for _, arg := range args {
+		id, ok := streamIDArg(x, arg, true)
+		if !ok {
+			return nil, false
+		}
+		ids = append(ids, id)
+	}
+	return ids, true
+}
+
 func cmdXdel(x *Ctx) {
 	key := x.Args[1]
 	x.Update(func(tx *engine.Tx) {
@@ -488,13 +502,9 @@ func cmdXdel(x *Ctx) {
 			x.W.Int(0)
 			return
 		}
-		ids := make([]datatype.StreamID, 0, len(x.Args)-2)
-		for _, arg := range x.Args[2:] {
-			id, ok := streamIDArg(x, arg, true)
-			if !ok {
-				return
-			}
-			ids = append(ids, id)
+		ids, ok := streamIDArgs(x, x.Args[2:])
+		if !ok {
+			return
 		}
 		deleted := 0
 		for _, id := range ids {
@@ -993,13 +1003,9 @@ func cmdXack(x *Ctx) {
 			x.W.Int(0)
 			return
 		}
-		ids := make([]datatype.StreamID, 0, len(x.Args)-3)
-		for _, arg := range x.Args[3:] {
-			id, ok := streamIDArg(x, arg, true)
-			if !ok {
-				return
-			}
-			ids = append(ids, id)
+		ids, ok := streamIDArgs(x, x.Args[3:])
+		if !ok {
+			return
 		}
 		acked := 0
 		for _, id := range ids {
