@@ -10,7 +10,6 @@ import (
 
 	"github.com/kvserver/kvserver/datatype"
 	"github.com/kvserver/kvserver/engine"
-	"github.com/kvserver/kvserver/glob"
 	"github.com/kvserver/kvserver/notify"
 )
 
@@ -1285,38 +1284,21 @@ func cmdZscan(x *Ctx) {
 			x.W.Array(0)
 			return
 		}
-		count := int64(10)
-		var pattern []byte
-		for i := 3; i < len(args); {
-			left := len(args) - i
-			switch {
-			case equalFold(args[i], "count") && left >= 2:
-				n, ok := countArg(x, i+1, 1)
-				if !ok {
-					return
-				}
-				count = n
-			case equalFold(args[i], "match") && left >= 2:
-				pattern = args[i+1]
-				if len(pattern) == 1 && pattern[0] == '*' {
-					pattern = nil
-				}
-			default:
-				x.W.Error(errSyntax)
-				return
-			}
-			i += 2
+		o := parseCollectionScan(args, 3)
+		if o.err != "" {
+			x.W.Error(o.err)
+			return
 		}
 		var found []datatype.ZEntry
 		next := uint64(0)
 		if z.IsListpack() {
 			z.ForEach(func(e datatype.ZEntry) bool { found = append(found, e); return true })
 		} else {
-			found, next = scanByHash(z, cursor, count)
+			found, next = scanByHash(z, cursor, int64(o.count))
 		}
 		out := found[:0]
 		for _, e := range found {
-			if pattern == nil || glob.Match(pattern, []byte(e.Member)) {
+			if o.match([]byte(e.Member)) {
 				out = append(out, e)
 			}
 		}
