@@ -64,15 +64,7 @@ func listLimits(x *Ctx) datatype.ListLimits {
 // ok is false, with WRONGTYPE answered, when it holds another type. A
 // missing key gives nil.
 func lookupList(x *Ctx, tx *engine.Tx, key []byte, read bool) (l *datatype.List, ok bool) {
-	obj, err := tx.Object(key, datatype.KindList, read)
-	if err != nil {
-		x.W.Error(err.Error())
-		return nil, false
-	}
-	if obj == nil {
-		return nil, true
-	}
-	return obj.(*datatype.List), true
+	return lookupObject[*datatype.List](x, tx, key, datatype.KindList, read)
 }
 
 // listOf is key's list for a blocked client's retry: nil, without a

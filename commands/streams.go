@@ -87,15 +87,7 @@ func streamLimits(x *Ctx) datatype.StreamLimits {
 // lookupStream finds key as a stream; ok is false, with WRONGTYPE
 // answered, for another type. A missing key gives nil.
 func lookupStream(x *Ctx, tx *engine.Tx, key []byte, read bool) (s *datatype.Stream, ok bool) {
-	obj, err := tx.Object(key, datatype.KindStream, read)
-	if err != nil {
-		x.W.Error(err.Error())
-		return nil, false
-	}
-	if obj == nil {
-		return nil, true
-	}
-	return obj.(*datatype.Stream), true
+	return lookupObject[*datatype.Stream](x, tx, key, datatype.KindStream, read)
 }
 
 // parseULL is Redis's string2ull: string2ll's strict form, else
