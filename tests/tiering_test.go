@@ -1,7 +1,6 @@
 package tests
 
 import (
-	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -39,26 +38,29 @@ func putChunk(c *rawClient, i, size int) error {
 }
 
 // chunkState reads chunk i back: "whole" (both keys, exact bytes),
-// "absent" (neither key), or a description of what is wrong.
+// "absent" (neither key), or a description of what is wrong. It reads both
+// keys with one MGET, as a client that needs the chunk whole must: between
+// two GETs the background eviction may take the whole chunk, and the
+// second GET would find nothing although no half chunk ever existed.
 func chunkState(c *rawClient, i, size int) string {
 	k := chunkKey(i)
-	meta, err := c.Call("GET", k+"metadata")
+	raw, err := c.Call("MGET", k+"metadata", k+"kv_bytes")
 	if err != nil {
 		return "error: " + err.Error()
 	}
-	data, err := c.Call("GET", k+"kv_bytes")
-	if err != nil {
-		return "error: " + err.Error()
+	r, err := parseReply(raw)
+	if err != nil || r.Type != '*' || len(r.Elems) != 2 {
+		return fmt.Sprintf("error: MGET answered %q (%v)", raw, err)
 	}
-	null := func(raw []byte) bool { return string(raw) == "$-1\r\n" || string(raw) == "_\r\n" }
+	meta, data := r.Elems[0], r.Elems[1]
 	switch {
-	case null(meta) && null(data):
+	case meta.Null && data.Null:
 		return "absent"
-	case null(meta) || null(data):
-		return fmt.Sprintf("half (metadata null %v, kv_bytes null %v)", null(meta), null(data))
-	case string(meta) != bulk(chunkMetadata(size)):
+	case meta.Null || data.Null:
+		return fmt.Sprintf("half (metadata null %v, kv_bytes null %v)", meta.Null, data.Null)
+	case meta.Str != chunkMetadata(size):
 		return "corrupt metadata"
-	case !bytes.Equal(data, []byte(bulk(string(randomBytes(uint64(i), size))))):
+	case data.Str != string(randomBytes(uint64(i), size)):
 		return "corrupt kv_bytes"
 	}
 	return "whole"
