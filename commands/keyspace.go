@@ -744,18 +744,22 @@ func cmdObjectIdletime(x *Ctx) {
 	}
 }
 
-// cmdObjectFreq refuses unless an LFU policy is set, as Redis does;
-// kvserver evicts by LRU and counts no frequencies, so it reports 0.
+// cmdObjectFreq is the key's LFU access counter, decayed to now (Redis's
+// LFUDecrAndReturn), under an LFU policy; Redis refuses under the others.
 func cmdObjectFreq(x *Ctx) {
+	var info engine.KeyInfo
 	var ok bool
-	x.View(func(tx *engine.Tx) { _, ok = tx.Info(x.Args[2]) })
+	x.View(func(tx *engine.Tx) {
+		tx.SetNoTouch(true)
+		info, ok = tx.Info(x.Args[2])
+	})
 	switch {
 	case !ok:
 		x.W.Null()
 	case !policyIs(x, "lfu"):
 		x.W.Error(errNotLFU)
 	default:
-		x.W.Int(0)
+		x.W.Int(int64(info.Freq))
 	}
 }
 

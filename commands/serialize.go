@@ -2,6 +2,7 @@ package commands
 
 import (
 	"errors"
+	"math"
 
 	"github.com/kvserver/kvserver/datatype"
 	"github.com/kvserver/kvserver/engine"
@@ -50,14 +51,15 @@ func cmdDump(x *Ctx) {
 // restoreOptions are RESTORE's options after the payload.
 type restoreOptions struct {
 	replace, absTTL bool
+	// idleSeconds and freq are IDLETIME's and FREQ's values, -1 when
+	// absent.
+	idleSeconds, freq int64
 }
 
 // parseRestoreOptions parses REPLACE, ABSTTL, IDLETIME and FREQ as
-// restoreCommand does, answering the error reply on failure. kvserver
-// keeps no access frequencies and ranks keys by their last access, so
-// IDLETIME and FREQ are checked and then have no effect.
+// restoreCommand does, answering the error reply on failure.
 func parseRestoreOptions(x *Ctx) (restoreOptions, bool) {
-	var o restoreOptions
+	o := restoreOptions{idleSeconds: -1, freq: -1}
 	args := x.Args
 	idle, freq := false, false
 	for j := 4; j < len(args); j++ {
@@ -77,6 +79,7 @@ func parseRestoreOptions(x *Ctx) (restoreOptions, bool) {
 				return o, false
 			}
 			idle = true
+			o.idleSeconds = v
 			j++
 		case equalFold(args[j], "freq") && more >= 1 && !idle:
 			v, ok := intArg(x, j+1)
@@ -88,6 +91,7 @@ func parseRestoreOptions(x *Ctx) (restoreOptions, bool) {
 				return o, false
 			}
 			freq = true
+			o.freq = v
 			j++
 		default:
 			x.W.Error(errSyntax)
@@ -140,6 +144,13 @@ func cmdRestore(x *Ctx) {
 		}
 		e := engine.Entry{Kind: datatype.KindString, Value: value.String, Object: value.Object, ExpireAt: ttl}
 		tx.Put(key, e)
+		// objectSetLRUOrLFU: FREQ counts under an LFU policy, IDLETIME
+		// under the others.
+		if lfu := policyIs(x, "lfu"); lfu && o.freq >= 0 {
+			tx.SetFreq(key, uint8(o.freq))
+		} else if !lfu && o.idleSeconds >= 0 {
+			tx.SetIdle(key, min(o.idleSeconds, math.MaxInt64/1000)*1000)
+		}
 		tx.Notify(notify.Generic, "restore", key)
 		x.W.OK()
 	})

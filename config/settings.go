@@ -145,8 +145,29 @@ var settings = []Setting{
 				bad("maxmemory", "%d bytes is below 1 (Load turns 0 into 25%% of RAM)", c.MaxMemory)
 			}
 		}},
-	{Name: "maxmemory-policy", Kind: KindEnum, Default: "allkeys-lru", ConfigOnly: true, InConfig: true, Mutable: true,
-		Doc: "Redis's eviction policy; kvserver evicts the least recently used chunk groups"},
+	{Name: "maxmemory-policy", Kind: KindEnum, Default: "allkeys-lru",
+		Values: []string{"volatile-lru", "volatile-lfu", "allkeys-lru", "allkeys-lfu", "noeviction"},
+		Doc: "which chunk groups memory pressure demotes and a full disk (or memory, without a disk tier) evicts",
+		Notes: "Redis's eviction policy, applied to chunk groups. Memory pressure demotes\n" +
+			"groups to the disk tier (their keys stay readable): the least recently used\n" +
+			"under *-lru, the least frequently used (Redis's LFU counter, compared among\n" +
+			"the 16 least recently used groups) under *-lfu. Eviction, which drops keys\n" +
+			"(a full disk tier, or full memory without one), chooses the same way among\n" +
+			"all groups (allkeys-*) or among groups with a TTL (volatile-*); noeviction\n" +
+			"evicts nothing and answers OOM instead. OBJECT FREQ needs an *-lfu policy,\n" +
+			"OBJECT IDLETIME one of the others. volatile-random, volatile-ttl and\n" +
+			"allkeys-random are not implemented.\n" +
+			"Default: allkeys-lru.", InConfig: true, Mutable: true, Rewrite: RewriteIfChanged},
+	{Name: "lfu-log-factor", Kind: KindInt, Default: "10", Min: 0, Max: math.MaxInt32,
+		Doc: "how slowly the LFU access counter grows (Redis's lfu-log-factor)",
+		Notes: "Logarithm factor of the LFU access counter: an access increments a counter c\n" +
+			"above 5 with probability 1/((c-5)*factor+1); 0 increments on every access.\n" +
+			"Default: 10.", InConfig: true, Mutable: true, Rewrite: RewriteIfChanged},
+	{Name: "lfu-decay-time", Kind: KindInt, Default: "1", Min: 0, Max: math.MaxInt32,
+		Doc: "minutes per decrement of an idle key's LFU counter; 0 never decays",
+		Notes: "Minutes of idleness per decrement of a key's LFU access counter (Redis's\n" +
+			"lfu-decay-time); 0 never decays.\n" +
+			"Default: 1.", InConfig: true, Mutable: true, Rewrite: RewriteIfChanged},
 	{Name: "maxmemory-samples", Kind: KindInt, Default: "5", ConfigOnly: true, InConfig: true, Mutable: true,
 		Doc: "Redis's LRU sample count; reported only"},
 	{Name: "metrics-port", Kind: KindInt, Default: "9121", Min: 0, Max: math.MaxUint16,

@@ -109,6 +109,8 @@ type Engine struct {
 	used    int64
 	seed    maphash.Seed
 	opts    Options
+	// policy is maxmemory-policy with its LFU parameters (lfu.go).
+	policy  Policy
 	cold    *disktier.Store
 	nextVer uint64
 	// watches are the watched keys (watch.go); nil until the first WATCH.
@@ -226,7 +228,7 @@ func New(opts Options) *Engine {
 	if opts.BackpressureTimeout <= 0 {
 		opts.BackpressureTimeout = 30 * time.Second
 	}
-	e := &Engine{opts: opts, seed: maphash.MakeSeed(), cold: opts.Cold, demoteWake: wake.New(),
+	e := &Engine{opts: opts, seed: maphash.MakeSeed(), cold: opts.Cold, demoteWake: wake.New(), policy: DefaultPolicy(),
 		dirty: make(map[*group]struct{}), protect: make(map[*group]struct{}),
 		chunks: make(map[ChunkClass]ChunkCount), quantQueue: make(map[*group]struct{}),
 		deferredDeletes: make(map[coldKey]struct{}), flushing: make(map[int]int),
@@ -582,11 +584,9 @@ func (e *Engine) makeRoomLocked(protect *item) {
 // alone. It is the memory-only policy; with a cold tier groups are demoted.
 func (e *Engine) evictLocked(protect *item, limit int64) {
 	now := e.opts.Now().UnixMilli()
+	skip := func(g *group) bool { return (protect != nil && g == protect.grp) || g.protected(now) }
 	for e.used > limit {
-		victim := e.memLRU.tail
-		for victim != nil && ((protect != nil && victim == protect.grp) || victim.protected(now)) {
-			victim = victim.prev
-		}
+		victim := e.victimLocked(&e.memLRU, now, true, skip)
 		if victim == nil {
 			return
 		}

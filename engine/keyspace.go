@@ -28,6 +28,10 @@ type item struct {
 	expireAt int64 // unix milliseconds; 0 means no expiry
 	hash     uint64
 	lastUsed int64 // unix milliseconds of the last access
+	// freq is the LFU access counter and freqTime the minute (modulo
+	// 2^16) of its last decrement or increment (lfu.go).
+	freq     uint8
+	freqTime uint16
 	// version changes whenever the value changes, so a demotion or load
 	// that ran without the lock can tell whether it is still current.
 	version  uint64

@@ -34,6 +34,8 @@ type KeyInfo struct {
 	Codec string
 	// LastUsed is the unix millisecond of the key's last access.
 	LastUsed int64
+	// Freq is the key's LFU access counter, decayed to now (OBJECT FREQ).
+	Freq uint8
 	// Memory is what the engine accounts for the key: its index entry,
 	// name and, when resident, its value.
 	Memory int64
@@ -85,7 +87,7 @@ func (tx *Tx) Info(key []byte) (KeyInfo, bool) {
 	}
 	g := it.grp
 	info := KeyInfo{Size: it.length, Kind: it.kind, Group: g.name, ExpireAt: it.expireAt, Codec: "none",
-		LastUsed: it.lastUsed, Memory: it.memSize()}
+		LastUsed: it.lastUsed, Freq: tx.e.policy.lfuDecayed(it, tx.now), Memory: it.memSize()}
 	if it.quantized {
 		info.Codec = tx.e.opts.KVQuant.String()
 		if tx.e.opts.KVQuant == 0 {

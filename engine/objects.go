@@ -157,6 +157,7 @@ func (tx *Tx) SetObject(key []byte, obj datatype.Object, expireAt int64) {
 		size := obj.MemSize()
 		it = &item{key: k, kind: obj.Kind(), obj: obj, objSize: size, length: size,
 			lastUsed: tx.now, resident: true, version: e.bumpVersion()}
+		newFreq(it, tx.now)
 		e.insertLocked(tx.ks, it)
 		defer tx.created(it)
 	} else {

@@ -102,10 +102,9 @@ func (e *Engine) runDemoter(ctx context.Context) {
 				e.mu.Unlock()
 				break
 			}
-			g := e.memLRU.tail
-			for g != nil && (g.demoting || e.flushing[g.ks.phys] > 0) {
-				g = g.prev
-			}
+			g := e.victimLocked(&e.memLRU, e.opts.Now().UnixMilli(), false, func(g *group) bool {
+				return g.demoting || e.flushing[g.ks.phys] > 0
+			})
 			if g == nil {
 				e.mu.Unlock()
 				break
@@ -495,10 +494,7 @@ func (e *Engine) putGroupEvicting(ctx context.Context, phys int, entries []diskt
 		}
 		e.mu.Lock()
 		now := e.opts.Now().UnixMilli()
-		victim := e.diskLRU.tail
-		for victim != nil && victim.protected(now) {
-			victim = victim.prev
-		}
+		victim := e.victimLocked(&e.diskLRU, now, true, func(g *group) bool { return g.protected(now) })
 		freed := false
 		if victim != nil {
 			e.evictGroupLocked(ctx, victim)
@@ -680,6 +676,7 @@ func (e *Engine) rebuild(ctx context.Context) error {
 		}
 		it := &item{key: string(key), length: meta.Size, expireAt: meta.ExpireAt, onDisk: true,
 			quantized: meta.Quantized, kind: datatype.Kind(meta.Kind)}
+		newFreq(it, e.opts.Now().UnixMilli())
 		if old := ks.items[it.key]; old != nil {
 			return nil
 		}

@@ -23,6 +23,8 @@ type Tx struct {
 	post *postWork
 	// origin tags the step's events (SetOrigin).
 	origin any
+	// counted is the item whose access the step last counted (countAccess).
+	counted *item
 }
 
 // postWork is disk work a step queues under the engine lock and Update or
@@ -83,7 +85,32 @@ func (tx *Tx) find(key string) *item {
 	return it
 }
 
+// touch records an access that reads or writes the key's value: its LRU
+// position and its LFU counter.
 func (tx *Tx) touch(it *item) {
+	if tx.noTouch {
+		return
+	}
+	tx.countAccess(it)
+	tx.touchLRU(it)
+}
+
+// countAccess counts an access to it in its LFU counter, once per step
+// (Redis counts one lookup per command where kvserver's handlers may look
+// a key up several times).
+func (tx *Tx) countAccess(it *item) {
+	if tx.noTouch || tx.counted == it {
+		return
+	}
+	tx.counted = it
+	tx.e.countAccess(it, tx.now)
+}
+
+// touchLRU moves the key's group to the front of the LRU order, without
+// counting an access: EXISTS, TYPE and TTL, which Redis's LOOKUP_NOTOUCH
+// keeps out of the LFU counter, still refresh a group's recency here (an
+// EXISTS hit announces a GET).
+func (tx *Tx) touchLRU(it *item) {
 	if tx.noTouch {
 		return
 	}
@@ -187,7 +214,7 @@ func (tx *Tx) Stat(key []byte, read bool) (Entry, bool) {
 			tx.e.diskHits.Add(1)
 		}
 	}
-	tx.touch(it)
+	tx.touchLRU(it)
 	return Entry{Kind: it.kind, Len: it.length, ExpireAt: it.expireAt}, true
 }
 
@@ -220,11 +247,13 @@ func (tx *Tx) Set(key []byte, value []byte, expireAt int64) {
 		e.markDirtyLocked(it.grp)
 		tx.setExpireItem(it, expireAt)
 		it.lastUsed = tx.now
+		tx.countAccess(it)
 		tx.protect = it
 		return
 	}
 	it := &item{key: k, value: value, length: int64(len(value)), expireAt: expireAt,
 		lastUsed: tx.now, resident: true, version: e.bumpVersion()}
+	newFreq(it, tx.now)
 	e.insertLocked(tx.ks, it)
 	e.noteChunkLocked(it, value)
 	e.queueQuantLocked(it.grp)

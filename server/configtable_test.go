@@ -67,6 +67,12 @@ func altValue(st config.Setting, cur string) string {
 		return "yes"
 	case config.KindOutputBufferLimits:
 		return "normal 1mb 512kb 10"
+	case config.KindEnum:
+		for _, v := range st.Values {
+			if v != cur && v != "" {
+				return v
+			}
+		}
 	case config.KindString:
 		if st.Name == "notify-keyspace-events" {
 			return "Kx" // only class letters are valid

@@ -252,6 +252,7 @@ func New(eng *engine.Engine, opts Options) *Server {
 		s.initErr = fmt.Errorf("notify-keyspace-events %q: %s", opts.Settings.NotifyKeyspaceEvents, errNotifyClass)
 	}
 	eng.SetEvents(eventSink{s})
+	applyPolicy(s)
 	s.idleTimeout.Store(opts.Timeout)
 	s.protectedMode.Store(!opts.ProtectedModeOff)
 	limits := opts.OutputBufferLimits

@@ -15,6 +15,7 @@ import (
 	"github.com/kvserver/kvserver/acl"
 	"github.com/kvserver/kvserver/commands"
 	"github.com/kvserver/kvserver/config"
+	"github.com/kvserver/kvserver/engine"
 	"github.com/kvserver/kvserver/notify"
 )
 
@@ -118,6 +119,24 @@ var configState = map[string]configAccessor{
 	"tls-auth-clients":     {get: func(s *Server) string { return s.options().TLS.AuthClients }},
 }
 
+// liveHooks are what a change to a setting read by name must also do,
+// beyond the live settings: the settings of the engine's eviction policy
+// reach the engine.
+var liveHooks = map[string]func(s *Server){
+	"maxmemory-policy": applyPolicy,
+	"lfu-log-factor":   applyPolicy,
+	"lfu-decay-time":   applyPolicy,
+}
+
+// applyPolicy hands the engine the eviction policy of the live settings.
+func applyPolicy(s *Server) { s.eng.SetPolicy(s.evictionPolicy()) }
+
+// evictionPolicy is the engine's policy as the live settings say.
+func (s *Server) evictionPolicy() engine.Policy {
+	return engine.Policy{Name: s.settings.String("maxmemory-policy"),
+		LogFactor: s.settings.Int("lfu-log-factor"), DecayMinutes: s.settings.Int("lfu-decay-time")}
+}
+
 // configParams are the parameters kvserver knows, in the settings table's
 // order, which CONFIG GET follows for a pattern. Parameters Redis has but
 // kvserver does not implement report the value that describes kvserver's
@@ -142,8 +161,13 @@ func newConfigParams(table []config.Setting, state map[string]configAccessor) []
 		if !ok && st.ReadByName() {
 			// Read by name: the live settings hold it; no code of its own.
 			acc = configAccessor{
-				get:   func(s *Server) string { return s.settings.Text(st.Name) },
-				apply: func(s *Server, v any) { s.settings.Set(st.Name, v) },
+				get: func(s *Server) string { return s.settings.Text(st.Name) },
+				apply: func(s *Server, v any) {
+					s.settings.Set(st.Name, v)
+					if hook := liveHooks[st.Name]; hook != nil {
+						hook(s)
+					}
+				},
 			}
 		}
 		p.get = acc.get

@@ -330,7 +330,7 @@ func TestConfigGetAndSetFollowRedis(t *testing.T) {
 		{[]string{"CONFIG", "SET", "timeout", "-1"}, "-ERR CONFIG SET failed (possibly related to argument 'timeout') - argument must be between 0 and 2147483647 inclusive\r\n"},
 		{[]string{"CONFIG", "SET", "proto-max-bulk-len", "10"}, "-ERR CONFIG SET failed (possibly related to argument 'proto-max-bulk-len') - argument must be between 1048576 and 9223372036854775807 inclusive\r\n"},
 		{[]string{"CONFIG", "SET", "timeout", "x", "timeout", "5"}, "-ERR CONFIG SET failed (possibly related to argument 'timeout') - duplicate parameter\r\n"},
-		{[]string{"CONFIG", "SET", "maxmemory-policy", "volatile-lru"}, "-ERR CONFIG SET failed (possibly related to argument 'maxmemory-policy') - argument(s) must be one of the following: allkeys-lru\r\n"},
+		{[]string{"CONFIG", "SET", "maxmemory-policy", "volatile-ttl"}, "-ERR CONFIG SET failed (possibly related to argument 'maxmemory-policy') - argument(s) must be one of the following: volatile-lru, volatile-lfu, allkeys-lru, allkeys-lfu, noeviction\r\n"},
 		{[]string{"CONFIG", "SET", "appendonly", "yes"}, "-ERR CONFIG SET failed (possibly related to argument 'appendonly') - argument(s) must be one of the following: no\r\n"},
 		// A failing value leaves the valid ones before it unapplied.
 		{[]string{"CONFIG", "SET", "maxmemory", "5mb", "timeout", "x"}, "-ERR CONFIG SET failed (possibly related to argument 'timeout') - argument couldn't be parsed into an integer\r\n"},

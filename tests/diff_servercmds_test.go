@@ -33,7 +33,7 @@ func serverCommandScripts() []script {
 		)},
 		{"object", seq(
 			// Redis shares small integers (REFCOUNT) unless maxmemory is
-			// set with an LRU or LFU policy; kvserver's only policy is LRU.
+			// set with an LRU or LFU policy.
 			do("CONFIG", "SET", "maxmemory-policy", "allkeys-lru"),
 			do("CONFIG", "SET", "maxmemory", "256mb"),
 			do("SET", "i", "123"),
