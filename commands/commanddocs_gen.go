@@ -6312,6 +6312,127 @@ var redisCommandDocs = map[string]*commandDoc{
 			),
 		),
 	},
+	"migrate": {
+		Arity: -6, Flags: []string{"write", "movablekeys"}, FirstKey: 3, LastKey: 3, Step: 1,
+		ACLCategories: resp.SetOf(resp.Simple("@keyspace"), resp.Simple("@write"), resp.Simple("@slow"), resp.Simple("@dangerous")),
+		Tips:          resp.SetOf(resp.Bulk("nondeterministic_output")),
+		KeySpecs: resp.SetOf(
+			resp.Map(
+				resp.Bulk("flags"), resp.SetOf(resp.Simple("RW"), resp.Simple("access"), resp.Simple("delete")),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(3))),
+				resp.Bulk("find_keys"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("range"),
+					resp.Bulk("spec"), resp.Map(
+						resp.Bulk("lastkey"), resp.Int(0),
+						resp.Bulk("keystep"), resp.Int(1),
+						resp.Bulk("limit"), resp.Int(0),
+					),
+				),
+			),
+			resp.Map(
+				resp.Bulk("flags"), resp.SetOf(resp.Simple("RW"), resp.Simple("access"), resp.Simple("delete"), resp.Simple("incomplete")),
+				resp.Bulk("begin_search"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("keyword"),
+					resp.Bulk("spec"), resp.Map(resp.Bulk("keyword"), resp.Bulk("KEYS"), resp.Bulk("startfrom"), resp.Int(-2)),
+				),
+				resp.Bulk("find_keys"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("range"),
+					resp.Bulk("spec"), resp.Map(
+						resp.Bulk("lastkey"), resp.Int(-1),
+						resp.Bulk("keystep"), resp.Int(1),
+						resp.Bulk("limit"), resp.Int(0),
+					),
+				),
+			),
+		),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("Atomically transfer a key from a Redis instance to another one."),
+			resp.Bulk("since"), resp.Bulk("2.6.0"),
+			resp.Bulk("group"), resp.Bulk("generic"),
+			resp.Bulk("complexity"), resp.Bulk("This command actually executes a DUMP+DEL in the source instance, and a RESTORE in the target instance. See the pages of these commands for time complexity. Also an O(N) data transfer between the two instances is performed."),
+			resp.Bulk("history"), resp.SetOf(
+				resp.Array(resp.Bulk("3.0.0"), resp.Bulk("Added the `COPY` and `REPLACE` options.")),
+				resp.Array(resp.Bulk("3.0.6"), resp.Bulk("Added the `KEYS` option.")),
+				resp.Array(resp.Bulk("4.0.7"), resp.Bulk("Added the `AUTH` option.")),
+				resp.Array(resp.Bulk("6.0.0"), resp.Bulk("Added the `AUTH2` option.")),
+			),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(resp.Bulk("name"), resp.Bulk("host"), resp.Bulk("type"), resp.Bulk("string")),
+				resp.Map(resp.Bulk("name"), resp.Bulk("port"), resp.Bulk("type"), resp.Bulk("integer")),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("key_or_empty_string"),
+					resp.Bulk("type"), resp.Bulk("oneof"),
+					resp.Bulk("arguments"), resp.Array(
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("key"),
+							resp.Bulk("type"), resp.Bulk("key"),
+							resp.Bulk("key_spec_index"), resp.Int(0),
+						),
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("empty_string"),
+							resp.Bulk("type"), resp.Bulk("pure-token"),
+							resp.Bulk("token"), resp.Bulk(""),
+						),
+					),
+				),
+				resp.Map(resp.Bulk("name"), resp.Bulk("destination-db"), resp.Bulk("type"), resp.Bulk("integer")),
+				resp.Map(resp.Bulk("name"), resp.Bulk("timeout"), resp.Bulk("type"), resp.Bulk("integer")),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("copy"),
+					resp.Bulk("type"), resp.Bulk("pure-token"),
+					resp.Bulk("token"), resp.Bulk("COPY"),
+					resp.Bulk("since"), resp.Bulk("3.0.0"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+				),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("replace"),
+					resp.Bulk("type"), resp.Bulk("pure-token"),
+					resp.Bulk("token"), resp.Bulk("REPLACE"),
+					resp.Bulk("since"), resp.Bulk("3.0.0"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+				),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("authentication"),
+					resp.Bulk("type"), resp.Bulk("oneof"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+					resp.Bulk("arguments"), resp.Array(
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("password"),
+							resp.Bulk("type"), resp.Bulk("string"),
+							resp.Bulk("token"), resp.Bulk("AUTH"),
+							resp.Bulk("since"), resp.Bulk("4.0.7"),
+							resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+						),
+						resp.Map(
+							resp.Bulk("name"), resp.Bulk("username_password"),
+							resp.Bulk("type"), resp.Bulk("block"),
+							resp.Bulk("token"), resp.Bulk("AUTH2"),
+							resp.Bulk("since"), resp.Bulk("6.0.0"),
+							resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+							resp.Bulk("arguments"), resp.Array(
+								resp.Map(
+									resp.Bulk("name"), resp.Bulk("username"),
+									resp.Bulk("type"), resp.Bulk("string"),
+								),
+								resp.Map(
+									resp.Bulk("name"), resp.Bulk("password"),
+									resp.Bulk("type"), resp.Bulk("string"),
+								),
+							),
+						),
+					),
+				),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("key"),
+					resp.Bulk("type"), resp.Bulk("key"),
+					resp.Bulk("key_spec_index"), resp.Int(1),
+					resp.Bulk("token"), resp.Bulk("KEYS"),
+					resp.Bulk("since"), resp.Bulk("3.0.6"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional"), resp.Simple("multiple")),
+				),
+			),
+		),
+	},
 	"monitor": {
 		Arity: 1, Flags: []string{"admin", "noscript", "loading", "stale"}, FirstKey: 0, LastKey: 0, Step: 0,
 		ACLCategories: resp.SetOf(resp.Simple("@admin"), resp.Simple("@slow"), resp.Simple("@dangerous")),

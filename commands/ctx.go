@@ -65,6 +65,8 @@ type Ctx struct {
 	Tracking Tracking
 	// Monitor is the server's MONITOR connections (monitor.go).
 	Monitor Monitor
+	// Migrator moves keys to another server (MIGRATE, migrate.go).
+	Migrator Migrator
 }
 
 // Settings reads a setting's current value by name; the name must be a

@@ -47,6 +47,7 @@ var families = [][]*Spec{
 	blockingCommands,
 	setCommands,
 	serializeCommands,
+	migrateCommands,
 	pubsubCommands,
 	zsetCommands,
 	streamCommands,

@@ -408,3 +408,16 @@ func (tx *Tx) RandomKey() (string, bool) {
 	}
 	return "", false
 }
+
+// Version identifies the key's current value: it changes with every
+// change of the value and differs for a new key of the same name, so a
+// later step can tell whether a value read earlier (and used without the
+// lock, as MIGRATE sends it) is still the key's. false when the key does
+// not exist.
+func (tx *Tx) Version(key []byte) (uint64, bool) {
+	it := tx.find(string(key))
+	if it == nil {
+		return 0, false
+	}
+	return it.version, true
+}

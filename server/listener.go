@@ -18,6 +18,7 @@ import (
 	"github.com/kvserver/kvserver/config"
 	"github.com/kvserver/kvserver/engine"
 	"github.com/kvserver/kvserver/metrics"
+	"github.com/kvserver/kvserver/migrate"
 	"github.com/kvserver/kvserver/notify"
 	"github.com/kvserver/kvserver/pubsub"
 	"github.com/kvserver/kvserver/resp"
@@ -107,14 +108,17 @@ type TLSInfo struct {
 // Server is the RESP front end: it accepts connections, parses requests,
 // dispatches them through the command table and writes replies.
 type Server struct {
-	eng      *engine.Engine
-	table    *commands.Table
-	log      *slog.Logger
-	metrics  *metrics.Metrics
-	started  time.Time
-	nextID   atomic.Int64
-	shutdown chan struct{}
-	shutOnce sync.Once
+	eng *engine.Engine
+	// migrations are MIGRATE's cached connections to target servers,
+	// closed when Serve returns.
+	migrations *migrate.Pool
+	table      *commands.Table
+	log        *slog.Logger
+	metrics    *metrics.Metrics
+	started    time.Time
+	nextID     atomic.Int64
+	shutdown   chan struct{}
+	shutOnce   sync.Once
 
 	cfgMu sync.RWMutex
 	opts  Options
@@ -245,6 +249,7 @@ func New(eng *engine.Engine, opts Options) *Server {
 	s.settings = config.NewLive(opts.Settings)
 	s.scripts.lua = scripting.New(opts.Logger)
 	s.hub = pubsub.New()
+	s.migrations = migrate.New()
 	s.track = tracking.New(trackSender{s})
 	if flags, ok := notify.Parse(opts.Settings.NotifyKeyspaceEvents); ok {
 		s.notifyFlags.Store(int32(flags))
@@ -310,6 +315,7 @@ func (s *Server) Serve(ctx context.Context, lns ...net.Listener) error {
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	defer s.migrations.Close()
 	var wg sync.WaitGroup
 	if s.ClusterEnabled() {
 		// Keys restored from disk may belong to slots of other nodes.
