@@ -101,12 +101,15 @@ type Pool struct {
 	mu     sync.Mutex
 	conns  map[string]*conn
 	closed bool
+	// idleTTL is how long a cached connection waits for its next use
+	// (cacheTTL; shorter in tests).
+	idleTTL time.Duration
 	// dialer dials targets; its Timeout is set per request.
 	dialer net.Dialer
 }
 
 // New returns an empty pool.
-func New() *Pool { return &Pool{conns: make(map[string]*conn)} }
+func New() *Pool { return &Pool{conns: make(map[string]*conn), idleTTL: cacheTTL} }
 
 // Close closes the cached connections; later migrations are refused
 // with a connecting error.
@@ -190,7 +193,7 @@ func (p *Pool) put(c *conn) {
 		}
 	}
 	p.conns[c.name] = c
-	c.idle = time.AfterFunc(cacheTTL, func() { p.expire(c) })
+	c.idle = time.AfterFunc(p.idleTTL, func() { p.expire(c) })
 }
 
 // expire closes c if it is still the cached connection of its target.
