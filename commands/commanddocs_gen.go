@@ -7423,6 +7423,74 @@ var redisCommandDocs = map[string]*commandDoc{
 			),
 		),
 	},
+	"restore-asking": {
+		Arity: -4, Flags: []string{"write", "denyoom", "asking"}, FirstKey: 1, LastKey: 1, Step: 1,
+		ACLCategories: resp.SetOf(resp.Simple("@keyspace"), resp.Simple("@write"), resp.Simple("@slow"), resp.Simple("@dangerous")),
+		Tips:          resp.SetOf(),
+		KeySpecs: resp.SetOf(
+			resp.Map(
+				resp.Bulk("flags"), resp.SetOf(resp.Simple("OW"), resp.Simple("update")),
+				resp.Bulk("begin_search"), resp.Map(resp.Bulk("type"), resp.Bulk("index"), resp.Bulk("spec"), resp.Map(resp.Bulk("index"), resp.Int(1))),
+				resp.Bulk("find_keys"), resp.Map(
+					resp.Bulk("type"), resp.Bulk("range"),
+					resp.Bulk("spec"), resp.Map(
+						resp.Bulk("lastkey"), resp.Int(0),
+						resp.Bulk("keystep"), resp.Int(1),
+						resp.Bulk("limit"), resp.Int(0),
+					),
+				),
+			),
+		),
+		Docs: resp.Map(
+			resp.Bulk("summary"), resp.Bulk("An internal command for migrating keys in a cluster"),
+			resp.Bulk("since"), resp.Bulk("3.0.0"),
+			resp.Bulk("group"), resp.Bulk("server"),
+			resp.Bulk("complexity"), resp.Bulk("O(1) to create the new key and additional O(N*M) to reconstruct the serialized value, where N is the number of Redis objects composing the value and M their average size. For small string values the time complexity is thus O(1)+O(1*M) where M is small, so simply O(1). However for sorted set values the complexity is O(N*M*log(N)) because inserting values into sorted sets is O(log(N))."),
+			resp.Bulk("doc_flags"), resp.SetOf(resp.Simple("syscmd")),
+			resp.Bulk("history"), resp.SetOf(
+				resp.Array(resp.Bulk("3.0.0"), resp.Bulk("Added the `REPLACE` modifier.")),
+				resp.Array(resp.Bulk("5.0.0"), resp.Bulk("Added the `ABSTTL` modifier.")),
+				resp.Array(resp.Bulk("5.0.0"), resp.Bulk("Added the `IDLETIME` and `FREQ` options.")),
+			),
+			resp.Bulk("arguments"), resp.Array(
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("key"),
+					resp.Bulk("type"), resp.Bulk("key"),
+					resp.Bulk("key_spec_index"), resp.Int(0),
+				),
+				resp.Map(resp.Bulk("name"), resp.Bulk("ttl"), resp.Bulk("type"), resp.Bulk("integer")),
+				resp.Map(resp.Bulk("name"), resp.Bulk("serialized-value"), resp.Bulk("type"), resp.Bulk("string")),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("replace"),
+					resp.Bulk("type"), resp.Bulk("pure-token"),
+					resp.Bulk("token"), resp.Bulk("REPLACE"),
+					resp.Bulk("since"), resp.Bulk("3.0.0"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+				),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("absttl"),
+					resp.Bulk("type"), resp.Bulk("pure-token"),
+					resp.Bulk("token"), resp.Bulk("ABSTTL"),
+					resp.Bulk("since"), resp.Bulk("5.0.0"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+				),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("seconds"),
+					resp.Bulk("type"), resp.Bulk("integer"),
+					resp.Bulk("token"), resp.Bulk("IDLETIME"),
+					resp.Bulk("since"), resp.Bulk("5.0.0"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+				),
+				resp.Map(
+					resp.Bulk("name"), resp.Bulk("frequency"),
+					resp.Bulk("type"), resp.Bulk("integer"),
+					resp.Bulk("token"), resp.Bulk("FREQ"),
+					resp.Bulk("since"), resp.Bulk("5.0.0"),
+					resp.Bulk("flags"), resp.SetOf(resp.Simple("optional")),
+				),
+			),
+		),
+	},
 	"time": {
 		Arity: 1, Flags: []string{"loading", "stale", "fast"}, FirstKey: 0, LastKey: 0, Step: 0,
 		ACLCategories: resp.SetOf(resp.Simple("@fast")),

@@ -61,6 +61,27 @@ func migrateGetKeys(args [][]byte) []int {
 	return []int{3}
 }
 
+// MigrateSecretArgs says which arguments of a MIGRATE are secrets that
+// MONITOR and the slow log redact, as migrateCommand does: AUTH's
+// password, AUTH2's username and password.
+func MigrateSecretArgs(args [][]byte) func(i int) bool {
+	secret := map[int]bool{}
+	for j := 6; j < len(args); j++ {
+		more := len(args) - 1 - j
+		switch {
+		case equalFold(args[j], "auth") && more >= 1:
+			secret[j+1] = true
+			j++
+		case equalFold(args[j], "auth2") && more >= 2:
+			secret[j+1], secret[j+2] = true, true
+			j += 2
+		case equalFold(args[j], "keys"):
+			return func(i int) bool { return secret[i] }
+		}
+	}
+	return func(i int) bool { return secret[i] }
+}
+
 // migrateOptions are MIGRATE's arguments after the timeout.
 type migrateOptions struct {
 	copy, replace, auth bool

@@ -13,11 +13,14 @@ import (
 // DUMP and RESTORE (Redis's cluster.c): values in Redis 7.0's RDB
 // serialization, so they move between redis-server and kvserver.
 
-// serializeCommands are DUMP and RESTORE's rows.
+// serializeCommands are DUMP, RESTORE and RESTORE-ASKING's rows.
 var serializeCommands = []*Spec{
 	{Name: "dump", Arity: 2, Flags: FlagReadonly, ACL: "@keyspace @read @slow",
 		KeySpecs: []KeySpec{{Flags: KeyRO | KeyAccess, ReadsValue: true, Begin: Index(1), Find: Range(0, 1, 0)}}, Handler: cmdDump},
 	{Name: "restore", Arity: -4, Flags: FlagWrite | FlagDenyoom, ACL: "@keyspace @write @slow @dangerous",
+		KeySpecs: []KeySpec{{Flags: KeyOW | KeyUpdate, Begin: Index(1), Find: Range(0, 1, 0)}}, Handler: cmdRestore},
+	// RESTORE-ASKING is what MIGRATE sends a cluster node.
+	{Name: "restore-asking", Arity: -4, Flags: FlagWrite | FlagDenyoom | FlagAsking, ACL: "@keyspace @write @slow @dangerous",
 		KeySpecs: []KeySpec{{Flags: KeyOW | KeyUpdate, Begin: Index(1), Find: Range(0, 1, 0)}}, Handler: cmdRestore},
 }
 

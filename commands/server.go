@@ -104,12 +104,15 @@ func SlowLogArgs(args [][]byte) [][]byte {
 }
 
 // secretArgs says which arguments Redis redacts from the slow log
-// (redactClientCommandArgument): AUTH's, HELLO's AUTH pair, ACL
+// (redactClientCommandArgument): AUTH's, HELLO's AUTH pair, MIGRATE's
+// AUTH and AUTH2 values, ACL
 // SETUSER's rules and the values of sensitive CONFIG SET parameters.
 func secretArgs(args [][]byte) func(i int) bool {
 	switch {
 	case equalFold(args[0], "auth"):
 		return func(i int) bool { return i >= 1 }
+	case equalFold(args[0], "migrate"):
+		return MigrateSecretArgs(args)
 	case equalFold(args[0], "acl") && len(args) > 2 && equalFold(args[1], "setuser"):
 		return func(i int) bool { return i >= 2 }
 	case equalFold(args[0], "hello"):

@@ -102,8 +102,8 @@ func peerID(conn net.Conn) string {
 // redactedArg is what Redis shows in place of a secret.
 var redactedArg = []byte("(redacted)")
 
-// redacted returns args with AUTH's arguments and HELLO's AUTH username
-// and password replaced, as Redis 7.0's redactClientCommandArgument.
+// redacted returns args with AUTH's arguments, HELLO's AUTH username
+// and password and MIGRATE's AUTH and AUTH2 values replaced, as Redis 7.0's redactClientCommandArgument.
 func redacted(spec *commands.Spec, args [][]byte) [][]byte {
 	switch spec.Name {
 	case "auth":
@@ -127,6 +127,15 @@ func redacted(spec *commands.Spec, args [][]byte) [][]byte {
 		if out != nil {
 			return out
 		}
+	case "migrate":
+		secret := commands.MigrateSecretArgs(args)
+		out := append([][]byte(nil), args...)
+		for j := range out {
+			if secret(j) {
+				out[j] = redactedArg
+			}
+		}
+		return out
 	}
 	return args
 }
