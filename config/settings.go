@@ -147,7 +147,7 @@ var settings = []Setting{
 		}},
 	{Name: "maxmemory-policy", Kind: KindEnum, Default: "allkeys-lru",
 		Values: []string{"volatile-lru", "volatile-lfu", "allkeys-lru", "allkeys-lfu", "noeviction"},
-		Doc: "which chunk groups memory pressure demotes and a full disk (or memory, without a disk tier) evicts",
+		Doc:    "which chunk groups memory pressure demotes and a full disk (or memory, without a disk tier) evicts",
 		Notes: "Redis's eviction policy, applied to chunk groups. Memory pressure demotes\n" +
 			"groups to the disk tier (their keys stay readable): the least recently used\n" +
 			"under *-lru, the least frequently used (Redis's LFU counter, compared among\n" +

@@ -95,7 +95,13 @@ func TestMigrateWaitsForTheTargetWithoutHoldingTheKeyspace(t *testing.T) {
 	c1.Do("SET", "changed", "old")
 	c1.Do("SET", "same", "v")
 	reply := make(chan string, 1)
-	go func() { reply <- string(c1.Do("MIGRATE", "127.0.0.1", port, "", "0", "20000", "KEYS", "changed", "same")) }()
+	go func() {
+		r, err := c1.Call("MIGRATE", "127.0.0.1", port, "", "0", "20000", "KEYS", "changed", "same")
+		if err != nil {
+			r = []byte(err.Error())
+		}
+		reply <- string(r)
+	}()
 	select {
 	case <-target.restoring:
 	case <-time.After(20 * time.Second):
