@@ -96,20 +96,17 @@ const shedScan = 256
 
 // shedLocked frees memory without writing to disk (see the top of this
 // file) and reports whether it found a group to shed. Groups whose values
-// all have a disk copy go first (nothing is lost), then the coldest
-// unprotected group is evicted whole.
+// all have a disk copy go first (nothing is lost), then the victim of
+// maxmemory-policy (victimLocked) is evicted whole.
 func (e *Engine) shedLocked(ctx context.Context) bool {
 	now := e.opts.Now().UnixMilli()
-	var victim *group
+	skip := func(g *group) bool { return g.demoting || g.protected(now) }
 	scanned := 0
 	for g := e.memLRU.tail; g != nil && scanned < shedScan; g = g.prev {
-		if g.demoting || g.protected(now) {
+		if skip(g) {
 			continue
 		}
 		scanned++
-		if victim == nil {
-			victim = g
-		}
 		if onDiskWhole(g) {
 			for _, it := range g.items {
 				e.dropResidentLocked(it)
@@ -118,6 +115,8 @@ func (e *Engine) shedLocked(ctx context.Context) bool {
 			return true
 		}
 	}
+	// Evicting follows maxmemory-policy (none under noeviction).
+	victim := e.victimLocked(&e.memLRU, now, true, skip)
 	if victim == nil {
 		return false
 	}
