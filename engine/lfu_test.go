@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 )
@@ -140,5 +141,52 @@ func TestVolatileAndNoEvictionPolicies(t *testing.T) {
 	}
 	if err := e.Reserve(context.Background()); !errors.Is(err, ErrOOM) {
 		t.Fatalf("noeviction: Reserve = %v, want ErrOOM", err)
+	}
+}
+
+// TestLFUPolicyDemotesTheLeastFrequentlyUsedGroups: with a disk tier,
+// memory pressure demotes under allkeys-lfu the groups read least often,
+// so chunks read many times stay in memory though they are the least
+// recently used; under allkeys-lru those are the ones demoted.
+func TestLFUPolicyDemotesTheLeastFrequentlyUsedGroups(t *testing.T) {
+	for _, tc := range []struct {
+		policy       string
+		hotResident  bool
+		otherwiseMsg string
+	}{
+		{"allkeys-lfu", true, "a chunk read often was demoted"},
+		{"allkeys-lru", false, "the least recently used chunk stayed in memory"},
+	} {
+		t.Run(tc.policy, func(t *testing.T) {
+			e, store := openTiered(t, t.TempDir(), 1<<20)
+			defer store.Close()
+			e.SetPolicy(Policy{Name: tc.policy, LogFactor: 0})
+			runEngine(t, e)
+			for i := range 8 {
+				putPair(t, e, i)
+			}
+			for range 10 {
+				for i := range 4 {
+					pairState(e, i) // reads both keys of chunks 0..3
+				}
+			}
+			for i := 4; i < 8; i++ {
+				pairState(e, i) // chunks 4..7: read once, more recently
+			}
+			for i := 8; i < 40; i++ { // 2 MiB more: most groups must go to disk
+				putPair(t, e, i)
+			}
+			for i := range 4 {
+				k := fmt.Sprintf("m@1@0@%04d@bfloat16kv_bytes", i)
+				var info KeyInfo
+				e.View(0, func(tx *Tx) {
+					tx.SetNoTouch(true)
+					info, _ = tx.Info([]byte(k))
+				})
+				if resident := info.Tier != "disk"; resident != tc.hotResident {
+					t.Errorf("chunk %d is in tier %q: %s", i, info.Tier, tc.otherwiseMsg)
+				}
+			}
+		})
 	}
 }
