@@ -262,7 +262,7 @@ func infoMemory(x *Ctx, w *InfoWriter) {
 	w.Str("total_system_memory_human", config.FormatSize(sysMem))
 	w.Int("maxmemory", maxmem)
 	w.Str("maxmemory_human", config.FormatSize(maxmem))
-	w.Str("maxmemory_policy", "allkeys-lru")
+	w.Str("maxmemory_policy", x.Diagnostics.Setting("maxmemory-policy"))
 	ratio := 0.0
 	if used > 0 {
 		ratio = float64(rss) / float64(used)

@@ -64,6 +64,7 @@ func lfuScripts(t *testing.T) []script {
 			do("LRANGE", "l", "0", "-1"),
 			do("OBJECT", "FREQ", "l"),
 			do("CONFIG", "SET", "maxmemory-policy", "volatile-lfu"),
+			info("memory", "maxmemory_policy"),
 			do("OBJECT", "FREQ", "k"),
 			// RESTORE: a new key starts at 5, FREQ sets the counter, and
 			// REPLACE makes a new key.
