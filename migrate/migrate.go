@@ -302,39 +302,87 @@ func (p *Pool) attempt(ctx context.Context, req Request) (res Result, retry bool
 }
 
 // send writes AUTH, SELECT (when sel) and the RESTOREs in writeChunk
-// pieces, each within the timeout.
+// pieces, each within the timeout. The commands' small parts are gathered
+// in one buffer; a payload of writeChunk or more is written from the
+// caller's slice, so a large value is copied once on its way out (by
+// DUMP's serialization), not again into the request.
 func (p *Pool) send(c *conn, req Request, sel bool) error {
-	var buf []byte
+	w := chunkWriter{nc: c.nc, timeout: req.Timeout}
 	if req.Auth {
 		if req.Username != "" {
-			buf = respclient.AppendCommand(buf, "AUTH", req.Username, req.Password)
+			w.buf = respclient.AppendCommand(w.buf, "AUTH", req.Username, req.Password)
 		} else {
-			buf = respclient.AppendCommand(buf, "AUTH", req.Password)
+			w.buf = respclient.AppendCommand(w.buf, "AUTH", req.Password)
 		}
 	}
 	if sel {
-		buf = respclient.AppendCommand(buf, "SELECT", strconv.FormatInt(req.DB, 10))
+		w.buf = respclient.AppendCommand(w.buf, "SELECT", strconv.FormatInt(req.DB, 10))
 	}
 	restore := "RESTORE"
 	if req.Asking {
 		restore = "RESTORE-ASKING"
 	}
-	for _, k := range req.Keys {
-		args := [][]byte{[]byte(restore), k.Name, strconv.AppendInt(nil, k.TTL, 10), k.Payload}
-		if req.Replace {
-			args = append(args, []byte("REPLACE"))
-		}
-		buf = respclient.AppendCommand(buf, args...)
+	n := 4
+	if req.Replace {
+		n = 5
 	}
-	for len(buf) > 0 {
-		n := min(len(buf), writeChunk)
-		if err := c.nc.SetWriteDeadline(time.Now().Add(req.Timeout)); err != nil {
+	for _, k := range req.Keys {
+		w.buf = respclient.AppendArrayHeader(w.buf, n)
+		w.buf = respclient.AppendBulk(w.buf, restore)
+		w.buf = respclient.AppendBulk(w.buf, k.Name)
+		w.buf = respclient.AppendBulk(w.buf, strconv.AppendInt(nil, k.TTL, 10))
+		w.buf = respclient.AppendBulkHeader(w.buf, len(k.Payload))
+		if err := w.value(k.Payload); err != nil {
 			return err
 		}
-		if _, err := c.nc.Write(buf[:n]); err != nil {
+		w.buf = append(w.buf, '\r', '\n')
+		if req.Replace {
+			w.buf = respclient.AppendBulk(w.buf, "REPLACE")
+		}
+	}
+	return w.flush()
+}
+
+// chunkWriter writes to a target in pieces of at most writeChunk bytes,
+// each within the timeout.
+type chunkWriter struct {
+	nc      net.Conn
+	timeout time.Duration
+	// buf gathers small parts until the next flush.
+	buf []byte
+}
+
+// value adds v: into buf when it is small, else written straight after
+// what buf holds.
+func (w *chunkWriter) value(v []byte) error {
+	if len(v) < writeChunk {
+		w.buf = append(w.buf, v...)
+		return nil
+	}
+	if err := w.flush(); err != nil {
+		return err
+	}
+	return w.write(v)
+}
+
+// flush writes buf and empties it.
+func (w *chunkWriter) flush() error {
+	err := w.write(w.buf)
+	w.buf = w.buf[:0]
+	return err
+}
+
+// write sends b in writeChunk pieces.
+func (w *chunkWriter) write(b []byte) error {
+	for len(b) > 0 {
+		n := min(len(b), writeChunk)
+		if err := w.nc.SetWriteDeadline(time.Now().Add(w.timeout)); err != nil {
 			return err
 		}
-		buf = buf[n:]
+		if _, err := w.nc.Write(b[:n]); err != nil {
+			return err
+		}
+		b = b[n:]
 	}
 	return nil
 }

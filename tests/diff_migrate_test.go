@@ -2,6 +2,7 @@ package tests
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"strconv"
 	"strings"
@@ -93,7 +94,9 @@ func migrateSteps(closed string) [][]string {
 		{"PEXPIRE", "ht", "200000"},
 		{"SET", "int", "12345"},
 		{"SET", "big", strings.Repeat("0123456789", 2000)},
-		m("", "2", "1000", "AUTH2", "default", "pw", "KEYS", "h", "l", "z", "s", "si", "t", "ht", "int", "big", "missing"),
+		{"SET", "huge", incompressible(300 << 10)}, // its payload is written apart from the commands
+		{"SET", "huge2", incompressible(70 << 10)},
+		m("", "2", "5000", "AUTH2", "default", "pw", "KEYS", "h", "l", "z", "s", "si", "t", "ht", "int", "big", "huge", "missing", "huge2"),
 		{"DBSIZE"},
 		// Some keys refused (BUSYKEY), the others moved and deleted here.
 		{"SET", "a", "1"},
@@ -118,6 +121,16 @@ func migrateSteps(closed string) [][]string {
 		{"EXISTS", "c"},
 		{"MIGRATE", "127.0.0.1", "{port}", "c", "3"},
 	}
+}
+
+// incompressible is n bytes that LZF cannot shrink, the same every time.
+func incompressible(n int) string {
+	r := rand.New(rand.NewPCG(1, 2))
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte(r.Uint32())
+	}
+	return string(b)
 }
 
 // contents describes what every database of s holds: per key its type,
