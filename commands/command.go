@@ -353,6 +353,7 @@ var variableKeyFlags = map[string]func(cmd [][]byte) KeyFlags{
 var getKeysFlags = map[string]func(cmd [][]byte, k int) KeyFlags{
 	"sort":    sortKeyFlags,
 	"sort_ro": sortKeyFlags,
+	"migrate": func([][]byte, int) KeyFlags { return KeyRW | KeyAccess | KeyDelete },
 }
 
 // keyFlagsAt is the flags of the first key spec of spec that finds

@@ -120,6 +120,14 @@ func migrateSteps(closed string) [][]string {
 		m("c", "3", "1000"),
 		{"EXISTS", "c"},
 		{"MIGRATE", "127.0.0.1", "{port}", "c", "3"},
+		// Redis's migrateGetKeys: AUTH's and AUTH2's values are skipped.
+		{"COMMAND", "GETKEYS", "MIGRATE", "h", "1", "", "0", "5", "KEYS", "a", "b"},
+		{"COMMAND", "GETKEYS", "MIGRATE", "h", "1", "k", "0", "5"},
+		{"COMMAND", "GETKEYS", "MIGRATE", "h", "1", "k", "0", "5", "COPY", "KEYS", "a"},
+		{"COMMAND", "GETKEYS", "MIGRATE", "h", "1", "", "0", "5", "AUTH", "keys", "KEYS", "a"},
+		{"COMMAND", "GETKEYS", "MIGRATE", "h", "1", "", "0", "5", "AUTH2", "keys", "keys", "KEYS", "a"},
+		{"COMMAND", "GETKEYSANDFLAGS", "MIGRATE", "h", "1", "k", "0", "5", "REPLACE"},
+		{"COMMAND", "GETKEYSANDFLAGS", "MIGRATE", "h", "1", "", "0", "5", "KEYS", "a", "b"},
 	}
 }
 
