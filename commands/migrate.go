@@ -84,8 +84,9 @@ func MigrateSecretArgs(args [][]byte) func(i int) bool {
 
 // migrateOptions are MIGRATE's arguments after the timeout.
 type migrateOptions struct {
-	copy, replace, auth bool
-	username, password  string
+	copy, replace bool
+	// auth are AUTH's arguments, nil for none.
+	auth []string
 	// firstKey and numKeys locate the keys among the arguments.
 	firstKey, numKeys int
 }
@@ -104,9 +105,9 @@ func parseMigrate(x *Ctx) (migrateOptions, bool) {
 			o.replace = true
 		case equalFold(args[j], "auth") && more >= 1:
 			j++
-			o.auth, o.username, o.password = true, "", string(args[j])
+			o.auth = []string{string(args[j])}
 		case equalFold(args[j], "auth2") && more >= 2:
-			o.auth, o.username, o.password = true, string(args[j+1]), string(args[j+2])
+			o.auth = []string{string(args[j+1]), string(args[j+2])}
 			j += 2
 		case equalFold(args[j], "keys"):
 			if len(args[3]) != 0 {
@@ -159,7 +160,7 @@ func cmdMigrate(x *Ctx) {
 	}
 	req := migrate.Request{Host: string(x.Args[1]), Port: string(x.Args[2]), DB: db,
 		Timeout: time.Duration(min(timeout, int64(time.Duration(1<<62)/time.Millisecond))) * time.Millisecond,
-		Auth:    o.auth, Username: o.username, Password: o.password, Replace: o.replace,
+		Auth:    o.auth, Replace: o.replace,
 		Asking: x.Cluster.SlotMap() != nil}
 	for i := range keys {
 		if keys[i].str != nil {

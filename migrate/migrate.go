@@ -50,10 +50,10 @@ type Request struct {
 	// Timeout bounds the connect and each write and read (Redis's
 	// timeout argument; the caller turns 0 into Redis's 1000 ms).
 	Timeout time.Duration
-	// Username and Password authenticate first when Password is set
-	// (AUTH password, or AUTH2 username password).
-	Username, Password string
-	Auth               bool
+	// Auth are the arguments of an AUTH sent first: the password
+	// (MIGRATE's AUTH), or the username and password (AUTH2); nil sends
+	// none.
+	Auth []string
 	// Replace adds REPLACE to each RESTORE.
 	Replace bool
 	// Asking sends RESTORE-ASKING (a cluster node) instead of RESTORE.
@@ -64,8 +64,8 @@ type Request struct {
 
 // Result is how a MIGRATE ended.
 type Result struct {
-	// Accepted is how many of the request's keys, from the first, the
-	// target restored; the rest were refused or not answered.
+	// Accepted says, key by key, whether the target restored it (the
+	// others were refused or not answered).
 	Accepted []bool
 	// TargetError is the first error line the target answered (without
 	// its '-'), "" if none.
@@ -259,7 +259,7 @@ func (p *Pool) attempt(ctx context.Context, req Request) (res Result, retry bool
 		return socketError(res, true, err)
 	}
 	var authReply, selectReply string
-	if req.Auth {
+	if req.Auth != nil {
 		if authReply, err = p.readLine(c, req.Timeout); err != nil {
 			return socketError(res, false, err)
 		}
@@ -308,12 +308,8 @@ func (p *Pool) attempt(ctx context.Context, req Request) (res Result, retry bool
 // DUMP's serialization), not again into the request.
 func (p *Pool) send(c *conn, req Request, sel bool) error {
 	w := chunkWriter{nc: c.nc, timeout: req.Timeout}
-	if req.Auth {
-		if req.Username != "" {
-			w.buf = respclient.AppendCommand(w.buf, "AUTH", req.Username, req.Password)
-		} else {
-			w.buf = respclient.AppendCommand(w.buf, "AUTH", req.Password)
-		}
+	if req.Auth != nil {
+		w.buf = respclient.AppendCommand(w.buf, append([]string{"AUTH"}, req.Auth...)...)
 	}
 	if sel {
 		w.buf = respclient.AppendCommand(w.buf, "SELECT", strconv.FormatInt(req.DB, 10))

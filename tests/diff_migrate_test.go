@@ -74,6 +74,7 @@ func migrateSteps(closed string) [][]string {
 		m("key", "0", "1000"), // NOAUTH
 		m("key", "0", "1000", "AUTH", "bad"),
 		m("key", "0", "1000", "AUTH2", "default", "bad"),
+		m("key", "0", "1000", "AUTH2", "", "pw"), // AUTH "" pw: no such user
 		m("key", "1", "1000", "AUTH", "pw", "COPY"),
 		{"EXISTS", "key"},
 		m("key", "1", "1000", "AUTH", "pw", "COPY"), // BUSYKEY
