@@ -121,6 +121,15 @@ func migrateSteps(closed string) [][]string {
 		m("c", "3", "1000"),
 		{"EXISTS", "c"},
 		{"MIGRATE", "127.0.0.1", "{port}", "c", "3"},
+		// ACL key permissions apply to the keys after KEYS.
+		{"ACL", "SETUSER", "mig", "on", ">p", "~a*", "+@all"},
+		{"AUTH", "mig", "p"},
+		m("", "3", "1000", "KEYS", "b"),
+		m("", "3", "1000", "KEYS", "a", "b"),
+		m("", "3", "1000", "KEYS", "a"),
+		m("b", "3", "1000"),
+		{"AUTH", "default", "x"},
+		{"ACL", "DELUSER", "mig"},
 		// Redis's migrateGetKeys: AUTH's and AUTH2's values are skipped.
 		{"COMMAND", "GETKEYS", "MIGRATE", "h", "1", "", "0", "5", "KEYS", "a", "b"},
 		{"COMMAND", "GETKEYS", "MIGRATE", "h", "1", "k", "0", "5"},
