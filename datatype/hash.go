@@ -364,7 +364,10 @@ func (h *Hash) Clone() Object {
 
 // Hash encoding: a uvarint 0 (listpack) or 1 (hashtable), the field count,
 // then each field and value as a length-prefixed string, which is the
-// listpack's own layout: a listpack is written and read as one copy.
+// listpack's own layout: a listpack is written and read as one copy. A
+// hashtable's fields come in hashTable.rangeAll's order, which decoding
+// into a table of the same size reproduces slot for slot, so the encoding
+// of a decoded hash is a fixed point of decode and encode.
 
 // AppendBinary implements Object.
 func (h *Hash) AppendBinary(dst []byte) []byte {

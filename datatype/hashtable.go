@@ -239,9 +239,23 @@ func (t *hashTable) scan(cursor uint64, fn func(field, value []byte)) uint64 {
 	return bits.Reverse64(cursor)
 }
 
+// rangeAll calls fn for every entry until it returns false, in slot
+// order starting after the first empty slot (the index is at most three
+// quarters full, so there is one). Starting there cuts no run of occupied
+// slots in two, so inserting the entries in this order into an index of
+// the same size puts each back in its slot: the hash's encoding, written in
+// this order, decodes to the same layout and encodes to the same bytes.
+// Starting at slot 0 would not: a run that wraps from the last slot to the
+// first would be inserted tail first, and its entries would trade places
+// on every round trip.
 func (t *hashTable) rangeAll(fn func(field, value []byte) bool) {
-	for i, s := range t.slots {
-		if s != 0 {
+	mask := len(t.slots) - 1
+	gap := 0
+	for gap < mask && t.slots[gap] != 0 {
+		gap++
+	}
+	for k := 1; k <= len(t.slots); k++ {
+		if i := (gap + k) & mask; t.slots[i] != 0 {
 			if !fn(t.slotEntry(i)) {
 				return
 			}
