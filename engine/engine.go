@@ -126,6 +126,10 @@ type Engine struct {
 	stepOrigin any
 	// expiring is set while expireLocked removes a key.
 	expiring bool
+	// stepTx and stepPost are the running step's transaction and disk
+	// work (step), reused from one step to the next under the lock.
+	stepTx   Tx
+	stepPost postWork
 
 	// dirty holds the groups with resident values the disk does not have
 	// yet; the write-behind pass persists them without freeing memory.
@@ -357,16 +361,24 @@ func (e *Engine) View(db int, fn func(tx *Tx)) { e.step(db, fn, false) }
 
 // step runs fn as one atomic step under the lock, then the disk work it
 // left for after the lock (postWork).
+//
+// The step's Tx and its postWork are the engine's own (stepTx, stepPost),
+// reused under the lock, so that a step allocates nothing of its own; the
+// postWork is copied out before the lock is released.
 func (e *Engine) step(db int, fn func(tx *Tx), write bool) {
-	var post postWork
-	func() {
+	post := func() postWork {
 		e.mu.Lock()
 		defer e.mu.Unlock()
 		if write {
 			e.writeGen++
 		}
-		tx := Tx{e: e, db: db, ks: e.dbs[db], now: e.opts.Now().UnixMilli(), post: &post}
-		fn(&tx)
+		tx := &e.stepTx
+		*tx = Tx{e: e, db: db, ks: e.dbs[db], now: e.opts.Now().UnixMilli(), post: &e.stepPost}
+		defer func() {
+			*tx = Tx{}
+			e.stepPost = postWork{}
+		}()
+		fn(tx)
 		e.stepOrigin = nil
 		var protect *item
 		if write {
@@ -374,8 +386,11 @@ func (e *Engine) step(db int, fn func(tx *Tx), write bool) {
 		}
 		e.makeRoomLocked(protect)
 		e.publishLocked()
+		return e.stepPost
 	}()
-	e.runPost(context.Background(), &post)
+	if len(post.expiry) > 0 || len(post.flush) > 0 {
+		e.runPost(context.Background(), &post)
+	}
 }
 
 // Reserve makes room before a command that may grow memory. Without a cold

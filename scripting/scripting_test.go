@@ -249,3 +249,52 @@ func TestBrokenLuaStateIsReplaced(t *testing.T) {
 		t.Errorf("unpack of 9000 = %q", got)
 	}
 }
+
+// evalKeys runs body as EVAL with keys and args and returns the RESP2
+// reply.
+func evalKeys(t *testing.T, e *Engine, body string, keys, args []string) string {
+	t.Helper()
+	var out bytes.Buffer
+	w := resp.NewWriter(&out)
+	toBytes := func(ss []string) [][]byte {
+		b := make([][]byte, len(ss))
+		for i, s := range ss {
+			b[i] = []byte(s)
+		}
+		return b
+	}
+	e.Eval(&Run{Ctx: context.Background(), W: w, Keys: toBytes(keys), Args: toBytes(args)}, []byte(body))
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	return out.String()
+}
+
+// TestKeysAndArgvAreFreshForEveryRun pins down that reusing the KEYS and
+// ARGV tables between runs is invisible: whatever a script did to them
+// (more elements, other keys, a metatable, other values), the next run
+// sees exactly its own keys and arguments.
+func TestKeysAndArgvAreFreshForEveryRun(t *testing.T) {
+	e := New(nil)
+	defer e.Close()
+	const show = "return {#KEYS, #ARGV, tostring(KEYS.x), tostring(KEYS[3]), tostring(getmetatable(ARGV)), KEYS[1] or '-', ARGV[1] or '-', ARGV[2] or '-'}"
+	steps := []struct {
+		body       string
+		keys, args []string
+		want       string
+	}{
+		{show, []string{"a", "b"}, []string{"1", "2"}, "*8\r\n:2\r\n:2\r\n$3\r\nnil\r\n$3\r\nnil\r\n$3\r\nnil\r\n$1\r\na\r\n$1\r\n1\r\n$1\r\n2\r\n"},
+		{"KEYS[1] = 'changed' KEYS[3] = 'c' KEYS[10] = 'j' ARGV[2] = nil return 1", []string{"a", "b"}, []string{"1", "2"}, ":1\r\n"},
+		{show, []string{"a"}, []string{"1", "2"}, "*8\r\n:1\r\n:2\r\n$3\r\nnil\r\n$3\r\nnil\r\n$3\r\nnil\r\n$1\r\na\r\n$1\r\n1\r\n$1\r\n2\r\n"},
+		{"KEYS.x = 'y' setmetatable(ARGV, {}) return 1", []string{"a"}, []string{"1"}, ":1\r\n"},
+		{show, []string{"a"}, []string{"1"}, "*8\r\n:1\r\n:1\r\n$3\r\nnil\r\n$3\r\nnil\r\n$3\r\nnil\r\n$1\r\na\r\n$1\r\n1\r\n$1\r\n-\r\n"},
+		{"KEYS[0] = 'zero' KEYS[1.5] = 'half' return 1", []string{"a"}, nil, ":1\r\n"},
+		{"local n = 0 for k in pairs(KEYS) do n = n + 1 end return n", []string{"a", "b", "c"}, nil, ":3\r\n"},
+		{show, nil, nil, "*8\r\n:0\r\n:0\r\n$3\r\nnil\r\n$3\r\nnil\r\n$3\r\nnil\r\n$1\r\n-\r\n$1\r\n-\r\n$1\r\n-\r\n"},
+	}
+	for i, st := range steps {
+		if got := evalKeys(t, e, st.body, st.keys, st.args); got != st.want {
+			t.Errorf("step %d: %q keys %q args %q = %q, want %q", i, st.body, st.keys, st.args, got, st.want)
+		}
+	}
+}

@@ -240,6 +240,7 @@ func (s *Server) waitWhilePaused(c *Client, spec *commands.Spec) bool {
 		c.mu.Lock()
 		c.lastCmd = spec.Name
 		c.mu.Unlock()
+		s.releaseExclusive(c)
 		if c.block(until, changed, false) == commands.UnblockedClosed {
 			return false
 		}
