@@ -13,10 +13,24 @@ import (
 // bytes in RESP proto.
 func eval(t *testing.T, e *Engine, body string, proto int) string {
 	t.Helper()
+	return evalKeys(t, e, body, proto, nil, nil)
+}
+
+// evalKeys runs body as EVAL with keys and args and returns the reply in
+// RESP proto.
+func evalKeys(t *testing.T, e *Engine, body string, proto int, keys, args []string) string {
+	t.Helper()
 	var out bytes.Buffer
 	w := resp.NewWriter(&out)
 	w.SetProto(proto)
-	e.Eval(&Run{Ctx: context.Background(), W: w}, []byte(body))
+	toBytes := func(ss []string) [][]byte {
+		b := make([][]byte, len(ss))
+		for i, s := range ss {
+			b[i] = []byte(s)
+		}
+		return b
+	}
+	e.Eval(&Run{Ctx: context.Background(), W: w, Keys: toBytes(keys), Args: toBytes(args)}, []byte(body))
 	if err := w.Flush(); err != nil {
 		t.Fatal(err)
 	}
@@ -250,26 +264,6 @@ func TestBrokenLuaStateIsReplaced(t *testing.T) {
 	}
 }
 
-// evalKeys runs body as EVAL with keys and args and returns the RESP2
-// reply.
-func evalKeys(t *testing.T, e *Engine, body string, keys, args []string) string {
-	t.Helper()
-	var out bytes.Buffer
-	w := resp.NewWriter(&out)
-	toBytes := func(ss []string) [][]byte {
-		b := make([][]byte, len(ss))
-		for i, s := range ss {
-			b[i] = []byte(s)
-		}
-		return b
-	}
-	e.Eval(&Run{Ctx: context.Background(), W: w, Keys: toBytes(keys), Args: toBytes(args)}, []byte(body))
-	if err := w.Flush(); err != nil {
-		t.Fatal(err)
-	}
-	return out.String()
-}
-
 // TestKeysAndArgvAreFreshForEveryRun pins down that reusing the KEYS and
 // ARGV tables between runs is invisible: whatever a script did to them
 // (more elements, other keys, a metatable, other values), the next run
@@ -293,7 +287,7 @@ func TestKeysAndArgvAreFreshForEveryRun(t *testing.T) {
 		{show, nil, nil, "*8\r\n:0\r\n:0\r\n$3\r\nnil\r\n$3\r\nnil\r\n$3\r\nnil\r\n$1\r\n-\r\n$1\r\n-\r\n$1\r\n-\r\n"},
 	}
 	for i, st := range steps {
-		if got := evalKeys(t, e, st.body, st.keys, st.args); got != st.want {
+		if got := evalKeys(t, e, st.body, 2, st.keys, st.args); got != st.want {
 			t.Errorf("step %d: %q keys %q args %q = %q, want %q", i, st.body, st.keys, st.args, got, st.want)
 		}
 	}
