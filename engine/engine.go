@@ -130,6 +130,9 @@ type Engine struct {
 	// work (step), reused from one step to the next under the lock.
 	stepTx   Tx
 	stepPost postWork
+	// realClock is set when Options.Now is time.Now: a step then takes
+	// its time from the engine lock's own clock reads (holdMutex.now).
+	realClock bool
 
 	// dirty holds the groups with resident values the disk does not have
 	// yet; the write-behind pass persists them without freeing memory.
@@ -215,7 +218,8 @@ func New(opts Options) *Engine {
 	if opts.Databases <= 0 {
 		opts.Databases = 16
 	}
-	if opts.Now == nil {
+	realClock := opts.Now == nil
+	if realClock {
 		opts.Now = time.Now
 	}
 	if opts.Logger == nil {
@@ -235,7 +239,7 @@ func New(opts Options) *Engine {
 		chunks: make(map[ChunkClass]ChunkCount), quantQueue: make(map[*group]struct{}),
 		deferredDeletes: make(map[coldKey]struct{}), flushing: make(map[int]int),
 		decoded:   make(map[*item]*decodedValue),
-		quantWake: wake.New()}
+		quantWake: wake.New(), realClock: realClock}
 	e.memCond = sync.NewCond(&e.mu)
 	e.idle = sync.NewCond(&e.mu)
 	e.dbs = make([]*keyspace, opts.Databases)
@@ -373,7 +377,11 @@ func (e *Engine) step(db int, fn func(tx *Tx), write bool) {
 			e.writeGen++
 		}
 		tx := &e.stepTx
-		*tx = Tx{e: e, db: db, ks: e.dbs[db], now: e.opts.Now().UnixMilli(), post: &e.stepPost}
+		now := e.mu.now() // the clock the lock read, when it is the real one
+		if !e.realClock {
+			now = e.opts.Now()
+		}
+		*tx = Tx{e: e, db: db, ks: e.dbs[db], now: now.UnixMilli(), post: &e.stepPost}
 		defer func() {
 			*tx = Tx{}
 			e.stepPost = postWork{}

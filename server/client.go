@@ -79,6 +79,9 @@ type Client struct {
 	// holdsExclusive is set while the client holds Server.exclusive for
 	// writing between pipelined scripts (runHandler, releaseExclusive).
 	holdsExclusive bool
+	// cmdStart is when the running command started (dispatch, EXEC), for
+	// what needs the time again while it runs (a script's start).
+	cmdStart time.Time
 
 	// subscribed is Redis's CLIENT_PUBSUB: the connection has pub/sub
 	// subscriptions; mbox holds the messages it has yet to write

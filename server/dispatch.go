@@ -126,6 +126,7 @@ func (s *Server) dispatch(c *Client) {
 		return
 	}
 	start := time.Now()
+	c.cmdStart = start
 	c.mu.Lock()
 	c.lastCmd = spec.Name
 	c.lastUsed = start

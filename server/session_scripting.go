@@ -102,7 +102,10 @@ func (s session) Lua() *scripting.Engine { return s.c.srv.scripts.lua }
 func (s session) RunScript(function, readOnly bool, keys, args [][]byte, exec func(r *scripting.Run)) {
 	c, srv := s.c, s.c.srv
 	sp := &srv.scripts
-	run := &scriptRun{client: c, function: function, start: time.Now()}
+	run := &scriptRun{client: c, function: function, start: c.cmdStart}
+	if run.start.IsZero() {
+		run.start = time.Now()
+	}
 	if function {
 		run.command = make([][]byte, len(c.x.Args))
 		for i, a := range c.x.Args {
@@ -329,10 +332,11 @@ func (sc *scriptCaller) Call(r *scripting.Run, args [][]byte, proto int) ([]byte
 	sc.buf.Reset()
 	sc.w.SetProto(proto)
 	sc.x.Args = args
-	start := time.Now()
+	// Monotonic clock reads only (time.Now reads the wall clock too).
+	start := time.Since(sc.run.start)
 	spec.Handler(&sc.x)
 	sc.x.Args = nil
-	srv.observe(spec.Name, time.Since(start), false)
+	srv.observe(spec.Name, time.Since(sc.run.start)-start, false)
 	sc.w.Flush()
 	return sc.buf.Bytes(), ""
 }
