@@ -172,7 +172,7 @@ type clientPause struct {
 	active atomic.Bool
 	mu     sync.Mutex
 	until  time.Time
-	all   bool
+	all    bool
 	// changed is closed, and replaced, whenever the pause is lifted or
 	// changed, so that waiting commands look again.
 	changed chan struct{}
