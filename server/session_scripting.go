@@ -237,11 +237,16 @@ type scriptCaller struct {
 	x    commands.Ctx
 	// checkFn is check, bound once rather than for every script.
 	checkFn func(scripting.Flags) string
+	// keys are the script's declared keys; remembered is set once a
+	// tracking caller's have been remembered (Call).
+	keys       [][]byte
+	remembered bool
 }
 
 // start readies the caller for a script c runs with the declared keys.
 func (sc *scriptCaller) start(c *Client, run *scriptRun, clusterMode bool, keys [][]byte) {
 	sc.c, sc.run, sc.db, sc.slot = c, run, c.DB(), -1
+	sc.keys, sc.remembered = keys, false
 	if len(keys) > 0 && clusterMode {
 		sc.slot = cluster.KeySlot(keys[0])
 	}
@@ -261,7 +266,7 @@ func (scriptBlocking) CanBlock() bool { return false }
 
 // end drops what the caller holds of the script that ended.
 func (sc *scriptCaller) end() {
-	sc.c, sc.run, sc.r = nil, nil, scripting.Run{}
+	sc.c, sc.run, sc.r, sc.keys = nil, nil, scripting.Run{}, nil
 	sc.x = commands.Ctx{}
 	if sc.buf.Cap() > 64<<10 {
 		// A large reply's buffer is not kept for the next script.
@@ -337,6 +342,14 @@ func (sc *scriptCaller) Call(r *scripting.Run, args [][]byte, proto int) ([]byte
 	spec.Handler(&sc.x)
 	sc.x.Args = nil
 	srv.observe(spec.Name, time.Since(sc.run.start)-start, false)
+	srv.feedScriptMonitors(sc.db, spec, args)
+	// As Redis 7.0's call() does for a read-only command a script runs:
+	// the keys the caller's command declared (its getkeys: the script's
+	// KEYS, not the keys the command read) are remembered for it.
+	if c.tracking && !sc.remembered && len(sc.keys) > 0 && spec.Flags&commands.FlagReadonly != 0 {
+		sc.remembered = true
+		srv.rememberKeys(c, sc.keys)
+	}
 	sc.w.Flush()
 	return sc.buf.Bytes(), ""
 }
