@@ -565,22 +565,32 @@ func (e *Engine) flushLocked(db int) int {
 	return ks.phys
 }
 
-// publishLocked copies the counters read without the lock.
+// publishLocked copies the counters read without the lock. A counter is
+// stored only when it changed: most steps change none, and an atomic store
+// is a full barrier where a load is a plain read.
 func (e *Engine) publishLocked() {
 	var keys, exp int64
 	for _, ks := range e.dbs {
 		keys += int64(len(ks.items))
 		exp += int64(len(ks.expires))
 	}
-	e.keys.Store(keys)
-	e.nexp.Store(exp)
-	e.memKeys.Store(e.residentKeys)
-	e.diskOnlyPub.Store(keys - e.residentKeys)
-	e.indexPub.Store(e.indexBytes)
-	e.memBytes.Store(e.residentBytes)
-	e.usedPub.Store(e.used)
+	publish(&e.keys, keys)
+	publish(&e.nexp, exp)
+	publish(&e.memKeys, e.residentKeys)
+	publish(&e.diskOnlyPub, keys-e.residentKeys)
+	publish(&e.indexPub, e.indexBytes)
+	publish(&e.memBytes, e.residentBytes)
+	publish(&e.usedPub, e.used)
 	if e.used < e.maxMem.Load() {
 		e.memCond.Broadcast()
+	}
+}
+
+// publish stores v in a unless it holds v already. Only the engine lock's
+// holder stores, so no store is lost between the load and the store.
+func publish(a *atomic.Int64, v int64) {
+	if a.Load() != v {
+		a.Store(v)
 	}
 }
 
