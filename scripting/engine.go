@@ -89,6 +89,10 @@ type evalScript struct {
 	body  string
 	sha   string
 	flags Flags
+	// hoisted are the constants that hold KEYS and ARGV (hoist.go), and
+	// boundKeys and boundArgv the tables they hold.
+	hoisted              []hoisted
+	boundKeys, boundArgv *lua.LTable
 }
 
 // New returns an Engine with no scripts and no functions.
@@ -154,7 +158,7 @@ func (e *Engine) loadScript(body []byte) (*evalScript, string, string) {
 	}
 	fn.Env = e.eval.env
 	noArgTable(fn)
-	s := &evalScript{fn: fn, body: string(body), sha: sha, flags: flags}
+	s := &evalScript{fn: fn, body: string(body), sha: sha, flags: flags, hoisted: e.eval.hoistGlobals(fn.Proto)}
 	e.scripts[sha] = s
 	e.scriptCount.Add(1)
 	e.scriptBytes.Add(int64(len(body)))
@@ -274,6 +278,7 @@ func (e *Engine) runScript(r *Run, s *evalScript, sha string) {
 	L := st.L
 	st.keys = st.fillArray(st.keys, "KEYS", r.Keys)
 	st.argv = st.fillArray(st.argv, "ARGV", r.Args)
+	st.bindRunGlobals(s)
 	L.Push(s.fn)
 	st.call(r, 0)
 	if st.broken {
