@@ -148,6 +148,39 @@ func TestPipelinedScriptsLetOthersRun(t *testing.T) {
 	}
 }
 
+// TestPipelinedScriptsServeBlockedClients checks that a client served
+// after a script's push (serveBlocked) is served under the lock the
+// script's client kept for its next pipelined script, without waiting for
+// it.
+func TestPipelinedScriptsServeBlockedClients(t *testing.T) {
+	as := startAdminServer(t, Options{})
+	a, b := as.dial(t), as.dial(t)
+	a.send("BLPOP", "q", "5")
+	deadline := time.Now().Add(5 * time.Second)
+	for !strings.Contains(b.do("CLIENT", "LIST"), "cmd=blpop") {
+		if time.Now().After(deadline) {
+			t.Fatal("BLPOP never blocked")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	const script = "return redis.call('rpush', KEYS[1], ARGV[1])"
+	eval := "*5\r\n$4\r\nEVAL\r\n$" + strconv.Itoa(len(script)) + "\r\n" + script + "\r\n$1\r\n1\r\n$1\r\nq\r\n$1\r\nx\r\n"
+	if _, err := io.WriteString(b.conn, eval+eval); err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []string{":1\r\n", ":1\r\n"} {
+		if got, err := b.reply(); got != want || err != nil {
+			t.Errorf("script %d = %q, %v, want %q", i, got, err, want)
+		}
+	}
+	if got, err := a.reply(); got != "*2\r\n$1\r\nq\r\n$1\r\nx\r\n" || err != nil {
+		t.Errorf("BLPOP = %q, %v", got, err)
+	}
+	if got := b.do("LLEN", "q"); got != ":1\r\n" {
+		t.Errorf("LLEN q = %q, want 1", got)
+	}
+}
+
 // BenchmarkEvalSHA runs EVALSHA of kvbench's lock-extend script (GET,
 // compare, PEXPIRE) through a real connection and the real dispatch, 64
 // calls a batch: the server side of issue 15's comparison.
