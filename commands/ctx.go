@@ -19,8 +19,10 @@ type Ctx struct {
 	W *resp.Writer
 	// Session is the connection's own state.
 	Session Session
-	// Engine is the keyspace.
-	Engine Engine
+	// Engine is the keyspace. It is the engine itself, not the Engine
+	// interface: through a concrete type the closures handlers pass to
+	// View and Update, and what they capture, stay on the stack.
+	Engine *engine.Engine
 	// Log is the server's logger.
 	Log *slog.Logger
 	// Commands is the server's command table.
@@ -131,8 +133,8 @@ type Session interface {
 	ResetUser()
 }
 
-// Engine is what commands use of the storage engine beyond transactions:
-// package engine's *Engine.
+// Engine is what commands use of the storage engine beyond transactions,
+// which package engine's *Engine (Ctx.Engine) provides.
 type Engine interface {
 	View(db int, fn func(tx *engine.Tx))
 	Update(db int, fn func(tx *engine.Tx))
@@ -147,6 +149,8 @@ type Engine interface {
 	ChunkStats() map[engine.ChunkClass]engine.ChunkCount
 	Protection() engine.ProtectionStats
 }
+
+var _ Engine = (*engine.Engine)(nil)
 
 // View runs fn against the connection's database as one atomic read step.
 func (x *Ctx) View(fn func(tx *engine.Tx)) {

@@ -487,10 +487,11 @@ func expireGeneric(x *Ctx, relative bool, unit int64) {
 	if !ok {
 		return
 	}
-	invalid := "ERR invalid expire time in '" + string(bytes.ToLower(args[0])) + "' command"
+	// Built only when answered: most calls never need it.
+	invalid := func() string { return "ERR invalid expire time in '" + string(bytes.ToLower(args[0])) + "' command" }
 	if unit == 1000 {
 		if when > math.MaxInt64/1000 || when < math.MinInt64/1000 {
-			x.W.Error(invalid)
+			x.W.Error(invalid())
 			return
 		}
 		when *= 1000
@@ -501,7 +502,7 @@ func expireGeneric(x *Ctx, relative bool, unit int64) {
 			base = tx.Now()
 		}
 		if when > math.MaxInt64-base {
-			x.W.Error(invalid)
+			x.W.Error(invalid())
 			return
 		}
 		at := when + base

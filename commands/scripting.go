@@ -77,6 +77,11 @@ type Scripting interface {
 	// RunningScript describes the script running now, for FUNCTION
 	// STATS; ok is false when none runs.
 	RunningScript() (r RunningScript, ok bool)
+	// MonitorScriptCommand shows the script command args (EVAL, FCALL
+	// and their kin, which dispatch leaves out: skip_monitor) to the
+	// monitors before anything else, as Redis's evalCommand does, so that
+	// the commands the script runs follow it in the feed.
+	MonitorScriptCommand(args [][]byte)
 }
 
 // RunningScript is the script or function running now.
@@ -119,6 +124,7 @@ func scriptArgs(x *Ctx, notInt string) (keys, args [][]byte, ok bool) {
 // evalGeneric runs EVAL's family: the script by body or by SHA1,
 // read-only or not.
 func evalGeneric(x *Ctx, bySHA, readOnly bool) {
+	x.Scripting.MonitorScriptCommand(x.Args)
 	keys, args, ok := scriptArgs(x, errNotInteger)
 	if !ok {
 		return
@@ -147,6 +153,7 @@ func cmdFunctionKill(x *Ctx) {
 // fcallGeneric is FCALL and FCALL_RO; like Redis it looks the function up
 // before it reads the key count.
 func fcallGeneric(x *Ctx, readOnly bool) {
+	x.Scripting.MonitorScriptCommand(x.Args)
 	name := x.Args[1]
 	if !x.Scripting.Lua().HasFunction(name) {
 		x.W.Error("ERR Function not found")

@@ -110,11 +110,8 @@ func Walk(specs []*Spec, fn func(*Spec)) {
 
 // lookupFold finds name in m (whose keys are lower case) without
 // allocating: clients send upper-case names, which are lowered into a
-// stack buffer.
+// stack buffer first, for one map lookup.
 func lookupFold(m map[string]*Spec, name []byte) *Spec {
-	if spec, ok := m[string(name)]; ok {
-		return spec
-	}
 	var buf [32]byte
 	if len(name) > len(buf) {
 		return m[strings.ToLower(string(name))]

@@ -128,6 +128,13 @@ type Engine struct {
 	stepOrigin any
 	// expiring is set while expireLocked removes a key.
 	expiring bool
+	// stepTx and stepPost are the running step's transaction and disk
+	// work (step), reused from one step to the next under the lock.
+	stepTx   Tx
+	stepPost postWork
+	// realClock is set when Options.Now is time.Now: a step then takes
+	// its time from the engine lock's own clock reads (holdMutex.now).
+	realClock bool
 
 	// dirty holds the groups with resident values the disk does not have
 	// yet; the write-behind pass persists them without freeing memory.
@@ -213,7 +220,8 @@ func New(opts Options) *Engine {
 	if opts.Databases <= 0 {
 		opts.Databases = 16
 	}
-	if opts.Now == nil {
+	realClock := opts.Now == nil
+	if realClock {
 		opts.Now = time.Now
 	}
 	if opts.Logger == nil {
@@ -233,7 +241,7 @@ func New(opts Options) *Engine {
 		chunks: make(map[ChunkClass]ChunkCount), quantQueue: make(map[*group]struct{}),
 		deferredDeletes: make(map[coldKey]struct{}), flushing: make(map[int]int),
 		decoded:   make(map[*item]*decodedValue),
-		quantWake: wake.New()}
+		quantWake: wake.New(), realClock: realClock}
 	e.memCond = sync.NewCond(&e.mu)
 	e.idle = sync.NewCond(&e.mu)
 	e.dbs = make([]*keyspace, opts.Databases)
@@ -359,16 +367,28 @@ func (e *Engine) View(db int, fn func(tx *Tx)) { e.step(db, fn, false) }
 
 // step runs fn as one atomic step under the lock, then the disk work it
 // left for after the lock (postWork).
+//
+// The step's Tx and its postWork are the engine's own (stepTx, stepPost),
+// reused under the lock, so that a step allocates nothing of its own; the
+// postWork is copied out before the lock is released.
 func (e *Engine) step(db int, fn func(tx *Tx), write bool) {
-	var post postWork
-	func() {
+	post := func() postWork {
 		e.mu.Lock()
 		defer e.mu.Unlock()
 		if write {
 			e.writeGen++
 		}
-		tx := Tx{e: e, db: db, ks: e.dbs[db], now: e.opts.Now().UnixMilli(), post: &post}
-		fn(&tx)
+		tx := &e.stepTx
+		now := e.mu.now() // the clock the lock read, when it is the real one
+		if !e.realClock {
+			now = e.opts.Now()
+		}
+		*tx = Tx{e: e, db: db, ks: e.dbs[db], now: now.UnixMilli(), post: &e.stepPost}
+		defer func() {
+			*tx = Tx{}
+			e.stepPost = postWork{}
+		}()
+		fn(tx)
 		e.stepOrigin = nil
 		var protect *item
 		if write {
@@ -376,8 +396,11 @@ func (e *Engine) step(db int, fn func(tx *Tx), write bool) {
 		}
 		e.makeRoomLocked(protect)
 		e.publishLocked()
+		return e.stepPost
 	}()
-	e.runPost(context.Background(), &post)
+	if len(post.expiry) > 0 || len(post.flush) > 0 {
+		e.runPost(context.Background(), &post)
+	}
 }
 
 // Reserve makes room before a command that may grow memory. Without a cold
@@ -544,22 +567,32 @@ func (e *Engine) flushLocked(db int) int {
 	return ks.phys
 }
 
-// publishLocked copies the counters read without the lock.
+// publishLocked copies the counters read without the lock. A counter is
+// stored only when it changed: most steps change none, and an atomic store
+// is a full barrier where a load is a plain read.
 func (e *Engine) publishLocked() {
 	var keys, exp int64
 	for _, ks := range e.dbs {
 		keys += int64(len(ks.items))
 		exp += int64(len(ks.expires))
 	}
-	e.keys.Store(keys)
-	e.nexp.Store(exp)
-	e.memKeys.Store(e.residentKeys)
-	e.diskOnlyPub.Store(keys - e.residentKeys)
-	e.indexPub.Store(e.indexBytes)
-	e.memBytes.Store(e.residentBytes)
-	e.usedPub.Store(e.used)
+	publish(&e.keys, keys)
+	publish(&e.nexp, exp)
+	publish(&e.memKeys, e.residentKeys)
+	publish(&e.diskOnlyPub, keys-e.residentKeys)
+	publish(&e.indexPub, e.indexBytes)
+	publish(&e.memBytes, e.residentBytes)
+	publish(&e.usedPub, e.used)
 	if e.used < e.maxMem.Load() {
 		e.memCond.Broadcast()
+	}
+}
+
+// publish stores v in a unless it holds v already. Only the engine lock's
+// holder stores, so no store is lost between the load and the store.
+func publish(a *atomic.Int64, v int64) {
+	if a.Load() != v {
+		a.Store(v)
 	}
 }
 

@@ -71,25 +71,46 @@ func raise(L *lua.LState, msg string) int {
 }
 
 // commandArgs converts redis.call's arguments (luaArgsToRedisArgv): strings
-// as they are, numbers with %.17g; anything else is an error.
-func commandArgs(L *lua.LState) ([][]byte, string) {
+// as they are, numbers with %.17g (Lua's own conversion loses precision);
+// anything else is an error. The arguments are written into the state's
+// reusable buffer (argBuf, args): they are valid until the next call, which
+// is all a command may assume of its arguments (it copies, with Own, what
+// it keeps).
+func (st *luaState) commandArgs(L *lua.LState) ([][]byte, string) {
 	n := L.GetTop()
 	if n == 0 {
 		return nil, "Please specify at least one argument for this redis lib call"
 	}
-	args := make([][]byte, n)
+	buf, ends := st.argBuf[:0], st.argEnds[:0]
 	for i := 1; i <= n; i++ {
 		switch v := L.Get(i).(type) {
 		case lua.LString:
-			args[i-1] = []byte(v)
+			buf = append(buf, v...)
 		case lua.LNumber:
-			args[i-1] = []byte(formatArg(v))
+			buf = strconv.AppendFloat(buf, float64(v), 'g', 17, 64)
 		default:
 			return nil, "Lua redis lib command arguments must be strings or integers"
 		}
+		ends = append(ends, len(buf))
+	}
+	args, start := st.args[:0], 0
+	for _, end := range ends {
+		// The capacity ends with the argument: appending to one cannot
+		// overwrite the next.
+		args = append(args, buf[start:end:end])
+		start = end
+	}
+	if cap(buf) <= maxKeptArgBytes {
+		st.argBuf, st.argEnds, st.args = buf, ends, args
+	} else {
+		st.argBuf = nil
 	}
 	return args, ""
 }
+
+// maxKeptArgBytes bounds the argument buffer a Lua state keeps between
+// calls: a script that once SET a large value does not hold its size.
+const maxKeptArgBytes = 64 << 10
 
 // redisCall is redis.call (raise true) and redis.pcall
 // (luaRedisGenericCommand).
@@ -98,7 +119,7 @@ func (st *luaState) redisCall(L *lua.LState, raiseErr bool) int {
 	if r == nil {
 		return raise(L, "redis.call/pcall can only be called inside a script invocation")
 	}
-	args, msg := commandArgs(L)
+	args, msg := st.commandArgs(L)
 	L.SetTop(0)
 	if msg != "" {
 		if raiseErr {
@@ -260,7 +281,7 @@ func (st *luaState) redisACLCheckCmd(L *lua.LState) int {
 	if r == nil {
 		return raise(L, "redis.acl_check_cmd can only be called inside a script invocation")
 	}
-	args, msg := commandArgs(L)
+	args, msg := st.commandArgs(L)
 	if msg != "" {
 		return raise(L, msg)
 	}

@@ -87,7 +87,12 @@ type Engine struct {
 type evalScript struct {
 	fn    *lua.LFunction
 	body  string
+	sha   string
 	flags Flags
+	// hoisted are the constants that hold KEYS and ARGV (hoist.go), and
+	// boundKeys and boundArgv the tables they hold.
+	hoisted              []hoisted
+	boundKeys, boundArgv *lua.LTable
 }
 
 // New returns an Engine with no scripts and no functions.
@@ -153,7 +158,7 @@ func (e *Engine) loadScript(body []byte) (*evalScript, string, string) {
 	}
 	fn.Env = e.eval.env
 	noArgTable(fn)
-	s := &evalScript{fn: fn, body: string(body), flags: flags}
+	s := &evalScript{fn: fn, body: string(body), sha: sha, flags: flags, hoisted: e.eval.hoistGlobals(fn.Proto)}
 	e.scripts[sha] = s
 	e.scriptCount.Add(1)
 	e.scriptBytes.Add(int64(len(body)))
@@ -236,18 +241,15 @@ func (e *Engine) Eval(r *Run, body []byte) {
 func (e *Engine) EvalSHA(r *Run, sha []byte) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	s, key := e.scripts[string(sha)], ""
-	if s != nil {
-		key = string(sha)
-	} else {
-		key = strings.ToLower(string(sha))
-		s = e.scripts[key]
+	s := e.scripts[string(sha)]
+	if s == nil {
+		s = e.scripts[strings.ToLower(string(sha))]
 	}
 	if s == nil || len(sha) != 40 {
 		r.W.Error("NOSCRIPT No matching script. Please use EVAL.")
 		return
 	}
-	e.runScript(r, s, key)
+	e.runScript(r, s, s.sha)
 }
 
 // prepare applies Redis's scriptPrepareForRun to the script's flags; it
@@ -274,8 +276,9 @@ func (e *Engine) runScript(r *Run, s *evalScript, sha string) {
 	r.Name = sha
 	st := e.eval
 	L := st.L
-	st.setArray("KEYS", r.Keys)
-	st.setArray("ARGV", r.Args)
+	st.keys = st.fillArray(st.keys, "KEYS", r.Keys)
+	st.argv = st.fillArray(st.argv, "ARGV", r.Args)
+	st.bindRunGlobals(s)
 	L.Push(s.fn)
 	st.call(r, 0)
 	if st.broken {

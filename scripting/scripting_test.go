@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/kvserver/kvserver/resp"
@@ -13,10 +14,24 @@ import (
 // bytes in RESP proto.
 func eval(t *testing.T, e *Engine, body string, proto int) string {
 	t.Helper()
+	return evalKeys(t, e, body, proto, nil, nil)
+}
+
+// evalKeys runs body as EVAL with keys and args and returns the reply in
+// RESP proto.
+func evalKeys(t *testing.T, e *Engine, body string, proto int, keys, args []string) string {
+	t.Helper()
 	var out bytes.Buffer
 	w := resp.NewWriter(&out)
 	w.SetProto(proto)
-	e.Eval(&Run{Ctx: context.Background(), W: w}, []byte(body))
+	toBytes := func(ss []string) [][]byte {
+		b := make([][]byte, len(ss))
+		for i, s := range ss {
+			b[i] = []byte(s)
+		}
+		return b
+	}
+	e.Eval(&Run{Ctx: context.Background(), W: w, Keys: toBytes(keys), Args: toBytes(args)}, []byte(body))
 	if err := w.Flush(); err != nil {
 		t.Fatal(err)
 	}
@@ -248,4 +263,64 @@ func TestBrokenLuaStateIsReplaced(t *testing.T) {
 	if got := eval(t, e, "local t = {} for i = 1, 9000 do t[i] = i end return unpack(t)", 2); !bytes.Contains([]byte(got), []byte("too many results to unpack")) {
 		t.Errorf("unpack of 9000 = %q", got)
 	}
+}
+
+// TestKeysAndArgvAreFreshForEveryRun pins down that reusing the KEYS and
+// ARGV tables between runs is invisible: whatever a script did to them
+// (more elements, other keys, a metatable, other values), the next run
+// sees exactly its own keys and arguments.
+func TestKeysAndArgvAreFreshForEveryRun(t *testing.T) {
+	e := New(nil)
+	defer e.Close()
+	const show = "return {#KEYS, #ARGV, tostring(KEYS.x), tostring(KEYS[3]), tostring(getmetatable(ARGV)), KEYS[1] or '-', ARGV[1] or '-', ARGV[2] or '-'}"
+	runEvalSteps(t, e, false, []evalStep{
+		{show, []string{"a", "b"}, []string{"1", "2"}, "*8\r\n:2\r\n:2\r\n$3\r\nnil\r\n$3\r\nnil\r\n$3\r\nnil\r\n$1\r\na\r\n$1\r\n1\r\n$1\r\n2\r\n"},
+		{"KEYS[1] = 'changed' KEYS[3] = 'c' KEYS[10] = 'j' ARGV[2] = nil return 1", []string{"a", "b"}, []string{"1", "2"}, ":1\r\n"},
+		{show, []string{"a"}, []string{"1", "2"}, "*8\r\n:1\r\n:2\r\n$3\r\nnil\r\n$3\r\nnil\r\n$3\r\nnil\r\n$1\r\na\r\n$1\r\n1\r\n$1\r\n2\r\n"},
+		{"KEYS.x = 'y' setmetatable(ARGV, {}) return 1", []string{"a"}, []string{"1"}, ":1\r\n"},
+		{show, []string{"a"}, []string{"1"}, "*8\r\n:1\r\n:1\r\n$3\r\nnil\r\n$3\r\nnil\r\n$3\r\nnil\r\n$1\r\na\r\n$1\r\n1\r\n$1\r\n-\r\n"},
+		{"KEYS[0] = 'zero' KEYS[1.5] = 'half' return 1", []string{"a"}, nil, ":1\r\n"},
+		{"local n = 0 for k in pairs(KEYS) do n = n + 1 end return n", []string{"a", "b", "c"}, nil, ":3\r\n"},
+		{show, nil, nil, "*8\r\n:0\r\n:0\r\n$3\r\nnil\r\n$3\r\nnil\r\n$3\r\nnil\r\n$1\r\n-\r\n$1\r\n-\r\n$1\r\n-\r\n"},
+	})
+}
+
+// evalStep is one EVAL with its keys and arguments and the RESP2 reply
+// it must get.
+type evalStep struct {
+	body       string
+	keys, args []string
+	want       string
+}
+
+// runEvalSteps runs the steps in order on e; with prefix, a reply need
+// only start with its want.
+func runEvalSteps(t *testing.T, e *Engine, prefix bool, steps []evalStep) {
+	t.Helper()
+	for i, st := range steps {
+		got := evalKeys(t, e, st.body, 2, st.keys, st.args)
+		if got != st.want && !(prefix && strings.HasPrefix(got, st.want)) {
+			t.Errorf("step %d: %q keys %q args %q = %q, want %q", i, st.body, st.keys, st.args, got, st.want)
+		}
+	}
+}
+
+// TestGlobalReadsAreConstants pins down the compiled scripts' global reads
+// turned into constants (hoist.go): KEYS and ARGV follow every run, in
+// nested functions too and after a script replaced their tables; a name
+// no global has still fails; a script that uses setfenv reads its own
+// environment.
+func TestGlobalReadsAreConstants(t *testing.T) {
+	e := New(nil)
+	defer e.Close()
+	const nested = "local function f() return KEYS[1] .. ARGV[1] end return {f(), type(redis.call), type(cjson)}"
+	runEvalSteps(t, e, true, []evalStep{
+		{nested, []string{"a"}, []string{"1"}, "*3\r\n$2\r\na1\r\n$8\r\nfunction\r\n$5\r\ntable\r\n"},
+		{nested, []string{"b"}, []string{"2"}, "*3\r\n$2\r\nb2\r\n$8\r\nfunction\r\n$5\r\ntable\r\n"},
+		{"setmetatable(KEYS, {}) setmetatable(ARGV, {}) return 1", []string{"x"}, []string{"y"}, ":1\r\n"},
+		{nested, []string{"c"}, []string{"3"}, "*3\r\n$2\r\nc3\r\n$8\r\nfunction\r\n$5\r\ntable\r\n"},
+		{"return nosuch", nil, nil, "-ERR user_script:1: Script attempted to access nonexistent global variable 'nosuch' script: "},
+		{"setfenv(1, {KEYS = {'own'}}) return KEYS[1]", []string{"d"}, nil, "$3\r\nown\r\n"},
+		{"KEYS = {} return 1", nil, nil, "-ERR user_script:1: Attempt to modify a readonly table script: "},
+	})
 }

@@ -3,7 +3,6 @@ package scripting
 import (
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 
 	lua "github.com/yuin/gopher-lua"
@@ -29,6 +28,14 @@ type luaState struct {
 	// broken is set when gopher-lua panicked out of a run, leaving the
 	// state unusable: the engine replaces it.
 	broken bool
+	// keys and argv are the KEYS and ARGV tables of the last EVAL run,
+	// reused by the next (fillArray).
+	keys, argv *lua.LTable
+	// args, argBuf and argEnds hold redis.call's arguments, reused from
+	// one call to the next (commandArgs).
+	args    [][]byte
+	argBuf  []byte
+	argEnds []int
 }
 
 // newLuaState builds a Lua state for scripts compiled as source; eval adds
@@ -105,13 +112,44 @@ func readOnly(L *lua.LState, globals *lua.LTable) *lua.LTable {
 	return t
 }
 
-// setArray sets the global name (KEYS, ARGV) to the strings of vals.
-func (st *luaState) setArray(name string, vals [][]byte) {
-	t := st.L.CreateTable(len(vals), 0)
+// fillArray sets the global name (KEYS or ARGV) to a table of the strings
+// of vals, and returns it. The table t of the previous run is reused when
+// the script left it a plain array (no metatable, no other keys; globals
+// being read-only, a script cannot have kept it anywhere but in its
+// locals): its elements are overwritten, those past vals cleared, and an
+// element already equal to its value is left as it is, which saves the
+// string (a lock script called again and again with the same key and
+// token allocates nothing here).
+func (st *luaState) fillArray(t *lua.LTable, name string, vals [][]byte) *lua.LTable {
+	if !plainArray(t) {
+		t = st.L.CreateTable(len(vals), 0)
+	}
+	n := t.MaxN()
 	for i, v := range vals {
+		if old, ok := t.RawGetInt(i + 1).(lua.LString); ok && string(old) == string(v) {
+			continue
+		}
 		t.RawSetInt(i+1, lua.LString(v))
 	}
+	for i := len(vals) + 1; i <= n; i++ {
+		t.RawSetInt(i, lua.LNil)
+	}
 	st.globals.RawSetString(name, t)
+	return t
+}
+
+// plainArray reports whether t is a table with no metatable and no key
+// but 1..n.
+func plainArray(t *lua.LTable) bool {
+	if t == nil || t.Metatable != lua.LNil {
+		return false
+	}
+	var k lua.LValue = lua.LNil
+	if n := t.MaxN(); n > 0 {
+		k = lua.LNumber(n)
+	}
+	k, _ = t.Next(k)
+	return k == lua.LNil
 }
 
 // call calls the function on the stack top with nargs arguments below it
@@ -311,10 +349,4 @@ func errorText(msg string) string {
 		msg = msg[:len(msg)-1]
 	}
 	return code + " " + msg
-}
-
-// formatArg is how a number becomes a command argument (%.17g: Lua's own
-// conversion loses precision).
-func formatArg(n lua.LNumber) string {
-	return strconv.FormatFloat(float64(n), 'g', 17, 64)
 }

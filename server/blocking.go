@@ -2,6 +2,7 @@ package server
 
 import (
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/kvserver/kvserver/commands"
@@ -166,9 +167,12 @@ func (s session) Blocked() (blocked, withTimeout int) { return s.c.srv.blocked.c
 // command): until when commands wait, and whether all of them do or only
 // those that may write. Its zero value is no pause.
 type clientPause struct {
-	mu    sync.Mutex
-	until time.Time
-	all   bool
+	// active is set while a pause may be in force, so that commands
+	// need neither the lock nor the clock when there is none.
+	active atomic.Bool
+	mu     sync.Mutex
+	until  time.Time
+	all    bool
 	// changed is closed, and replaced, whenever the pause is lifted or
 	// changed, so that waiting commands look again.
 	changed chan struct{}
@@ -187,6 +191,7 @@ func (p *clientPause) pause(until time.Time, all bool) {
 	} else {
 		p.until, p.all = until, all
 	}
+	p.active.Store(true)
 	p.signalLocked()
 }
 
@@ -195,6 +200,7 @@ func (p *clientPause) unpause() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.until = time.Time{}
+	p.active.Store(false)
 	p.signalLocked()
 }
 
@@ -208,9 +214,16 @@ func (p *clientPause) signalLocked() {
 // holds reports whether a command waits now (mayWrite: it may write), and
 // if so until when and the channel closed when the pause changes.
 func (p *clientPause) holds(mayWrite bool) (until time.Time, changed <-chan struct{}, ok bool) {
+	if !p.active.Load() {
+		return time.Time{}, nil, false
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if !time.Now().Before(p.until) || !(p.all || mayWrite) {
+	if !time.Now().Before(p.until) {
+		p.active.Store(false)
+		return time.Time{}, nil, false
+	}
+	if !(p.all || mayWrite) {
 		return time.Time{}, nil, false
 	}
 	if p.changed == nil {
@@ -240,6 +253,7 @@ func (s *Server) waitWhilePaused(c *Client, spec *commands.Spec) bool {
 		c.mu.Lock()
 		c.lastCmd = spec.Name
 		c.mu.Unlock()
+		s.releaseExclusive(c)
 		if c.block(until, changed, false) == commands.UnblockedClosed {
 			return false
 		}

@@ -76,6 +76,12 @@ type Client struct {
 	// holdsShared is set while the handler runs under Server.exclusive's
 	// read lock, which a command blocked on keys lets go (blockkeys.go).
 	holdsShared bool
+	// holdsExclusive is set while the client holds Server.exclusive for
+	// writing between pipelined scripts (runHandler, releaseExclusive).
+	holdsExclusive bool
+	// cmdStart is when the running command started (dispatch, EXEC), for
+	// what needs the time again while it runs (a script's start).
+	cmdStart time.Time
 
 	// subscribed is Redis's CLIENT_PUBSUB: the connection has pub/sub
 	// subscriptions; mbox holds the messages it has yet to write

@@ -42,6 +42,9 @@ func (s *Server) dispatch(c *Client) {
 			return
 		}
 	}
+	if c.holdsExclusive && !keepsExclusive(c, spec) {
+		s.releaseExclusive(c)
+	}
 	if spec.Handler == nil {
 		// A container called without a subcommand (only COMMAND's arity
 		// allows it, and it has its own handler).
@@ -123,6 +126,7 @@ func (s *Server) dispatch(c *Client) {
 		return
 	}
 	start := time.Now()
+	c.cmdStart = start
 	c.mu.Lock()
 	c.lastCmd = spec.Name
 	c.lastUsed = start
@@ -136,7 +140,7 @@ func (s *Server) dispatch(c *Client) {
 	s.rememberReads(c, spec, args)
 	s.feedMonitors(c, spec, args)
 	c.x.Args = nil
-	s.serveBlocked()
+	s.serveBlocked(c)
 	took := time.Since(start)
 	s.recordSlow(c, spec, args, start, took)
 	s.observe(spec.Name, took, false)
@@ -148,8 +152,21 @@ func (s *Server) dispatch(c *Client) {
 // Commands that do not touch it (WAIT, CLIENT, CONFIG...) take no part:
 // a WAIT blocking for its timeout must not hold up an EXEC, nor, through
 // the EXEC waiting for it, every other client.
+//
+// A script keeps the lock when it ends (holdsExclusive): if the client's
+// next command, already read, is a script too, it runs without taking the
+// lock again, as Redis runs a client's pipelined commands one after the
+// other. The lock goes before any other command (dispatch), before a read
+// that may wait for the network (flushBeforeRead) and once the client's
+// buffered commands are done (serveClient): other clients wait at most for
+// one buffer of commands, and never for this client's network.
 func (s *Server) runHandler(c *Client, spec *commands.Spec) {
 	switch {
+	case c.holdsExclusive:
+		// Only a script gets here so (dispatch released it otherwise).
+	case spec.Exclusive && keepsExclusive(c, spec):
+		s.exclusive.Lock()
+		c.holdsExclusive = true
 	case spec.Exclusive || commands.IsExec(spec) && c.multi != nil:
 		s.exclusive.Lock()
 		defer s.exclusive.Unlock()
@@ -164,10 +181,31 @@ func (s *Server) runHandler(c *Client, spec *commands.Spec) {
 	spec.Handler(c.x)
 }
 
+// keepsExclusive reports whether c may hold Server.exclusive across the
+// command spec (runHandler): scripts outside MULTI, which wait for nothing
+// before they run (no memory reservation; preload and waitWhilePaused let
+// the lock go before they wait).
+func keepsExclusive(c *Client, spec *commands.Spec) bool {
+	return spec.Exclusive && c.multi == nil && spec.Flags&commands.FlagDenyoom == 0
+}
+
+// releaseExclusive lets Server.exclusive go if c kept it after a script.
+func (s *Server) releaseExclusive(c *Client) {
+	if c.holdsExclusive {
+		c.holdsExclusive = false
+		s.exclusive.Unlock()
+	}
+}
+
 // serveBlocked serves the clients blocked on keys the last command wrote
-// (blockkeys.go), after it and after a whole EXEC, as Redis does.
-func (s *Server) serveBlocked() {
+// (blockkeys.go), after it and after a whole EXEC, as Redis does; under
+// the lock c kept after a script, if it did.
+func (s *Server) serveBlocked(c *Client) {
 	if !s.eng.HasReady() {
+		return
+	}
+	if c.holdsExclusive {
+		s.keyWaits.serveReady()
 		return
 	}
 	s.exclusive.RLock()
@@ -183,6 +221,7 @@ func (s *Server) preload(c *Client, spec *commands.Spec, args [][]byte) bool {
 	if commands.IsExec(spec) && c.multi != nil {
 		err = s.preloadQueued(c)
 	} else if keys := spec.ValueKeys(args); keys != nil {
+		s.releaseExclusive(c)
 		// Values only on disk are loaded into fresh memory for the reply:
 		// they wait for the budget that bounds what clients hold
 		// (budget.go), like request values. So do the replies of @slow

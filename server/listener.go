@@ -422,7 +422,7 @@ func (s *Server) newClient(ctx context.Context, conn net.Conn, wg *sync.WaitGrou
 	c.serverCtx = ctx
 	c.ctx, c.cancel = context.WithCancel(ctx)
 	c.budget = s.bulks.account()
-	c.r.SetBulkBudget(c.ctx, c.budget)
+	c.r.SetBulkBudget(c.ctx, readerBudget{c})
 	c.proto.Store(2)
 	c.x = s.newCommandCtx(c)
 	s.setDefaultAuth(c)
@@ -500,6 +500,7 @@ func (s *Server) clientCount() int {
 // the replies once no pipelined command is waiting.
 func (s *Server) serveClient(c *Client) {
 	defer func() {
+		s.releaseExclusive(c)
 		c.cancel()
 		c.budget.settle(0)
 		c.conn.Close()
@@ -550,6 +551,7 @@ func (s *Server) serveClient(c *Client) {
 			return
 		}
 		if !c.r.Buffered() || c.w.Pending() > maxPendingReply || c.closeAfterReply {
+			s.releaseExclusive(c)
 			err := s.flush(c)
 			s.countIO(c)
 			if err != nil {
@@ -560,6 +562,16 @@ func (s *Server) serveClient(c *Client) {
 			return
 		}
 	}
+}
+
+// readerBudget is the client's budget as its Reader takes large bulks from
+// it: the Reader may wait there, so the client first lets go of the lock it
+// kept after a script (runHandler).
+type readerBudget struct{ c *Client }
+
+func (b readerBudget) Acquire(ctx context.Context, n int64) error {
+	b.c.srv.releaseExclusive(b.c)
+	return b.c.budget.Acquire(ctx, n)
 }
 
 // flushBeforeRead is the connection as a client's Reader sees it: before a
@@ -576,6 +588,7 @@ type flushBeforeRead struct {
 // It is also where a waiting subscriber sends its messages (pubsub.go):
 // a read that Deliver cut short sends them and reads again.
 func (f flushBeforeRead) Read(p []byte) (int, error) {
+	f.s.releaseExclusive(f.c)
 	for {
 		subscriber := f.c.mailboxUsed.Load()
 		if subscriber {

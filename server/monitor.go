@@ -80,10 +80,43 @@ func (s *Server) touchesKeyspace(c *Client, spec *commands.Spec) bool {
 // feedMonitors sends the monitors the command c ran. QUIT never gets
 // there in Redis (processCommand answers it itself).
 func (s *Server) feedMonitors(c *Client, spec *commands.Spec, args [][]byte) {
-	if s.mons.n.Load() == 0 || spec.Flags&(commands.FlagAdmin|commands.FlagSkipMonitor) != 0 || spec.Name == "quit" {
+	if s.mons.n.Load() == 0 || !monitored(spec) {
 		return
 	}
-	line := monitorLine(nil, time.Now(), c.DB(), peerID(c.conn), redacted(spec, args))
+	s.sendMonitors(c.DB(), peerID(c.conn), redacted(spec, args))
+}
+
+// monitored reports whether the monitors see the command: not admin
+// commands nor those flagged skip_monitor. QUIT never gets there in Redis
+// (processCommand answers it itself).
+func monitored(spec *commands.Spec) bool {
+	return spec.Flags&(commands.FlagAdmin|commands.FlagSkipMonitor) == 0 && spec.Name != "quit"
+}
+
+// scriptPeer is where the monitor feed says a script's commands come from.
+const scriptPeer = "lua"
+
+// feedScriptMonitors sends the monitors a command a script ran, in the
+// script's database (after the command: a SELECT shows the new one), as
+// from "lua".
+func (s *Server) feedScriptMonitors(db int, spec *commands.Spec, args [][]byte) {
+	if s.mons.n.Load() == 0 || !monitored(spec) {
+		return
+	}
+	s.sendMonitors(db, scriptPeer, redacted(spec, args))
+}
+
+// MonitorScriptCommand shows a script command to the monitors before it
+// runs (commands.Scripting).
+func (s session) MonitorScriptCommand(args [][]byte) {
+	if srv := s.c.srv; srv.mons.n.Load() != 0 {
+		srv.sendMonitors(s.c.DB(), peerID(s.c.conn), args)
+	}
+}
+
+// sendMonitors sends every monitor the line of one command.
+func (s *Server) sendMonitors(db int, peer string, args [][]byte) {
+	line := monitorLine(nil, time.Now(), db, peer, args)
 	s.mons.mu.Lock()
 	defer s.mons.mu.Unlock()
 	for m := range s.mons.set {

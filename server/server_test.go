@@ -32,7 +32,7 @@ type adminServer struct {
 	err     error // what Serve returned, once stopped is closed
 }
 
-func startAdminServer(t *testing.T, opts Options) *adminServer {
+func startAdminServer(t testing.TB, opts Options) *adminServer {
 	t.Helper()
 	eng := engine.New(engine.Options{})
 	if opts.Logger == nil {
@@ -62,12 +62,12 @@ func startAdminServer(t *testing.T, opts Options) *adminServer {
 
 // adminConn speaks raw RESP to an adminServer and returns raw replies.
 type adminConn struct {
-	t    *testing.T
+	t    testing.TB
 	conn net.Conn
 	rd   *bufio.Reader
 }
 
-func (as *adminServer) dial(t *testing.T) *adminConn {
+func (as *adminServer) dial(t testing.TB) *adminConn {
 	t.Helper()
 	conn, err := net.Dial("tcp", as.addr)
 	if err != nil {

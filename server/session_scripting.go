@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -55,10 +56,37 @@ type scriptRun struct {
 	busyAfter time.Duration
 	// cancel stops the script.
 	cancel context.CancelFunc
-	// done is closed when the script ends.
-	done chan struct{}
+	// mu guards done and ended: done is made for the first client that
+	// waits for the script (most scripts end before anyone does) and
+	// closed when it ends.
+	mu    sync.Mutex
+	done  chan struct{}
+	ended bool
 	// wrote: the script ran a write command, so it cannot be killed.
 	wrote atomic.Bool
+}
+
+// wait returns a channel closed when the script has ended.
+func (r *scriptRun) wait() <-chan struct{} {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.done == nil {
+		r.done = make(chan struct{})
+		if r.ended {
+			close(r.done)
+		}
+	}
+	return r.done
+}
+
+// end marks the script ended, waking the clients waiting for it.
+func (r *scriptRun) end() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.ended = true
+	if r.done != nil {
+		close(r.done)
+	}
 }
 
 // busy reports whether the script has run past busy-reply-threshold.
@@ -74,7 +102,10 @@ func (s session) Lua() *scripting.Engine { return s.c.srv.scripts.lua }
 func (s session) RunScript(function, readOnly bool, keys, args [][]byte, exec func(r *scripting.Run)) {
 	c, srv := s.c, s.c.srv
 	sp := &srv.scripts
-	run := &scriptRun{client: c, function: function, start: time.Now(), done: make(chan struct{})}
+	run := &scriptRun{client: c, function: function, start: c.cmdStart}
+	if run.start.IsZero() {
+		run.start = time.Now()
+	}
 	if function {
 		run.command = make([][]byte, len(c.x.Args))
 		for i, a := range c.x.Args {
@@ -85,11 +116,12 @@ func (s session) RunScript(function, readOnly bool, keys, args [][]byte, exec fu
 	if sc == nil {
 		sc = &scriptCaller{}
 		sc.w = resp.NewWriter(&sc.buf)
+		sc.checkFn = sc.check
 		sp.caller = sc
 	}
 	sc.start(c, run, srv.ClusterEnabled(), keys)
 	r := &sc.r
-	*r = scripting.Run{W: c.w, Caller: sc, Keys: keys, Args: args, ReadOnly: readOnly, Check: sc.check}
+	*r = scripting.Run{W: c.w, Caller: sc, Keys: keys, Args: args, ReadOnly: readOnly, Check: sc.checkFn}
 	if ms := srv.settings.Int("busy-reply-threshold"); ms > 0 {
 		if sp.ctx == nil || sp.ctx.Err() != nil {
 			sp.ctx, sp.cancel = context.WithCancel(context.Background())
@@ -101,7 +133,7 @@ func (s session) RunScript(function, readOnly bool, keys, args [][]byte, exec fu
 	defer func() {
 		sp.running.Store(nil)
 		sc.end()
-		close(run.done)
+		run.end()
 	}()
 	exec(r)
 }
@@ -158,7 +190,7 @@ func (s *Server) busyError(c *Client, spec *commands.Spec) string {
 			busy = t.C
 		}
 		select {
-		case <-run.done:
+		case <-run.wait():
 			return ""
 		case <-c.ctx.Done():
 			return ""
@@ -166,7 +198,7 @@ func (s *Server) busyError(c *Client, spec *commands.Spec) string {
 		}
 	}
 	select {
-	case <-run.done:
+	case <-run.wait():
 		return ""
 	default:
 	}
@@ -203,11 +235,18 @@ type scriptCaller struct {
 	buf  bytes.Buffer
 	w    *resp.Writer
 	x    commands.Ctx
+	// checkFn is check, bound once rather than for every script.
+	checkFn func(scripting.Flags) string
+	// keys are the script's declared keys; remembered is set once a
+	// tracking caller's have been remembered (Call).
+	keys       [][]byte
+	remembered bool
 }
 
 // start readies the caller for a script c runs with the declared keys.
 func (sc *scriptCaller) start(c *Client, run *scriptRun, clusterMode bool, keys [][]byte) {
 	sc.c, sc.run, sc.db, sc.slot = c, run, c.DB(), -1
+	sc.keys, sc.remembered = keys, false
 	if len(keys) > 0 && clusterMode {
 		sc.slot = cluster.KeySlot(keys[0])
 	}
@@ -227,7 +266,7 @@ func (scriptBlocking) CanBlock() bool { return false }
 
 // end drops what the caller holds of the script that ended.
 func (sc *scriptCaller) end() {
-	sc.c, sc.run, sc.r = nil, nil, scripting.Run{}
+	sc.c, sc.run, sc.r, sc.keys = nil, nil, scripting.Run{}, nil
 	sc.x = commands.Ctx{}
 	if sc.buf.Cap() > 64<<10 {
 		// A large reply's buffer is not kept for the next script.
@@ -298,10 +337,19 @@ func (sc *scriptCaller) Call(r *scripting.Run, args [][]byte, proto int) ([]byte
 	sc.buf.Reset()
 	sc.w.SetProto(proto)
 	sc.x.Args = args
-	start := time.Now()
+	// Monotonic clock reads only (time.Now reads the wall clock too).
+	start := time.Since(sc.run.start)
 	spec.Handler(&sc.x)
 	sc.x.Args = nil
-	srv.observe(spec.Name, time.Since(start), false)
+	srv.observe(spec.Name, time.Since(sc.run.start)-start, false)
+	srv.feedScriptMonitors(sc.db, spec, args)
+	// As Redis 7.0's call() does for a read-only command a script runs:
+	// the keys the caller's command declared (its getkeys: the script's
+	// KEYS, not the keys the command read) are remembered for it.
+	if c.tracking && !sc.remembered && len(sc.keys) > 0 && spec.Flags&commands.FlagReadonly != 0 {
+		sc.remembered = true
+		srv.rememberKeys(c, sc.keys)
+	}
 	sc.w.Flush()
 	return sc.buf.Bytes(), ""
 }
@@ -348,9 +396,12 @@ type scriptSession struct {
 	sc *scriptCaller
 }
 
-func (s scriptSession) DB() int          { return s.sc.db }
-func (s scriptSession) SetDB(db int)     { s.sc.db = db }
-func (s scriptSession) Own(i int) []byte { return s.sc.x.Args[i] }
+func (s scriptSession) DB() int      { return s.sc.db }
+func (s scriptSession) SetDB(db int) { s.sc.db = db }
+
+// Own copies: a script's arguments are in the Lua state's buffer, which
+// its next redis.call reuses.
+func (s scriptSession) Own(i int) []byte { return bytes.Clone(s.sc.x.Args[i]) }
 func (s scriptSession) Proto() int       { return s.sc.w.Proto() }
 
 // InScript marks a script's calls (commands.ScriptAware): XREAD refuses

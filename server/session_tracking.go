@@ -69,6 +69,12 @@ func (s *Server) rememberReads(c *Client, spec *commands.Spec, args [][]byte) {
 	for i, j := range idx {
 		keys[i] = args[j]
 	}
+	s.rememberKeys(c, keys)
+}
+
+// rememberKeys records keys as read by the tracking connection c, then
+// keeps the table within tracking-table-max-keys.
+func (s *Server) rememberKeys(c *Client, keys [][]byte) {
 	s.track.Remember(c.ID, keys)
 	s.track.Limit(int(s.settings.Int("tracking-table-max-keys")))
 }

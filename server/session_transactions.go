@@ -93,6 +93,7 @@ func (s session) RunQueued() {
 			continue
 		}
 		start := time.Now()
+		c.cmdStart = start
 		c.queuedArgs = q.args
 		c.x.Args = q.args
 		q.spec.Handler(c.x)

@@ -11,9 +11,9 @@ import (
 // CLIENT TRACKING's options and errors, TRACKINGINFO, GETREDIR, CACHING,
 // and the invalidation pushes (RESP3) that another connection's writes,
 // the connection's own writes (after the reply), MULTI/EXEC, flushes,
-// BCAST prefixes, NOLOOP and OPTIN/OPTOUT cause (RESP3 only: a RESP2
-// connection gets invalidations only through a redirect, see
-// TestTrackingRedirectMatchesRedis).
+// BCAST prefixes, NOLOOP and OPTIN/OPTOUT cause, and the keys of scripts
+// (RESP3 only: a RESP2 connection gets invalidations only through a
+// redirect, see TestTrackingRedirectMatchesRedis).
 func TestDifferentialTracking(t *testing.T) {
 	t.Parallel()
 	runDifferential(t, trackingScripts())
@@ -99,6 +99,22 @@ func trackingScripts() []script {
 			onOther(do("SET", "k", "after flush")),
 			quiet(),
 			do("CLIENT", "TRACKING", "OFF"),
+		}},
+		{"keys of scripts", []step{
+			// Redis 7.0 remembers, when a script runs a read-only
+			// command, the keys the script declared (EVAL's own keys),
+			// not those the command read.
+			onlyProto(3),
+			do("MSET", "k1", "a", "k2", "b", "k3", "c", "k4", "d", "k5", "e"),
+			do("CLIENT", "TRACKING", "ON"),
+			do("EVAL", "return redis.call('get', KEYS[1])", "1", "k1"),
+			do("EVAL", "return redis.call('get', 'k2')", "0"),
+			do("EVAL", "return 1", "1", "k3"),
+			do("EVAL_RO", "return redis.call('get', 'k4')", "0"),
+			do("EVAL", "return redis.call('strlen', 'nosuch')", "1", "k5"),
+			onOther(do("MSET", "k1", "x", "k2", "x", "k3", "x", "k4", "x", "k5", "x")),
+			listen(2),
+			quiet(),
 		}},
 		{"noloop", []step{
 			onlyProto(3),

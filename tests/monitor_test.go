@@ -8,14 +8,19 @@ import (
 )
 
 // monitorStamp matches what differs between two servers' monitor lines:
-// the time and the client's port.
-var monitorStamp = regexp.MustCompile(`^\+\d+\.\d{6} \[(\d+) 127\.0\.0\.1:\d+\] `)
+// the time and the client's port (a script's commands come from "lua").
+var monitorStamp = regexp.MustCompile(`^\+\d+\.\d{6} \[(\d+) (?:127\.0\.0\.1:\d+|(lua))\] `)
+
+// monitorStampless is a monitor line with monitorStamp's parts replaced.
+const monitorStampless = "+T [$1 $2] "
 
 // TestMonitorMatchesRedis runs the same commands on redis-server and
 // kvserver with a MONITOR connection open and compares the feeds, time and
 // port aside: quoting of odd bytes, AUTH and HELLO AUTH redacted, admin
 // commands left out, a transaction's commands before EXEC, the database
-// after SELECT, refused commands left out; the monitor's own keyspace
+// after SELECT, refused commands left out; scripts and functions before
+// the commands they run, which come from "lua" in the script's database,
+// those a script could not run left out; the monitor's own keyspace
 // commands refused and its others fed back; then RESET ends the feed.
 func TestMonitorMatchesRedis(t *testing.T) {
 	t.Parallel()
@@ -24,6 +29,17 @@ func TestMonitorMatchesRedis(t *testing.T) {
 	cmds := [][]string{
 		{"SET", "k", "a b\"c\\\n\r\t\a\b\x00\xff"},
 		{"get", "k"},
+		{"EVAL", "redis.call('set', KEYS[1], ARGV[1]) redis.call('select', 2) redis.pcall('nosuch') redis.pcall('get') " +
+			"redis.pcall('set', 'x', 'y', 'z') redis.pcall('config', 'get', 'maxmemory') return redis.call('get', KEYS[1])", "1", "s", "v\x00"},
+		{"EVALSHA", "0000000000000000000000000000000000000000", "0"},
+		{"EVAL_RO", "return redis.call('get', KEYS[1])", "1", "s"},
+		{"EVAL", "return 1", "x"},
+		{"FUNCTION", "LOAD", "REPLACE", "#!lua name=mon\nredis.register_function('f', function(keys, args) return redis.call('incr', keys[1]) end)"},
+		{"FCALL", "f", "1", "n"},
+		{"FCALL", "nosuch", "0"},
+		{"MULTI"},
+		{"EVAL", "return redis.call('incr', KEYS[1])", "1", "n"},
+		{"EXEC"},
 		{"AUTH", "user", "secret"},
 		{"HELLO", "2", "AUTH", "u", "p"},
 		{"HELLO", "3", "SETNAME", "n"},
@@ -56,7 +72,7 @@ func TestMonitorMatchesRedis(t *testing.T) {
 			if err != nil {
 				t.Fatalf("monitor feed after %d lines: %v", len(feeds[i]), err)
 			}
-			s := monitorStamp.ReplaceAllString(string(line), "+T [$1] ")
+			s := monitorStamp.ReplaceAllString(string(line), monitorStampless)
 			feeds[i] = append(feeds[i], s)
 			if strings.Contains(s, `"last"`) {
 				break
@@ -71,7 +87,7 @@ func TestMonitorMatchesRedis(t *testing.T) {
 				if err != nil {
 					t.Fatalf("feed of the monitor's own %q: %v", c, err)
 				}
-				feeds[i] = append(feeds[i], monitorStamp.ReplaceAllString(string(line), "+T [$1] "))
+				feeds[i] = append(feeds[i], monitorStamp.ReplaceAllString(string(line), monitorStampless))
 			}
 		}
 		if got := string(mon.Do("RESET")); got != "+RESET\r\n" {
