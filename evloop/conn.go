@@ -47,6 +47,23 @@ type Conn struct {
 	// rdl and wdl are the read and write deadlines in Unix nanoseconds,
 	// 0 for none.
 	rdl, wdl atomic.Int64
+	// owner is the caller's state for the connection (SetOwner).
+	owner any
+}
+
+// SetOwner attaches the caller's state for the connection, for its
+// Handler; call it before the first Park.
+func (c *Conn) SetOwner(v any) { c.owner = v }
+
+// Owner is what SetOwner attached.
+func (c *Conn) Owner() any { return c.owner }
+
+// Parked reports whether the connection waits on its loop, neither running
+// on a goroutine nor being served.
+func (c *Conn) Parked() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.state == stateParked
 }
 
 // Park hands the connection to its loop until it is readable or woken. The

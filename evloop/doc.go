@@ -1,9 +1,13 @@
 // Package evloop serves many non-blocking sockets from a few goroutines, the
-// way Redis's event loop (ae.c) does: each loop waits in epoll_wait for the
-// sockets of its idle connections, and runs the handler of every connection
-// that became readable on its own goroutine, one after the other. A small
-// request costs one read, the command and one write; no goroutine is woken
-// for it and the Go scheduler's poller never sees the socket.
+// way Redis's event loop (ae.c) does: each loop has an epoll instance for
+// the sockets of its idle connections, and runs the handler of every
+// connection that became readable on its own goroutine, one after the
+// other. A small request costs one read, the command and one write; one
+// goroutine wake-up serves every connection ready at that moment, and the
+// Go runtime's poller watches only the epoll descriptor, never the
+// sockets. (A loop parks in the runtime's poller when idle rather than
+// blocking a thread in epoll_wait: a blocked thread costs its P a hand-off
+// and makes sysmon poll every 20 µs, which measured worse.)
 //
 // A connection is in one of two modes. Parked, it belongs to its loop: the
 // loop calls the Handler when bytes arrive (or when Wake or a past read

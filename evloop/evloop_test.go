@@ -17,11 +17,11 @@ import (
 // connection's own goroutine, which parks it again; "big N" answers N
 // bytes (more than a socket buffer holds, so the write waits).
 type lineServer struct {
-	t      *testing.T
-	g      *Group
-	ln     net.Listener
-	mu     sync.Mutex
-	bufs   map[*Conn][]byte
+	t    *testing.T
+	g    *Group
+	ln   net.Listener
+	mu   sync.Mutex
+	bufs map[*Conn][]byte
 }
 
 func startLineServer(t *testing.T, loops int) *lineServer {

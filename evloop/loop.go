@@ -4,8 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"sync"
 	"sync/atomic"
+	"syscall"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -84,6 +87,9 @@ type loop struct {
 	epfd    int
 	eventFD int
 	handler Handler
+	// file owns epfd; raw waits on it through the Go runtime's poller.
+	file *os.File
+	raw  syscall.RawConn
 
 	mu    sync.RWMutex
 	conns []*Conn // by file descriptor
@@ -114,11 +120,44 @@ func newLoop(h Handler) (*loop, error) {
 		unix.Close(epfd)
 		return nil, fmt.Errorf("evloop: register eventfd: %w", err)
 	}
-	return &loop{epfd: epfd, eventFD: efd, handler: h}, nil
+	// The Go runtime's poller watches the epoll descriptor itself: a
+	// leader with nothing to do parks like any goroutine waiting for a
+	// socket, instead of blocking a thread in epoll_wait (which made the
+	// scheduler hand its P to another thread, and sysmon poll every
+	// 20 µs, for every wait).
+	if err := unix.SetNonblock(epfd, true); err != nil {
+		unix.Close(efd)
+		unix.Close(epfd)
+		return nil, fmt.Errorf("evloop: epoll descriptor: %w", err)
+	}
+	file := os.NewFile(uintptr(epfd), "evloop")
+	raw, err := file.SyscallConn()
+	if err != nil {
+		unix.Close(efd)
+		file.Close()
+		return nil, fmt.Errorf("evloop: epoll descriptor: %w", err)
+	}
+	return &loop{epfd: epfd, eventFD: efd, handler: h, file: file, raw: raw}, nil
 }
 
 func (l *loop) close() error {
-	return errors.Join(unix.Close(l.eventFD), unix.Close(l.epfd))
+	return errors.Join(unix.Close(l.eventFD), l.file.Close())
+}
+
+// wait fills events with what is ready, parking the goroutine in the Go
+// runtime's poller while nothing is. It fails once the loop is closed.
+func (l *loop) wait(events []unix.EpollEvent) (int, error) {
+	n := 0
+	err := l.raw.Read(func(fd uintptr) bool {
+		r, _, errno := unix.RawSyscall6(unix.SYS_EPOLL_PWAIT, fd, uintptr(unsafe.Pointer(&events[0])), uintptr(len(events)), 0, 0, 0)
+		n = int(r)
+		if errno != 0 {
+			n = 0
+			return errno != unix.EAGAIN && errno != unix.EINTR
+		}
+		return n > 0
+	})
+	return n, err
 }
 
 // wake makes the leader return from epoll_wait.
@@ -196,11 +235,8 @@ func (l *loop) lead(pending []ready) {
 		if pending != nil {
 			batch, pending = pending, nil
 		} else {
-			n, err := unix.EpollWait(l.epfd, events, -1)
+			n, err := l.wait(events)
 			if err != nil {
-				if errors.Is(err, unix.EINTR) {
-					continue
-				}
 				return // the loop was closed
 			}
 			batch = batch[:0]

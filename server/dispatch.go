@@ -149,6 +149,11 @@ func (s *Server) dispatch(c *Client) {
 // a WAIT blocking for its timeout must not hold up an EXEC, nor, through
 // the EXEC waiting for it, every other client.
 func (s *Server) runHandler(c *Client, spec *commands.Spec) {
+	if spec.Exclusive {
+		// A script may run until SCRIPT KILL, which another client of
+		// the same event loop must be able to send.
+		c.leaveLoop()
+	}
 	switch {
 	case spec.Exclusive || commands.IsExec(spec) && c.multi != nil:
 		s.exclusive.Lock()
