@@ -76,10 +76,9 @@ func (c *Conn) Park() error {
 		return errors.New("evloop: park of a connection that is not running")
 	}
 	c.state, c.want = stateParked, 0
-	ev := unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLRDHUP, Fd: int32(c.fd)}
-	if err := unix.EpollCtl(c.l.epfd, unix.EPOLL_CTL_MOD, c.fd, &ev); err != nil {
+	if err := c.l.serving.ctl(unix.EPOLL_CTL_MOD, c.fd, unix.EPOLLIN|unix.EPOLLRDHUP); err != nil {
 		c.state = stateRunning
-		return os.NewSyscallError("epoll_ctl", err)
+		return err
 	}
 	if d := c.rdl.Load(); c.closed.Load() || d != 0 && d <= time.Now().UnixNano() {
 		c.l.queueWake(c)
@@ -132,8 +131,7 @@ func (l *loop) queueWake(c *Conn) {
 }
 
 func (c *Conn) disarmLocked() {
-	ev := unix.EpollEvent{Events: unix.EPOLLONESHOT, Fd: int32(c.fd)}
-	unix.EpollCtl(c.l.epfd, unix.EPOLL_CTL_MOD, c.fd, &ev)
+	c.l.serving.ctl(unix.EPOLL_CTL_MOD, c.fd, unix.EPOLLONESHOT)
 }
 
 // TryRead reads what is ready without waiting: ErrWouldBlock when nothing
@@ -297,11 +295,7 @@ func (c *Conn) arm(ev uint32) error {
 		return net.ErrClosed
 	}
 	c.want |= ev
-	e := unix.EpollEvent{Events: c.want | unix.EPOLLRDHUP | unix.EPOLLONESHOT, Fd: int32(c.fd)}
-	if err := unix.EpollCtl(c.l.epfd, unix.EPOLL_CTL_MOD, c.fd, &e); err != nil {
-		return os.NewSyscallError("epoll_ctl", err)
-	}
-	return nil
+	return c.l.waits.ctl(unix.EPOLL_CTL_MOD, c.fd, c.want|unix.EPOLLRDHUP|unix.EPOLLONESHOT)
 }
 
 // Close shuts the socket down from any goroutine: waits end, reads return
@@ -331,7 +325,8 @@ func (c *Conn) Release() error {
 	}
 	c.state = stateReleased
 	c.l.forget(c)
-	unix.EpollCtl(c.l.epfd, unix.EPOLL_CTL_DEL, c.fd, nil)
+	c.l.serving.ctl(unix.EPOLL_CTL_DEL, c.fd, 0)
+	c.l.waits.ctl(unix.EPOLL_CTL_DEL, c.fd, 0)
 	return os.NewSyscallError("close", unix.Close(c.fd))
 }
 

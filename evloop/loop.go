@@ -50,6 +50,7 @@ func (g *Group) Close() error {
 	for _, l := range g.loops {
 		l.stopping.Store(true)
 		l.wake()
+		errs = append(errs, l.waits.close()) // ends wakeWaiters' wait
 	}
 	for _, l := range g.loops {
 		l.leaders.Wait()
@@ -81,15 +82,18 @@ func (g *Group) NewConn(fd int, local, remote net.Addr) (*Conn, error) {
 	return c, nil
 }
 
-// loop is one epoll instance and the connections registered with it. At
-// any time one goroutine, the leader, waits in epoll_wait for it.
+// loop is two epoll instances and the connections registered with them:
+// serving holds the parked connections (and the eventfd that Wake writes),
+// and at any time one goroutine, the leader, serves what it reports; waits
+// holds the one-shot registrations of running connections waiting to read
+// or write, and a goroutine of its own only wakes them. A running
+// connection's wait never depends on the leader, which may be busy with a
+// long command.
 type loop struct {
-	epfd    int
+	serving *poller
+	waits   *poller
 	eventFD int
 	handler Handler
-	// file owns epfd; raw waits on it through the Go runtime's poller.
-	file *os.File
-	raw  syscall.RawConn
 
 	mu    sync.RWMutex
 	conns []*Conn // by file descriptor
@@ -100,55 +104,111 @@ type loop struct {
 	woken    []*Conn
 	stopping atomic.Bool
 	// leaders counts the goroutines that lead or led the loop and have
-	// not returned.
+	// not returned, and the waits goroutine.
 	leaders sync.WaitGroup
 }
 
 func newLoop(h Handler) (*loop, error) {
-	epfd, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
+	serving, err := newPoller()
 	if err != nil {
-		return nil, fmt.Errorf("evloop: epoll_create1: %w", err)
+		return nil, err
+	}
+	waits, err := newPoller()
+	if err != nil {
+		serving.close()
+		return nil, err
 	}
 	efd, err := unix.Eventfd(0, unix.EFD_NONBLOCK|unix.EFD_CLOEXEC)
 	if err != nil {
-		unix.Close(epfd)
+		serving.close()
+		waits.close()
 		return nil, fmt.Errorf("evloop: eventfd: %w", err)
 	}
-	ev := unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(efd)}
-	if err := unix.EpollCtl(epfd, unix.EPOLL_CTL_ADD, efd, &ev); err != nil {
-		unix.Close(efd)
-		unix.Close(epfd)
+	l := &loop{serving: serving, waits: waits, eventFD: efd, handler: h}
+	if err := serving.ctl(unix.EPOLL_CTL_ADD, efd, unix.EPOLLIN); err != nil {
+		l.close()
+		waits.close()
 		return nil, fmt.Errorf("evloop: register eventfd: %w", err)
 	}
-	// The Go runtime's poller watches the epoll descriptor itself: a
-	// leader with nothing to do parks like any goroutine waiting for a
-	// socket, instead of blocking a thread in epoll_wait (which made the
-	// scheduler hand its P to another thread, and sysmon poll every
-	// 20 µs, for every wait).
-	if err := unix.SetNonblock(epfd, true); err != nil {
-		unix.Close(efd)
-		unix.Close(epfd)
+	l.leaders.Add(1)
+	go func() {
+		defer l.leaders.Done()
+		l.wakeWaiters()
+	}()
+	return l, nil
+}
+
+// close closes what the loop holds; Group.Close closed waits already,
+// to end wakeWaiters.
+func (l *loop) close() error {
+	return errors.Join(unix.Close(l.eventFD), l.serving.close())
+}
+
+// wakeWaiters wakes the running connections whose one-shot registration
+// fired, until the loop closes.
+func (l *loop) wakeWaiters() {
+	events := make([]unix.EpollEvent, 64)
+	for {
+		n, err := l.waits.wait(events)
+		if err != nil || l.stopping.Load() {
+			return
+		}
+		for _, ev := range events[:n] {
+			if c := l.lookup(ev.Fd); c != nil {
+				// Wake both waiters: each looks again and arms again
+				// what it still needs.
+				signal(c.rdy)
+				signal(c.wdy)
+			}
+		}
+	}
+}
+
+// poller is an epoll instance that the Go runtime's poller watches: a
+// goroutine with nothing to do parks like any goroutine waiting for a
+// socket, instead of blocking a thread in epoll_wait (which made the
+// scheduler hand its P to another thread, and sysmon poll every 20 µs, for
+// every wait: it measured worse).
+type poller struct {
+	fd   int
+	file *os.File // owns fd
+	raw  syscall.RawConn
+}
+
+func newPoller() (*poller, error) {
+	fd, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
+	if err != nil {
+		return nil, fmt.Errorf("evloop: epoll_create1: %w", err)
+	}
+	if err := unix.SetNonblock(fd, true); err != nil {
+		unix.Close(fd)
 		return nil, fmt.Errorf("evloop: epoll descriptor: %w", err)
 	}
-	file := os.NewFile(uintptr(epfd), "evloop")
+	file := os.NewFile(uintptr(fd), "evloop")
 	raw, err := file.SyscallConn()
 	if err != nil {
-		unix.Close(efd)
 		file.Close()
 		return nil, fmt.Errorf("evloop: epoll descriptor: %w", err)
 	}
-	return &loop{epfd: epfd, eventFD: efd, handler: h, file: file, raw: raw}, nil
+	return &poller{fd: fd, file: file, raw: raw}, nil
 }
 
-func (l *loop) close() error {
-	return errors.Join(unix.Close(l.eventFD), l.file.Close())
+func (p *poller) close() error { return p.file.Close() }
+
+// ctl registers (op) fd for events.
+func (p *poller) ctl(op, fd int, events uint32) error {
+	ev := unix.EpollEvent{Events: events, Fd: int32(fd)}
+	if err := unix.EpollCtl(p.fd, op, fd, &ev); err != nil {
+		return os.NewSyscallError("epoll_ctl", err)
+	}
+	return nil
 }
 
 // wait fills events with what is ready, parking the goroutine in the Go
-// runtime's poller while nothing is. It fails once the loop is closed.
-func (l *loop) wait(events []unix.EpollEvent) (int, error) {
+// runtime's poller while nothing is. It fails once the poller is closed.
+func (p *poller) wait(events []unix.EpollEvent) (int, error) {
 	n := 0
-	err := l.raw.Read(func(fd uintptr) bool {
+	err := p.raw.Read(func(fd uintptr) bool {
 		r, _, errno := unix.RawSyscall6(unix.SYS_EPOLL_PWAIT, fd, uintptr(unsafe.Pointer(&events[0])), uintptr(len(events)), 0, 0, 0)
 		n = int(r)
 		if errno != 0 {
@@ -160,7 +220,7 @@ func (l *loop) wait(events []unix.EpollEvent) (int, error) {
 	return n, err
 }
 
-// wake makes the leader return from epoll_wait.
+// wake makes the leader look at the eventfd.
 func (l *loop) wake() {
 	var one = [8]byte{1}
 	unix.Write(l.eventFD, one[:])
@@ -173,9 +233,14 @@ func (l *loop) add(c *Conn) error {
 	}
 	l.conns[c.fd] = c
 	l.mu.Unlock()
-	// Registered disarmed: a running connection arms it for each wait.
-	ev := unix.EpollEvent{Events: unix.EPOLLONESHOT, Fd: int32(c.fd)}
-	if err := unix.EpollCtl(l.epfd, unix.EPOLL_CTL_ADD, c.fd, &ev); err != nil {
+	// Registered disarmed with both: Park arms the first, waits the
+	// second.
+	if err := l.serving.ctl(unix.EPOLL_CTL_ADD, c.fd, unix.EPOLLONESHOT); err != nil {
+		l.forget(c)
+		return fmt.Errorf("evloop: register fd %d: %w", c.fd, err)
+	}
+	if err := l.waits.ctl(unix.EPOLL_CTL_ADD, c.fd, unix.EPOLLONESHOT); err != nil {
+		l.serving.ctl(unix.EPOLL_CTL_DEL, c.fd, 0)
 		l.forget(c)
 		return fmt.Errorf("evloop: register fd %d: %w", c.fd, err)
 	}
@@ -235,7 +300,7 @@ func (l *loop) lead(pending []ready) {
 		if pending != nil {
 			batch, pending = pending, nil
 		} else {
-			n, err := l.wait(events)
+			n, err := l.serving.wait(events)
 			if err != nil {
 				return // the loop was closed
 			}
@@ -287,14 +352,8 @@ func (l *loop) serve(ld *leader, r ready) {
 		c.state = stateServing
 		c.leader = ld
 		c.mu.Unlock()
-	case stateRunning:
-		c.mu.Unlock()
-		// A one-shot registration fired: wake both waiters, each looks
-		// again and arms again what it still needs.
-		signal(c.rdy)
-		signal(c.wdy)
-		return
-	default: // being served (woken twice in one batch) or released
+	default: // running (woken before it left), being served (woken twice
+		// in one batch) or released
 		c.mu.Unlock()
 		return
 	}
