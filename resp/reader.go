@@ -571,12 +571,16 @@ func (r *Reader) Fill(read func([]byte) (int, error)) (int, error) {
 		r.r, r.w = 0, 0
 	}
 	if r.w == len(r.buf) {
-		if r.r > 0 {
+		// The last read filled the buffer: as in fill, a client that
+		// streams gets a larger one, up to streamReadBuffer, and a
+		// command larger than the buffer grows it.
+		if r.r > 0 && len(r.buf) >= streamReadBuffer {
 			r.w = copy(r.buf, r.buf[r.r:r.w])
 			r.r = 0
 		} else {
 			nb := make([]byte, len(r.buf)*2)
-			copy(nb, r.buf[:r.w])
+			r.w = copy(nb, r.buf[r.r:r.w])
+			r.r = 0
 			r.buf = nb
 		}
 	}
