@@ -66,6 +66,9 @@ func (s *Server) serveLoopConn(pc *evloop.Conn) {
 		return
 	}
 	for {
+		// Before Next: an unauthenticated client's limits decide
+		// whether a command's header alone is an error.
+		c.r.SetAuthRequired(s.authRequired(c))
 		switch c.r.Next() {
 		case resp.NextEmpty, resp.NextPartial:
 			s.flushParked(c, pc)
@@ -75,7 +78,6 @@ func (s *Server) serveLoopConn(pc *evloop.Conn) {
 			s.serveDetached(c, pc)
 			return
 		}
-		c.r.SetAuthRequired(s.authRequired(c))
 		err := c.r.ReadCommand(&c.cmd)
 		s.countIO(c)
 		if err != nil || !s.runCommand(c) {
