@@ -171,6 +171,9 @@ func cmdMigrate(x *Ctx) {
 		}
 		req.Keys = append(req.Keys, keys[i].key)
 	}
+	// The exchange waits for the network: off the event loop that other
+	// clients share.
+	x.Lifecycle.WillWait()
 	res := x.Migrator.Migrate(x.Context(), req)
 	if !o.copy {
 		x.Update(func(tx *engine.Tx) {

@@ -369,6 +369,9 @@ type Lifecycle interface {
 	Shutdown()
 	// Stopping is closed when the server starts to shut down.
 	Stopping() <-chan struct{}
+	// WillWait tells the server that the command is about to wait: its
+	// connection leaves the event loop it shares with other clients.
+	WillWait()
 }
 
 // cmdTime replies with the unix time in seconds and microseconds.
@@ -482,12 +485,13 @@ func cmdDebug(x *Ctx) {
 	}
 }
 
-// debugSleep blocks the calling connection (only it: other clients are
-// served by their own goroutines) for secs seconds, or until shutdown.
+// debugSleep blocks the calling connection (only it: it leaves the event
+// loop first) for secs seconds, or until shutdown.
 func debugSleep(x *Ctx, secs float64) {
 	if !(secs > 0) {
 		return
 	}
+	x.Lifecycle.WillWait()
 	d := time.Duration(math.MaxInt64)
 	if secs < d.Seconds() {
 		d = time.Duration(secs * float64(time.Second))

@@ -198,6 +198,13 @@ var settings = []Setting{
 		Notes: "Most clients connected at once; further connections are refused. At least 1.\n" +
 			"Default: 10000.", InConfig: true, Mutable: true, Rewrite: RewriteAlways,
 		field: func(c *Config) any { return &c.MaxClients }},
+	{Name: "io-threads", Kind: KindInt, Default: "1", Min: 1, Max: 128,
+		Doc: "event loops serving the connections",
+		Notes: "Event loops that serve idle TCP and Unix-socket connections, each on its own\n" +
+			"goroutine, as Redis's io-threads share its clients. One loop serves tens of\n" +
+			"thousands of small commands a second with one read and one write each; more\n" +
+			"help only on machines with many cores and clients. Between 1 and 128.\n" +
+			"Default: 1.", InConfig: true},
 	{Name: "databases", Kind: KindInt, Default: "16", Min: 1,
 		Doc: "numbered databases",
 		Notes: "Number of logical databases (SELECT 0 .. databases-1). At least 1.\n" +

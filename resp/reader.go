@@ -558,3 +558,126 @@ func hexVal(c byte) byte {
 		return c - 'A' + 10
 	}
 }
+
+// Fill reads once more into the buffer with read, a read that does not
+// wait (an event loop's: it answers an error when no bytes are ready),
+// making room as ReadCommand would. It is how a connection whose socket is
+// readable takes what arrived before Next and ReadCommand look at it.
+func (r *Reader) Fill(read func([]byte) (int, error)) (int, error) {
+	if r.r == r.w {
+		if len(r.buf) > maxRetainedBuffer {
+			r.buf = make([]byte, DefaultReadBuffer)
+		}
+		r.r, r.w = 0, 0
+	}
+	if r.w == len(r.buf) {
+		// The last read filled the buffer: as in fill, a client that
+		// streams gets a larger one, up to streamReadBuffer, and a
+		// command larger than the buffer grows it.
+		if r.r > 0 && len(r.buf) >= streamReadBuffer {
+			r.w = copy(r.buf, r.buf[r.r:r.w])
+			r.r = 0
+		} else {
+			nb := make([]byte, len(r.buf)*2)
+			r.w = copy(nb, r.buf[r.r:r.w])
+			r.r = 0
+			r.buf = nb
+		}
+	}
+	n, err := read(r.buf[r.w:])
+	if n > 0 {
+		r.w += n
+		r.bytesRead += int64(n)
+	}
+	return n, err
+}
+
+// Pending is what Next finds buffered.
+type Pending int
+
+const (
+	// NextEmpty: nothing is buffered.
+	NextEmpty Pending = iota
+	// NextPartial: the start of a command; ReadCommand would read more.
+	NextPartial
+	// NextWhole: a whole command (or a malformed one), which ReadCommand
+	// parses, or rejects, without reading.
+	NextWhole
+	// NextBig: a command with a bulk of BigBulkThreshold bytes or more,
+	// which ReadCommand reads with the bulk budget and may wait for.
+	NextBig
+)
+
+// Next reports what the buffered input holds, without consuming it.
+func (r *Reader) Next() Pending {
+	b := r.buf[r.r:r.w]
+	if len(b) == 0 {
+		return NextEmpty
+	}
+	line := func(from int) (start, end int, ok bool) {
+		i := bytes.IndexByte(b[from:], '\n')
+		if i < 0 {
+			return 0, 0, false
+		}
+		end = from + i
+		if end > from && b[end-1] == '\r' {
+			end--
+		}
+		return from, end, true
+	}
+	if b[0] != '*' {
+		// A NUL hides the rest of an inline request (readLine).
+		nl, nul := bytes.IndexByte(b, '\n'), bytes.IndexByte(b, 0)
+		if nl >= 0 && (nul < 0 || nl < nul) || len(b) > maxInlineSize {
+			return NextWhole
+		}
+		return NextPartial
+	}
+	start, end, ok := line(0)
+	if !ok {
+		if len(b) > maxInlineSize {
+			return NextWhole
+		}
+		return NextPartial
+	}
+	count, ok := parseInt(b[start+1 : end])
+	if !ok || count <= 0 || count > maxMultibulkLen || count > 10 && r.authRequired {
+		return NextWhole // ReadCommand answers or skips it without reading
+	}
+	pos := r.skipEOLIn(b, end)
+	for range count {
+		if pos >= len(b) {
+			return NextPartial
+		}
+		if b[pos] != '$' {
+			return NextWhole
+		}
+		start, end, ok := line(pos)
+		if !ok {
+			if len(b)-pos > maxInlineSize {
+				return NextWhole
+			}
+			return NextPartial
+		}
+		n, ok := parseInt(b[start+1 : end])
+		if !ok || n < 0 || n > r.maxBulk.Load() || n > 16384 && r.authRequired {
+			return NextWhole
+		}
+		if n >= BigBulkThreshold {
+			return NextBig
+		}
+		pos = r.skipEOLIn(b, end) + int(n) + 2
+		if pos > len(b) {
+			return NextPartial
+		}
+	}
+	return NextWhole
+}
+
+// skipEOLIn is skipEOL for b, a view of the buffer.
+func (r *Reader) skipEOLIn(b []byte, end int) int {
+	if end < len(b) && b[end] == '\r' {
+		end++
+	}
+	return end + 1
+}

@@ -98,6 +98,7 @@ func (r *blockedClients) counts() (blocked, withTimeout int) {
 // says which.
 func (c *Client) block(deadline time.Time, ready <-chan struct{}, unblockable bool) commands.Unblocked {
 	w := &blockedWait{unblock: make(chan commands.Unblocked, 1), unblockable: unblockable, timeout: !deadline.IsZero() && unblockable}
+	c.leaveLoop()
 	c.sendPendingReplies()
 	if c.mailboxUsed.Load() {
 		// Messages published while it waits precede its reply.

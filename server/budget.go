@@ -55,6 +55,9 @@ type budgetAccount struct {
 	b       *bulkBudget
 	held    int64
 	waiting bool
+	// beforeWait, if set, runs before Acquire waits: the connection
+	// leaves its event loop, which must not wait for other clients.
+	beforeWait func()
 }
 
 func (b *bulkBudget) account() *budgetAccount { return &budgetAccount{b: b} }
@@ -71,6 +74,9 @@ func (a *budgetAccount) Acquire(ctx context.Context, n int64) error {
 	if len(b.waiters) == 0 && b.fitsLocked(a, n) {
 		b.addLocked(a, n)
 		return nil
+	}
+	if a.beforeWait != nil {
+		a.beforeWait()
 	}
 	stop := context.AfterFunc(ctx, func() {
 		b.mu.Lock()

@@ -29,11 +29,13 @@ type Client struct {
 	// serverCtx ends only when the server stops: for work that must not
 	// stop halfway because the client left (FLUSHALL, SWAPDB).
 	serverCtx context.Context
-	conn      net.Conn
-	r         *resp.Reader
-	w         *resp.Writer
-	cmd       resp.Command
-	created   time.Time
+	// lifetime is done when the connection ends (Serve waits for it).
+	lifetime *sync.WaitGroup
+	conn     net.Conn
+	r        *resp.Reader
+	w        *resp.Writer
+	cmd      resp.Command
+	created  time.Time
 
 	// Set by handlers: close the connection once the reply is flushed.
 	closeAfterReply bool

@@ -161,6 +161,11 @@ func (s *Server) dispatch(c *Client) {
 // buffered commands are done (serveClient): other clients wait at most for
 // one buffer of commands, and never for this client's network.
 func (s *Server) runHandler(c *Client, spec *commands.Spec) {
+	if spec.Exclusive {
+		// A script may run until SCRIPT KILL, which another client of
+		// the same event loop must be able to send.
+		c.leaveLoop()
+	}
 	switch {
 	case c.holdsExclusive:
 		// Only a script gets here so (dispatch released it otherwise).

@@ -17,6 +17,7 @@ import (
 	"github.com/kvserver/kvserver/commands"
 	"github.com/kvserver/kvserver/config"
 	"github.com/kvserver/kvserver/engine"
+	"github.com/kvserver/kvserver/evloop"
 	"github.com/kvserver/kvserver/metrics"
 	"github.com/kvserver/kvserver/migrate"
 	"github.com/kvserver/kvserver/notify"
@@ -334,20 +335,30 @@ func (s *Server) Serve(ctx context.Context, lns ...net.Listener) error {
 			ln.Close()
 		}
 	}()
+	loops, err := evloop.NewGroup(int(max(s.settings.Int("io-threads"), 1)), s.serveLoopConn)
+	if err != nil {
+		for _, ln := range lns {
+			ln.Close()
+		}
+		return fmt.Errorf("serve: event loops: %w", err)
+	}
+	stopSweep := runInBackground(ctx, s.sweepIdleParked)
 	errs := make([]error, len(lns))
 	var accepting sync.WaitGroup
 	for i, ln := range lns {
 		accepting.Add(1)
 		go func() {
 			defer accepting.Done()
-			errs[i] = s.accept(ctx, ln, &wg)
+			errs[i] = s.accept(ctx, ln, loops, &wg)
 			cancel() // one listener failing stops the server
 		}()
 	}
 	accepting.Wait()
+	stopSweep()
 	s.closeAllClients()
 	wg.Wait()
-	err := errors.Join(errs...)
+	errs = append(errs, loops.Close())
+	err = errors.Join(errs...)
 	select {
 	case <-s.shutdown:
 		if err == nil {
@@ -360,10 +371,33 @@ func (s *Server) Serve(ctx context.Context, lns ...net.Listener) error {
 
 // accept runs one listener's accept loop until it is closed; it returns
 // an error only when accepting failed while the server was meant to run.
-func (s *Server) accept(ctx context.Context, ln net.Listener, wg *sync.WaitGroup) error {
+// Connections of TCP and Unix listeners are served by the event loops;
+// those of a TLS listener by a goroutine each.
+func (s *Server) accept(ctx context.Context, ln net.Listener, loops *evloop.Group, wg *sync.WaitGroup) error {
+	next := ln.Accept
+	if el, err := loops.Listen(ln); err == nil {
+		// Serve closes ln when it stops; the duplicate the loops accept
+		// on must be closed too.
+		go func() {
+			select {
+			case <-ctx.Done():
+			case <-s.shutdown:
+			}
+			el.Close()
+		}()
+		next = func() (net.Conn, error) {
+			c, err := el.Accept()
+			if err != nil {
+				return nil, err
+			}
+			return c, nil
+		}
+	} else if !errors.Is(err, evloop.ErrNotSocketListener) {
+		return fmt.Errorf("accept on %s: %w", ln.Addr(), err)
+	}
 	var err error
 	for {
-		conn, aerr := ln.Accept()
+		conn, aerr := next()
 		if aerr != nil {
 			var ne net.Error
 			if errors.As(aerr, &ne) && ne.Timeout() {
@@ -385,9 +419,13 @@ func (s *Server) accept(ctx context.Context, ln net.Listener, wg *sync.WaitGroup
 			continue
 		}
 		wg.Add(1)
+		c.lifetime = wg
 		go func() {
-			defer wg.Done()
-			s.serveClient(c)
+			if s.handshake(c) {
+				s.serveClient(c)
+			} else {
+				s.endClient(c, nil)
+			}
 		}()
 	}
 	return err
@@ -422,6 +460,10 @@ func (s *Server) newClient(ctx context.Context, conn net.Conn, wg *sync.WaitGrou
 	c.serverCtx = ctx
 	c.ctx, c.cancel = context.WithCancel(ctx)
 	c.budget = s.bulks.account()
+	if pc, ok := conn.(*evloop.Conn); ok {
+		pc.SetOwner(c)
+		c.budget.beforeWait = c.leaveLoop
+	}
 	c.r.SetBulkBudget(c.ctx, readerBudget{c})
 	c.proto.Store(2)
 	c.x = s.newCommandCtx(c)
@@ -447,6 +489,9 @@ func (s *Server) reject(conn net.Conn, reply string, wg *sync.WaitGroup) {
 		conn.SetDeadline(time.Now().Add(timeout))
 		io.WriteString(conn, reply)
 		conn.Close()
+		if pc, ok := conn.(*evloop.Conn); ok {
+			pc.Release()
+		}
 	}
 	if _, isTLS := conn.(*tls.Conn); !isTLS {
 		write(time.Second)
@@ -496,71 +541,86 @@ func (s *Server) clientCount() int {
 	return len(s.clients)
 }
 
-// serveClient runs one connection: read a command, dispatch it, and flush
-// the replies once no pipelined command is waiting.
+// serveClient runs a connection on its own goroutine: read a command,
+// dispatch it, and flush the replies once no pipelined command is waiting.
+// It returns when the connection ends, or when it is idle and parks on its
+// event loop (eventloop.go), which runs it from then on.
 func (s *Server) serveClient(c *Client) {
-	defer func() {
-		s.releaseExclusive(c)
-		c.cancel()
-		c.budget.settle(0)
-		c.conn.Close()
-		c.dropQueued()
-		c.unwatchAll()
-		s.hub.Drop(c)
-		s.track.Disable(c.ID)
-		session{c}.StopMonitor()
-		c.closeMailbox()
-		s.removeClient(c)
-	}()
-	if !s.handshake(c) {
-		return
-	}
 	for {
+		if s.park(c) {
+			return
+		}
 		s.armIdleTimeout(c)
 		c.r.SetAuthRequired(s.authRequired(c))
 		err := c.r.ReadCommand(&c.cmd)
 		s.countIO(c)
+		if err != nil || !s.runCommand(c) {
+			s.endClient(c, err)
+			return
+		}
+	}
+}
+
+// runCommand runs the command just read, answers it (flushing unless more
+// pipelined input waits), and reports whether the connection stays open.
+func (s *Server) runCommand(c *Client) bool {
+	if c.mailboxUsed.Load() {
+		c.takeMessagesAhead()
+	}
+	c.cmdMark = c.w.Mark()
+	c.replyMark = c.cmdMark
+	s.dispatch(c)
+	s.commandDoneTracking(c)
+	// The command's request values are the store's now (or dropped);
+	// what it holds from here on is its queued reply.
+	c.r.DropArgs(&c.cmd)
+	s.countErrorReply(c, c.cmdMark)
+	c.endReplies()
+	s.afterCommandTracking(c)
+	if c.mailboxUsed.Load() {
+		c.takeMessages()
+	}
+	c.budget.settle(queuedReplyBytes(c))
+	if c.killed.Load() || s.overHardLimit(c) {
+		return false
+	}
+	if !c.r.Buffered() || c.w.Pending() > maxPendingReply || c.closeAfterReply {
+		s.releaseExclusive(c)
+		err := s.flush(c)
+		s.countIO(c)
 		if err != nil {
-			var perr *resp.ProtocolError
-			if errors.As(err, &perr) {
-				c.w.Error("ERR " + perr.Msg)
-				c.w.Flush()
-				s.countIO(c)
-				s.log.Debug("protocol error, closing connection", "client", c.ID, "addr", c.conn.RemoteAddr().String(), "err", perr.Msg)
-			}
-			return
+			return false
 		}
-		if c.mailboxUsed.Load() {
-			c.takeMessagesAhead()
-		}
-		c.cmdMark = c.w.Mark()
-		c.replyMark = c.cmdMark
-		s.dispatch(c)
-		s.commandDoneTracking(c)
-		// The command's request values are the store's now (or dropped);
-		// what it holds from here on is its queued reply.
-		c.r.DropArgs(&c.cmd)
-		s.countErrorReply(c, c.cmdMark)
-		c.endReplies()
-		s.afterCommandTracking(c)
-		if c.mailboxUsed.Load() {
-			c.takeMessages()
-		}
-		c.budget.settle(queuedReplyBytes(c))
-		if c.killed.Load() || s.overHardLimit(c) {
-			return
-		}
-		if !c.r.Buffered() || c.w.Pending() > maxPendingReply || c.closeAfterReply {
-			s.releaseExclusive(c)
-			err := s.flush(c)
-			s.countIO(c)
-			if err != nil {
-				return
-			}
-		}
-		if c.closeAfterReply {
-			return
-		}
+	}
+	return !c.closeAfterReply
+}
+
+// endClient closes the connection and forgets the client; readErr is the
+// read that ended it, whose protocol error is answered first.
+func (s *Server) endClient(c *Client, readErr error) {
+	var perr *resp.ProtocolError
+	if errors.As(readErr, &perr) {
+		c.w.Error("ERR " + perr.Msg)
+		c.w.Flush()
+		s.countIO(c)
+		s.log.Debug("protocol error, closing connection", "client", c.ID, "addr", c.conn.RemoteAddr().String(), "err", perr.Msg)
+	}
+	s.releaseExclusive(c)
+	c.cancel()
+	c.budget.settle(0)
+	c.conn.Close()
+	if pc, ok := c.conn.(*evloop.Conn); ok {
+		pc.Release()
+	}
+	c.dropQueued()
+	c.unwatchAll()
+	s.hub.Drop(c)
+	s.track.Disable(c.ID)
+	session{c}.StopMonitor()
+	c.closeMailbox()
+	s.removeClient(c)
+	if c.lifetime != nil {
+		c.lifetime.Done()
 	}
 }
 
@@ -646,6 +706,11 @@ type vectorConn struct{ net.Conn }
 // WriteBuffers writes bufs with net.Buffers, vectored where the
 // connection supports it.
 func (c vectorConn) WriteBuffers(bufs [][]byte) (int64, error) {
+	if bw, ok := c.Conn.(interface {
+		WriteBuffers([][]byte) (int64, error)
+	}); ok {
+		return bw.WriteBuffers(bufs)
+	}
 	nb := net.Buffers(bufs)
 	return nb.WriteTo(c.Conn)
 }

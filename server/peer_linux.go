@@ -2,6 +2,7 @@ package server
 
 import (
 	"net"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -17,11 +18,11 @@ func peerClosed(conn net.Conn) bool {
 	if nc, ok := conn.(interface{ NetConn() net.Conn }); ok {
 		conn = nc.NetConn() // TLS: the TCP connection under it
 	}
-	tc, ok := conn.(*net.TCPConn)
-	if !ok {
+	sc, ok := conn.(syscall.Conn) // *net.TCPConn or an event loop's
+	if _, tcp := conn.LocalAddr().(*net.TCPAddr); !ok || !tcp {
 		return false
 	}
-	raw, err := tc.SyscallConn()
+	raw, err := sc.SyscallConn()
 	if err != nil {
 		return true
 	}

@@ -17,6 +17,9 @@ func (s session) Shutdown() {
 // Stopping is closed when the server starts to shut down.
 func (s session) Stopping() <-chan struct{} { return s.c.srv.shutdown }
 
+// WillWait takes the connection off its event loop (eventloop.go).
+func (s session) WillWait() { s.c.leaveLoop() }
+
 // The settings and slow log as ROLE, OBJECT, MEMORY and SLOWLOG see them
 // (commands.Diagnostics).
 

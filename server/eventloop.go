@@ -1,0 +1,152 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/kvserver/kvserver/evloop"
+	"github.com/kvserver/kvserver/resp"
+)
+
+// Connections of the TCP and Unix listeners live on event loops (package
+// evloop) while idle: an idle connection parks on its loop, and the loop
+// runs the commands of every connection whose bytes arrived, one after
+// the other on its own goroutine, as Redis's event loop does. A command
+// costs one read and one write then, and no goroutine is woken for it.
+// Anything that may wait leaves the loop first (leaveLoop): a command that
+// blocks (blocking.go), a script, a wait for the budget, a write to a
+// client that does not read, a large request value; the connection then
+// runs on a goroutine of its own (serveClient) until it is idle again.
+// Connections with a mailbox (subscribers, monitors, tracking redirect
+// targets) and TLS connections always run on their own goroutine.
+
+// park hands an idle connection to its event loop and reports whether it
+// did; serveClient must then return without touching c.
+func (s *Server) park(c *Client) bool {
+	pc, ok := c.conn.(*evloop.Conn)
+	if !ok || c.r.Buffered() || c.w.Pending() > 0 || c.mailboxUsed.Load() || c.killed.Load() || len(c.trackPending) > 0 {
+		return false
+	}
+	s.releaseExclusive(c)
+	if c.readDeadline {
+		// The loop reads without waiting; the idle timeout of a parked
+		// connection is sweepIdleParked's.
+		c.conn.SetReadDeadline(time.Time{})
+		c.readDeadline, c.idle = false, 0
+	}
+	return pc.Park() == nil
+}
+
+// leaveLoop takes c off its event loop before the goroutine serving it
+// waits: the loop goes on in another goroutine, and this one stays with c.
+func (c *Client) leaveLoop() {
+	if pc, ok := c.conn.(*evloop.Conn); ok {
+		pc.Detach()
+	}
+}
+
+// serveLoopConn is the loops' handler: it runs the commands that arrived
+// on a parked connection and answers them.
+func (s *Server) serveLoopConn(pc *evloop.Conn) {
+	c := pc.Owner().(*Client)
+	if c.killed.Load() || c.mailboxUsed.Load() {
+		s.serveDetached(c, pc)
+		return
+	}
+	n, err := c.r.Fill(pc.TryRead)
+	if n > 0 {
+		c.progress.Add(int64(n))
+	}
+	s.countIO(c)
+	switch {
+	case errors.Is(err, evloop.ErrWouldBlock):
+		return
+	case err != nil:
+		s.endClient(c, err)
+		return
+	}
+	for {
+		// Before Next: an unauthenticated client's limits decide
+		// whether a command's header alone is an error.
+		c.r.SetAuthRequired(s.authRequired(c))
+		switch c.r.Next() {
+		case resp.NextEmpty, resp.NextPartial:
+			s.flushParked(c, pc)
+			return
+		case resp.NextBig:
+			// Read by its goroutine, which may wait for the budget.
+			s.serveDetached(c, pc)
+			return
+		}
+		err := c.r.ReadCommand(&c.cmd)
+		s.countIO(c)
+		if err != nil || !s.runCommand(c) {
+			s.endClient(c, err)
+			return
+		}
+		if pc.Running() || c.mailboxUsed.Load() {
+			// The command waited (and left the loop), or subscribed.
+			s.serveDetached(c, pc)
+			return
+		}
+	}
+}
+
+// flushParked sends what the commands of a parked connection answered.
+func (s *Server) flushParked(c *Client, pc *evloop.Conn) {
+	if c.w.Pending() == 0 {
+		return
+	}
+	err := s.flush(c)
+	s.countIO(c)
+	if err != nil {
+		s.endClient(c, nil)
+		return
+	}
+	if pc.Running() {
+		// The client did not read: the write waited off the loop.
+		s.serveClient(c)
+	}
+}
+
+// serveDetached moves c off its loop, if it is still on it, and serves it
+// on this goroutine.
+func (s *Server) serveDetached(c *Client, pc *evloop.Conn) {
+	pc.Detach()
+	s.serveClient(c)
+}
+
+// sweepIdleParked closes the parked connections idle for longer than
+// CONFIG SET timeout, once a second; connections on goroutines time out
+// through their read deadline (armIdleTimeout).
+func (s *Server) sweepIdleParked(ctx context.Context) {
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		t := s.idleTimeout.Load()
+		if t <= 0 {
+			continue
+		}
+		limit := time.Duration(t) * time.Second
+		now := time.Now()
+		s.forEachClient(func(c *Client) {
+			pc, ok := c.conn.(*evloop.Conn)
+			if !ok || !pc.Parked() {
+				return
+			}
+			c.mu.Lock()
+			idle := now.Sub(c.lastUsed)
+			c.mu.Unlock()
+			if idle > limit {
+				s.log.Debug("closing idle client", "client", c.ID, "addr", c.conn.RemoteAddr().String())
+				c.kill()
+			}
+		})
+	}
+}
