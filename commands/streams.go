@@ -206,6 +206,15 @@ func writeEntry(x *Ctx, e datatype.StreamEntry) {
 	}
 }
 
+// writeEntryOrNull writes e, or a null when there is none (ok false).
+func writeEntryOrNull(x *Ctx, e datatype.StreamEntry, ok bool) {
+	if ok {
+		writeEntry(x, e)
+	} else {
+		x.W.Null()
+	}
+}
+
 // writeEntries writes a range of entries, count of them at most (0 = all).
 func writeEntries(x *Ctx, s *datatype.Stream, start, end datatype.StreamID, count int64, rev bool) {
 	var list []datatype.StreamEntry
@@ -1125,6 +1134,36 @@ func writePendingSummary(x *Ctx, g *datatype.StreamGroup) {
 	}
 }
 
+// claimingConsumer is c, or, on the first claim of an XCLAIM or
+// XAUTOCLAIM (c nil), the group's consumer name, created if missing with
+// its xgroup-createconsumer event and seen now: Redis looks the consumer
+// up only once there is something to claim.
+func claimingConsumer(tx *engine.Tx, key []byte, g *datatype.StreamGroup, c *datatype.StreamConsumer, name []byte, now int64) *datatype.StreamConsumer {
+	if c != nil {
+		return c
+	}
+	c, created := g.AddConsumer(string(name), now)
+	if created {
+		tx.Notify(notify.Stream, "xgroup-createconsumer", key)
+	}
+	c.SeenTime = now
+	return c
+}
+
+// writeClaimed answers the IDs an XCLAIM or XAUTOCLAIM claimed: the IDs
+// alone with JUSTID, else their entries.
+func writeClaimed(x *Ctx, s *datatype.Stream, claimed []datatype.StreamID, justID bool) {
+	x.W.Array(len(claimed))
+	for _, id := range claimed {
+		if justID {
+			writeStreamID(x, id)
+			continue
+		}
+		e, ok := s.Get(id)
+		writeEntryOrNull(x, e, ok)
+	}
+}
+
 func cmdXclaim(x *Ctx) {
 	args := x.Args
 	key := args[1]
@@ -1221,13 +1260,7 @@ func cmdXclaim(x *Ctx) {
 			if !fresh && minIdle != 0 && now-p.DeliveryTime < minIdle {
 				continue
 			}
-			if c == nil {
-				var created bool
-				if c, created = g.AddConsumer(string(args[3]), now); created {
-					tx.Notify(notify.Stream, "xgroup-createconsumer", key)
-				}
-				c.SeenTime = now
-			}
+			c = claimingConsumer(tx, key, g, c, args[3], now)
 			if fresh {
 				p = g.Deliver(id, c, now)
 			}
@@ -1241,16 +1274,7 @@ func cmdXclaim(x *Ctx) {
 			claimed = append(claimed, id)
 			changed = true
 		}
-		x.W.Array(len(claimed))
-		for _, id := range claimed {
-			if justID {
-				writeStreamID(x, id)
-			} else if e, ok := s.Get(id); ok {
-				writeEntry(x, e)
-			} else {
-				x.W.Null()
-			}
-		}
+		writeClaimed(x, s, claimed, justID)
 		if changed {
 			tx.Modified(key)
 		}
@@ -1314,13 +1338,7 @@ func cmdXautoclaim(x *Ctx) {
 			if minIdle != 0 && now-p.DeliveryTime < minIdle {
 				continue
 			}
-			if c == nil {
-				var created bool
-				if c, created = g.AddConsumer(string(args[3]), now); created {
-					tx.Notify(notify.Stream, "xgroup-createconsumer", key)
-				}
-				c.SeenTime = now
-			}
+			c = claimingConsumer(tx, key, g, c, args[3], now)
 			g.Assign(p, c)
 			p.DeliveryTime = now
 			if !justID {
@@ -1335,16 +1353,7 @@ func cmdXautoclaim(x *Ctx) {
 		}
 		x.W.Array(3)
 		writeStreamID(x, next)
-		x.W.Array(len(claimed))
-		for _, id := range claimed {
-			if justID {
-				writeStreamID(x, id)
-			} else if e, ok := s.Get(id); ok {
-				writeEntry(x, e)
-			} else {
-				x.W.Null()
-			}
-		}
+		writeClaimed(x, s, claimed, justID)
 		x.W.Array(len(deleted))
 		for _, id := range deleted {
 			writeStreamID(x, id)
@@ -1694,17 +1703,11 @@ func xinfoStream(x *Ctx, s *datatype.Stream) {
 		x.W.BulkString("groups")
 		x.W.Int(int64(len(s.Groups())))
 		x.W.BulkString("first-entry")
-		if e, ok := s.First(); ok {
-			writeEntry(x, e)
-		} else {
-			x.W.Null()
-		}
+		e, ok := s.First()
+		writeEntryOrNull(x, e, ok)
 		x.W.BulkString("last-entry")
-		if e, ok := s.Last(); ok {
-			writeEntry(x, e)
-		} else {
-			x.W.Null()
-		}
+		e, ok = s.Last()
+		writeEntryOrNull(x, e, ok)
 		return
 	}
 	x.W.BulkString("entries")
