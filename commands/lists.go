@@ -67,6 +67,12 @@ func lookupList(x *Ctx, tx *engine.Tx, key []byte, read bool) (l *datatype.List,
 	return lookupObject[*datatype.List](x, tx, key, datatype.KindList, read)
 }
 
+// lookupListOrReply is lookupList for a command with a fixed answer to a
+// missing key (see lookupObjectOrReply).
+func lookupListOrReply(x *Ctx, tx *engine.Tx, key []byte, read bool, missing missingKeyReply) (*datatype.List, bool) {
+	return lookupObjectOrReply[*datatype.List](x, tx, key, datatype.KindList, read, missing)
+}
+
 // listOf is key's list for a blocked client's retry: nil, without a
 // reply, when the key is missing or holds another type.
 func listOf(tx *engine.Tx, key []byte) *datatype.List {
@@ -260,12 +266,8 @@ func listIndex(i int64, n int) (int, bool) {
 func cmdLindex(x *Ctx) {
 	args := x.Args
 	x.View(func(tx *engine.Tx) {
-		l, ok := lookupList(x, tx, args[1], true)
+		l, ok := lookupListOrReply(x, tx, args[1], true, replyNull)
 		if !ok {
-			return
-		}
-		if l == nil {
-			x.W.Null()
 			return
 		}
 		idx, ok := intArg(x, 2)
@@ -283,12 +285,8 @@ func cmdLindex(x *Ctx) {
 func cmdLset(x *Ctx) {
 	args, lim := x.Args, listLimits(x)
 	x.Update(func(tx *engine.Tx) {
-		l, ok := lookupList(x, tx, args[1], false)
+		l, ok := lookupListOrReply(x, tx, args[1], false, replyNoKey)
 		if !ok {
-			return
-		}
-		if l == nil {
-			x.W.Error("ERR no such key")
 			return
 		}
 		idx, ok := intArg(x, 2)
@@ -318,12 +316,8 @@ func cmdLinsert(x *Ctx) {
 		return
 	}
 	x.Update(func(tx *engine.Tx) {
-		l, ok := lookupList(x, tx, args[1], false)
+		l, ok := lookupListOrReply(x, tx, args[1], false, replyZero)
 		if !ok {
-			return
-		}
-		if l == nil {
-			x.W.Int(0)
 			return
 		}
 		at := -1
@@ -354,12 +348,8 @@ func cmdLrem(x *Ctx) {
 		return
 	}
 	x.Update(func(tx *engine.Tx) {
-		l, ok := lookupList(x, tx, args[1], false)
+		l, ok := lookupListOrReply(x, tx, args[1], false, replyZero)
 		if !ok {
-			return
-		}
-		if l == nil {
-			x.W.Int(0)
 			return
 		}
 		n := int64(l.Len())
@@ -529,12 +519,8 @@ func cmdRpoplpush(x *Ctx) { lmoveGeneric(x, false, true) }
 func lmoveGeneric(x *Ctx, from, to bool) {
 	args, lim := x.Args, listLimits(x)
 	x.Update(func(tx *engine.Tx) {
-		src, ok := lookupList(x, tx, args[1], false)
+		src, ok := lookupListOrReply(x, tx, args[1], false, replyNull)
 		if !ok {
-			return
-		}
-		if src == nil {
-			x.W.Null()
 			return
 		}
 		if _, ok := lookupList(x, tx, args[2], false); !ok {

@@ -3,7 +3,11 @@ package commands
 import (
 	"github.com/kvserver/kvserver/datatype"
 	"github.com/kvserver/kvserver/engine"
+	"github.com/kvserver/kvserver/resp"
 )
+
+// errNoKey is Redis's shared.nokeyerr.
+const errNoKey = "ERR no such key"
 
 // lookupObject looks key up as a value of kind (whose Go type is T): the
 // zero T (nil) when missing; ok is false, with WRONGTYPE answered, when it
@@ -20,3 +24,31 @@ func lookupObject[T datatype.Object](x *Ctx, tx *engine.Tx, key []byte, kind dat
 	}
 	return obj.(T), true
 }
+
+// lookupObjectOrReply is lookupObject for a command with a fixed answer
+// to a missing key, Redis's lookupKeyReadOrReply (lookupKeyWriteOrReply
+// with read false) and checkType: ok is false, with missing's reply or
+// WRONGTYPE written, unless key holds a value of kind.
+func lookupObjectOrReply[T datatype.Object](x *Ctx, tx *engine.Tx, key []byte, kind datatype.Kind, read bool, missing missingKeyReply) (v T, ok bool) {
+	obj, err := tx.Object(key, kind, read)
+	switch {
+	case err != nil:
+		x.W.Error(err.Error())
+	case obj == nil:
+		missing(x.W)
+	default:
+		return obj.(T), true
+	}
+	return v, false
+}
+
+// missingKeyReply writes a command's fixed answer to a missing key.
+type missingKeyReply func(*resp.Writer)
+
+// The answers to a missing key that lookupObjectOrReply's callers give:
+// Redis's shared.czero, shared.null and shared.nokeyerr.
+var (
+	replyZero  missingKeyReply = func(w *resp.Writer) { w.Int(0) }
+	replyNull  missingKeyReply = (*resp.Writer).Null
+	replyNoKey missingKeyReply = func(w *resp.Writer) { w.Error(errNoKey) }
+)

@@ -61,7 +61,6 @@ var streamCommands = []*Spec{
 // Stream error replies of t_stream.c.
 const (
 	errStreamID      = "ERR Invalid stream ID specified as stream command argument"
-	errStreamNoKey   = "ERR no such key"
 	errXaddSmaller   = "ERR The ID specified in XADD is equal or smaller than the target stream top item"
 	errXaddZero      = "ERR The ID specified in XADD must be greater than 0-0"
 	errXaddExhausted = "ERR The stream has exhausted the last possible ID, unable to add more items"
@@ -88,6 +87,12 @@ func streamLimits(x *Ctx) datatype.StreamLimits {
 // answered, for another type. A missing key gives nil.
 func lookupStream(x *Ctx, tx *engine.Tx, key []byte, read bool) (s *datatype.Stream, ok bool) {
 	return lookupObject[*datatype.Stream](x, tx, key, datatype.KindStream, read)
+}
+
+// lookupStreamOrReply is lookupStream for a command with a fixed answer
+// to a missing key (see lookupObjectOrReply).
+func lookupStreamOrReply(x *Ctx, tx *engine.Tx, key []byte, read bool, missing missingKeyReply) (*datatype.Stream, bool) {
+	return lookupObjectOrReply[*datatype.Stream](x, tx, key, datatype.KindStream, read, missing)
 }
 
 // parseULL is Redis's string2ull: string2ll's strict form, else
@@ -422,12 +427,8 @@ func nextStreamID(s *datatype.Stream, a trimArgs, now int64) (datatype.StreamID,
 
 func cmdXlen(x *Ctx) {
 	x.View(func(tx *engine.Tx) {
-		s, ok := lookupStream(x, tx, x.Args[1], true)
+		s, ok := lookupStreamOrReply(x, tx, x.Args[1], true, replyZero)
 		if !ok {
-			return
-		}
-		if s == nil {
-			x.W.Int(0)
 			return
 		}
 		x.W.Int(int64(s.Len()))
@@ -495,12 +496,8 @@ func streamIDArgs(x *Ctx, args [][]byte) ([]datatype.StreamID, bool) {
 func cmdXdel(x *Ctx) {
 	key := x.Args[1]
 	x.Update(func(tx *engine.Tx) {
-		s, ok := lookupStream(x, tx, key, false)
+		s, ok := lookupStreamOrReply(x, tx, key, false, replyZero)
 		if !ok {
-			return
-		}
-		if s == nil {
-			x.W.Int(0)
 			return
 		}
 		ids, ok := streamIDArgs(x, x.Args[2:])
@@ -1400,12 +1397,8 @@ func cmdXsetid(x *Ctx) {
 		}
 	}
 	x.Update(func(tx *engine.Tx) {
-		s, ok := lookupStream(x, tx, key, false)
+		s, ok := lookupStreamOrReply(x, tx, key, false, replyNoKey)
 		if !ok {
-			return
-		}
-		if s == nil {
-			x.W.Error(errStreamNoKey)
 			return
 		}
 		if last, ok := s.Last(); ok {
@@ -1596,12 +1589,8 @@ func cmdXinfo(x *Ctx) {
 	op := string(bytes.ToLower(args[1]))
 	key := args[2]
 	x.View(func(tx *engine.Tx) {
-		s, ok := lookupStream(x, tx, key, true)
+		s, ok := lookupStreamOrReply(x, tx, key, true, replyNoKey)
 		if !ok {
-			return
-		}
-		if s == nil {
-			x.W.Error(errStreamNoKey)
 			return
 		}
 		now := tx.Now()

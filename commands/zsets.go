@@ -87,6 +87,12 @@ func readZSet(x *Ctx, tx *engine.Tx, key []byte, read bool) (*datatype.ZSet, boo
 	return lookupObject[*datatype.ZSet](x, tx, key, datatype.KindZSet, read)
 }
 
+// readZSetOrReply is readZSet for a command with a fixed answer to a
+// missing key (see lookupObjectOrReply).
+func readZSetOrReply(x *Ctx, tx *engine.Tx, key []byte, read bool, missing missingKeyReply) (*datatype.ZSet, bool) {
+	return lookupObjectOrReply[*datatype.ZSet](x, tx, key, datatype.KindZSet, read, missing)
+}
+
 // replyEntries answers entries as ZRANGE does: members only, or with
 // their scores (flat in RESP2, one pair per member in RESP3).
 func replyEntries(x *Ctx, entries []datatype.ZEntry, withScores bool) {
@@ -637,12 +643,8 @@ func zremrangeGeneric(x *Ctx, kind zrangeType) {
 		return
 	}
 	x.Update(func(tx *engine.Tx) {
-		z, ok := readZSet(x, tx, args[1], false)
+		z, ok := readZSetOrReply(x, tx, args[1], false, replyZero)
 		if !ok {
-			return
-		}
-		if z == nil {
-			x.W.Int(0)
 			return
 		}
 		var lo, hi int
