@@ -17,6 +17,8 @@ const (
 	errStringLimit = "ERR string exceeds maximum allowed size (proto-max-bulk-len)"
 	errOverflow    = "ERR increment or decrement would overflow"
 	errNaNInf      = "ERR increment would produce NaN or Infinity"
+	// errMustBePositive is getPositiveLongFromObjectOrReply's error.
+	errMustBePositive = "ERR value is out of range, must be positive"
 )
 
 // ParseInt64 parses a decimal integer exactly like Redis's string2ll: no
@@ -31,6 +33,26 @@ func intArg(x *Ctx, i int) (int64, bool) {
 		x.W.Error(errNotInteger)
 	}
 	return n, ok
+}
+
+// positiveArg parses x.Args[i] as an integer of at least 0, answering
+// Redis's getPositiveLongFromObjectOrReply error if it is not one.
+func positiveArg(x *Ctx, i int) (int64, bool) {
+	n, ok := ParseInt64(x.Args[i])
+	if !ok || n < 0 {
+		x.W.Error(errMustBePositive)
+		return 0, false
+	}
+	return n, true
+}
+
+// optionalCount is the count that LPOP, RPOP, ZPOPMIN and ZPOPMAX take
+// as their argument 2: -1 when it is not given.
+func optionalCount(x *Ctx) (int64, bool) {
+	if len(x.Args) < 3 {
+		return -1, true
+	}
+	return positiveArg(x, 2)
 }
 
 // addOverflows reports whether cur+delta overflows an int64 (Redis's

@@ -148,14 +148,9 @@ func popGeneric(x *Ctx, name string, front bool) {
 		x.W.Error("ERR wrong number of arguments for '" + name + "' command")
 		return
 	}
-	count := int64(-1)
-	if len(args) == 3 {
-		n, ok := ParseInt64(args[2])
-		if !ok || n < 0 {
-			x.W.Error("ERR value is out of range, must be positive")
-			return
-		}
-		count = n
+	count, ok := optionalCount(x)
+	if !ok {
+		return
 	}
 	x.Update(func(tx *engine.Tx) {
 		l, ok := lookupList(x, tx, args[1], false)

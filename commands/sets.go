@@ -211,9 +211,6 @@ func cmdScard(x *Ctx) {
 	})
 }
 
-// errMustBePositive is getPositiveLongFromObjectOrReply's error.
-const errMustBePositive = "ERR value is out of range, must be positive"
-
 func cmdSpop(x *Ctx) {
 	args := x.Args
 	switch {
@@ -246,9 +243,8 @@ const spopMoveStrategyMul = 5
 // spopWithCount is Redis's spopWithCountCommand, with its three cases.
 func spopWithCount(x *Ctx) {
 	args := x.Args
-	n, ok := ParseInt64(args[2])
-	if !ok || n < 0 {
-		x.W.Error(errMustBePositive)
+	n, ok := positiveArg(x, 2)
+	if !ok {
 		return
 	}
 	count := uint64(n)

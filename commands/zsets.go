@@ -1082,14 +1082,9 @@ func zpopCommand(x *Ctx, maxSide bool) {
 		x.W.Error(errSyntax)
 		return
 	}
-	count := int64(-1)
-	if len(args) == 3 {
-		n, ok := ParseInt64(args[2])
-		if !ok || n < 0 {
-			x.W.Error("ERR value is out of range, must be positive")
-			return
-		}
-		count = n
+	count, ok := optionalCount(x)
+	if !ok {
+		return
 	}
 	nested := x.W.Proto() == 3 && count != -1
 	zpopGeneric(x, args[1:2], maxSide, false, count, nested, false)
