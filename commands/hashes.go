@@ -234,18 +234,7 @@ func readHashForWrite(x *Ctx, tx *engine.Tx, key []byte) (*datatype.Hash, bool) 
 	return h, ok
 }
 
-func cmdHlen(x *Ctx) {
-	x.View(func(tx *engine.Tx) {
-		h, ok := readHash(x, tx, x.Args[1])
-		switch {
-		case !ok:
-		case h == nil:
-			x.W.Int(0)
-		default:
-			x.W.Int(int64(h.Len()))
-		}
-	})
-}
+func cmdHlen(x *Ctx) { replyLen(x, datatype.KindHash) }
 
 func cmdHstrlen(x *Ctx) {
 	x.View(func(tx *engine.Tx) {

@@ -180,14 +180,7 @@ func popRange(x *Ctx, l *datatype.List, n int, front bool) {
 	}
 }
 
-func cmdLlen(x *Ctx) {
-	x.View(func(tx *engine.Tx) {
-		l, ok := lookupList(x, tx, x.Args[1], true)
-		if ok {
-			x.W.Int(int64(listLen(l)))
-		}
-	})
-}
+func cmdLlen(x *Ctx) { replyLen(x, datatype.KindList) }
 
 func listLen(l *datatype.List) int {
 	if l == nil {

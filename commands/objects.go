@@ -52,3 +52,13 @@ var (
 	replyNull  missingKeyReply = (*resp.Writer).Null
 	replyNoKey missingKeyReply = func(w *resp.Writer) { w.Error(errNoKey) }
 )
+
+// replyLen answers the number of elements of key's value of kind, 0 when
+// the key is missing: HLEN, LLEN, SCARD, ZCARD and XLEN.
+func replyLen(x *Ctx, kind datatype.Kind) {
+	x.View(func(tx *engine.Tx) {
+		if obj, ok := lookupObjectOrReply[datatype.Object](x, tx, x.Args[1], kind, true, replyZero); ok {
+			x.W.Int(int64(obj.Len()))
+		}
+	})
+}

@@ -198,18 +198,7 @@ func cmdSmismember(x *Ctx) {
 	})
 }
 
-func cmdScard(x *Ctx) {
-	x.View(func(tx *engine.Tx) {
-		s, ok := lookupSet(x, tx, x.Args[1], true)
-		switch {
-		case !ok:
-		case s == nil:
-			x.W.Int(0)
-		default:
-			x.W.Int(int64(s.Len()))
-		}
-	})
-}
+func cmdScard(x *Ctx) { replyLen(x, datatype.KindSet) }
 
 func cmdSpop(x *Ctx) {
 	args := x.Args

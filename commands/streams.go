@@ -425,15 +425,7 @@ func nextStreamID(s *datatype.Stream, a trimArgs, now int64) (datatype.StreamID,
 	return id, id.Compare(last) > 0
 }
 
-func cmdXlen(x *Ctx) {
-	x.View(func(tx *engine.Tx) {
-		s, ok := lookupStreamOrReply(x, tx, x.Args[1], true, replyZero)
-		if !ok {
-			return
-		}
-		x.W.Int(int64(s.Len()))
-	})
-}
+func cmdXlen(x *Ctx) { replyLen(x, datatype.KindStream) }
 
 func cmdXrange(x *Ctx) { xrangeGeneric(x, false) }
 

@@ -312,15 +312,7 @@ func viewZSet(x *Ctx, fn func(z *datatype.ZSet)) {
 	})
 }
 
-func cmdZcard(x *Ctx) {
-	viewZSet(x, func(z *datatype.ZSet) {
-		if z == nil {
-			x.W.Int(0)
-			return
-		}
-		x.W.Int(int64(z.Len()))
-	})
-}
+func cmdZcard(x *Ctx) { replyLen(x, datatype.KindZSet) }
 
 func cmdZscore(x *Ctx) {
 	viewZSet(x, func(z *datatype.ZSet) {
