@@ -198,40 +198,7 @@ func cmdHmget(x *Ctx) {
 }
 
 func cmdHdel(x *Ctx) {
-	args := x.Args
-	x.Update(func(tx *engine.Tx) {
-		h, ok := readHashForWrite(x, tx, args[1])
-		if !ok || h == nil {
-			if ok {
-				x.W.Int(0)
-			}
-			return
-		}
-		deleted := 0
-		for _, f := range args[2:] {
-			if h.Delete(f) {
-				deleted++
-			}
-		}
-		if deleted > 0 {
-			tx.Modified(args[1])
-			tx.Notify(notify.Hash, "hdel", args[1])
-			if h.Len() == 0 {
-				tx.Notify(notify.Generic, "del", args[1])
-			}
-		}
-		x.W.Int(int64(deleted))
-	})
-}
-
-// readHashForWrite looks key up as a hash to change it without creating
-// it: nil when missing.
-func readHashForWrite(x *Ctx, tx *engine.Tx, key []byte) (*datatype.Hash, bool) {
-	h, created, ok := writeHash(x, tx, key)
-	if created {
-		return nil, ok
-	}
-	return h, ok
+	removeMembers(x, datatype.KindHash, notify.Hash, "hdel", (*datatype.Hash).Delete)
 }
 
 func cmdHlen(x *Ctx) { replyLen(x, datatype.KindHash) }

@@ -3,6 +3,7 @@ package commands
 import (
 	"github.com/kvserver/kvserver/datatype"
 	"github.com/kvserver/kvserver/engine"
+	"github.com/kvserver/kvserver/notify"
 	"github.com/kvserver/kvserver/resp"
 )
 
@@ -60,5 +61,29 @@ func replyLen(x *Ctx, kind datatype.Kind) {
 		if obj, ok := lookupObjectOrReply[datatype.Object](x, tx, x.Args[1], kind, true, replyZero); ok {
 			x.W.Int(int64(obj.Len()))
 		}
+	})
+}
+
+// removeMembers is HDEL, SREM and ZREM: it removes the arguments from 2
+// on from key's collection of kind with remove, answers how many it held,
+// and after a change raises event of class (then "del" when the
+// collection emptied).
+func removeMembers[T datatype.Object](x *Ctx, kind datatype.Kind, class notify.Class, event string, remove func(T, []byte) bool) {
+	args := x.Args
+	x.Update(func(tx *engine.Tx) {
+		c, ok := lookupObjectOrReply[T](x, tx, args[1], kind, false, replyZero)
+		if !ok {
+			return
+		}
+		removed := 0
+		for _, m := range args[2:] {
+			if remove(c, m) {
+				removed++
+			}
+		}
+		if removed > 0 {
+			objectChanged(tx, args[1], c, class, event)
+		}
+		x.W.Int(int64(removed))
 	})
 }

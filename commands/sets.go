@@ -154,25 +154,7 @@ func cmdSadd(x *Ctx) {
 }
 
 func cmdSrem(x *Ctx) {
-	args := x.Args
-	x.Update(func(tx *engine.Tx) {
-		s, ok := lookupSet(x, tx, args[1], false)
-		if !ok {
-			return
-		}
-		removed := 0
-		if s != nil {
-			for _, m := range args[2:] {
-				if s.Remove(m) {
-					removed++
-				}
-			}
-			if removed > 0 {
-				setChanged(tx, args[1], s, "srem")
-			}
-		}
-		x.W.Int(int64(removed))
-	})
+	removeMembers(x, datatype.KindSet, notify.Set, "srem", (*datatype.Set).Remove)
 }
 
 func cmdSismember(x *Ctx) {

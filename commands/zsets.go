@@ -281,24 +281,8 @@ func zsetAdd(z *datatype.ZSet, member string, score float64, f *zaddFlags, lim d
 }
 
 func cmdZrem(x *Ctx) {
-	args := x.Args
-	x.Update(func(tx *engine.Tx) {
-		z, ok := readZSet(x, tx, args[1], false)
-		if !ok {
-			return
-		}
-		deleted := 0
-		if z != nil {
-			for _, m := range args[2:] {
-				if z.Delete(string(m)) {
-					deleted++
-				}
-			}
-			if deleted > 0 {
-				objectChanged(tx, args[1], z, notify.ZSet, "zrem")
-			}
-		}
-		x.W.Int(int64(deleted))
+	removeMembers(x, datatype.KindZSet, notify.ZSet, "zrem", func(z *datatype.ZSet, m []byte) bool {
+		return z.Delete(string(m))
 	})
 }
 
