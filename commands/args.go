@@ -55,6 +55,17 @@ func optionalCount(x *Ctx) (int64, bool) {
 	return positiveArg(x, 2)
 }
 
+// randCountArg parses the count of SRANDMEMBER, HRANDFIELD and
+// ZRANDMEMBER (argument 2) with Redis's range, -LONG_MAX to LONG_MAX.
+func randCountArg(x *Ctx) (int64, bool) {
+	n, ok := intArg(x, 2)
+	if ok && n == math.MinInt64 {
+		x.W.Error("ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807")
+		return 0, false
+	}
+	return n, ok
+}
+
 // addOverflows reports whether cur+delta overflows an int64 (Redis's
 // INCRBY and HINCRBY check).
 func addOverflows(cur, delta int64) bool {

@@ -368,9 +368,6 @@ func randomReplyFull(x *Ctx, picked int) bool {
 	return true
 }
 
-// HRANDFIELD's count bounds (Redis's -LONG_MAX..LONG_MAX).
-const errRandCountRange = "ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807"
-
 // cmdHrandfield follows Redis's hrandfieldCommand: without a count, one
 // field or a null; with one, an array (pairs in RESP3 WITHVALUES) of
 // distinct fields for a positive count (the whole hash, in its order,
@@ -394,13 +391,8 @@ func cmdHrandfield(x *Ctx) {
 		})
 		return
 	}
-	n, ok := ParseInt64(args[2])
+	n, ok := randCountArg(x)
 	if !ok {
-		x.W.Error(errNotInteger)
-		return
-	}
-	if n == math.MinInt64 {
-		x.W.Error(errRandCountRange)
 		return
 	}
 	withValues := false

@@ -1,7 +1,6 @@
 package commands
 
 import (
-	"math"
 	"math/rand/v2"
 	"slices"
 	"strconv"
@@ -302,13 +301,8 @@ func cmdSrandmember(x *Ctx) {
 // four cases.
 func srandmemberWithCount(x *Ctx) {
 	args := x.Args
-	n, ok := ParseInt64(args[2])
-	switch {
-	case !ok:
-		x.W.Error(errNotInteger)
-		return
-	case n == math.MinInt64:
-		x.W.Error("ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807")
+	n, ok := randCountArg(x)
+	if !ok {
 		return
 	}
 	unique, count := n >= 0, uint64(n)

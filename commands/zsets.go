@@ -977,14 +977,11 @@ func cmdZrandmember(x *Ctx) {
 		})
 		return
 	}
-	n, ok := ParseInt64(args[2])
+	n, ok := randCountArg(x)
+	if !ok {
+		return
+	}
 	switch {
-	case !ok:
-		x.W.Error(errNotInteger)
-		return
-	case n == math.MinInt64:
-		x.W.Error("ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807")
-		return
 	case len(args) > 4 || (len(args) == 4 && !equalFold(args[3], "withscores")):
 		x.W.Error(errSyntax)
 		return
