@@ -1178,6 +1178,14 @@ func cmdXclaim(x *Ctx) {
 		var lastID datatype.StreamID
 		retry, delivery := int64(-1), int64(-1)
 		force, justID := false, false
+		// intOption parses arg, the integer after option name.
+		intOption := func(name string, arg []byte) (int64, bool) {
+			v, ok := ParseInt64(arg)
+			if !ok {
+				x.W.Error("ERR Invalid " + name + " option argument for XCLAIM")
+			}
+			return v, ok
+		}
 		for ; j < len(args); j++ {
 			more := len(args) - 1 - j
 			opt := args[j]
@@ -1188,25 +1196,22 @@ func cmdXclaim(x *Ctx) {
 				justID = true
 			case equalFold(opt, "idle") && more > 0:
 				j++
-				v, ok := ParseInt64(args[j])
+				v, ok := intOption("IDLE", args[j])
 				if !ok {
-					x.W.Error("ERR Invalid IDLE option argument for XCLAIM")
 					return
 				}
 				delivery = now - v
 			case equalFold(opt, "time") && more > 0:
 				j++
-				v, ok := ParseInt64(args[j])
+				v, ok := intOption("TIME", args[j])
 				if !ok {
-					x.W.Error("ERR Invalid TIME option argument for XCLAIM")
 					return
 				}
 				delivery = v
 			case equalFold(opt, "retrycount") && more > 0:
 				j++
-				v, ok := ParseInt64(args[j])
+				v, ok := intOption("RETRYCOUNT", args[j])
 				if !ok {
-					x.W.Error("ERR Invalid RETRYCOUNT option argument for XCLAIM")
 					return
 				}
 				retry = v
