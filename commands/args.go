@@ -66,6 +66,45 @@ func randCountArg(x *Ctx) (int64, bool) {
 	return n, ok
 }
 
+// parseMultiPop parses numkeys key [key ...] END [COUNT count] from
+// argument i, END being first or second (LEFT|RIGHT, MIN|MAX), with the
+// errors of Redis's lmpopGenericCommand and zmpopGenericCommand: the keys,
+// whether END is second, and the count (1 when not given).
+func parseMultiPop(x *Ctx, i int, first, second string) (keys [][]byte, isSecond bool, count int64, ok bool) {
+	args := x.Args
+	n, ok := ParseInt64(args[i])
+	if !ok || n < 1 {
+		x.W.Error("ERR numkeys should be greater than 0")
+		return nil, false, 0, false
+	}
+	if n >= int64(len(args)-i-1) {
+		x.W.Error(errSyntax)
+		return nil, false, 0, false
+	}
+	where := i + 1 + int(n)
+	switch end := args[where]; {
+	case equalFold(end, first):
+	case equalFold(end, second):
+		isSecond = true
+	default:
+		x.W.Error(errSyntax)
+		return nil, false, 0, false
+	}
+	count = -1
+	for j := where + 1; j < len(args); j++ {
+		if count != -1 || !equalFold(args[j], "count") || j+1 >= len(args) {
+			x.W.Error(errSyntax)
+			return nil, false, 0, false
+		}
+		j++
+		if count, ok = ParseInt64(args[j]); !ok || count < 1 {
+			x.W.Error("ERR count should be greater than 0")
+			return nil, false, 0, false
+		}
+	}
+	return args[i+1 : where], isSecond, max(count, 1), true
+}
+
 // addOverflows reports whether cur+delta overflows an int64 (Redis's
 // INCRBY and HINCRBY check).
 func addOverflows(cur, delta int64) bool {

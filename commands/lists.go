@@ -558,41 +558,11 @@ type mpopArgs struct {
 	count int64
 }
 
-// parseMpop parses numkeys key [key ...] LEFT|RIGHT [COUNT count] from
-// argument i, with Redis's errors (lmpopGenericCommand).
+// parseMpop parses LMPOP's and BLMPOP's arguments from argument i (see
+// parseMultiPop).
 func parseMpop(x *Ctx, i int) (mpopArgs, bool) {
-	args := x.Args
-	a := mpopArgs{count: 1}
-	n, ok := ParseInt64(args[i])
-	if !ok || n <= 0 || n > int64(1<<31-1) {
-		x.W.Error("ERR numkeys should be greater than 0")
-		return a, false
-	}
-	where := i + 1 + int(n)
-	if where >= len(args) {
-		x.W.Error(errSyntax)
-		return a, false
-	}
-	a.keys = args[i+1 : where]
-	if a.front, ok = parseEnd(args[where]); !ok {
-		x.W.Error(errSyntax)
-		return a, false
-	}
-	counted := false
-	for j := where + 1; j < len(args); j++ {
-		if !equalFold(args[j], "count") || counted || j+1 >= len(args) {
-			x.W.Error(errSyntax)
-			return a, false
-		}
-		c, ok := ParseInt64(args[j+1])
-		if !ok || c <= 0 {
-			x.W.Error("ERR count should be greater than 0")
-			return a, false
-		}
-		a.count, counted = c, true
-		j++
-	}
-	return a, true
+	keys, right, count, ok := parseMultiPop(x, i, "left", "right")
+	return mpopArgs{keys: keys, front: !right, count: count}, ok
 }
 
 func cmdLmpop(x *Ctx) {

@@ -1184,47 +1184,11 @@ type zmpopArgs struct {
 	count   int64
 }
 
-// parseZmpop parses numkeys key [key ...] MIN|MAX [COUNT count] from
-// argument i, with Redis's errors (zmpopGenericCommand).
+// parseZmpop parses ZMPOP's and BZMPOP's arguments from argument i (see
+// parseMultiPop).
 func parseZmpop(x *Ctx, i int) (zmpopArgs, bool) {
-	args := x.Args
-	var a zmpopArgs
-	n, ok := ParseInt64(args[i])
-	if !ok || n < 1 {
-		x.W.Error("ERR numkeys should be greater than 0")
-		return a, false
-	}
-	if n >= int64(len(args)) || i+1+int(n) >= len(args) {
-		x.W.Error(errSyntax)
-		return a, false
-	}
-	whereIdx := i + 1 + int(n)
-	a.keys = args[i+1 : whereIdx]
-	switch w := args[whereIdx]; {
-	case equalFold(w, "min"):
-	case equalFold(w, "max"):
-		a.maxSide = true
-	default:
-		x.W.Error(errSyntax)
-		return a, false
-	}
-	a.count = -1
-	for j := whereIdx + 1; j < len(args); j++ {
-		if a.count == -1 && equalFold(args[j], "count") && j+1 < len(args) {
-			j++
-			c, ok := ParseInt64(args[j])
-			if !ok || c < 1 {
-				x.W.Error("ERR count should be greater than 0")
-				return a, false
-			}
-			a.count = c
-			continue
-		}
-		x.W.Error(errSyntax)
-		return a, false
-	}
-	a.count = max(a.count, 1)
-	return a, true
+	keys, maxSide, count, ok := parseMultiPop(x, i, "min", "max")
+	return zmpopArgs{keys: keys, maxSide: maxSide, count: count}, ok
 }
 
 // cmdZmpop is ZMPOP numkeys key [key ...] MIN|MAX [COUNT count].
