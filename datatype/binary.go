@@ -61,7 +61,9 @@ func (r *reader) count(min int) int {
 	return int(n)
 }
 
-// bytes reads a length-prefixed string without copying it.
+// bytes reads a length-prefixed string as a view into r's buffer, not a
+// copy; its capacity ends with it, so an append to it cannot write over
+// what follows.
 func (r *reader) bytes() []byte {
 	n := r.uvarint()
 	if r.err != nil {
@@ -71,7 +73,7 @@ func (r *reader) bytes() []byte {
 		r.fail("string past the end")
 		return nil
 	}
-	s := r.b[:n]
+	s := r.b[:n:n]
 	r.b = r.b[n:]
 	return s
 }
