@@ -490,7 +490,11 @@ func parseCollectionScan(args [][]byte, from int) collectionScan {
 // match reports whether a scanned element passes MATCH.
 func (o *collectionScan) match(b []byte) bool { return o.pattern == nil || glob.Match(o.pattern, b) }
 
-func cmdHscan(x *Ctx) {
+// scanCollection is what HSCAN, SSCAN and ZSCAN share (Redis's
+// scanGenericCommand on a key): the cursor, checked first, key's value of
+// kind (WRONGTYPE, or shared.emptyscan when it is missing), then the
+// MATCH/COUNT options' error; scan answers with the scanned elements.
+func scanCollection[T datatype.Object](x *Ctx, kind datatype.Kind, scan func(c T, cursor uint64, opts *collectionScan)) {
 	args := x.Args
 	cursor, ok := parseCursor(args[2])
 	if !ok {
@@ -499,19 +503,33 @@ func cmdHscan(x *Ctx) {
 	}
 	opts := parseCollectionScan(args, 3)
 	x.View(func(tx *engine.Tx) {
-		h, ok := readHash(x, tx, args[1])
-		switch {
-		case !ok:
+		c, ok := lookupObjectOrReply[T](x, tx, args[1], kind, true, replyEmptyScan)
+		if !ok {
 			return
-		case h == nil:
-			x.W.Array(2)
-			x.W.BulkString("0")
-			x.W.Array(0)
-			return
-		case opts.err != "":
+		}
+		if opts.err != "" {
 			x.W.Error(opts.err)
 			return
 		}
+		scan(c, cursor, &opts)
+	})
+}
+
+// emptyScanReply is Redis's shared.emptyscan, in both protocols.
+var emptyScanReply = []byte("*2\r\n$1\r\n0\r\n*0\r\n")
+
+// replyEmptyScan answers a scan of a missing key.
+var replyEmptyScan missingKeyReply = func(w *resp.Writer) { w.Raw(emptyScanReply) }
+
+// writeScanCursor writes the head of a scan's reply: a pair whose first
+// element is the cursor that continues the scan.
+func writeScanCursor(x *Ctx, next uint64) {
+	x.W.Array(2)
+	x.W.BulkString(strconv.FormatUint(next, 10))
+}
+
+func cmdHscan(x *Ctx) {
+	scanCollection(x, datatype.KindHash, func(h *datatype.Hash, cursor uint64, opts *collectionScan) {
 		var found [][]byte
 		// Redis counts a field and its value as two of COUNT's elements.
 		next := h.Scan(cursor, (opts.count+1)/2, func(f, v []byte) {
@@ -519,8 +537,7 @@ func cmdHscan(x *Ctx) {
 				found = append(found, f, v)
 			}
 		})
-		x.W.Array(2)
-		x.W.BulkString(strconv.FormatUint(next, 10))
+		writeScanCursor(x, next)
 		x.W.Array(len(found))
 		for _, b := range found {
 			replyValue(x.W, b)

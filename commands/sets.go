@@ -3,7 +3,6 @@ package commands
 import (
 	"math/rand/v2"
 	"slices"
-	"strconv"
 
 	"github.com/kvserver/kvserver/datatype"
 	"github.com/kvserver/kvserver/engine"
@@ -621,37 +620,15 @@ func unionDiff(sets []*datatype.Set, diff bool, lim datatype.SetLimits) *datatyp
 	return result
 }
 
-// emptyScanReply is Redis's shared.emptyscan, in both protocols.
-var emptyScanReply = []byte("*2\r\n$1\r\n0\r\n*0\r\n")
-
 func cmdSscan(x *Ctx) {
-	args := x.Args
-	cursor, ok := parseCursor(args[2])
-	if !ok {
-		x.W.Error("ERR invalid cursor")
-		return
-	}
-	opts := parseCollectionScan(args, 3)
-	x.View(func(tx *engine.Tx) {
-		s, ok := lookupSet(x, tx, args[1], true)
-		switch {
-		case !ok:
-			return
-		case s == nil:
-			x.W.Raw(emptyScanReply)
-			return
-		case opts.err != "":
-			x.W.Error(opts.err)
-			return
-		}
+	scanCollection(x, datatype.KindSet, func(s *datatype.Set, cursor uint64, opts *collectionScan) {
 		var found memberList
 		next := s.Scan(cursor, opts.count, func(m []byte) {
 			if opts.match(m) {
 				found.add(m)
 			}
 		})
-		x.W.Array(2)
-		x.W.BulkString(strconv.FormatUint(next, 10))
+		writeScanCursor(x, next)
 		found.write(x, false)
 	})
 }

@@ -5,7 +5,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/kvserver/kvserver/datatype"
@@ -1205,24 +1204,7 @@ func cmdZmpop(x *Ctx) {
 // walked in the order of a hash of its members, the cursor being the next
 // hash value, so that members present for the whole scan are all returned.
 func cmdZscan(x *Ctx) {
-	args := x.Args
-	cursor, ok := parseCursor(args[2])
-	if !ok {
-		x.W.Error("ERR invalid cursor")
-		return
-	}
-	viewZSet(x, func(z *datatype.ZSet) {
-		if z == nil {
-			x.W.Array(2)
-			x.W.BulkString("0")
-			x.W.Array(0)
-			return
-		}
-		o := parseCollectionScan(args, 3)
-		if o.err != "" {
-			x.W.Error(o.err)
-			return
-		}
+	scanCollection(x, datatype.KindZSet, func(z *datatype.ZSet, cursor uint64, o *collectionScan) {
 		var found []datatype.ZEntry
 		next := uint64(0)
 		if z.IsListpack() {
@@ -1236,8 +1218,7 @@ func cmdZscan(x *Ctx) {
 				out = append(out, e)
 			}
 		}
-		x.W.Array(2)
-		x.W.BulkString(strconv.FormatUint(next, 10))
+		writeScanCursor(x, next)
 		x.W.Array(2 * len(out))
 		for _, e := range out {
 			x.W.BulkString(e.Member)
