@@ -10,33 +10,33 @@ import (
 // pops are in blocking.go.
 var listCommands = []*Spec{
 	{Name: "lpush", Arity: -3, Flags: FlagWrite | FlagDenyoom | FlagFast, ACL: "@write @list @fast",
-		KeySpecs: []KeySpec{listKey(1, KeyRW|KeyInsert)}, Handler: cmdLpush},
+		KeySpecs: []KeySpec{valueKey(1, KeyRW|KeyInsert)}, Handler: cmdLpush},
 	{Name: "rpush", Arity: -3, Flags: FlagWrite | FlagDenyoom | FlagFast, ACL: "@write @list @fast",
-		KeySpecs: []KeySpec{listKey(1, KeyRW|KeyInsert)}, Handler: cmdRpush},
+		KeySpecs: []KeySpec{valueKey(1, KeyRW|KeyInsert)}, Handler: cmdRpush},
 	{Name: "lpushx", Arity: -3, Flags: FlagWrite | FlagDenyoom | FlagFast, ACL: "@write @list @fast",
-		KeySpecs: []KeySpec{listKey(1, KeyRW|KeyInsert)}, Handler: cmdLpushx},
+		KeySpecs: []KeySpec{valueKey(1, KeyRW|KeyInsert)}, Handler: cmdLpushx},
 	{Name: "rpushx", Arity: -3, Flags: FlagWrite | FlagDenyoom | FlagFast, ACL: "@write @list @fast",
-		KeySpecs: []KeySpec{listKey(1, KeyRW|KeyInsert)}, Handler: cmdRpushx},
+		KeySpecs: []KeySpec{valueKey(1, KeyRW|KeyInsert)}, Handler: cmdRpushx},
 	{Name: "lpop", Arity: -2, Flags: FlagWrite | FlagFast, ACL: "@write @list @fast",
-		KeySpecs: []KeySpec{listKey(1, KeyRW|KeyAccess|KeyDelete)}, Handler: cmdLpop},
+		KeySpecs: []KeySpec{valueKey(1, KeyRW|KeyAccess|KeyDelete)}, Handler: cmdLpop},
 	{Name: "rpop", Arity: -2, Flags: FlagWrite | FlagFast, ACL: "@write @list @fast",
-		KeySpecs: []KeySpec{listKey(1, KeyRW|KeyAccess|KeyDelete)}, Handler: cmdRpop},
+		KeySpecs: []KeySpec{valueKey(1, KeyRW|KeyAccess|KeyDelete)}, Handler: cmdRpop},
 	{Name: "llen", Arity: 2, Flags: FlagReadonly | FlagFast, ACL: "@read @list @fast",
-		KeySpecs: []KeySpec{listKey(1, KeyRO)}, Handler: cmdLlen},
+		KeySpecs: []KeySpec{valueKey(1, KeyRO)}, Handler: cmdLlen},
 	{Name: "lrange", Arity: 4, Flags: FlagReadonly, ACL: "@read @list @slow",
-		KeySpecs: []KeySpec{listKey(1, KeyRO|KeyAccess)}, Handler: cmdLrange},
+		KeySpecs: []KeySpec{valueKey(1, KeyRO|KeyAccess)}, Handler: cmdLrange},
 	{Name: "lindex", Arity: 3, Flags: FlagReadonly, ACL: "@read @list @slow",
-		KeySpecs: []KeySpec{listKey(1, KeyRO|KeyAccess)}, Handler: cmdLindex},
+		KeySpecs: []KeySpec{valueKey(1, KeyRO|KeyAccess)}, Handler: cmdLindex},
 	{Name: "lset", Arity: 4, Flags: FlagWrite | FlagDenyoom, ACL: "@write @list @slow",
-		KeySpecs: []KeySpec{listKey(1, KeyRW|KeyUpdate)}, Handler: cmdLset},
+		KeySpecs: []KeySpec{valueKey(1, KeyRW|KeyUpdate)}, Handler: cmdLset},
 	{Name: "linsert", Arity: 5, Flags: FlagWrite | FlagDenyoom, ACL: "@write @list @slow",
-		KeySpecs: []KeySpec{listKey(1, KeyRW|KeyInsert)}, Handler: cmdLinsert},
+		KeySpecs: []KeySpec{valueKey(1, KeyRW|KeyInsert)}, Handler: cmdLinsert},
 	{Name: "lrem", Arity: 4, Flags: FlagWrite, ACL: "@write @list @slow",
-		KeySpecs: []KeySpec{listKey(1, KeyRW|KeyDelete)}, Handler: cmdLrem},
+		KeySpecs: []KeySpec{valueKey(1, KeyRW|KeyDelete)}, Handler: cmdLrem},
 	{Name: "ltrim", Arity: 4, Flags: FlagWrite, ACL: "@write @list @slow",
-		KeySpecs: []KeySpec{listKey(1, KeyRW|KeyDelete)}, Handler: cmdLtrim},
+		KeySpecs: []KeySpec{valueKey(1, KeyRW|KeyDelete)}, Handler: cmdLtrim},
 	{Name: "lpos", Arity: -3, Flags: FlagReadonly, ACL: "@read @list @slow",
-		KeySpecs: []KeySpec{listKey(1, KeyRO|KeyAccess)}, Handler: cmdLpos},
+		KeySpecs: []KeySpec{valueKey(1, KeyRO|KeyAccess)}, Handler: cmdLpos},
 	{Name: "lmove", Arity: 5, Flags: FlagWrite | FlagDenyoom, ACL: "@write @list @slow",
 		KeySpecs: moveKeys, Handler: cmdLmove},
 	{Name: "rpoplpush", Arity: 3, Flags: FlagWrite | FlagDenyoom, ACL: "@write @list @slow",
@@ -46,14 +46,9 @@ var listCommands = []*Spec{
 		Handler:  cmdLmpop},
 }
 
-// listKey is the key spec of a list command's key at argument i.
-func listKey(i int, flags KeyFlags) KeySpec {
-	return KeySpec{Flags: flags, ReadsValue: true, Begin: Index(i), Find: Range(0, 1, 0)}
-}
-
 // moveKeys are the key specs of LMOVE and its kin: the source, then the
 // destination.
-var moveKeys = []KeySpec{listKey(1, KeyRW|KeyAccess|KeyDelete), listKey(2, KeyRW|KeyInsert)}
+var moveKeys = []KeySpec{valueKey(1, KeyRW|KeyAccess|KeyDelete), valueKey(2, KeyRW|KeyInsert)}
 
 // listLimits is the setting that shapes a list's chunks.
 func listLimits(x *Ctx) datatype.ListLimits {

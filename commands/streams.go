@@ -14,10 +14,7 @@ import (
 
 // Key specs shared by the stream rows.
 var (
-	xKeyRO     = []KeySpec{{Flags: KeyRO, ReadsValue: true, Begin: Index(1), Find: Range(0, 1, 0)}}
-	xKeyRead   = []KeySpec{{Flags: KeyRO | KeyAccess, ReadsValue: true, Begin: Index(1), Find: Range(0, 1, 0)}}
 	xKeyUpdate = []KeySpec{{Flags: KeyRW | KeyUpdate, ReadsValue: true, Begin: Index(1), Find: Range(0, 1, 0)}}
-	xKeyDelete = []KeySpec{{Flags: KeyRW | KeyDelete, ReadsValue: true, Begin: Index(1), Find: Range(0, 1, 0)}}
 	xSubKey    = func(f KeyFlags) []KeySpec {
 		return []KeySpec{{Flags: f, ReadsValue: true, Begin: Index(2), Find: Range(0, 1, 0)}}
 	}
@@ -30,17 +27,17 @@ var (
 var streamCommands = []*Spec{
 	{Name: "xadd", Arity: -5, Flags: FlagWrite | FlagDenyoom | FlagFast, ACL: "@write @stream @fast",
 		KeySpecs: []KeySpec{{Notes: "UPDATE instead of INSERT because of the optional trimming feature", Flags: KeyRW | KeyUpdate, ReadsValue: true, Begin: Index(1), Find: Range(0, 1, 0)}}, Handler: cmdXadd},
-	{Name: "xrange", Arity: -4, Flags: FlagReadonly, ACL: "@read @stream @slow", KeySpecs: xKeyRead, Handler: cmdXrange},
-	{Name: "xrevrange", Arity: -4, Flags: FlagReadonly, ACL: "@read @stream @slow", KeySpecs: xKeyRead, Handler: cmdXrevrange},
-	{Name: "xlen", Arity: 2, Flags: FlagReadonly | FlagFast, ACL: "@read @stream @fast", KeySpecs: xKeyRO, Handler: cmdXlen},
-	{Name: "xdel", Arity: -3, Flags: FlagWrite | FlagFast, ACL: "@write @stream @fast", KeySpecs: xKeyDelete, Handler: cmdXdel},
-	{Name: "xtrim", Arity: -4, Flags: FlagWrite, ACL: "@write @stream @slow", KeySpecs: xKeyDelete, Handler: cmdXtrim},
+	{Name: "xrange", Arity: -4, Flags: FlagReadonly, ACL: "@read @stream @slow", KeySpecs: keyReadsAccess, Handler: cmdXrange},
+	{Name: "xrevrange", Arity: -4, Flags: FlagReadonly, ACL: "@read @stream @slow", KeySpecs: keyReadsAccess, Handler: cmdXrevrange},
+	{Name: "xlen", Arity: 2, Flags: FlagReadonly | FlagFast, ACL: "@read @stream @fast", KeySpecs: keyReadsRO, Handler: cmdXlen},
+	{Name: "xdel", Arity: -3, Flags: FlagWrite | FlagFast, ACL: "@write @stream @fast", KeySpecs: keyReadsDelete, Handler: cmdXdel},
+	{Name: "xtrim", Arity: -4, Flags: FlagWrite, ACL: "@write @stream @slow", KeySpecs: keyReadsDelete, Handler: cmdXtrim},
 	{Name: "xread", Arity: -4, Flags: FlagReadonly | FlagBlocking, ACL: "@read @stream @slow @blocking", KeySpecs: xStreamsKeys(1), Handler: cmdXread},
 	{Name: "xreadgroup", Arity: -7, Flags: FlagWrite | FlagBlocking, ACL: "@write @stream @slow @blocking", KeySpecs: xStreamsKeys(4), Handler: cmdXread},
 	{Name: "xack", Arity: -4, Flags: FlagWrite | FlagFast, ACL: "@write @stream @fast", KeySpecs: xKeyUpdate, Handler: cmdXack},
-	{Name: "xpending", Arity: -3, Flags: FlagReadonly, ACL: "@read @stream @slow", KeySpecs: xKeyRead, Handler: cmdXpending},
+	{Name: "xpending", Arity: -3, Flags: FlagReadonly, ACL: "@read @stream @slow", KeySpecs: keyReadsAccess, Handler: cmdXpending},
 	{Name: "xclaim", Arity: -6, Flags: FlagWrite | FlagFast, ACL: "@write @stream @fast", KeySpecs: xKeyUpdate, Handler: cmdXclaim},
-	{Name: "xautoclaim", Arity: -6, Flags: FlagWrite | FlagFast, ACL: "@write @stream @fast", KeySpecs: xKeyDelete, Handler: cmdXautoclaim},
+	{Name: "xautoclaim", Arity: -6, Flags: FlagWrite | FlagFast, ACL: "@write @stream @fast", KeySpecs: keyReadsDelete, Handler: cmdXautoclaim},
 	{Name: "xsetid", Arity: -3, Flags: FlagWrite | FlagDenyoom | FlagFast, ACL: "@write @stream @fast", KeySpecs: xKeyUpdate, Handler: cmdXsetid},
 	{Name: "xgroup", Arity: -2, ACL: "@slow", Subcommands: []*Spec{
 		{Name: "xgroup|destroy", Arity: 4, Flags: FlagWrite, ACL: "@write @stream @slow", KeySpecs: xSubKey(KeyRW | KeyDelete), Handler: cmdXgroup},

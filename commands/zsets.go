@@ -14,9 +14,6 @@ import (
 
 // Key specs shared by the sorted-set rows.
 var (
-	zKeyRO       = []KeySpec{{Flags: KeyRO, ReadsValue: true, Begin: Index(1), Find: Range(0, 1, 0)}}
-	zKeyRead     = []KeySpec{{Flags: KeyRO | KeyAccess, ReadsValue: true, Begin: Index(1), Find: Range(0, 1, 0)}}
-	zKeyDelete   = []KeySpec{{Flags: KeyRW | KeyDelete, ReadsValue: true, Begin: Index(1), Find: Range(0, 1, 0)}}
 	zKeyPop      = []KeySpec{{Flags: KeyRW | KeyAccess | KeyDelete, ReadsValue: true, Begin: Index(1), Find: Range(0, 1, 0)}}
 	zKeysNumRead = []KeySpec{{Flags: KeyRO | KeyAccess, ReadsValue: true, Begin: Index(1), Find: KeyNum(0, 1, 1)}}
 	zKeysStore   = []KeySpec{
@@ -33,28 +30,28 @@ var zsetCommands = []*Spec{
 		KeySpecs: []KeySpec{{Flags: KeyRW | KeyUpdate, ReadsValue: true, Begin: Index(1), Find: Range(0, 1, 0)}}, Handler: cmdZadd},
 	{Name: "zincrby", Arity: 4, Flags: FlagWrite | FlagDenyoom | FlagFast, ACL: "@write @sortedset @fast",
 		KeySpecs: []KeySpec{{Flags: KeyRW | KeyAccess | KeyUpdate, ReadsValue: true, Begin: Index(1), Find: Range(0, 1, 0)}}, Handler: cmdZincrby},
-	{Name: "zrem", Arity: -3, Flags: FlagWrite | FlagFast, ACL: "@write @sortedset @fast", KeySpecs: zKeyDelete, Handler: cmdZrem},
-	{Name: "zcard", Arity: 2, Flags: FlagReadonly | FlagFast, ACL: "@read @sortedset @fast", KeySpecs: zKeyRO, Handler: cmdZcard},
-	{Name: "zscore", Arity: 3, Flags: FlagReadonly | FlagFast, ACL: "@read @sortedset @fast", KeySpecs: zKeyRead, Handler: cmdZscore},
-	{Name: "zmscore", Arity: -3, Flags: FlagReadonly | FlagFast, ACL: "@read @sortedset @fast", KeySpecs: zKeyRead, Handler: cmdZmscore},
-	{Name: "zrank", Arity: 3, Flags: FlagReadonly | FlagFast, ACL: "@read @sortedset @fast", KeySpecs: zKeyRead, Handler: cmdZrank},
-	{Name: "zrevrank", Arity: 3, Flags: FlagReadonly | FlagFast, ACL: "@read @sortedset @fast", KeySpecs: zKeyRead, Handler: cmdZrevrank},
-	{Name: "zcount", Arity: 4, Flags: FlagReadonly | FlagFast, ACL: "@read @sortedset @fast", KeySpecs: zKeyRead, Handler: cmdZcount},
-	{Name: "zlexcount", Arity: 4, Flags: FlagReadonly | FlagFast, ACL: "@read @sortedset @fast", KeySpecs: zKeyRead, Handler: cmdZlexcount},
-	{Name: "zrange", Arity: -4, Flags: FlagReadonly, ACL: "@read @sortedset @slow", KeySpecs: zKeyRead, Handler: cmdZrange},
-	{Name: "zrangebyscore", Arity: -4, Flags: FlagReadonly, ACL: "@read @sortedset @slow", KeySpecs: zKeyRead, Handler: cmdZrangebyscore},
-	{Name: "zrevrangebyscore", Arity: -4, Flags: FlagReadonly, ACL: "@read @sortedset @slow", KeySpecs: zKeyRead, Handler: cmdZrevrangebyscore},
-	{Name: "zrangebylex", Arity: -4, Flags: FlagReadonly, ACL: "@read @sortedset @slow", KeySpecs: zKeyRead, Handler: cmdZrangebylex},
-	{Name: "zrevrangebylex", Arity: -4, Flags: FlagReadonly, ACL: "@read @sortedset @slow", KeySpecs: zKeyRead, Handler: cmdZrevrangebylex},
-	{Name: "zrevrange", Arity: -4, Flags: FlagReadonly, ACL: "@read @sortedset @slow", KeySpecs: zKeyRead, Handler: cmdZrevrange},
+	{Name: "zrem", Arity: -3, Flags: FlagWrite | FlagFast, ACL: "@write @sortedset @fast", KeySpecs: keyReadsDelete, Handler: cmdZrem},
+	{Name: "zcard", Arity: 2, Flags: FlagReadonly | FlagFast, ACL: "@read @sortedset @fast", KeySpecs: keyReadsRO, Handler: cmdZcard},
+	{Name: "zscore", Arity: 3, Flags: FlagReadonly | FlagFast, ACL: "@read @sortedset @fast", KeySpecs: keyReadsAccess, Handler: cmdZscore},
+	{Name: "zmscore", Arity: -3, Flags: FlagReadonly | FlagFast, ACL: "@read @sortedset @fast", KeySpecs: keyReadsAccess, Handler: cmdZmscore},
+	{Name: "zrank", Arity: 3, Flags: FlagReadonly | FlagFast, ACL: "@read @sortedset @fast", KeySpecs: keyReadsAccess, Handler: cmdZrank},
+	{Name: "zrevrank", Arity: 3, Flags: FlagReadonly | FlagFast, ACL: "@read @sortedset @fast", KeySpecs: keyReadsAccess, Handler: cmdZrevrank},
+	{Name: "zcount", Arity: 4, Flags: FlagReadonly | FlagFast, ACL: "@read @sortedset @fast", KeySpecs: keyReadsAccess, Handler: cmdZcount},
+	{Name: "zlexcount", Arity: 4, Flags: FlagReadonly | FlagFast, ACL: "@read @sortedset @fast", KeySpecs: keyReadsAccess, Handler: cmdZlexcount},
+	{Name: "zrange", Arity: -4, Flags: FlagReadonly, ACL: "@read @sortedset @slow", KeySpecs: keyReadsAccess, Handler: cmdZrange},
+	{Name: "zrangebyscore", Arity: -4, Flags: FlagReadonly, ACL: "@read @sortedset @slow", KeySpecs: keyReadsAccess, Handler: cmdZrangebyscore},
+	{Name: "zrevrangebyscore", Arity: -4, Flags: FlagReadonly, ACL: "@read @sortedset @slow", KeySpecs: keyReadsAccess, Handler: cmdZrevrangebyscore},
+	{Name: "zrangebylex", Arity: -4, Flags: FlagReadonly, ACL: "@read @sortedset @slow", KeySpecs: keyReadsAccess, Handler: cmdZrangebylex},
+	{Name: "zrevrangebylex", Arity: -4, Flags: FlagReadonly, ACL: "@read @sortedset @slow", KeySpecs: keyReadsAccess, Handler: cmdZrevrangebylex},
+	{Name: "zrevrange", Arity: -4, Flags: FlagReadonly, ACL: "@read @sortedset @slow", KeySpecs: keyReadsAccess, Handler: cmdZrevrange},
 	{Name: "zrangestore", Arity: -5, Flags: FlagWrite | FlagDenyoom, ACL: "@write @sortedset @slow",
 		KeySpecs: []KeySpec{
 			{Flags: KeyOW | KeyUpdate, Begin: Index(1), Find: Range(0, 1, 0)},
 			{Flags: KeyRO | KeyAccess, ReadsValue: true, Begin: Index(2), Find: Range(0, 1, 0)},
 		}, Handler: cmdZrangestore},
-	{Name: "zremrangebyrank", Arity: 4, Flags: FlagWrite, ACL: "@write @sortedset @slow", KeySpecs: zKeyDelete, Handler: cmdZremrangebyrank},
-	{Name: "zremrangebyscore", Arity: 4, Flags: FlagWrite, ACL: "@write @sortedset @slow", KeySpecs: zKeyDelete, Handler: cmdZremrangebyscore},
-	{Name: "zremrangebylex", Arity: 4, Flags: FlagWrite, ACL: "@write @sortedset @slow", KeySpecs: zKeyDelete, Handler: cmdZremrangebylex},
+	{Name: "zremrangebyrank", Arity: 4, Flags: FlagWrite, ACL: "@write @sortedset @slow", KeySpecs: keyReadsDelete, Handler: cmdZremrangebyrank},
+	{Name: "zremrangebyscore", Arity: 4, Flags: FlagWrite, ACL: "@write @sortedset @slow", KeySpecs: keyReadsDelete, Handler: cmdZremrangebyscore},
+	{Name: "zremrangebylex", Arity: 4, Flags: FlagWrite, ACL: "@write @sortedset @slow", KeySpecs: keyReadsDelete, Handler: cmdZremrangebylex},
 	{Name: "zunion", Arity: -3, Flags: FlagReadonly, ACL: "@read @sortedset @slow", KeySpecs: zKeysNumRead, Handler: cmdZunion},
 	{Name: "zinter", Arity: -3, Flags: FlagReadonly, ACL: "@read @sortedset @slow", KeySpecs: zKeysNumRead, Handler: cmdZinter},
 	{Name: "zdiff", Arity: -3, Flags: FlagReadonly, ACL: "@read @sortedset @slow", KeySpecs: zKeysNumRead, Handler: cmdZdiff},
@@ -62,12 +59,12 @@ var zsetCommands = []*Spec{
 	{Name: "zinterstore", Arity: -4, Flags: FlagWrite | FlagDenyoom, ACL: "@write @sortedset @slow", KeySpecs: zKeysStore, Handler: cmdZinterstore},
 	{Name: "zdiffstore", Arity: -4, Flags: FlagWrite | FlagDenyoom, ACL: "@write @sortedset @slow", KeySpecs: zKeysStore, Handler: cmdZdiffstore},
 	{Name: "zintercard", Arity: -3, Flags: FlagReadonly, ACL: "@read @sortedset @slow", KeySpecs: zKeysNumRead, Handler: cmdZintercard},
-	{Name: "zrandmember", Arity: -2, Flags: FlagReadonly, ACL: "@read @sortedset @slow", KeySpecs: zKeyRead, Handler: cmdZrandmember},
+	{Name: "zrandmember", Arity: -2, Flags: FlagReadonly, ACL: "@read @sortedset @slow", KeySpecs: keyReadsAccess, Handler: cmdZrandmember},
 	{Name: "zpopmin", Arity: -2, Flags: FlagWrite | FlagFast, ACL: "@write @sortedset @fast", KeySpecs: zKeyPop, Handler: cmdZpopmin},
 	{Name: "zpopmax", Arity: -2, Flags: FlagWrite | FlagFast, ACL: "@write @sortedset @fast", KeySpecs: zKeyPop, Handler: cmdZpopmax},
 	{Name: "zmpop", Arity: -4, Flags: FlagWrite, ACL: "@write @sortedset @slow",
 		KeySpecs: []KeySpec{{Flags: KeyRW | KeyAccess | KeyDelete, ReadsValue: true, Begin: Index(1), Find: KeyNum(0, 1, 1)}}, Handler: cmdZmpop},
-	{Name: "zscan", Arity: -3, Flags: FlagReadonly, ACL: "@read @sortedset @slow", KeySpecs: zKeyRead, Handler: cmdZscan},
+	{Name: "zscan", Arity: -3, Flags: FlagReadonly, ACL: "@read @sortedset @slow", KeySpecs: keyReadsAccess, Handler: cmdZscan},
 }
 
 // zsetLimits are the settings that decide when a sorted set stops being a
