@@ -17,6 +17,8 @@ const (
 	errStringLimit = "ERR string exceeds maximum allowed size (proto-max-bulk-len)"
 	errOverflow    = "ERR increment or decrement would overflow"
 	errNaNInf      = "ERR increment would produce NaN or Infinity"
+	// errMustBePositive is getPositiveLongFromObjectOrReply's error.
+	errMustBePositive = "ERR value is out of range, must be positive"
 )
 
 // ParseInt64 parses a decimal integer exactly like Redis's string2ll: no
@@ -31,6 +33,76 @@ func intArg(x *Ctx, i int) (int64, bool) {
 		x.W.Error(errNotInteger)
 	}
 	return n, ok
+}
+
+// positiveArg parses x.Args[i] as an integer of at least 0, answering
+// Redis's getPositiveLongFromObjectOrReply error if it is not one.
+func positiveArg(x *Ctx, i int) (int64, bool) {
+	n, ok := ParseInt64(x.Args[i])
+	if !ok || n < 0 {
+		x.W.Error(errMustBePositive)
+		return 0, false
+	}
+	return n, true
+}
+
+// optionalCount is the count that LPOP, RPOP, ZPOPMIN and ZPOPMAX take
+// as their argument 2: -1 when it is not given.
+func optionalCount(x *Ctx) (int64, bool) {
+	if len(x.Args) < 3 {
+		return -1, true
+	}
+	return positiveArg(x, 2)
+}
+
+// randCountArg parses the count of SRANDMEMBER, HRANDFIELD and
+// ZRANDMEMBER (argument 2) with Redis's range, -LONG_MAX to LONG_MAX.
+func randCountArg(x *Ctx) (int64, bool) {
+	n, ok := intArg(x, 2)
+	if ok && n == math.MinInt64 {
+		x.W.Error("ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807")
+		return 0, false
+	}
+	return n, ok
+}
+
+// parseMultiPop parses numkeys key [key ...] END [COUNT count] from
+// argument i, END being first or second (LEFT|RIGHT, MIN|MAX), with the
+// errors of Redis's lmpopGenericCommand and zmpopGenericCommand: the keys,
+// whether END is second, and the count (1 when not given).
+func parseMultiPop(x *Ctx, i int, first, second string) (keys [][]byte, isSecond bool, count int64, ok bool) {
+	args := x.Args
+	n, ok := ParseInt64(args[i])
+	if !ok || n < 1 {
+		x.W.Error("ERR numkeys should be greater than 0")
+		return nil, false, 0, false
+	}
+	if n >= int64(len(args)-i-1) {
+		x.W.Error(errSyntax)
+		return nil, false, 0, false
+	}
+	where := i + 1 + int(n)
+	switch end := args[where]; {
+	case equalFold(end, first):
+	case equalFold(end, second):
+		isSecond = true
+	default:
+		x.W.Error(errSyntax)
+		return nil, false, 0, false
+	}
+	count = -1
+	for j := where + 1; j < len(args); j++ {
+		if count != -1 || !equalFold(args[j], "count") || j+1 >= len(args) {
+			x.W.Error(errSyntax)
+			return nil, false, 0, false
+		}
+		j++
+		if count, ok = ParseInt64(args[j]); !ok || count < 1 {
+			x.W.Error("ERR count should be greater than 0")
+			return nil, false, 0, false
+		}
+	}
+	return args[i+1 : where], isSecond, max(count, 1), true
 }
 
 // addOverflows reports whether cur+delta overflows an int64 (Redis's

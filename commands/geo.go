@@ -12,9 +12,6 @@ import (
 	"github.com/kvserver/kvserver/notify"
 )
 
-// geoKeyRead is the key spec of the rows that read one geo set.
-var geoKeyRead = []KeySpec{{Flags: KeyRO | KeyAccess, ReadsValue: true, Begin: Index(1), Find: Range(0, 1, 0)}}
-
 // geoRadiusStore is GEORADIUS's and GEORADIUSBYMEMBER's key specs: the
 // source, and the keys after STORE and STOREDIST, searched for from
 // argument startFrom.
@@ -31,10 +28,10 @@ func geoRadiusStore(startFrom int) []KeySpec {
 var geoCommands = []*Spec{
 	{Name: "geoadd", Arity: -5, Flags: FlagWrite | FlagDenyoom, ACL: "@write @geo @slow",
 		KeySpecs: []KeySpec{{Flags: KeyRW | KeyUpdate, ReadsValue: true, Begin: Index(1), Find: Range(0, 1, 0)}}, Handler: cmdGeoadd},
-	{Name: "geodist", Arity: -4, Flags: FlagReadonly, ACL: "@read @geo @slow", KeySpecs: geoKeyRead, Handler: cmdGeodist},
-	{Name: "geohash", Arity: -2, Flags: FlagReadonly, ACL: "@read @geo @slow", KeySpecs: geoKeyRead, Handler: cmdGeohash},
-	{Name: "geopos", Arity: -2, Flags: FlagReadonly, ACL: "@read @geo @slow", KeySpecs: geoKeyRead, Handler: cmdGeopos},
-	{Name: "geosearch", Arity: -7, Flags: FlagReadonly, ACL: "@read @geo @slow", KeySpecs: geoKeyRead, Handler: cmdGeosearch},
+	{Name: "geodist", Arity: -4, Flags: FlagReadonly, ACL: "@read @geo @slow", KeySpecs: keyReadsAccess, Handler: cmdGeodist},
+	{Name: "geohash", Arity: -2, Flags: FlagReadonly, ACL: "@read @geo @slow", KeySpecs: keyReadsAccess, Handler: cmdGeohash},
+	{Name: "geopos", Arity: -2, Flags: FlagReadonly, ACL: "@read @geo @slow", KeySpecs: keyReadsAccess, Handler: cmdGeopos},
+	{Name: "geosearch", Arity: -7, Flags: FlagReadonly, ACL: "@read @geo @slow", KeySpecs: keyReadsAccess, Handler: cmdGeosearch},
 	{Name: "geosearchstore", Arity: -8, Flags: FlagWrite | FlagDenyoom, ACL: "@write @geo @slow",
 		KeySpecs: []KeySpec{
 			{Flags: KeyOW | KeyUpdate, Begin: Index(1), Find: Range(0, 1, 0)},
@@ -42,10 +39,10 @@ var geoCommands = []*Spec{
 		}, Handler: cmdGeosearchstore},
 	{Name: "georadius", Arity: -6, Flags: FlagWrite | FlagDenyoom, ACL: "@write @geo @slow",
 		KeySpecs: geoRadiusStore(6), Handler: cmdGeoradius},
-	{Name: "georadius_ro", Arity: -6, Flags: FlagReadonly, ACL: "@read @geo @slow", KeySpecs: geoKeyRead, Handler: cmdGeoradiusRO},
+	{Name: "georadius_ro", Arity: -6, Flags: FlagReadonly, ACL: "@read @geo @slow", KeySpecs: keyReadsAccess, Handler: cmdGeoradiusRO},
 	{Name: "georadiusbymember", Arity: -5, Flags: FlagWrite | FlagDenyoom, ACL: "@write @geo @slow",
 		KeySpecs: geoRadiusStore(5), Handler: cmdGeoradiusbymember},
-	{Name: "georadiusbymember_ro", Arity: -5, Flags: FlagReadonly, ACL: "@read @geo @slow", KeySpecs: geoKeyRead, Handler: cmdGeoradiusbymemberRO},
+	{Name: "georadiusbymember_ro", Arity: -5, Flags: FlagReadonly, ACL: "@read @geo @slow", KeySpecs: keyReadsAccess, Handler: cmdGeoradiusbymemberRO},
 }
 
 // geoCoordinates parses a longitude and a latitude argument like Redis's

@@ -198,54 +198,10 @@ func cmdHmget(x *Ctx) {
 }
 
 func cmdHdel(x *Ctx) {
-	args := x.Args
-	x.Update(func(tx *engine.Tx) {
-		h, ok := readHashForWrite(x, tx, args[1])
-		if !ok || h == nil {
-			if ok {
-				x.W.Int(0)
-			}
-			return
-		}
-		deleted := 0
-		for _, f := range args[2:] {
-			if h.Delete(f) {
-				deleted++
-			}
-		}
-		if deleted > 0 {
-			tx.Modified(args[1])
-			tx.Notify(notify.Hash, "hdel", args[1])
-			if h.Len() == 0 {
-				tx.Notify(notify.Generic, "del", args[1])
-			}
-		}
-		x.W.Int(int64(deleted))
-	})
+	removeMembers(x, datatype.KindHash, notify.Hash, "hdel", (*datatype.Hash).Delete)
 }
 
-// readHashForWrite looks key up as a hash to change it without creating
-// it: nil when missing.
-func readHashForWrite(x *Ctx, tx *engine.Tx, key []byte) (*datatype.Hash, bool) {
-	h, created, ok := writeHash(x, tx, key)
-	if created {
-		return nil, ok
-	}
-	return h, ok
-}
-
-func cmdHlen(x *Ctx) {
-	x.View(func(tx *engine.Tx) {
-		h, ok := readHash(x, tx, x.Args[1])
-		switch {
-		case !ok:
-		case h == nil:
-			x.W.Int(0)
-		default:
-			x.W.Int(int64(h.Len()))
-		}
-	})
-}
+func cmdHlen(x *Ctx) { replyLen(x, datatype.KindHash) }
 
 func cmdHstrlen(x *Ctx) {
 	x.View(func(tx *engine.Tx) {
@@ -412,9 +368,6 @@ func randomReplyFull(x *Ctx, picked int) bool {
 	return true
 }
 
-// HRANDFIELD's count bounds (Redis's -LONG_MAX..LONG_MAX).
-const errRandCountRange = "ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807"
-
 // cmdHrandfield follows Redis's hrandfieldCommand: without a count, one
 // field or a null; with one, an array (pairs in RESP3 WITHVALUES) of
 // distinct fields for a positive count (the whole hash, in its order,
@@ -438,13 +391,8 @@ func cmdHrandfield(x *Ctx) {
 		})
 		return
 	}
-	n, ok := ParseInt64(args[2])
+	n, ok := randCountArg(x)
 	if !ok {
-		x.W.Error(errNotInteger)
-		return
-	}
-	if n == math.MinInt64 {
-		x.W.Error(errRandCountRange)
 		return
 	}
 	withValues := false
@@ -542,7 +490,11 @@ func parseCollectionScan(args [][]byte, from int) collectionScan {
 // match reports whether a scanned element passes MATCH.
 func (o *collectionScan) match(b []byte) bool { return o.pattern == nil || glob.Match(o.pattern, b) }
 
-func cmdHscan(x *Ctx) {
+// scanCollection is what HSCAN, SSCAN and ZSCAN share (Redis's
+// scanGenericCommand on a key): the cursor, checked first, key's value of
+// kind (WRONGTYPE, or shared.emptyscan when it is missing), then the
+// MATCH/COUNT options' error; scan answers with the scanned elements.
+func scanCollection[T datatype.Object](x *Ctx, kind datatype.Kind, scan func(c T, cursor uint64, opts *collectionScan)) {
 	args := x.Args
 	cursor, ok := parseCursor(args[2])
 	if !ok {
@@ -551,19 +503,33 @@ func cmdHscan(x *Ctx) {
 	}
 	opts := parseCollectionScan(args, 3)
 	x.View(func(tx *engine.Tx) {
-		h, ok := readHash(x, tx, args[1])
-		switch {
-		case !ok:
+		c, ok := lookupObjectOrReply[T](x, tx, args[1], kind, true, replyEmptyScan)
+		if !ok {
 			return
-		case h == nil:
-			x.W.Array(2)
-			x.W.BulkString("0")
-			x.W.Array(0)
-			return
-		case opts.err != "":
+		}
+		if opts.err != "" {
 			x.W.Error(opts.err)
 			return
 		}
+		scan(c, cursor, &opts)
+	})
+}
+
+// emptyScanReply is Redis's shared.emptyscan, in both protocols.
+var emptyScanReply = []byte("*2\r\n$1\r\n0\r\n*0\r\n")
+
+// replyEmptyScan answers a scan of a missing key.
+var replyEmptyScan missingKeyReply = func(w *resp.Writer) { w.Raw(emptyScanReply) }
+
+// writeScanCursor writes the head of a scan's reply: a pair whose first
+// element is the cursor that continues the scan.
+func writeScanCursor(x *Ctx, next uint64) {
+	x.W.Array(2)
+	x.W.BulkString(strconv.FormatUint(next, 10))
+}
+
+func cmdHscan(x *Ctx) {
+	scanCollection(x, datatype.KindHash, func(h *datatype.Hash, cursor uint64, opts *collectionScan) {
 		var found [][]byte
 		// Redis counts a field and its value as two of COUNT's elements.
 		next := h.Scan(cursor, (opts.count+1)/2, func(f, v []byte) {
@@ -571,8 +537,7 @@ func cmdHscan(x *Ctx) {
 				found = append(found, f, v)
 			}
 		})
-		x.W.Array(2)
-		x.W.BulkString(strconv.FormatUint(next, 10))
+		writeScanCursor(x, next)
 		x.W.Array(len(found))
 		for _, b := range found {
 			replyValue(x.W, b)

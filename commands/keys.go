@@ -121,6 +121,22 @@ func OneKey(i int, flags KeyFlags) KeySpec {
 	return KeySpec{Flags: flags, Begin: Index(i), Find: Range(0, 1, 0)}
 }
 
+// valueKey is OneKey for a command that reads the key's stored value (so
+// the dispatcher loads it from disk first).
+func valueKey(i int, flags KeyFlags) KeySpec {
+	k := OneKey(i, flags)
+	k.ReadsValue = true
+	return k
+}
+
+// The key specs of the collection commands whose only key is argument 1
+// and whose value they read, by what they do with it.
+var (
+	keyReadsRO     = []KeySpec{valueKey(1, KeyRO)}
+	keyReadsAccess = []KeySpec{valueKey(1, KeyRO|KeyAccess)}
+	keyReadsDelete = []KeySpec{valueKey(1, KeyRW|KeyDelete)}
+)
+
 // Keys returns the argument indexes of the command's keys, in order, the
 // way Redis's getKeysFromCommandWithSpecs finds them: from GetKeys, or
 // from every key spec. Arguments a variadic command lacks are skipped, as

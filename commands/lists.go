@@ -10,33 +10,33 @@ import (
 // pops are in blocking.go.
 var listCommands = []*Spec{
 	{Name: "lpush", Arity: -3, Flags: FlagWrite | FlagDenyoom | FlagFast, ACL: "@write @list @fast",
-		KeySpecs: []KeySpec{listKey(1, KeyRW|KeyInsert)}, Handler: cmdLpush},
+		KeySpecs: []KeySpec{valueKey(1, KeyRW|KeyInsert)}, Handler: cmdLpush},
 	{Name: "rpush", Arity: -3, Flags: FlagWrite | FlagDenyoom | FlagFast, ACL: "@write @list @fast",
-		KeySpecs: []KeySpec{listKey(1, KeyRW|KeyInsert)}, Handler: cmdRpush},
+		KeySpecs: []KeySpec{valueKey(1, KeyRW|KeyInsert)}, Handler: cmdRpush},
 	{Name: "lpushx", Arity: -3, Flags: FlagWrite | FlagDenyoom | FlagFast, ACL: "@write @list @fast",
-		KeySpecs: []KeySpec{listKey(1, KeyRW|KeyInsert)}, Handler: cmdLpushx},
+		KeySpecs: []KeySpec{valueKey(1, KeyRW|KeyInsert)}, Handler: cmdLpushx},
 	{Name: "rpushx", Arity: -3, Flags: FlagWrite | FlagDenyoom | FlagFast, ACL: "@write @list @fast",
-		KeySpecs: []KeySpec{listKey(1, KeyRW|KeyInsert)}, Handler: cmdRpushx},
+		KeySpecs: []KeySpec{valueKey(1, KeyRW|KeyInsert)}, Handler: cmdRpushx},
 	{Name: "lpop", Arity: -2, Flags: FlagWrite | FlagFast, ACL: "@write @list @fast",
-		KeySpecs: []KeySpec{listKey(1, KeyRW|KeyAccess|KeyDelete)}, Handler: cmdLpop},
+		KeySpecs: []KeySpec{valueKey(1, KeyRW|KeyAccess|KeyDelete)}, Handler: cmdLpop},
 	{Name: "rpop", Arity: -2, Flags: FlagWrite | FlagFast, ACL: "@write @list @fast",
-		KeySpecs: []KeySpec{listKey(1, KeyRW|KeyAccess|KeyDelete)}, Handler: cmdRpop},
+		KeySpecs: []KeySpec{valueKey(1, KeyRW|KeyAccess|KeyDelete)}, Handler: cmdRpop},
 	{Name: "llen", Arity: 2, Flags: FlagReadonly | FlagFast, ACL: "@read @list @fast",
-		KeySpecs: []KeySpec{listKey(1, KeyRO)}, Handler: cmdLlen},
+		KeySpecs: []KeySpec{valueKey(1, KeyRO)}, Handler: cmdLlen},
 	{Name: "lrange", Arity: 4, Flags: FlagReadonly, ACL: "@read @list @slow",
-		KeySpecs: []KeySpec{listKey(1, KeyRO|KeyAccess)}, Handler: cmdLrange},
+		KeySpecs: []KeySpec{valueKey(1, KeyRO|KeyAccess)}, Handler: cmdLrange},
 	{Name: "lindex", Arity: 3, Flags: FlagReadonly, ACL: "@read @list @slow",
-		KeySpecs: []KeySpec{listKey(1, KeyRO|KeyAccess)}, Handler: cmdLindex},
+		KeySpecs: []KeySpec{valueKey(1, KeyRO|KeyAccess)}, Handler: cmdLindex},
 	{Name: "lset", Arity: 4, Flags: FlagWrite | FlagDenyoom, ACL: "@write @list @slow",
-		KeySpecs: []KeySpec{listKey(1, KeyRW|KeyUpdate)}, Handler: cmdLset},
+		KeySpecs: []KeySpec{valueKey(1, KeyRW|KeyUpdate)}, Handler: cmdLset},
 	{Name: "linsert", Arity: 5, Flags: FlagWrite | FlagDenyoom, ACL: "@write @list @slow",
-		KeySpecs: []KeySpec{listKey(1, KeyRW|KeyInsert)}, Handler: cmdLinsert},
+		KeySpecs: []KeySpec{valueKey(1, KeyRW|KeyInsert)}, Handler: cmdLinsert},
 	{Name: "lrem", Arity: 4, Flags: FlagWrite, ACL: "@write @list @slow",
-		KeySpecs: []KeySpec{listKey(1, KeyRW|KeyDelete)}, Handler: cmdLrem},
+		KeySpecs: []KeySpec{valueKey(1, KeyRW|KeyDelete)}, Handler: cmdLrem},
 	{Name: "ltrim", Arity: 4, Flags: FlagWrite, ACL: "@write @list @slow",
-		KeySpecs: []KeySpec{listKey(1, KeyRW|KeyDelete)}, Handler: cmdLtrim},
+		KeySpecs: []KeySpec{valueKey(1, KeyRW|KeyDelete)}, Handler: cmdLtrim},
 	{Name: "lpos", Arity: -3, Flags: FlagReadonly, ACL: "@read @list @slow",
-		KeySpecs: []KeySpec{listKey(1, KeyRO|KeyAccess)}, Handler: cmdLpos},
+		KeySpecs: []KeySpec{valueKey(1, KeyRO|KeyAccess)}, Handler: cmdLpos},
 	{Name: "lmove", Arity: 5, Flags: FlagWrite | FlagDenyoom, ACL: "@write @list @slow",
 		KeySpecs: moveKeys, Handler: cmdLmove},
 	{Name: "rpoplpush", Arity: 3, Flags: FlagWrite | FlagDenyoom, ACL: "@write @list @slow",
@@ -46,14 +46,9 @@ var listCommands = []*Spec{
 		Handler:  cmdLmpop},
 }
 
-// listKey is the key spec of a list command's key at argument i.
-func listKey(i int, flags KeyFlags) KeySpec {
-	return KeySpec{Flags: flags, ReadsValue: true, Begin: Index(i), Find: Range(0, 1, 0)}
-}
-
 // moveKeys are the key specs of LMOVE and its kin: the source, then the
 // destination.
-var moveKeys = []KeySpec{listKey(1, KeyRW|KeyAccess|KeyDelete), listKey(2, KeyRW|KeyInsert)}
+var moveKeys = []KeySpec{valueKey(1, KeyRW|KeyAccess|KeyDelete), valueKey(2, KeyRW|KeyInsert)}
 
 // listLimits is the setting that shapes a list's chunks.
 func listLimits(x *Ctx) datatype.ListLimits {
@@ -65,6 +60,12 @@ func listLimits(x *Ctx) datatype.ListLimits {
 // missing key gives nil.
 func lookupList(x *Ctx, tx *engine.Tx, key []byte, read bool) (l *datatype.List, ok bool) {
 	return lookupObject[*datatype.List](x, tx, key, datatype.KindList, read)
+}
+
+// lookupListOrReply is lookupList for a command with a fixed answer to a
+// missing key (see lookupObjectOrReply).
+func lookupListOrReply(x *Ctx, tx *engine.Tx, key []byte, read bool, missing missingKeyReply) (*datatype.List, bool) {
+	return lookupObjectOrReply[*datatype.List](x, tx, key, datatype.KindList, read, missing)
 }
 
 // listOf is key's list for a blocked client's retry: nil, without a
@@ -142,14 +143,9 @@ func popGeneric(x *Ctx, name string, front bool) {
 		x.W.Error("ERR wrong number of arguments for '" + name + "' command")
 		return
 	}
-	count := int64(-1)
-	if len(args) == 3 {
-		n, ok := ParseInt64(args[2])
-		if !ok || n < 0 {
-			x.W.Error("ERR value is out of range, must be positive")
-			return
-		}
-		count = n
+	count, ok := optionalCount(x)
+	if !ok {
+		return
 	}
 	x.Update(func(tx *engine.Tx) {
 		l, ok := lookupList(x, tx, args[1], false)
@@ -179,14 +175,7 @@ func popRange(x *Ctx, l *datatype.List, n int, front bool) {
 	}
 }
 
-func cmdLlen(x *Ctx) {
-	x.View(func(tx *engine.Tx) {
-		l, ok := lookupList(x, tx, x.Args[1], true)
-		if ok {
-			x.W.Int(int64(listLen(l)))
-		}
-	})
-}
+func cmdLlen(x *Ctx) { replyLen(x, datatype.KindList) }
 
 func listLen(l *datatype.List) int {
 	if l == nil {
@@ -260,12 +249,8 @@ func listIndex(i int64, n int) (int, bool) {
 func cmdLindex(x *Ctx) {
 	args := x.Args
 	x.View(func(tx *engine.Tx) {
-		l, ok := lookupList(x, tx, args[1], true)
+		l, ok := lookupListOrReply(x, tx, args[1], true, replyNull)
 		if !ok {
-			return
-		}
-		if l == nil {
-			x.W.Null()
 			return
 		}
 		idx, ok := intArg(x, 2)
@@ -283,12 +268,8 @@ func cmdLindex(x *Ctx) {
 func cmdLset(x *Ctx) {
 	args, lim := x.Args, listLimits(x)
 	x.Update(func(tx *engine.Tx) {
-		l, ok := lookupList(x, tx, args[1], false)
+		l, ok := lookupListOrReply(x, tx, args[1], false, replyNoKey)
 		if !ok {
-			return
-		}
-		if l == nil {
-			x.W.Error("ERR no such key")
 			return
 		}
 		idx, ok := intArg(x, 2)
@@ -318,12 +299,8 @@ func cmdLinsert(x *Ctx) {
 		return
 	}
 	x.Update(func(tx *engine.Tx) {
-		l, ok := lookupList(x, tx, args[1], false)
+		l, ok := lookupListOrReply(x, tx, args[1], false, replyZero)
 		if !ok {
-			return
-		}
-		if l == nil {
-			x.W.Int(0)
 			return
 		}
 		at := -1
@@ -354,12 +331,8 @@ func cmdLrem(x *Ctx) {
 		return
 	}
 	x.Update(func(tx *engine.Tx) {
-		l, ok := lookupList(x, tx, args[1], false)
+		l, ok := lookupListOrReply(x, tx, args[1], false, replyZero)
 		if !ok {
-			return
-		}
-		if l == nil {
-			x.W.Int(0)
 			return
 		}
 		n := int64(l.Len())
@@ -529,12 +502,8 @@ func cmdRpoplpush(x *Ctx) { lmoveGeneric(x, false, true) }
 func lmoveGeneric(x *Ctx, from, to bool) {
 	args, lim := x.Args, listLimits(x)
 	x.Update(func(tx *engine.Tx) {
-		src, ok := lookupList(x, tx, args[1], false)
+		src, ok := lookupListOrReply(x, tx, args[1], false, replyNull)
 		if !ok {
-			return
-		}
-		if src == nil {
-			x.W.Null()
 			return
 		}
 		if _, ok := lookupList(x, tx, args[2], false); !ok {
@@ -584,41 +553,11 @@ type mpopArgs struct {
 	count int64
 }
 
-// parseMpop parses numkeys key [key ...] LEFT|RIGHT [COUNT count] from
-// argument i, with Redis's errors (lmpopGenericCommand).
+// parseMpop parses LMPOP's and BLMPOP's arguments from argument i (see
+// parseMultiPop).
 func parseMpop(x *Ctx, i int) (mpopArgs, bool) {
-	args := x.Args
-	a := mpopArgs{count: 1}
-	n, ok := ParseInt64(args[i])
-	if !ok || n <= 0 || n > int64(1<<31-1) {
-		x.W.Error("ERR numkeys should be greater than 0")
-		return a, false
-	}
-	where := i + 1 + int(n)
-	if where >= len(args) {
-		x.W.Error(errSyntax)
-		return a, false
-	}
-	a.keys = args[i+1 : where]
-	if a.front, ok = parseEnd(args[where]); !ok {
-		x.W.Error(errSyntax)
-		return a, false
-	}
-	counted := false
-	for j := where + 1; j < len(args); j++ {
-		if !equalFold(args[j], "count") || counted || j+1 >= len(args) {
-			x.W.Error(errSyntax)
-			return a, false
-		}
-		c, ok := ParseInt64(args[j+1])
-		if !ok || c <= 0 {
-			x.W.Error("ERR count should be greater than 0")
-			return a, false
-		}
-		a.count, counted = c, true
-		j++
-	}
-	return a, true
+	keys, right, count, ok := parseMultiPop(x, i, "left", "right")
+	return mpopArgs{keys: keys, front: !right, count: count}, ok
 }
 
 func cmdLmpop(x *Ctx) {

@@ -1,10 +1,8 @@
 package commands
 
 import (
-	"math"
 	"math/rand/v2"
 	"slices"
-	"strconv"
 
 	"github.com/kvserver/kvserver/datatype"
 	"github.com/kvserver/kvserver/engine"
@@ -154,25 +152,7 @@ func cmdSadd(x *Ctx) {
 }
 
 func cmdSrem(x *Ctx) {
-	args := x.Args
-	x.Update(func(tx *engine.Tx) {
-		s, ok := lookupSet(x, tx, args[1], false)
-		if !ok {
-			return
-		}
-		removed := 0
-		if s != nil {
-			for _, m := range args[2:] {
-				if s.Remove(m) {
-					removed++
-				}
-			}
-			if removed > 0 {
-				setChanged(tx, args[1], s, "srem")
-			}
-		}
-		x.W.Int(int64(removed))
-	})
+	removeMembers(x, datatype.KindSet, notify.Set, "srem", (*datatype.Set).Remove)
 }
 
 func cmdSismember(x *Ctx) {
@@ -198,21 +178,7 @@ func cmdSmismember(x *Ctx) {
 	})
 }
 
-func cmdScard(x *Ctx) {
-	x.View(func(tx *engine.Tx) {
-		s, ok := lookupSet(x, tx, x.Args[1], true)
-		switch {
-		case !ok:
-		case s == nil:
-			x.W.Int(0)
-		default:
-			x.W.Int(int64(s.Len()))
-		}
-	})
-}
-
-// errMustBePositive is getPositiveLongFromObjectOrReply's error.
-const errMustBePositive = "ERR value is out of range, must be positive"
+func cmdScard(x *Ctx) { replyLen(x, datatype.KindSet) }
 
 func cmdSpop(x *Ctx) {
 	args := x.Args
@@ -246,9 +212,8 @@ const spopMoveStrategyMul = 5
 // spopWithCount is Redis's spopWithCountCommand, with its three cases.
 func spopWithCount(x *Ctx) {
 	args := x.Args
-	n, ok := ParseInt64(args[2])
-	if !ok || n < 0 {
-		x.W.Error(errMustBePositive)
+	n, ok := positiveArg(x, 2)
+	if !ok {
 		return
 	}
 	count := uint64(n)
@@ -335,13 +300,8 @@ func cmdSrandmember(x *Ctx) {
 // four cases.
 func srandmemberWithCount(x *Ctx) {
 	args := x.Args
-	n, ok := ParseInt64(args[2])
-	switch {
-	case !ok:
-		x.W.Error(errNotInteger)
-		return
-	case n == math.MinInt64:
-		x.W.Error("ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807")
+	n, ok := randCountArg(x)
+	if !ok {
 		return
 	}
 	unique, count := n >= 0, uint64(n)
@@ -660,37 +620,15 @@ func unionDiff(sets []*datatype.Set, diff bool, lim datatype.SetLimits) *datatyp
 	return result
 }
 
-// emptyScanReply is Redis's shared.emptyscan, in both protocols.
-var emptyScanReply = []byte("*2\r\n$1\r\n0\r\n*0\r\n")
-
 func cmdSscan(x *Ctx) {
-	args := x.Args
-	cursor, ok := parseCursor(args[2])
-	if !ok {
-		x.W.Error("ERR invalid cursor")
-		return
-	}
-	opts := parseCollectionScan(args, 3)
-	x.View(func(tx *engine.Tx) {
-		s, ok := lookupSet(x, tx, args[1], true)
-		switch {
-		case !ok:
-			return
-		case s == nil:
-			x.W.Raw(emptyScanReply)
-			return
-		case opts.err != "":
-			x.W.Error(opts.err)
-			return
-		}
+	scanCollection(x, datatype.KindSet, func(s *datatype.Set, cursor uint64, opts *collectionScan) {
 		var found memberList
 		next := s.Scan(cursor, opts.count, func(m []byte) {
 			if opts.match(m) {
 				found.add(m)
 			}
 		})
-		x.W.Array(2)
-		x.W.BulkString(strconv.FormatUint(next, 10))
+		writeScanCursor(x, next)
 		found.write(x, false)
 	})
 }

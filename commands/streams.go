@@ -14,10 +14,7 @@ import (
 
 // Key specs shared by the stream rows.
 var (
-	xKeyRO     = []KeySpec{{Flags: KeyRO, ReadsValue: true, Begin: Index(1), Find: Range(0, 1, 0)}}
-	xKeyRead   = []KeySpec{{Flags: KeyRO | KeyAccess, ReadsValue: true, Begin: Index(1), Find: Range(0, 1, 0)}}
 	xKeyUpdate = []KeySpec{{Flags: KeyRW | KeyUpdate, ReadsValue: true, Begin: Index(1), Find: Range(0, 1, 0)}}
-	xKeyDelete = []KeySpec{{Flags: KeyRW | KeyDelete, ReadsValue: true, Begin: Index(1), Find: Range(0, 1, 0)}}
 	xSubKey    = func(f KeyFlags) []KeySpec {
 		return []KeySpec{{Flags: f, ReadsValue: true, Begin: Index(2), Find: Range(0, 1, 0)}}
 	}
@@ -30,17 +27,17 @@ var (
 var streamCommands = []*Spec{
 	{Name: "xadd", Arity: -5, Flags: FlagWrite | FlagDenyoom | FlagFast, ACL: "@write @stream @fast",
 		KeySpecs: []KeySpec{{Notes: "UPDATE instead of INSERT because of the optional trimming feature", Flags: KeyRW | KeyUpdate, ReadsValue: true, Begin: Index(1), Find: Range(0, 1, 0)}}, Handler: cmdXadd},
-	{Name: "xrange", Arity: -4, Flags: FlagReadonly, ACL: "@read @stream @slow", KeySpecs: xKeyRead, Handler: cmdXrange},
-	{Name: "xrevrange", Arity: -4, Flags: FlagReadonly, ACL: "@read @stream @slow", KeySpecs: xKeyRead, Handler: cmdXrevrange},
-	{Name: "xlen", Arity: 2, Flags: FlagReadonly | FlagFast, ACL: "@read @stream @fast", KeySpecs: xKeyRO, Handler: cmdXlen},
-	{Name: "xdel", Arity: -3, Flags: FlagWrite | FlagFast, ACL: "@write @stream @fast", KeySpecs: xKeyDelete, Handler: cmdXdel},
-	{Name: "xtrim", Arity: -4, Flags: FlagWrite, ACL: "@write @stream @slow", KeySpecs: xKeyDelete, Handler: cmdXtrim},
+	{Name: "xrange", Arity: -4, Flags: FlagReadonly, ACL: "@read @stream @slow", KeySpecs: keyReadsAccess, Handler: cmdXrange},
+	{Name: "xrevrange", Arity: -4, Flags: FlagReadonly, ACL: "@read @stream @slow", KeySpecs: keyReadsAccess, Handler: cmdXrevrange},
+	{Name: "xlen", Arity: 2, Flags: FlagReadonly | FlagFast, ACL: "@read @stream @fast", KeySpecs: keyReadsRO, Handler: cmdXlen},
+	{Name: "xdel", Arity: -3, Flags: FlagWrite | FlagFast, ACL: "@write @stream @fast", KeySpecs: keyReadsDelete, Handler: cmdXdel},
+	{Name: "xtrim", Arity: -4, Flags: FlagWrite, ACL: "@write @stream @slow", KeySpecs: keyReadsDelete, Handler: cmdXtrim},
 	{Name: "xread", Arity: -4, Flags: FlagReadonly | FlagBlocking, ACL: "@read @stream @slow @blocking", KeySpecs: xStreamsKeys(1), Handler: cmdXread},
 	{Name: "xreadgroup", Arity: -7, Flags: FlagWrite | FlagBlocking, ACL: "@write @stream @slow @blocking", KeySpecs: xStreamsKeys(4), Handler: cmdXread},
 	{Name: "xack", Arity: -4, Flags: FlagWrite | FlagFast, ACL: "@write @stream @fast", KeySpecs: xKeyUpdate, Handler: cmdXack},
-	{Name: "xpending", Arity: -3, Flags: FlagReadonly, ACL: "@read @stream @slow", KeySpecs: xKeyRead, Handler: cmdXpending},
+	{Name: "xpending", Arity: -3, Flags: FlagReadonly, ACL: "@read @stream @slow", KeySpecs: keyReadsAccess, Handler: cmdXpending},
 	{Name: "xclaim", Arity: -6, Flags: FlagWrite | FlagFast, ACL: "@write @stream @fast", KeySpecs: xKeyUpdate, Handler: cmdXclaim},
-	{Name: "xautoclaim", Arity: -6, Flags: FlagWrite | FlagFast, ACL: "@write @stream @fast", KeySpecs: xKeyDelete, Handler: cmdXautoclaim},
+	{Name: "xautoclaim", Arity: -6, Flags: FlagWrite | FlagFast, ACL: "@write @stream @fast", KeySpecs: keyReadsDelete, Handler: cmdXautoclaim},
 	{Name: "xsetid", Arity: -3, Flags: FlagWrite | FlagDenyoom | FlagFast, ACL: "@write @stream @fast", KeySpecs: xKeyUpdate, Handler: cmdXsetid},
 	{Name: "xgroup", Arity: -2, ACL: "@slow", Subcommands: []*Spec{
 		{Name: "xgroup|destroy", Arity: 4, Flags: FlagWrite, ACL: "@write @stream @slow", KeySpecs: xSubKey(KeyRW | KeyDelete), Handler: cmdXgroup},
@@ -61,7 +58,6 @@ var streamCommands = []*Spec{
 // Stream error replies of t_stream.c.
 const (
 	errStreamID      = "ERR Invalid stream ID specified as stream command argument"
-	errStreamNoKey   = "ERR no such key"
 	errXaddSmaller   = "ERR The ID specified in XADD is equal or smaller than the target stream top item"
 	errXaddZero      = "ERR The ID specified in XADD must be greater than 0-0"
 	errXaddExhausted = "ERR The stream has exhausted the last possible ID, unable to add more items"
@@ -88,6 +84,12 @@ func streamLimits(x *Ctx) datatype.StreamLimits {
 // answered, for another type. A missing key gives nil.
 func lookupStream(x *Ctx, tx *engine.Tx, key []byte, read bool) (s *datatype.Stream, ok bool) {
 	return lookupObject[*datatype.Stream](x, tx, key, datatype.KindStream, read)
+}
+
+// lookupStreamOrReply is lookupStream for a command with a fixed answer
+// to a missing key (see lookupObjectOrReply).
+func lookupStreamOrReply(x *Ctx, tx *engine.Tx, key []byte, read bool, missing missingKeyReply) (*datatype.Stream, bool) {
+	return lookupObjectOrReply[*datatype.Stream](x, tx, key, datatype.KindStream, read, missing)
 }
 
 // parseULL is Redis's string2ull: string2ll's strict form, else
@@ -203,6 +205,15 @@ func writeEntry(x *Ctx, e datatype.StreamEntry) {
 	x.W.Array(len(e.Fields))
 	for _, f := range e.Fields {
 		x.W.BulkString(f)
+	}
+}
+
+// writeEntryOrNull writes e, or a null when there is none (ok false).
+func writeEntryOrNull(x *Ctx, e datatype.StreamEntry, ok bool) {
+	if ok {
+		writeEntry(x, e)
+	} else {
+		x.W.Null()
 	}
 }
 
@@ -411,19 +422,7 @@ func nextStreamID(s *datatype.Stream, a trimArgs, now int64) (datatype.StreamID,
 	return id, id.Compare(last) > 0
 }
 
-func cmdXlen(x *Ctx) {
-	x.View(func(tx *engine.Tx) {
-		s, ok := lookupStream(x, tx, x.Args[1], true)
-		if !ok {
-			return
-		}
-		if s == nil {
-			x.W.Int(0)
-			return
-		}
-		x.W.Int(int64(s.Len()))
-	})
-}
+func cmdXlen(x *Ctx) { replyLen(x, datatype.KindStream) }
 
 func cmdXrange(x *Ctx) { xrangeGeneric(x, false) }
 
@@ -486,12 +485,8 @@ func streamIDArgs(x *Ctx, args [][]byte) ([]datatype.StreamID, bool) {
 func cmdXdel(x *Ctx) {
 	key := x.Args[1]
 	x.Update(func(tx *engine.Tx) {
-		s, ok := lookupStream(x, tx, key, false)
+		s, ok := lookupStreamOrReply(x, tx, key, false, replyZero)
 		if !ok {
-			return
-		}
-		if s == nil {
-			x.W.Int(0)
 			return
 		}
 		ids, ok := streamIDArgs(x, x.Args[2:])
@@ -1125,6 +1120,36 @@ func writePendingSummary(x *Ctx, g *datatype.StreamGroup) {
 	}
 }
 
+// claimingConsumer is c, or, on the first claim of an XCLAIM or
+// XAUTOCLAIM (c nil), the group's consumer name, created if missing with
+// its xgroup-createconsumer event and seen now: Redis looks the consumer
+// up only once there is something to claim.
+func claimingConsumer(tx *engine.Tx, key []byte, g *datatype.StreamGroup, c *datatype.StreamConsumer, name []byte, now int64) *datatype.StreamConsumer {
+	if c != nil {
+		return c
+	}
+	c, created := g.AddConsumer(string(name), now)
+	if created {
+		tx.Notify(notify.Stream, "xgroup-createconsumer", key)
+	}
+	c.SeenTime = now
+	return c
+}
+
+// writeClaimed answers the IDs an XCLAIM or XAUTOCLAIM claimed: the IDs
+// alone with JUSTID, else their entries.
+func writeClaimed(x *Ctx, s *datatype.Stream, claimed []datatype.StreamID, justID bool) {
+	x.W.Array(len(claimed))
+	for _, id := range claimed {
+		if justID {
+			writeStreamID(x, id)
+			continue
+		}
+		e, ok := s.Get(id)
+		writeEntryOrNull(x, e, ok)
+	}
+}
+
 func cmdXclaim(x *Ctx) {
 	args := x.Args
 	key := args[1]
@@ -1150,6 +1175,14 @@ func cmdXclaim(x *Ctx) {
 		var lastID datatype.StreamID
 		retry, delivery := int64(-1), int64(-1)
 		force, justID := false, false
+		// intOption parses arg, the integer after option name.
+		intOption := func(name string, arg []byte) (int64, bool) {
+			v, ok := ParseInt64(arg)
+			if !ok {
+				x.W.Error("ERR Invalid " + name + " option argument for XCLAIM")
+			}
+			return v, ok
+		}
 		for ; j < len(args); j++ {
 			more := len(args) - 1 - j
 			opt := args[j]
@@ -1160,25 +1193,22 @@ func cmdXclaim(x *Ctx) {
 				justID = true
 			case equalFold(opt, "idle") && more > 0:
 				j++
-				v, ok := ParseInt64(args[j])
+				v, ok := intOption("IDLE", args[j])
 				if !ok {
-					x.W.Error("ERR Invalid IDLE option argument for XCLAIM")
 					return
 				}
 				delivery = now - v
 			case equalFold(opt, "time") && more > 0:
 				j++
-				v, ok := ParseInt64(args[j])
+				v, ok := intOption("TIME", args[j])
 				if !ok {
-					x.W.Error("ERR Invalid TIME option argument for XCLAIM")
 					return
 				}
 				delivery = v
 			case equalFold(opt, "retrycount") && more > 0:
 				j++
-				v, ok := ParseInt64(args[j])
+				v, ok := intOption("RETRYCOUNT", args[j])
 				if !ok {
-					x.W.Error("ERR Invalid RETRYCOUNT option argument for XCLAIM")
 					return
 				}
 				retry = v
@@ -1221,13 +1251,7 @@ func cmdXclaim(x *Ctx) {
 			if !fresh && minIdle != 0 && now-p.DeliveryTime < minIdle {
 				continue
 			}
-			if c == nil {
-				var created bool
-				if c, created = g.AddConsumer(string(args[3]), now); created {
-					tx.Notify(notify.Stream, "xgroup-createconsumer", key)
-				}
-				c.SeenTime = now
-			}
+			c = claimingConsumer(tx, key, g, c, args[3], now)
 			if fresh {
 				p = g.Deliver(id, c, now)
 			}
@@ -1241,16 +1265,7 @@ func cmdXclaim(x *Ctx) {
 			claimed = append(claimed, id)
 			changed = true
 		}
-		x.W.Array(len(claimed))
-		for _, id := range claimed {
-			if justID {
-				writeStreamID(x, id)
-			} else if e, ok := s.Get(id); ok {
-				writeEntry(x, e)
-			} else {
-				x.W.Null()
-			}
-		}
+		writeClaimed(x, s, claimed, justID)
 		if changed {
 			tx.Modified(key)
 		}
@@ -1314,13 +1329,7 @@ func cmdXautoclaim(x *Ctx) {
 			if minIdle != 0 && now-p.DeliveryTime < minIdle {
 				continue
 			}
-			if c == nil {
-				var created bool
-				if c, created = g.AddConsumer(string(args[3]), now); created {
-					tx.Notify(notify.Stream, "xgroup-createconsumer", key)
-				}
-				c.SeenTime = now
-			}
+			c = claimingConsumer(tx, key, g, c, args[3], now)
 			g.Assign(p, c)
 			p.DeliveryTime = now
 			if !justID {
@@ -1335,16 +1344,7 @@ func cmdXautoclaim(x *Ctx) {
 		}
 		x.W.Array(3)
 		writeStreamID(x, next)
-		x.W.Array(len(claimed))
-		for _, id := range claimed {
-			if justID {
-				writeStreamID(x, id)
-			} else if e, ok := s.Get(id); ok {
-				writeEntry(x, e)
-			} else {
-				x.W.Null()
-			}
-		}
+		writeClaimed(x, s, claimed, justID)
 		x.W.Array(len(deleted))
 		for _, id := range deleted {
 			writeStreamID(x, id)
@@ -1391,12 +1391,8 @@ func cmdXsetid(x *Ctx) {
 		}
 	}
 	x.Update(func(tx *engine.Tx) {
-		s, ok := lookupStream(x, tx, key, false)
+		s, ok := lookupStreamOrReply(x, tx, key, false, replyNoKey)
 		if !ok {
-			return
-		}
-		if s == nil {
-			x.W.Error(errStreamNoKey)
 			return
 		}
 		if last, ok := s.Last(); ok {
@@ -1587,12 +1583,8 @@ func cmdXinfo(x *Ctx) {
 	op := string(bytes.ToLower(args[1]))
 	key := args[2]
 	x.View(func(tx *engine.Tx) {
-		s, ok := lookupStream(x, tx, key, true)
+		s, ok := lookupStreamOrReply(x, tx, key, true, replyNoKey)
 		if !ok {
-			return
-		}
-		if s == nil {
-			x.W.Error(errStreamNoKey)
 			return
 		}
 		now := tx.Now()
@@ -1694,17 +1686,11 @@ func xinfoStream(x *Ctx, s *datatype.Stream) {
 		x.W.BulkString("groups")
 		x.W.Int(int64(len(s.Groups())))
 		x.W.BulkString("first-entry")
-		if e, ok := s.First(); ok {
-			writeEntry(x, e)
-		} else {
-			x.W.Null()
-		}
+		e, ok := s.First()
+		writeEntryOrNull(x, e, ok)
 		x.W.BulkString("last-entry")
-		if e, ok := s.Last(); ok {
-			writeEntry(x, e)
-		} else {
-			x.W.Null()
-		}
+		e, ok = s.Last()
+		writeEntryOrNull(x, e, ok)
 		return
 	}
 	x.W.BulkString("entries")

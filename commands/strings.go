@@ -214,6 +214,20 @@ func wrongType(x *Ctx, e engine.Entry, found bool) bool {
 	return false
 }
 
+// lookupStringOrReply is lookupObjectOrReply for a string: ok is false,
+// with missing's reply or WRONGTYPE written, unless key holds a string.
+func lookupStringOrReply(x *Ctx, tx *engine.Tx, key []byte, missing missingKeyReply) (engine.Entry, bool) {
+	e, found := tx.Get(key)
+	switch {
+	case wrongType(x, e, found):
+		return e, false
+	case !found:
+		missing(x.W)
+		return e, false
+	}
+	return e, true
+}
+
 func cmdSet(x *Ctx) {
 	args := x.Args
 	o, ok := parseStringOptionsOrReply(x, args[3:], true)
@@ -300,12 +314,8 @@ func cmdPsetex(x *Ctx) {
 func cmdGetdel(x *Ctx) {
 	args := x.Args
 	x.Update(func(tx *engine.Tx) {
-		e, ok := tx.Get(args[1])
-		if wrongType(x, e, ok) {
-			return
-		}
+		e, ok := lookupStringOrReply(x, tx, args[1], replyNull)
 		if !ok {
-			x.W.Null()
 			return
 		}
 		x.W.Bulk(e.Value)
@@ -321,12 +331,8 @@ func cmdGetex(x *Ctx) {
 		return
 	}
 	x.Update(func(tx *engine.Tx) {
-		e, ok := tx.Get(args[1])
-		if wrongType(x, e, ok) {
-			return
-		}
+		e, ok := lookupStringOrReply(x, tx, args[1], replyNull)
 		if !ok {
-			x.W.Null()
 			return
 		}
 		at, msg := o.expireAt(tx.Now(), "getex")

@@ -5,7 +5,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/kvserver/kvserver/datatype"
@@ -15,9 +14,6 @@ import (
 
 // Key specs shared by the sorted-set rows.
 var (
-	zKeyRO       = []KeySpec{{Flags: KeyRO, ReadsValue: true, Begin: Index(1), Find: Range(0, 1, 0)}}
-	zKeyRead     = []KeySpec{{Flags: KeyRO | KeyAccess, ReadsValue: true, Begin: Index(1), Find: Range(0, 1, 0)}}
-	zKeyDelete   = []KeySpec{{Flags: KeyRW | KeyDelete, ReadsValue: true, Begin: Index(1), Find: Range(0, 1, 0)}}
 	zKeyPop      = []KeySpec{{Flags: KeyRW | KeyAccess | KeyDelete, ReadsValue: true, Begin: Index(1), Find: Range(0, 1, 0)}}
 	zKeysNumRead = []KeySpec{{Flags: KeyRO | KeyAccess, ReadsValue: true, Begin: Index(1), Find: KeyNum(0, 1, 1)}}
 	zKeysStore   = []KeySpec{
@@ -34,28 +30,28 @@ var zsetCommands = []*Spec{
 		KeySpecs: []KeySpec{{Flags: KeyRW | KeyUpdate, ReadsValue: true, Begin: Index(1), Find: Range(0, 1, 0)}}, Handler: cmdZadd},
 	{Name: "zincrby", Arity: 4, Flags: FlagWrite | FlagDenyoom | FlagFast, ACL: "@write @sortedset @fast",
 		KeySpecs: []KeySpec{{Flags: KeyRW | KeyAccess | KeyUpdate, ReadsValue: true, Begin: Index(1), Find: Range(0, 1, 0)}}, Handler: cmdZincrby},
-	{Name: "zrem", Arity: -3, Flags: FlagWrite | FlagFast, ACL: "@write @sortedset @fast", KeySpecs: zKeyDelete, Handler: cmdZrem},
-	{Name: "zcard", Arity: 2, Flags: FlagReadonly | FlagFast, ACL: "@read @sortedset @fast", KeySpecs: zKeyRO, Handler: cmdZcard},
-	{Name: "zscore", Arity: 3, Flags: FlagReadonly | FlagFast, ACL: "@read @sortedset @fast", KeySpecs: zKeyRead, Handler: cmdZscore},
-	{Name: "zmscore", Arity: -3, Flags: FlagReadonly | FlagFast, ACL: "@read @sortedset @fast", KeySpecs: zKeyRead, Handler: cmdZmscore},
-	{Name: "zrank", Arity: 3, Flags: FlagReadonly | FlagFast, ACL: "@read @sortedset @fast", KeySpecs: zKeyRead, Handler: cmdZrank},
-	{Name: "zrevrank", Arity: 3, Flags: FlagReadonly | FlagFast, ACL: "@read @sortedset @fast", KeySpecs: zKeyRead, Handler: cmdZrevrank},
-	{Name: "zcount", Arity: 4, Flags: FlagReadonly | FlagFast, ACL: "@read @sortedset @fast", KeySpecs: zKeyRead, Handler: cmdZcount},
-	{Name: "zlexcount", Arity: 4, Flags: FlagReadonly | FlagFast, ACL: "@read @sortedset @fast", KeySpecs: zKeyRead, Handler: cmdZlexcount},
-	{Name: "zrange", Arity: -4, Flags: FlagReadonly, ACL: "@read @sortedset @slow", KeySpecs: zKeyRead, Handler: cmdZrange},
-	{Name: "zrangebyscore", Arity: -4, Flags: FlagReadonly, ACL: "@read @sortedset @slow", KeySpecs: zKeyRead, Handler: cmdZrangebyscore},
-	{Name: "zrevrangebyscore", Arity: -4, Flags: FlagReadonly, ACL: "@read @sortedset @slow", KeySpecs: zKeyRead, Handler: cmdZrevrangebyscore},
-	{Name: "zrangebylex", Arity: -4, Flags: FlagReadonly, ACL: "@read @sortedset @slow", KeySpecs: zKeyRead, Handler: cmdZrangebylex},
-	{Name: "zrevrangebylex", Arity: -4, Flags: FlagReadonly, ACL: "@read @sortedset @slow", KeySpecs: zKeyRead, Handler: cmdZrevrangebylex},
-	{Name: "zrevrange", Arity: -4, Flags: FlagReadonly, ACL: "@read @sortedset @slow", KeySpecs: zKeyRead, Handler: cmdZrevrange},
+	{Name: "zrem", Arity: -3, Flags: FlagWrite | FlagFast, ACL: "@write @sortedset @fast", KeySpecs: keyReadsDelete, Handler: cmdZrem},
+	{Name: "zcard", Arity: 2, Flags: FlagReadonly | FlagFast, ACL: "@read @sortedset @fast", KeySpecs: keyReadsRO, Handler: cmdZcard},
+	{Name: "zscore", Arity: 3, Flags: FlagReadonly | FlagFast, ACL: "@read @sortedset @fast", KeySpecs: keyReadsAccess, Handler: cmdZscore},
+	{Name: "zmscore", Arity: -3, Flags: FlagReadonly | FlagFast, ACL: "@read @sortedset @fast", KeySpecs: keyReadsAccess, Handler: cmdZmscore},
+	{Name: "zrank", Arity: 3, Flags: FlagReadonly | FlagFast, ACL: "@read @sortedset @fast", KeySpecs: keyReadsAccess, Handler: cmdZrank},
+	{Name: "zrevrank", Arity: 3, Flags: FlagReadonly | FlagFast, ACL: "@read @sortedset @fast", KeySpecs: keyReadsAccess, Handler: cmdZrevrank},
+	{Name: "zcount", Arity: 4, Flags: FlagReadonly | FlagFast, ACL: "@read @sortedset @fast", KeySpecs: keyReadsAccess, Handler: cmdZcount},
+	{Name: "zlexcount", Arity: 4, Flags: FlagReadonly | FlagFast, ACL: "@read @sortedset @fast", KeySpecs: keyReadsAccess, Handler: cmdZlexcount},
+	{Name: "zrange", Arity: -4, Flags: FlagReadonly, ACL: "@read @sortedset @slow", KeySpecs: keyReadsAccess, Handler: cmdZrange},
+	{Name: "zrangebyscore", Arity: -4, Flags: FlagReadonly, ACL: "@read @sortedset @slow", KeySpecs: keyReadsAccess, Handler: cmdZrangebyscore},
+	{Name: "zrevrangebyscore", Arity: -4, Flags: FlagReadonly, ACL: "@read @sortedset @slow", KeySpecs: keyReadsAccess, Handler: cmdZrevrangebyscore},
+	{Name: "zrangebylex", Arity: -4, Flags: FlagReadonly, ACL: "@read @sortedset @slow", KeySpecs: keyReadsAccess, Handler: cmdZrangebylex},
+	{Name: "zrevrangebylex", Arity: -4, Flags: FlagReadonly, ACL: "@read @sortedset @slow", KeySpecs: keyReadsAccess, Handler: cmdZrevrangebylex},
+	{Name: "zrevrange", Arity: -4, Flags: FlagReadonly, ACL: "@read @sortedset @slow", KeySpecs: keyReadsAccess, Handler: cmdZrevrange},
 	{Name: "zrangestore", Arity: -5, Flags: FlagWrite | FlagDenyoom, ACL: "@write @sortedset @slow",
 		KeySpecs: []KeySpec{
 			{Flags: KeyOW | KeyUpdate, Begin: Index(1), Find: Range(0, 1, 0)},
 			{Flags: KeyRO | KeyAccess, ReadsValue: true, Begin: Index(2), Find: Range(0, 1, 0)},
 		}, Handler: cmdZrangestore},
-	{Name: "zremrangebyrank", Arity: 4, Flags: FlagWrite, ACL: "@write @sortedset @slow", KeySpecs: zKeyDelete, Handler: cmdZremrangebyrank},
-	{Name: "zremrangebyscore", Arity: 4, Flags: FlagWrite, ACL: "@write @sortedset @slow", KeySpecs: zKeyDelete, Handler: cmdZremrangebyscore},
-	{Name: "zremrangebylex", Arity: 4, Flags: FlagWrite, ACL: "@write @sortedset @slow", KeySpecs: zKeyDelete, Handler: cmdZremrangebylex},
+	{Name: "zremrangebyrank", Arity: 4, Flags: FlagWrite, ACL: "@write @sortedset @slow", KeySpecs: keyReadsDelete, Handler: cmdZremrangebyrank},
+	{Name: "zremrangebyscore", Arity: 4, Flags: FlagWrite, ACL: "@write @sortedset @slow", KeySpecs: keyReadsDelete, Handler: cmdZremrangebyscore},
+	{Name: "zremrangebylex", Arity: 4, Flags: FlagWrite, ACL: "@write @sortedset @slow", KeySpecs: keyReadsDelete, Handler: cmdZremrangebylex},
 	{Name: "zunion", Arity: -3, Flags: FlagReadonly, ACL: "@read @sortedset @slow", KeySpecs: zKeysNumRead, Handler: cmdZunion},
 	{Name: "zinter", Arity: -3, Flags: FlagReadonly, ACL: "@read @sortedset @slow", KeySpecs: zKeysNumRead, Handler: cmdZinter},
 	{Name: "zdiff", Arity: -3, Flags: FlagReadonly, ACL: "@read @sortedset @slow", KeySpecs: zKeysNumRead, Handler: cmdZdiff},
@@ -63,12 +59,12 @@ var zsetCommands = []*Spec{
 	{Name: "zinterstore", Arity: -4, Flags: FlagWrite | FlagDenyoom, ACL: "@write @sortedset @slow", KeySpecs: zKeysStore, Handler: cmdZinterstore},
 	{Name: "zdiffstore", Arity: -4, Flags: FlagWrite | FlagDenyoom, ACL: "@write @sortedset @slow", KeySpecs: zKeysStore, Handler: cmdZdiffstore},
 	{Name: "zintercard", Arity: -3, Flags: FlagReadonly, ACL: "@read @sortedset @slow", KeySpecs: zKeysNumRead, Handler: cmdZintercard},
-	{Name: "zrandmember", Arity: -2, Flags: FlagReadonly, ACL: "@read @sortedset @slow", KeySpecs: zKeyRead, Handler: cmdZrandmember},
+	{Name: "zrandmember", Arity: -2, Flags: FlagReadonly, ACL: "@read @sortedset @slow", KeySpecs: keyReadsAccess, Handler: cmdZrandmember},
 	{Name: "zpopmin", Arity: -2, Flags: FlagWrite | FlagFast, ACL: "@write @sortedset @fast", KeySpecs: zKeyPop, Handler: cmdZpopmin},
 	{Name: "zpopmax", Arity: -2, Flags: FlagWrite | FlagFast, ACL: "@write @sortedset @fast", KeySpecs: zKeyPop, Handler: cmdZpopmax},
 	{Name: "zmpop", Arity: -4, Flags: FlagWrite, ACL: "@write @sortedset @slow",
 		KeySpecs: []KeySpec{{Flags: KeyRW | KeyAccess | KeyDelete, ReadsValue: true, Begin: Index(1), Find: KeyNum(0, 1, 1)}}, Handler: cmdZmpop},
-	{Name: "zscan", Arity: -3, Flags: FlagReadonly, ACL: "@read @sortedset @slow", KeySpecs: zKeyRead, Handler: cmdZscan},
+	{Name: "zscan", Arity: -3, Flags: FlagReadonly, ACL: "@read @sortedset @slow", KeySpecs: keyReadsAccess, Handler: cmdZscan},
 }
 
 // zsetLimits are the settings that decide when a sorted set stops being a
@@ -85,6 +81,12 @@ func zsetLimits(x *Ctx) datatype.ZSetLimits {
 // false is for a lookup that is followed by a change.
 func readZSet(x *Ctx, tx *engine.Tx, key []byte, read bool) (*datatype.ZSet, bool) {
 	return lookupObject[*datatype.ZSet](x, tx, key, datatype.KindZSet, read)
+}
+
+// readZSetOrReply is readZSet for a command with a fixed answer to a
+// missing key (see lookupObjectOrReply).
+func readZSetOrReply(x *Ctx, tx *engine.Tx, key []byte, read bool, missing missingKeyReply) (*datatype.ZSet, bool) {
+	return lookupObjectOrReply[*datatype.ZSet](x, tx, key, datatype.KindZSet, read, missing)
 }
 
 // replyEntries answers entries as ZRANGE does: members only, or with
@@ -275,24 +277,8 @@ func zsetAdd(z *datatype.ZSet, member string, score float64, f *zaddFlags, lim d
 }
 
 func cmdZrem(x *Ctx) {
-	args := x.Args
-	x.Update(func(tx *engine.Tx) {
-		z, ok := readZSet(x, tx, args[1], false)
-		if !ok {
-			return
-		}
-		deleted := 0
-		if z != nil {
-			for _, m := range args[2:] {
-				if z.Delete(string(m)) {
-					deleted++
-				}
-			}
-			if deleted > 0 {
-				objectChanged(tx, args[1], z, notify.ZSet, "zrem")
-			}
-		}
-		x.W.Int(int64(deleted))
+	removeMembers(x, datatype.KindZSet, notify.ZSet, "zrem", func(z *datatype.ZSet, m []byte) bool {
+		return z.Delete(string(m))
 	})
 }
 
@@ -306,15 +292,7 @@ func viewZSet(x *Ctx, fn func(z *datatype.ZSet)) {
 	})
 }
 
-func cmdZcard(x *Ctx) {
-	viewZSet(x, func(z *datatype.ZSet) {
-		if z == nil {
-			x.W.Int(0)
-			return
-		}
-		x.W.Int(int64(z.Len()))
-	})
-}
+func cmdZcard(x *Ctx) { replyLen(x, datatype.KindZSet) }
 
 func cmdZscore(x *Ctx) {
 	viewZSet(x, func(z *datatype.ZSet) {
@@ -637,12 +615,8 @@ func zremrangeGeneric(x *Ctx, kind zrangeType) {
 		return
 	}
 	x.Update(func(tx *engine.Tx) {
-		z, ok := readZSet(x, tx, args[1], false)
+		z, ok := readZSetOrReply(x, tx, args[1], false, replyZero)
 		if !ok {
-			return
-		}
-		if z == nil {
-			x.W.Int(0)
 			return
 		}
 		var lo, hi int
@@ -999,14 +973,11 @@ func cmdZrandmember(x *Ctx) {
 		})
 		return
 	}
-	n, ok := ParseInt64(args[2])
+	n, ok := randCountArg(x)
+	if !ok {
+		return
+	}
 	switch {
-	case !ok:
-		x.W.Error(errNotInteger)
-		return
-	case n == math.MinInt64:
-		x.W.Error("ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807")
-		return
 	case len(args) > 4 || (len(args) == 4 && !equalFold(args[3], "withscores")):
 		x.W.Error(errSyntax)
 		return
@@ -1080,14 +1051,9 @@ func zpopCommand(x *Ctx, maxSide bool) {
 		x.W.Error(errSyntax)
 		return
 	}
-	count := int64(-1)
-	if len(args) == 3 {
-		n, ok := ParseInt64(args[2])
-		if !ok || n < 0 {
-			x.W.Error("ERR value is out of range, must be positive")
-			return
-		}
-		count = n
+	count, ok := optionalCount(x)
+	if !ok {
+		return
 	}
 	nested := x.W.Proto() == 3 && count != -1
 	zpopGeneric(x, args[1:2], maxSide, false, count, nested, false)
@@ -1214,47 +1180,11 @@ type zmpopArgs struct {
 	count   int64
 }
 
-// parseZmpop parses numkeys key [key ...] MIN|MAX [COUNT count] from
-// argument i, with Redis's errors (zmpopGenericCommand).
+// parseZmpop parses ZMPOP's and BZMPOP's arguments from argument i (see
+// parseMultiPop).
 func parseZmpop(x *Ctx, i int) (zmpopArgs, bool) {
-	args := x.Args
-	var a zmpopArgs
-	n, ok := ParseInt64(args[i])
-	if !ok || n < 1 {
-		x.W.Error("ERR numkeys should be greater than 0")
-		return a, false
-	}
-	if n >= int64(len(args)) || i+1+int(n) >= len(args) {
-		x.W.Error(errSyntax)
-		return a, false
-	}
-	whereIdx := i + 1 + int(n)
-	a.keys = args[i+1 : whereIdx]
-	switch w := args[whereIdx]; {
-	case equalFold(w, "min"):
-	case equalFold(w, "max"):
-		a.maxSide = true
-	default:
-		x.W.Error(errSyntax)
-		return a, false
-	}
-	a.count = -1
-	for j := whereIdx + 1; j < len(args); j++ {
-		if a.count == -1 && equalFold(args[j], "count") && j+1 < len(args) {
-			j++
-			c, ok := ParseInt64(args[j])
-			if !ok || c < 1 {
-				x.W.Error("ERR count should be greater than 0")
-				return a, false
-			}
-			a.count = c
-			continue
-		}
-		x.W.Error(errSyntax)
-		return a, false
-	}
-	a.count = max(a.count, 1)
-	return a, true
+	keys, maxSide, count, ok := parseMultiPop(x, i, "min", "max")
+	return zmpopArgs{keys: keys, maxSide: maxSide, count: count}, ok
 }
 
 // cmdZmpop is ZMPOP numkeys key [key ...] MIN|MAX [COUNT count].
@@ -1271,24 +1201,7 @@ func cmdZmpop(x *Ctx) {
 // walked in the order of a hash of its members, the cursor being the next
 // hash value, so that members present for the whole scan are all returned.
 func cmdZscan(x *Ctx) {
-	args := x.Args
-	cursor, ok := parseCursor(args[2])
-	if !ok {
-		x.W.Error("ERR invalid cursor")
-		return
-	}
-	viewZSet(x, func(z *datatype.ZSet) {
-		if z == nil {
-			x.W.Array(2)
-			x.W.BulkString("0")
-			x.W.Array(0)
-			return
-		}
-		o := parseCollectionScan(args, 3)
-		if o.err != "" {
-			x.W.Error(o.err)
-			return
-		}
+	scanCollection(x, datatype.KindZSet, func(z *datatype.ZSet, cursor uint64, o *collectionScan) {
 		var found []datatype.ZEntry
 		next := uint64(0)
 		if z.IsListpack() {
@@ -1302,8 +1215,7 @@ func cmdZscan(x *Ctx) {
 				out = append(out, e)
 			}
 		}
-		x.W.Array(2)
-		x.W.BulkString(strconv.FormatUint(next, 10))
+		writeScanCursor(x, next)
 		x.W.Array(2 * len(out))
 		for _, e := range out {
 			x.W.BulkString(e.Member)

@@ -17,6 +17,15 @@ func appendString(dst []byte, s string) []byte {
 	return append(dst, s...)
 }
 
+// appendStrings appends the count of ss, then each with appendString.
+func appendStrings(dst []byte, ss []string) []byte {
+	dst = appendUvarint(dst, uint64(len(ss)))
+	for _, s := range ss {
+		dst = appendString(dst, s)
+	}
+	return dst
+}
+
 // reader reads what appendUvarint and appendString wrote; the first failure
 // sticks in err.
 type reader struct {
@@ -61,7 +70,9 @@ func (r *reader) count(min int) int {
 	return int(n)
 }
 
-// bytes reads a length-prefixed string without copying it.
+// bytes reads a length-prefixed string as a view into r's buffer, not a
+// copy; its capacity ends with it, so an append to it cannot write over
+// what follows.
 func (r *reader) bytes() []byte {
 	n := r.uvarint()
 	if r.err != nil {
@@ -71,7 +82,7 @@ func (r *reader) bytes() []byte {
 		r.fail("string past the end")
 		return nil
 	}
-	s := r.b[:n]
+	s := r.b[:n:n]
 	r.b = r.b[n:]
 	return s
 }

@@ -405,7 +405,7 @@ func decodeHash(b []byte) (Object, error) {
 	// A damaged record must not become a hash with a field twice, which
 	// no Hash writes and which would answer HLEN and HKEYS inconsistently.
 	for i := 0; i < n && r.err == nil; i++ {
-		f, v := readView(&r), readView(&r)
+		f, v := r.bytes(), r.bytes()
 		switch {
 		case r.err != nil:
 		case t != nil:
@@ -426,19 +426,4 @@ func decodeHash(b []byte) (Object, error) {
 		return &Hash{table: t}, nil
 	}
 	return &Hash{lp: append(make([]byte, 0, len(body)), body...), n: n}, nil
-}
-
-// readView reads a length-prefixed string as a view into r's buffer.
-func readView(r *reader) []byte {
-	n := r.uvarint()
-	if r.err != nil {
-		return nil
-	}
-	if n > uint64(len(r.b)) {
-		r.fail("string past the end")
-		return nil
-	}
-	s := r.b[:n:n]
-	r.b = r.b[n:]
-	return s
 }

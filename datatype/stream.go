@@ -642,17 +642,11 @@ func (s *Stream) AppendBinary(dst []byte) []byte {
 		dst = appendID(dst, n.master)
 		dst = appendUvarint(dst, uint64(n.deleted))
 		dst = appendUvarint(dst, uint64(n.bytes))
-		dst = appendUvarint(dst, uint64(len(n.fields)))
-		for _, f := range n.fields {
-			dst = appendString(dst, f)
-		}
+		dst = appendStrings(dst, n.fields)
 		dst = appendUvarint(dst, uint64(len(n.entries)))
 		for _, e := range n.entries {
 			dst = appendID(dst, e.ID)
-			dst = appendUvarint(dst, uint64(len(e.Fields)))
-			for _, f := range e.Fields {
-				dst = appendString(dst, f)
-			}
+			dst = appendStrings(dst, e.Fields)
 		}
 	}
 	dst = appendUvarint(dst, uint64(len(s.groups)))

@@ -165,30 +165,23 @@ func (w *Writer) Array(n int) { w.buf = redcon.AppendArray(w.buf, n) }
 
 // Push writes the header of an out-of-band message of n elements
 // (pub/sub): >n in RESP3, *n in RESP2.
-func (w *Writer) Push(n int) {
-	if w.proto == 3 {
-		w.buf = appendHeader(w.buf, '>', int64(n))
-		return
-	}
-	w.Array(n)
-}
+func (w *Writer) Push(n int) { w.aggregate('>', n, n) }
 
 // Map writes a map header of n pairs: %n in RESP3, *2n in RESP2.
-func (w *Writer) Map(n int) {
-	if w.proto == 3 {
-		w.buf = appendHeader(w.buf, '%', int64(n))
-		return
-	}
-	w.Array(2 * n)
-}
+func (w *Writer) Map(n int) { w.aggregate('%', n, 2*n) }
 
 // Set writes a set header: ~n in RESP3, *n in RESP2.
-func (w *Writer) Set(n int) {
+func (w *Writer) Set(n int) { w.aggregate('~', n, n) }
+
+// aggregate writes the header of a RESP3 aggregate type, marker and n
+// elements, or in RESP2 the header of the array of resp2Len elements that
+// stands for it.
+func (w *Writer) aggregate(marker byte, n, resp2Len int) {
 	if w.proto == 3 {
-		w.buf = appendHeader(w.buf, '~', int64(n))
+		w.buf = appendHeader(w.buf, marker, int64(n))
 		return
 	}
-	w.Array(n)
+	w.Array(resp2Len)
 }
 
 // Double writes a floating point number: ,f in RESP3, a bulk in RESP2,

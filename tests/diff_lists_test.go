@@ -125,7 +125,7 @@ func listScripts() []script {
 		{"lmpop", list(
 			do("LMPOP", "2", "missing", "l", "LEFT"), do("LMPOP", "2", "missing", "l", "RIGHT", "COUNT", "2"),
 			do("LMPOP", "1", "l", "LEFT", "COUNT", "100"), do("LMPOP", "1", "l", "LEFT"), do("LMPOP", "1", "missing", "LEFT"),
-			do("LMPOP", "0", "l", "LEFT"), do("LMPOP", "-1", "l", "LEFT"), do("LMPOP", "x", "l", "LEFT"),
+			do("LMPOP", "0", "l", "LEFT"), do("LMPOP", "-1", "l", "LEFT"), do("LMPOP", "x", "l", "LEFT"), do("LMPOP", "2147483648", "l", "LEFT"),
 			do("LMPOP", "3", "l", "LEFT"), do("LMPOP", "2", "l", "LEFT"), do("LMPOP", "1", "l", "MIDDLE"),
 			do("LMPOP", "1", "l", "LEFT", "COUNT"), do("LMPOP", "1", "l", "LEFT", "COUNT", "0"), do("LMPOP", "1", "l", "LEFT", "COUNT", "-1"),
 			do("LMPOP", "1", "l", "LEFT", "COUNT", "x"), do("LMPOP", "1", "l", "LEFT", "COUNT", "1", "COUNT", "1"),
