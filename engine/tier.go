@@ -294,6 +294,9 @@ func (e *Engine) writeBehindBatch(ctx context.Context, ready []*group, limit int
 		return 0, ready, nil
 	}
 	writes := make([]disktier.GroupWrite, 0, len(batch))
+	for i := range batch {
+		encodeObjects(&batch[i].w)
+	}
 	for _, t := range batch {
 		writes = append(writes, disktier.GroupWrite{DB: t.w.phys, Entries: t.w.entries})
 	}
@@ -369,6 +372,7 @@ func (e *Engine) persistLocked(ctx context.Context, g *group, free bool) (int64,
 	if len(w.entries) > 0 {
 		e.beginWriteLocked(g)
 		e.mu.Unlock()
+		encodeObjects(&w)
 		err = e.putGroupEvicting(ctx, w.phys, w.entries)
 		e.mu.Lock()
 		e.endWriteLocked(g)
@@ -377,14 +381,20 @@ func (e *Engine) persistLocked(ctx context.Context, g *group, free bool) (int64,
 }
 
 // groupWrite is the write of one group's resident values the disk lacks,
-// prepared under the lock (preparePersistLocked), written without it and
-// finished under it again (finishPersistLocked).
+// prepared under the lock (preparePersistLocked), encoded and written
+// without it (encodeObjects) and finished under it again
+// (finishPersistLocked).
 type groupWrite struct {
 	g       *group
 	phys    int
 	entries []disktier.Entry
 	todo    []pendingItem
-	size    int64
+	// objects are the entries whose values are objects, frozen until
+	// encoded (snapshot.go).
+	objects []pendingObject
+	// size is the bytes of the values; an object counts its memory size
+	// until it is encoded.
+	size int64
 }
 
 // pendingItem is a resident item of a groupWrite with the version it had
@@ -395,7 +405,9 @@ type pendingItem struct {
 	written bool // a record is being written for it
 }
 
-// preparePersistLocked collects g's resident values the disk lacks.
+// preparePersistLocked collects g's resident values the disk lacks: a
+// string's bytes, which are never changed in place, and a frozen object
+// for any other kind, encoded without the lock (encodeObjects).
 func (e *Engine) preparePersistLocked(g *group) groupWrite {
 	w := groupWrite{g: g, phys: g.ks.phys}
 	for _, it := range g.items {
@@ -409,11 +421,16 @@ func (e *Engine) preparePersistLocked(g *group) groupWrite {
 			// without one, and with no delete of an earlier record still
 			// deferred (faults.go), the store need not look for it.
 			_, deferred := e.deferredDeletes[coldKey{g.ks.phys, it.key}]
-			value := storedValue(it)
-			w.entries = append(w.entries, disktier.Entry{Key: []byte(it.key), Value: value,
+			if it.obj != nil {
+				w.objects = append(w.objects, pendingObject{entry: len(w.entries), obj: it.obj,
+					snap: e.freezeLocked(it.obj), estimate: it.objSize})
+				w.size += it.objSize
+			} else {
+				w.size += int64(len(it.value))
+			}
+			w.entries = append(w.entries, disktier.Entry{Key: []byte(it.key), Value: it.value,
 				Meta:  disktier.RecordMeta{ExpireAt: it.expireAt, Quantized: it.quantized, Kind: uint8(it.kind)},
 				Fresh: !it.diskOld && !deferred})
-			w.size += int64(len(value))
 		}
 	}
 	if shuffle := g.halfPrecisionChunk(); shuffle {
@@ -431,6 +448,7 @@ func (e *Engine) preparePersistLocked(g *group) groupWrite {
 // failure the group is dirty again. It returns the bytes written.
 func (e *Engine) finishPersistLocked(ctx context.Context, w groupWrite, free bool, err error) (int64, error) {
 	g, phys := w.g, w.phys
+	e.forgetObjectsLocked(&w)
 	if err != nil {
 		e.markDirtyLocked(g)
 		return 0, err
