@@ -45,6 +45,13 @@ func (e *Engine) makeResidentLocked(ctx context.Context, it *item, stored []byte
 		return true
 	}
 	obj, err := datatype.Decode(it.kind, stored)
+	return e.residentObjectLocked(ctx, it, obj, err)
+}
+
+// residentObjectLocked puts obj, decoded from it's disk record with the
+// outcome err, in memory, as makeResidentLocked does; Preload decodes
+// without the lock and calls it directly.
+func (e *Engine) residentObjectLocked(ctx context.Context, it *item, obj datatype.Object, err error) bool {
 	if err != nil {
 		e.opts.Logger.Error("decode value from disk tier", "key", it.key, "err", err)
 		e.dropLostLocked(ctx, it)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/kvserver/kvserver/datatype"
+	"github.com/kvserver/kvserver/disktier"
 )
 
 // pausedZSet is a real sorted set whose disk encoding reports whether the
@@ -193,4 +194,40 @@ func TestDemotionFreesAnObjectEncodedWithoutTheLock(t *testing.T) {
 			t.Fatalf("read back after demotion: %v %v", obj, err)
 		}
 	})
+}
+
+func TestPreloadDecodesObjectsAndDropsOnesThatDoNotDecode(t *testing.T) {
+	ctx := context.Background()
+	e, store := openTiered(t, t.TempDir(), 0)
+	defer store.Close()
+	for _, key := range []string{"good", "bad"} {
+		z := datatype.NewZSet()
+		for i := range 300 {
+			z.Set("m"+strconv.Itoa(i), float64(i), testZSetLimits)
+		}
+		e.Update(0, func(tx *Tx) { tx.SetObject([]byte(key), z, 0) })
+		e.mu.Lock()
+		_, err := e.demoteLocked(ctx, e.dbs[0].items[key].grp)
+		e.mu.Unlock()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := store.Put(ctx, 0, []byte("bad"), []byte{1, 9, 9}, disktier.RecordMeta{Kind: uint8(datatype.KindZSet)}); err != nil {
+		t.Fatal(err)
+	}
+	before := e.Stats().Memory.Promotions
+	e.Preload(ctx, 0, [][]byte{[]byte("good"), []byte("bad")})
+	e.mu.Lock()
+	good, bad := e.dbs[0].items["good"], e.dbs[0].items["bad"]
+	e.mu.Unlock()
+	if good == nil || !good.resident || good.obj == nil || good.obj.Len() != 300 {
+		t.Fatalf("good sorted set after Preload: %+v", good)
+	}
+	if bad != nil {
+		t.Fatal("a record that does not decode was kept")
+	}
+	if n := e.Stats().Memory.Promotions - before; n != 1 {
+		t.Fatalf("%d promotions, want 1", n)
+	}
 }

@@ -649,9 +649,16 @@ func (e *Engine) Preload(ctx context.Context, db int, keys [][]byte) {
 				keys = append(keys, []byte(k))
 			}
 		}
-		version, phys := it.version, ks.phys
+		version, phys, kind := it.version, ks.phys, it.kind
 		e.mu.Unlock()
 		value, meta, err := e.cold.Get(ctx, phys, key)
+		// An object is decoded here too: a large one takes as long as
+		// it took to encode (seconds for millions of members).
+		var obj datatype.Object
+		var decodeErr error
+		if err == nil && kind != datatype.KindString {
+			obj, decodeErr = datatype.Decode(kind, value)
+		}
 		e.mu.Lock()
 		if lostOnDisk(err) && ks.items[string(key)] == it && it.version == version && !it.resident {
 			e.dropLostLocked(ctx, it)
@@ -659,7 +666,13 @@ func (e *Engine) Preload(ctx context.Context, db int, keys [][]byte) {
 		}
 		if err == nil && ks.items[string(key)] == it && it.version == version && !it.resident {
 			it.quantized = meta.Quantized
-			if e.promoteLocked(ctx, it, value) {
+			var promoted bool
+			if kind == datatype.KindString {
+				promoted = e.promoteLocked(ctx, it, value)
+			} else {
+				promoted = e.promotedLocked(it, e.residentObjectLocked(ctx, it, obj, decodeErr))
+			}
+			if promoted {
 				e.diskHits.Add(1)
 			}
 			e.makeRoomLocked(it)
