@@ -141,9 +141,11 @@ type Engine struct {
 	// yet; the write-behind pass persists them without freeing memory.
 	dirty map[*group]struct{}
 	// snapshots holds the objects being encoded without the lock
-	// (snapshot.go); snapshotWaits counts the write steps that waited for
-	// one under the lock.
+	// (snapshot.go), and snapshotsPub its length for AwaitEncoded's fast
+	// path; snapshotWaits counts the write steps that waited for one
+	// under the lock.
 	snapshots     map[datatype.Object]*objectSnapshot
+	snapshotsPub  atomic.Int64
 	snapshotWaits atomic.Int64
 	// coldDeleted is set when records were deleted from the disk tier
 	// since the demoter's last flush. The tier has no write-ahead log: a

@@ -52,6 +52,7 @@ func (e *Engine) freezeLocked(obj datatype.Object) *objectSnapshot {
 			s = &objectSnapshot{done: make(chan struct{})}
 			s.readers.Store(1)
 			e.snapshots[obj] = s
+			e.snapshotsPub.Store(int64(len(e.snapshots)))
 			return s
 		}
 		n := s.readers.Load()
@@ -70,6 +71,7 @@ func (e *Engine) freezeLocked(obj datatype.Object) *objectSnapshot {
 func (e *Engine) forgetLocked(obj datatype.Object, s *objectSnapshot) {
 	if e.snapshots[obj] == s && s.readers.Load() == 0 {
 		delete(e.snapshots, obj)
+		e.snapshotsPub.Store(int64(len(e.snapshots)))
 	}
 }
 
@@ -84,6 +86,7 @@ func (e *Engine) awaitEncodedLocked(obj datatype.Object) {
 	e.snapshotWaits.Add(1)
 	<-s.done
 	delete(e.snapshots, obj)
+	e.snapshotsPub.Store(int64(len(e.snapshots)))
 }
 
 // AwaitEncoded waits, without the lock, until no encoder reads the values
@@ -91,15 +94,18 @@ func (e *Engine) awaitEncodedLocked(obj datatype.Object) {
 // step so that it does not wait for the encoder holding the lock, where
 // every other client would wait with it.
 func (e *Engine) AwaitEncoded(ctx context.Context, db int, keys [][]byte) {
+	if e.snapshotsPub.Load() == 0 {
+		// Without the lock: a freeze that comes after this load could
+		// as well have come after the check under the lock.
+		return
+	}
 	var waits []chan struct{}
 	e.mu.Lock()
-	if len(e.snapshots) > 0 {
-		ks := e.dbs[db]
-		for _, key := range keys {
-			if it := ks.items[string(key)]; it != nil && it.obj != nil {
-				if s := e.snapshots[it.obj]; s != nil {
-					waits = append(waits, s.done)
-				}
+	ks := e.dbs[db]
+	for _, key := range keys {
+		if it := ks.items[string(key)]; it != nil && it.obj != nil {
+			if s := e.snapshots[it.obj]; s != nil {
+				waits = append(waits, s.done)
 			}
 		}
 	}

@@ -151,7 +151,7 @@ func TestObjectsAreEncodedOutsideTheLockAndWritesWaitForTheEncoder(t *testing.T)
 			it := e.dbs[0].items["z"]
 			_, dirty := e.dirty[g]
 			state := [4]bool{it.resident, it.onDisk, it.diskOld, dirty}
-			left := len(e.snapshots)
+			left := len(e.snapshots) + int(e.snapshotsPub.Load())
 			e.mu.Unlock()
 			if state != [4]bool{true, false, true, true} {
 				t.Fatalf("after a write during the encoding: resident, onDisk, diskOld, dirty = %v", state)
