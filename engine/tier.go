@@ -619,9 +619,9 @@ func (e *Engine) loadLocked(ctx context.Context, it *item, promote bool) ([]byte
 	return value, true
 }
 
-// Preload reads from disk, without holding the engine lock, the values of
-// keys that are only on disk, and promotes them, so that the command that
-// follows finds them in memory. It is an optimisation: a command still
+// Preload reads from disk (and decodes, for objects), without holding the
+// engine lock, the values of keys that are only on disk, and promotes
+// them, so that the command that follows finds them in memory. It is an optimisation: a command still
 // loads under the lock what is missing.
 func (e *Engine) Preload(ctx context.Context, db int, keys [][]byte) {
 	if e.opts.KVQuant != codec.Off || e.quantized.Load() > 0 {
