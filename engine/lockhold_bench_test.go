@@ -60,18 +60,34 @@ func BenchmarkWriteBehindHugeObjectLockHold(b *testing.B) {
 			set(e, 0, "small", []byte("v"), 0)
 			stop := runEngine(b, e)
 			defer stop()
-			// getLoop runs GET on the small key until done reports true,
-			// and returns the longest GET.
-			getLoop := func(done func() bool) (worst time.Duration) {
-				for !done() {
-					start := time.Now()
-					if _, ok := get(e, 0, "small"); !ok {
-						b.Fatal("small key lost")
+			// getLoop runs GET on the small key in a goroutine of its own
+			// until done (polled here) reports true, and returns the
+			// longest GET.
+			getLoop := func(done func() bool) time.Duration {
+				stop := make(chan struct{})
+				worst := make(chan time.Duration)
+				go func() {
+					var w time.Duration
+					for {
+						select {
+						case <-stop:
+							worst <- w
+							return
+						default:
+						}
+						start := time.Now()
+						if _, ok := get(e, 0, "small"); !ok {
+							panic("small key lost")
+						}
+						w = max(w, time.Since(start))
+						time.Sleep(100 * time.Microsecond)
 					}
-					worst = max(worst, time.Since(start))
-					time.Sleep(100 * time.Microsecond)
+				}()
+				for !done() {
+					time.Sleep(time.Millisecond)
 				}
-				return worst
+				close(stop)
+				return <-worst
 			}
 			tierIs := func(want string) func() bool {
 				return func() bool {
