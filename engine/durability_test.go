@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/kvserver/kvserver/codec"
+	"github.com/kvserver/kvserver/datatype"
 	"github.com/kvserver/kvserver/disktier"
 	"github.com/kvserver/kvserver/kvmeta"
 )
@@ -238,7 +240,9 @@ func bf16Chunk(n int) (data, meta []byte) {
 
 // TestEngineLockIsFreeDuringDiskWork runs, on large values held only on
 // disk, the commands that used to read or write the disk (or decode a
-// quantized chunk) under the engine lock, and requires that another
+// quantized chunk) under the engine lock, and the write-behind, demotion
+// and Preload of an object (encoded or decoded under it before), and
+// requires that another
 // goroutine gets the lock meanwhile: in at least one of three tries (a
 // loaded machine may deschedule the prober) within 100 ms (the acceptance
 // bound) and within half the command's own time (under the lock it would
@@ -303,6 +307,44 @@ func TestEngineLockIsFreeDuringDiskWork(t *testing.T) {
 				t.Errorf("GET of the quantized chunk: %d bytes, %v", len(v), ok)
 			}
 		}},
+		// A sorted set is encoded and decoded member by member (seconds
+		// for millions of members): never under the lock.
+		{"write-behind of a large sorted set", codec.Off, func(t *testing.T, e *Engine, key string) {
+			e.Update(0, func(tx *Tx) { tx.SetObject([]byte(key+"-z"), largeZSet(), 0) })
+		}, func(e *Engine, key string) {
+			if _, _, err := e.writeBehindBatch(ctx, []*group{groupOf(e, key+"-z")}, writeBehindBatchBytes); err != nil {
+				t.Error(err)
+			}
+		}},
+		{"demotion of a large sorted set", codec.Off, func(t *testing.T, e *Engine, key string) {
+			e.Update(0, func(tx *Tx) { tx.SetObject([]byte(key+"-z"), largeZSet(), 0) })
+		}, func(e *Engine, key string) {
+			g := groupOf(e, key+"-z")
+			e.mu.Lock()
+			_, err := e.persistLocked(ctx, g, true)
+			e.mu.Unlock()
+			if err != nil {
+				t.Error(err)
+			}
+		}},
+		{"Preload of a large sorted set", codec.Off, func(t *testing.T, e *Engine, key string) {
+			e.Update(0, func(tx *Tx) { tx.SetObject([]byte(key), largeZSet(), 0) })
+			g := groupOf(e, key)
+			e.mu.Lock()
+			_, err := e.persistLocked(ctx, g, true)
+			e.publishLocked() // as the demoter does: Preload reads disk-only keys
+			e.mu.Unlock()
+			if err != nil {
+				t.Fatal(err)
+			}
+		}, func(e *Engine, key string) {
+			e.Preload(ctx, 0, [][]byte{[]byte(key)})
+			e.mu.Lock()
+			defer e.mu.Unlock()
+			if it := e.dbs[0].items[key]; it == nil || !it.resident || it.obj.Len() != largeZSetMembers {
+				t.Errorf("Preload of the sorted set: %+v", it)
+			}
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			store, err := disktier.Open(ctx, disktier.Options{Dir: t.TempDir(), MaxDisk: -1})
@@ -343,6 +385,27 @@ func TestEngineLockIsFreeDuringDiskWork(t *testing.T) {
 			}
 		})
 	}
+}
+
+// largeZSetMembers is the size of largeZSet: its encoding takes tens of
+// milliseconds, enough to tell a lock held for all of it from a free one.
+const largeZSetMembers = 150_000
+
+// largeZSet is a sorted set in skiplist form of largeZSetMembers members.
+func largeZSet() *datatype.ZSet {
+	z := datatype.NewZSet()
+	lim := datatype.ZSetLimits{MaxListpackEntries: 128, MaxListpackValue: 64}
+	for i := range largeZSetMembers {
+		z.Set("member:"+strconv.Itoa(i), float64(i%1000), lim)
+	}
+	return z
+}
+
+// groupOf returns key's group.
+func groupOf(e *Engine, key string) *group {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.dbs[0].items[key].grp
 }
 
 // TestCloseWritesTheMarkerWhenNothingWritesMeanwhile checks the other side

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/kvserver/kvserver/codec"
+	"github.com/kvserver/kvserver/datatype"
 	"github.com/kvserver/kvserver/disktier"
 	"github.com/kvserver/kvserver/grouping"
 	"github.com/kvserver/kvserver/wake"
@@ -139,6 +140,13 @@ type Engine struct {
 	// dirty holds the groups with resident values the disk does not have
 	// yet; the write-behind pass persists them without freeing memory.
 	dirty map[*group]struct{}
+	// snapshots holds the objects being encoded without the lock
+	// (snapshot.go), and snapshotsPub its length for AwaitEncoded's fast
+	// path; snapshotWaits counts the write steps that waited for one
+	// under the lock.
+	snapshots     map[datatype.Object]*objectSnapshot
+	snapshotsPub  atomic.Int64
+	snapshotWaits atomic.Int64
 	// coldDeleted is set when records were deleted from the disk tier
 	// since the demoter's last flush. The tier has no write-ahead log: a
 	// delete left in memtables is undone by a crash, so it is flushed
@@ -240,7 +248,7 @@ func New(opts Options) *Engine {
 		dirty: make(map[*group]struct{}), protect: make(map[*group]struct{}),
 		chunks: make(map[ChunkClass]ChunkCount), quantQueue: make(map[*group]struct{}),
 		deferredDeletes: make(map[coldKey]struct{}), flushing: make(map[int]int),
-		decoded:   make(map[*item]*decodedValue),
+		decoded: make(map[*item]*decodedValue), snapshots: make(map[datatype.Object]*objectSnapshot),
 		quantWake: wake.New(), realClock: realClock}
 	e.memCond = sync.NewCond(&e.mu)
 	e.idle = sync.NewCond(&e.mu)
@@ -383,7 +391,7 @@ func (e *Engine) step(db int, fn func(tx *Tx), write bool) {
 		if !e.realClock {
 			now = e.opts.Now()
 		}
-		*tx = Tx{e: e, db: db, ks: e.dbs[db], now: now.UnixMilli(), post: &e.stepPost}
+		*tx = Tx{e: e, db: db, ks: e.dbs[db], now: now.UnixMilli(), post: &e.stepPost, write: write}
 		defer func() {
 			*tx = Tx{}
 			e.stepPost = postWork{}

@@ -181,7 +181,13 @@ func (e *Engine) evictGroupLocked(ctx context.Context, g *group) {
 // memory is its promotion event. False when the value could not be
 // decoded (the key is gone).
 func (e *Engine) promoteLocked(ctx context.Context, it *item, value []byte) bool {
-	if !e.makeResidentLocked(ctx, it, value) {
+	return e.promotedLocked(it, e.makeResidentLocked(ctx, it, value))
+}
+
+// promotedLocked counts and announces the promotion of it when resident
+// reports that its value is in memory now, and returns resident.
+func (e *Engine) promotedLocked(it *item, resident bool) bool {
+	if !resident {
 		return false
 	}
 	e.promotions.Add(1)

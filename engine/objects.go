@@ -45,6 +45,13 @@ func (e *Engine) makeResidentLocked(ctx context.Context, it *item, stored []byte
 		return true
 	}
 	obj, err := datatype.Decode(it.kind, stored)
+	return e.residentObjectLocked(ctx, it, obj, err)
+}
+
+// residentObjectLocked puts obj, decoded from it's disk record with the
+// outcome err, in memory, as makeResidentLocked does; Preload decodes
+// without the lock and calls it directly.
+func (e *Engine) residentObjectLocked(ctx context.Context, it *item, obj datatype.Object, err error) bool {
 	if err != nil {
 		e.opts.Logger.Error("decode value from disk tier", "key", it.key, "err", err)
 		e.dropLostLocked(ctx, it)
@@ -52,15 +59,6 @@ func (e *Engine) makeResidentLocked(ctx context.Context, it *item, stored []byte
 	}
 	e.setObjectLocked(it, obj)
 	return true
-}
-
-// storedValue is what the disk tier is given for a resident item: a
-// string's bytes, or the object's encoding.
-func storedValue(it *item) []byte {
-	if it.obj != nil {
-		return it.obj.AppendBinary(nil)
-	}
-	return it.value
 }
 
 // Kind returns the type of key's value without loading it, and false when
@@ -74,12 +72,17 @@ func (tx *Tx) Kind(key []byte) (datatype.Kind, bool) {
 }
 
 // objectOf returns it's object, loading it from disk; nil when the disk
-// copy was lost (the key is then gone).
+// copy was lost (the key is then gone). In a write step, which may change
+// the object in place, it first waits for an encoding of the object in
+// progress without the lock (snapshot.go).
 func (tx *Tx) objectOf(it *item) datatype.Object {
 	if !it.resident {
 		if _, ok := tx.e.loadLocked(tx.ctx(), it, true); !ok || !it.resident {
 			return nil
 		}
+	}
+	if tx.write {
+		tx.e.awaitEncodedLocked(it.obj)
 	}
 	return it.obj
 }

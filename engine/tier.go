@@ -294,6 +294,9 @@ func (e *Engine) writeBehindBatch(ctx context.Context, ready []*group, limit int
 		return 0, ready, nil
 	}
 	writes := make([]disktier.GroupWrite, 0, len(batch))
+	for i := range batch {
+		encodeObjects(&batch[i].w)
+	}
 	for _, t := range batch {
 		writes = append(writes, disktier.GroupWrite{DB: t.w.phys, Entries: t.w.entries})
 	}
@@ -369,6 +372,7 @@ func (e *Engine) persistLocked(ctx context.Context, g *group, free bool) (int64,
 	if len(w.entries) > 0 {
 		e.beginWriteLocked(g)
 		e.mu.Unlock()
+		encodeObjects(&w)
 		err = e.putGroupEvicting(ctx, w.phys, w.entries)
 		e.mu.Lock()
 		e.endWriteLocked(g)
@@ -377,14 +381,20 @@ func (e *Engine) persistLocked(ctx context.Context, g *group, free bool) (int64,
 }
 
 // groupWrite is the write of one group's resident values the disk lacks,
-// prepared under the lock (preparePersistLocked), written without it and
-// finished under it again (finishPersistLocked).
+// prepared under the lock (preparePersistLocked), encoded and written
+// without it (encodeObjects) and finished under it again
+// (finishPersistLocked).
 type groupWrite struct {
 	g       *group
 	phys    int
 	entries []disktier.Entry
 	todo    []pendingItem
-	size    int64
+	// objects are the entries whose values are objects, frozen until
+	// encoded (snapshot.go).
+	objects []pendingObject
+	// size is the bytes of the values; an object counts its memory size
+	// until it is encoded.
+	size int64
 }
 
 // pendingItem is a resident item of a groupWrite with the version it had
@@ -395,7 +405,9 @@ type pendingItem struct {
 	written bool // a record is being written for it
 }
 
-// preparePersistLocked collects g's resident values the disk lacks.
+// preparePersistLocked collects g's resident values the disk lacks: a
+// string's bytes, which are never changed in place, and a frozen object
+// for any other kind, encoded without the lock (encodeObjects).
 func (e *Engine) preparePersistLocked(g *group) groupWrite {
 	w := groupWrite{g: g, phys: g.ks.phys}
 	for _, it := range g.items {
@@ -409,11 +421,16 @@ func (e *Engine) preparePersistLocked(g *group) groupWrite {
 			// without one, and with no delete of an earlier record still
 			// deferred (faults.go), the store need not look for it.
 			_, deferred := e.deferredDeletes[coldKey{g.ks.phys, it.key}]
-			value := storedValue(it)
-			w.entries = append(w.entries, disktier.Entry{Key: []byte(it.key), Value: value,
+			if it.obj != nil {
+				w.objects = append(w.objects, pendingObject{entry: len(w.entries), obj: it.obj,
+					snap: e.freezeLocked(it.obj), estimate: it.objSize})
+				w.size += it.objSize
+			} else {
+				w.size += int64(len(it.value))
+			}
+			w.entries = append(w.entries, disktier.Entry{Key: []byte(it.key), Value: it.value,
 				Meta:  disktier.RecordMeta{ExpireAt: it.expireAt, Quantized: it.quantized, Kind: uint8(it.kind)},
 				Fresh: !it.diskOld && !deferred})
-			w.size += int64(len(value))
 		}
 	}
 	if shuffle := g.halfPrecisionChunk(); shuffle {
@@ -431,6 +448,7 @@ func (e *Engine) preparePersistLocked(g *group) groupWrite {
 // failure the group is dirty again. It returns the bytes written.
 func (e *Engine) finishPersistLocked(ctx context.Context, w groupWrite, free bool, err error) (int64, error) {
 	g, phys := w.g, w.phys
+	e.forgetObjectsLocked(&w)
 	if err != nil {
 		e.markDirtyLocked(g)
 		return 0, err
@@ -601,9 +619,9 @@ func (e *Engine) loadLocked(ctx context.Context, it *item, promote bool) ([]byte
 	return value, true
 }
 
-// Preload reads from disk, without holding the engine lock, the values of
-// keys that are only on disk, and promotes them, so that the command that
-// follows finds them in memory. It is an optimisation: a command still
+// Preload reads from disk (and decodes, for objects), without holding the
+// engine lock, the values of keys that are only on disk, and promotes
+// them, so that the command that follows finds them in memory. It is an optimisation: a command still
 // loads under the lock what is missing.
 func (e *Engine) Preload(ctx context.Context, db int, keys [][]byte) {
 	if e.opts.KVQuant != codec.Off || e.quantized.Load() > 0 {
@@ -631,9 +649,16 @@ func (e *Engine) Preload(ctx context.Context, db int, keys [][]byte) {
 				keys = append(keys, []byte(k))
 			}
 		}
-		version, phys := it.version, ks.phys
+		version, phys, kind := it.version, ks.phys, it.kind
 		e.mu.Unlock()
 		value, meta, err := e.cold.Get(ctx, phys, key)
+		// An object is decoded here too: a large one takes as long as
+		// it took to encode (seconds for millions of members).
+		var obj datatype.Object
+		var decodeErr error
+		if err == nil && kind != datatype.KindString {
+			obj, decodeErr = datatype.Decode(kind, value)
+		}
 		e.mu.Lock()
 		if lostOnDisk(err) && ks.items[string(key)] == it && it.version == version && !it.resident {
 			e.dropLostLocked(ctx, it)
@@ -641,7 +666,13 @@ func (e *Engine) Preload(ctx context.Context, db int, keys [][]byte) {
 		}
 		if err == nil && ks.items[string(key)] == it && it.version == version && !it.resident {
 			it.quantized = meta.Quantized
-			if e.promoteLocked(ctx, it, value) {
+			var promoted bool
+			if kind == datatype.KindString {
+				promoted = e.promoteLocked(ctx, it, value)
+			} else {
+				promoted = e.promotedLocked(it, e.residentObjectLocked(ctx, it, obj, decodeErr))
+			}
+			if promoted {
 				e.diskHits.Add(1)
 			}
 			e.makeRoomLocked(it)

@@ -26,7 +26,7 @@ func openTiered(t *testing.T, dir string, maxMemory int64) (*Engine, *disktier.S
 }
 
 // runEngine runs the engine's background work until the test ends.
-func runEngine(t *testing.T, e *Engine) context.CancelFunc {
+func runEngine(t testing.TB, e *Engine) context.CancelFunc {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { e.Run(ctx); close(done) }()

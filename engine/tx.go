@@ -18,6 +18,9 @@ type Tx struct {
 	now     int64
 	protect *item
 	noTouch bool
+	// write is set in an Update step: only such a step may change an
+	// object in place.
+	write bool
 	// post is the disk work the step leaves for after the engine lock is
 	// released (shared with the transactions On returns).
 	post *postWork
@@ -67,7 +70,7 @@ func (tx *Tx) SetNoTouch(on bool) { tx.noTouch = on }
 
 // On returns a transaction on another database within the same atomic step.
 func (tx *Tx) On(db int) *Tx {
-	return &Tx{e: tx.e, db: db, ks: tx.e.dbs[db], now: tx.now, noTouch: tx.noTouch, post: tx.post, origin: tx.origin}
+	return &Tx{e: tx.e, db: db, ks: tx.e.dbs[db], now: tx.now, noTouch: tx.noTouch, write: tx.write, post: tx.post, origin: tx.origin}
 }
 
 func (tx *Tx) ctx() context.Context { return context.Background() }

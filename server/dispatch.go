@@ -241,6 +241,11 @@ func (s *Server) preload(c *Client, spec *commands.Spec, args [][]byte) bool {
 			// Bring values that are only on disk into memory before the
 			// handler runs under the engine lock.
 			s.eng.Preload(c.ctx, c.DB(), keys)
+			if spec.Flags&commands.FlagWrite != 0 {
+				// A write waits here, not under the lock, while an
+				// object it may change is being written to disk.
+				s.eng.AwaitEncoded(c.ctx, c.DB(), keys)
+			}
 		}
 	}
 	if err != nil {

@@ -168,6 +168,10 @@ func (s *Server) preloadQueued(c *Client) error {
 			return err
 		}
 		s.eng.Preload(c.ctx, db, keys)
+		if q.spec.Flags&commands.FlagWrite != 0 {
+			// Not under the engine lock, with EXEC's own wait.
+			s.eng.AwaitEncoded(c.ctx, db, keys)
+		}
 	}
 	return nil
 }
