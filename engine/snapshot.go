@@ -92,8 +92,10 @@ func (e *Engine) awaitEncodedLocked(obj datatype.Object) {
 // AwaitEncoded waits, without the lock, until no encoder reads the values
 // of keys in database db, or ctx ends. A write command calls it before its
 // step so that it does not wait for the encoder holding the lock, where
-// every other client would wait with it.
-func (e *Engine) AwaitEncoded(ctx context.Context, db int, keys [][]byte) {
+// every other client would wait with it. beforeWait, if set, runs first
+// when there is anything to wait for (the connection leaves the event loop
+// it shares with other clients).
+func (e *Engine) AwaitEncoded(ctx context.Context, db int, keys [][]byte, beforeWait func()) {
 	if e.snapshotsPub.Load() == 0 {
 		// Without the lock: a freeze that comes after this load could
 		// as well have come after the check under the lock.
@@ -110,6 +112,9 @@ func (e *Engine) AwaitEncoded(ctx context.Context, db int, keys [][]byte) {
 		}
 	}
 	e.mu.Unlock()
+	if len(waits) > 0 && beforeWait != nil {
+		beforeWait()
+	}
 	for _, done := range waits {
 		select {
 		case <-done:

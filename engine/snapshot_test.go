@@ -108,7 +108,7 @@ func TestObjectsAreEncodedOutsideTheLockAndWritesWaitForTheEncoder(t *testing.T)
 			within(t, "a write of another key", func() { set(e, 0, "other", []byte("v"), 0) })
 			// A write command waits before its step, without the lock.
 			short, cancel := context.WithTimeout(ctx, 20*time.Millisecond)
-			e.AwaitEncoded(short, 0, [][]byte{key})
+			e.AwaitEncoded(short, 0, [][]byte{key}, nil)
 			if short.Err() == nil {
 				t.Fatal("AwaitEncoded returned while the object was being encoded")
 			}
@@ -139,7 +139,7 @@ func TestObjectsAreEncodedOutsideTheLockAndWritesWaitForTheEncoder(t *testing.T)
 				t.Fatal(err)
 			}
 			<-wrote
-			within(t, "AwaitEncoded after the encoding", func() { e.AwaitEncoded(ctx, 0, [][]byte{key}) })
+			within(t, "AwaitEncoded after the encoding", func() { e.AwaitEncoded(ctx, 0, [][]byte{key}, nil) })
 
 			// The disk has the state the object had when the write was
 			// prepared; the later write keeps the value in memory, the group

@@ -244,7 +244,7 @@ func (s *Server) preload(c *Client, spec *commands.Spec, args [][]byte) bool {
 			if spec.Flags&commands.FlagWrite != 0 {
 				// A write waits here, not under the lock, while an
 				// object it may change is being written to disk.
-				s.eng.AwaitEncoded(c.ctx, c.DB(), keys)
+				s.eng.AwaitEncoded(c.ctx, c.DB(), keys, c.leaveLoop)
 			}
 		}
 	}

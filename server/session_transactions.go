@@ -170,7 +170,7 @@ func (s *Server) preloadQueued(c *Client) error {
 		s.eng.Preload(c.ctx, db, keys)
 		if q.spec.Flags&commands.FlagWrite != 0 {
 			// Not under the engine lock, with EXEC's own wait.
-			s.eng.AwaitEncoded(c.ctx, db, keys)
+			s.eng.AwaitEncoded(c.ctx, db, keys, c.leaveLoop)
 		}
 	}
 	return nil
