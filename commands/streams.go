@@ -893,7 +893,7 @@ func deliverNew(s *datatype.Stream, g *datatype.StreamGroup, c *datatype.StreamC
 			if g.EntriesRead != -1 && !rangeHasTombstones(s, e.ID, datatype.MaxStreamID) {
 				g.EntriesRead++
 			} else if s.EntriesAdded != 0 {
-				g.EntriesRead = distanceFromFirstEver(s, e.ID)
+				g.EntriesRead = s.DistanceFromFirstEver(e.ID)
 			}
 			g.LastID = e.ID
 		}
@@ -916,34 +916,6 @@ func rangeHasTombstones(s *datatype.Stream, start, end datatype.StreamID) bool {
 	return start.Compare(s.MaxDeletedID) <= 0 && s.MaxDeletedID.Compare(end) <= 0
 }
 
-// distanceFromFirstEver is streamEstimateDistanceFromFirstEverEntry: the
-// logical read counter of id, -1 when it cannot be known.
-func distanceFromFirstEver(s *datatype.Stream, id datatype.StreamID) int64 {
-	if s.EntriesAdded == 0 {
-		return 0
-	}
-	if s.Len() == 0 && id.Compare(s.LastID) < 1 {
-		return s.EntriesAdded
-	}
-	switch cmpLast := id.Compare(s.LastID); {
-	case cmpLast == 0:
-		return s.EntriesAdded
-	case cmpLast > 0:
-		return -1
-	}
-	first := s.FirstID()
-	cmpFirst := id.Compare(first)
-	if s.MaxDeletedID.IsZero() || s.MaxDeletedID.Compare(first) < 0 {
-		switch {
-		case cmpFirst < 0:
-			return s.EntriesAdded - int64(s.Len())
-		case cmpFirst == 0:
-			return s.EntriesAdded - int64(s.Len()) + 1
-		}
-	}
-	return -1
-}
-
 // writeGroupLag is streamReplyWithCGLag.
 func writeGroupLag(x *Ctx, s *datatype.Stream, g *datatype.StreamGroup) {
 	switch {
@@ -952,7 +924,7 @@ func writeGroupLag(x *Ctx, s *datatype.Stream, g *datatype.StreamGroup) {
 	case g.EntriesRead != -1 && !rangeHasTombstones(s, g.LastID, datatype.MaxStreamID):
 		x.W.Int(s.EntriesAdded - g.EntriesRead)
 	default:
-		if read := distanceFromFirstEver(s, g.LastID); read != -1 {
+		if read := s.DistanceFromFirstEver(g.LastID); read != -1 {
 			x.W.Int(s.EntriesAdded - read)
 		} else {
 			x.W.Null()

@@ -437,6 +437,34 @@ func (s *Stream) Trim(maxLen int64, minID StreamID, approx bool, limit int64) in
 	return deleted
 }
 
+// DistanceFromFirstEver is streamEstimateDistanceFromFirstEverEntry: the
+// logical read counter of id, -1 when it cannot be known.
+func (s *Stream) DistanceFromFirstEver(id StreamID) int64 {
+	if s.EntriesAdded == 0 {
+		return 0
+	}
+	if s.Len() == 0 && id.Compare(s.LastID) < 1 {
+		return s.EntriesAdded
+	}
+	switch cmpLast := id.Compare(s.LastID); {
+	case cmpLast == 0:
+		return s.EntriesAdded
+	case cmpLast > 0:
+		return -1
+	}
+	first := s.FirstID()
+	cmpFirst := id.Compare(first)
+	if s.MaxDeletedID.IsZero() || s.MaxDeletedID.Compare(first) < 0 {
+		switch {
+		case cmpFirst < 0:
+			return s.EntriesAdded - int64(s.Len())
+		case cmpFirst == 0:
+			return s.EntriesAdded - int64(s.Len()) + 1
+		}
+	}
+	return -1
+}
+
 // Groups returns the consumer groups, by name; the slice is the
 // stream's own.
 func (s *Stream) Groups() []*StreamGroup { return s.groups }

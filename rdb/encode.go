@@ -20,6 +20,9 @@ const (
 	typeHashZiplist  = 13
 	typeHashListpack = 16
 	typeZSetListpack = 17
+	// Streams: Redis 5 and 6's, then 7.0's.
+	typeStreamListpacks  = 15
+	typeStreamListpacks2 = 19
 
 	encInt8  = 0
 	encInt16 = 1
@@ -47,7 +50,7 @@ func appendLen(b []byte, n uint64) []byte {
 
 // canonicalInt parses s as Redis's string2ll does when the result must
 // print back as s (no sign other than '-', no leading zeros or spaces).
-func canonicalInt(s []byte) (int64, bool) {
+func canonicalInt[T string | []byte](s T) (int64, bool) {
 	if len(s) == 0 || len(s) > 20 {
 		return 0, false
 	}

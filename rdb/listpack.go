@@ -14,7 +14,7 @@ import (
 const lpHeaderSize = 6
 
 // appendListpackEntry appends one element.
-func appendListpackEntry(b []byte, s []byte) []byte {
+func appendListpackEntry[T string | []byte](b []byte, s T) []byte {
 	start := len(b)
 	if v, ok := canonicalInt(s); ok {
 		b = appendListpackInt(b, v)
@@ -29,6 +29,13 @@ func appendListpackEntry(b []byte, s []byte) []byte {
 		}
 		b = append(b, s...)
 	}
+	return appendBacklen(b, uint64(len(b)-start))
+}
+
+// appendListpackIntEntry appends an integer element (lpAppendInteger).
+func appendListpackIntEntry(b []byte, v int64) []byte {
+	start := len(b)
+	b = appendListpackInt(b, v)
 	return appendBacklen(b, uint64(len(b)-start))
 }
 
@@ -70,11 +77,16 @@ func buildListpack(elems [][]byte) []byte {
 	for _, e := range elems {
 		b = appendListpackEntry(b, e)
 	}
+	return finishListpack(b, len(elems))
+}
+
+// finishListpack completes a listpack of count elements appended after
+// lpHeaderSize reserved bytes: the terminator and the header.
+func finishListpack(b []byte, count int) []byte {
 	b = append(b, 0xFF)
 	binary.LittleEndian.PutUint32(b, uint32(len(b)))
-	count := len(elems)
 	if count > 65535 {
-		count = 65535
+		count = 65535 // LP_HDR_NUMELE_UNKNOWN
 	}
 	binary.LittleEndian.PutUint16(b[4:], uint16(count))
 	return b
@@ -84,28 +96,59 @@ var errListpack = errors.New("rdb: bad listpack")
 
 // parseListpack decodes a listpack's elements.
 func parseListpack(lp []byte) ([]string, error) {
-	if len(lp) < lpHeaderSize+1 || int(binary.LittleEndian.Uint32(lp)) != len(lp) || lp[len(lp)-1] != 0xFF {
-		return nil, errListpack
-	}
 	var out []string
+	err := rangeListpack(lp, func(e lpElem) bool {
+		out = append(out, e.String())
+		return true
+	})
+	return out, err
+}
+
+// lpElem is one decoded listpack element: a string, or an integer when
+// isInt.
+type lpElem struct {
+	str   []byte
+	v     int64
+	isInt bool
+}
+
+// String is the element as Redis returns it.
+func (e lpElem) String() string {
+	if e.isInt {
+		return strconv.FormatInt(e.v, 10)
+	}
+	return string(e.str)
+}
+
+// rangeListpack checks lp's header and terminator and calls fn on each
+// element (strings alias lp) until fn returns false; it checks the
+// header's count when it reaches the end.
+func rangeListpack(lp []byte, fn func(e lpElem) bool) error {
+	if len(lp) < lpHeaderSize+1 || int(binary.LittleEndian.Uint32(lp)) != len(lp) || lp[len(lp)-1] != 0xFF {
+		return errListpack
+	}
+	n := 0
 	p := lp[lpHeaderSize : len(lp)-1]
 	for len(p) > 0 {
-		s, size, err := listpackEntry(p)
+		e, size, err := listpackEntry(p)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		// Skip the backlen, checking it.
-		n := backlenSize(uint64(size))
-		if size+n > len(p) {
-			return nil, errListpack
+		bl := backlenSize(uint64(size))
+		if size+bl > len(p) {
+			return errListpack
 		}
-		out = append(out, s)
-		p = p[size+n:]
+		n++
+		p = p[size+bl:]
+		if !fn(e) {
+			return nil
+		}
 	}
-	if count := binary.LittleEndian.Uint16(lp[4:]); count != 65535 && int(count) != len(out) {
-		return nil, errListpack
+	if count := binary.LittleEndian.Uint16(lp[4:]); count != 65535 && int(count) != n {
+		return errListpack
 	}
-	return out, nil
+	return nil
 }
 
 func backlenSize(l uint64) int {
@@ -124,49 +167,48 @@ func backlenSize(l uint64) int {
 
 // listpackEntry decodes the entry at the start of p: its value and the
 // size of its encoding and data.
-func listpackEntry(p []byte) (string, int, error) {
+func listpackEntry(p []byte) (lpElem, int, error) {
 	c := p[0]
 	need := func(n int) bool { return len(p) >= n }
-	intOf := func(u uint64, bits uint) string {
-		v := int64(u<<(64-bits)) >> (64 - bits)
-		return strconv.FormatInt(v, 10)
+	intOf := func(u uint64, bits uint) lpElem {
+		return lpElem{v: int64(u<<(64-bits)) >> (64 - bits), isInt: true}
 	}
 	switch {
 	case c&0x80 == 0:
-		return strconv.Itoa(int(c)), 1, nil
+		return lpElem{v: int64(c), isInt: true}, 1, nil
 	case c&0xC0 == 0x80:
 		n := int(c & 0x3F)
 		if !need(1 + n) {
-			return "", 0, errListpack
+			return lpElem{}, 0, errListpack
 		}
-		return string(p[1 : 1+n]), 1 + n, nil
+		return lpElem{str: p[1 : 1+n]}, 1 + n, nil
 	case c&0xE0 == 0xC0:
 		if !need(2) {
-			return "", 0, errListpack
+			return lpElem{}, 0, errListpack
 		}
 		return intOf(uint64(c&0x1F)<<8|uint64(p[1]), 13), 2, nil
 	case c&0xF0 == 0xE0:
 		if !need(2) {
-			return "", 0, errListpack
+			return lpElem{}, 0, errListpack
 		}
 		n := int(c&0x0F)<<8 | int(p[1])
 		if !need(2 + n) {
-			return "", 0, errListpack
+			return lpElem{}, 0, errListpack
 		}
-		return string(p[2 : 2+n]), 2 + n, nil
+		return lpElem{str: p[2 : 2+n]}, 2 + n, nil
 	case c == 0xF0:
 		if !need(5) {
-			return "", 0, errListpack
+			return lpElem{}, 0, errListpack
 		}
 		n := int(binary.LittleEndian.Uint32(p[1:]))
 		if n < 0 || !need(5+n) {
-			return "", 0, errListpack
+			return lpElem{}, 0, errListpack
 		}
-		return string(p[5 : 5+n]), 5 + n, nil
+		return lpElem{str: p[5 : 5+n]}, 5 + n, nil
 	case c >= 0xF1 && c <= 0xF4:
 		width := map[byte]int{0xF1: 2, 0xF2: 3, 0xF3: 4, 0xF4: 8}[c]
 		if !need(1 + width) {
-			return "", 0, errListpack
+			return lpElem{}, 0, errListpack
 		}
 		var u uint64
 		for i := width - 1; i >= 0; i-- {
@@ -174,5 +216,5 @@ func listpackEntry(p []byte) (string, int, error) {
 		}
 		return intOf(u, uint(8*width)), 1 + width, nil
 	}
-	return "", 0, errListpack
+	return lpElem{}, 0, errListpack
 }

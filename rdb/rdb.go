@@ -49,6 +49,8 @@ func Dump(v Value) ([]byte, error) {
 		b = dumpSet(b, obj)
 	case *datatype.List:
 		b = dumpList(b, obj, DefaultListNodeBytes)
+	case *datatype.Stream:
+		b = dumpStream(b, obj)
 	default:
 		return nil, fmt.Errorf("rdb: cannot dump a %v", v.Object.Kind())
 	}
@@ -442,6 +444,8 @@ func (r *reader) value(lim Limits) (Value, error) {
 			entries = append(entries, datatype.ZEntry{Member: elems[i], Score: score})
 		}
 		return zsetValue(entries, lim, nil)
+	case typeStreamListpacks, typeStreamListpacks2:
+		return r.restoreStream(typ)
 	}
 	return Value{}, fmt.Errorf("unsupported object type %d", typ)
 }
