@@ -1,68 +1,608 @@
 package datatype
 
 import (
+	"encoding/binary"
 	"errors"
 	"slices"
+
+	"github.com/kvserver/kvserver/listpack"
 )
 
-// StreamNode is one node of a stream as Redis's listpack holds it: the
-// master ID (the node's key in Redis's radix tree), the master entry's
-// fields, the live entries, and how many deleted entries the listpack
-// still counts. It is how DUMP and RESTORE see a stream's nodes.
-type StreamNode struct {
-	Master  StreamID
-	Fields  []string
-	Deleted int
-	Entries []StreamEntry
+// A stream node is what Redis keeps under one key of its radix tree: a
+// listpack, byte for byte Redis's, that starts with the master entry
+// (the live and deleted counts, the fields of the node's first entry and
+// a 0) and then holds each entry as its flags, its ID's deltas to the
+// master ID, its fields and values (only the values when the fields are
+// the master's: flag SAMEFIELDS) and its element count. XDEL and exact
+// trimming flag entries deleted and leave them in place, as Redis does;
+// a node goes when no live entry is left. Keeping Redis's bytes makes
+// the memory of a stream Redis's, and DUMP's payload Redis's.
+
+// Stream item flags (t_stream.c).
+const (
+	streamItemDeleted    = 1
+	streamItemSameFields = 2
+)
+
+// streamNode is one listpack with what is looked up often: its live and
+// deleted counts (also in the master entry) and its live entries' first
+// and last IDs.
+type streamNode struct {
+	master      StreamID
+	lp          []byte
+	count       int
+	deleted     int
+	first, last StreamID
 }
 
-// ForEachNode calls fn on each node in ID order until fn returns false.
-// The node's slices are the stream's own: fn must not change them.
-func (s *Stream) ForEachNode(fn func(n StreamNode) bool) {
-	for _, n := range s.nodes {
-		if !fn(StreamNode{Master: n.master, Fields: n.fields, Deleted: n.deleted, Entries: n.entries}) {
+// nodeCost is a node's memory besides its listpack: the struct and its
+// pointer.
+const nodeCost = 96
+
+// elem decodes the element at off of a node's listpack, whose elements
+// were checked when it was built or loaded.
+func elem(lp []byte, off int) (listpack.Elem, int) {
+	e, size, err := listpack.Next(lp[off : len(lp)-1])
+	if err != nil {
+		panic("datatype: corrupt stream listpack") // checked on load: a bug
+	}
+	return e, off + size
+}
+
+// masterFields returns the offset of the master entry's first field, the
+// field count, and the offset of the first entry.
+func (n *streamNode) masterFields() (at, count, entries int) {
+	_, off := elem(n.lp, listpack.HeaderSize)
+	_, off = elem(n.lp, off)
+	nf, off := elem(n.lp, off)
+	at = off
+	for range nf.Int {
+		_, off = elem(n.lp, off)
+	}
+	_, off = elem(n.lp, off) // the master entry's 0
+	return at, int(nf.Int), off
+}
+
+// entryRef is an entry's place in its node's listpack.
+type entryRef struct {
+	id    StreamID
+	off   int // the flags element
+	flags int64
+	next  int // the next entry
+}
+
+// live reports whether the entry was not deleted.
+func (r entryRef) live() bool { return r.flags&streamItemDeleted == 0 }
+
+// scan calls fn on every entry of the node, deleted ones included, in
+// order, until fn returns false.
+func (n *streamNode) scan(fn func(r entryRef) bool) {
+	_, nf, off := n.masterFields()
+	end := len(n.lp) - 1
+	for off < end {
+		r := entryRef{off: off}
+		var flags, ms, seq listpack.Elem
+		flags, off = elem(n.lp, off)
+		ms, off = elem(n.lp, off)
+		seq, off = elem(n.lp, off)
+		r.flags = flags.Int
+		r.id = StreamID{n.master.Ms + uint64(ms.Int), n.master.Seq + uint64(seq.Int)}
+		skip := nf + 1 // the values and the element count
+		if r.flags&streamItemSameFields == 0 {
+			var fields listpack.Elem
+			fields, off = elem(n.lp, off)
+			skip = 2*int(fields.Int) + 1
+		}
+		for range skip {
+			_, off = elem(n.lp, off)
+		}
+		r.next = off
+		if !fn(r) {
 			return
 		}
 	}
 }
 
-// Errors of AppendNode.
+// entry decodes the entry r refers to, its strings in one allocation.
+func (n *streamNode) entry(r entryRef) StreamEntry {
+	fieldsAt, nf, _ := n.masterFields()
+	off := r.off
+	for range 3 {
+		_, off = elem(n.lp, off)
+	}
+	same := r.flags&streamItemSameFields != 0
+	pairs := nf
+	if !same {
+		var e listpack.Elem
+		e, off = elem(n.lp, off)
+		pairs = int(e.Int)
+	}
+	var buf []byte
+	ends := make([]int, 0, 2*pairs)
+	for range pairs {
+		var e listpack.Elem
+		if same {
+			e, fieldsAt = elem(n.lp, fieldsAt)
+		} else {
+			e, off = elem(n.lp, off)
+		}
+		buf = e.AppendText(buf)
+		ends = append(ends, len(buf))
+		e, off = elem(n.lp, off)
+		buf = e.AppendText(buf)
+		ends = append(ends, len(buf))
+	}
+	all := string(buf)
+	fields := make([]string, len(ends))
+	start := 0
+	for i, end := range ends {
+		fields[i] = all[start:end]
+		start = end
+	}
+	return StreamEntry{ID: r.id, Fields: fields}
+}
+
+// newNode starts a node for an entry of fields with ID master.
+func newNode(master StreamID, fields []string) *streamNode {
+	size := listpack.HeaderSize + 16
+	for i := 0; i < len(fields); i += 2 {
+		size += len(fields[i]) + 2
+	}
+	lp := listpack.Start(make([]byte, 0, 2*size))
+	lp = listpack.AppendInt(lp, 0) // the live count, set as the entry is added
+	lp = listpack.AppendInt(lp, 0)
+	lp = listpack.AppendInt(lp, int64(len(fields)/2))
+	for i := 0; i < len(fields); i += 2 {
+		lp = listpack.AppendString(lp, fields[i])
+	}
+	lp = listpack.AppendInt(lp, 0)
+	return &streamNode{master: master, lp: listpack.Finish(lp, 4+len(fields)/2), first: master}
+}
+
+// add appends an entry as streamAppendItem does: with flag SAMEFIELDS
+// and only its values when its fields are the master entry's.
+func (n *streamNode) add(id StreamID, fields []string) {
+	fieldsAt, nf, _ := n.masterFields()
+	pairs := len(fields) / 2
+	same := pairs == nf
+	for i, off := 0, fieldsAt; same && i < pairs; i++ {
+		var e listpack.Elem
+		e, off = elem(n.lp, off)
+		same = e.Equal(fields[2*i])
+	}
+	need := 40
+	for _, f := range fields {
+		need += len(f) + 10
+	}
+	lp := n.lp[:len(n.lp)-1]
+	if cap(lp)-len(lp) < need {
+		// Grow by a quarter, not double: the last node of every stream
+		// is open, and its spare room is memory Redis does not use.
+		grown := make([]byte, len(lp), len(lp)+max(need, len(lp)/4))
+		copy(grown, lp)
+		lp = grown
+	}
+	elems := 0
+	ints := func(vs ...int64) {
+		for _, v := range vs {
+			lp = listpack.AppendInt(lp, v)
+		}
+		elems += len(vs)
+	}
+	msDelta, seqDelta := int64(id.Ms-n.master.Ms), int64(id.Seq-n.master.Seq)
+	if same {
+		ints(streamItemSameFields, msDelta, seqDelta)
+		for i := 1; i < len(fields); i += 2 {
+			lp = listpack.AppendString(lp, fields[i])
+		}
+		elems += pairs
+		ints(int64(pairs + 3))
+	} else {
+		ints(0, msDelta, seqDelta, int64(pairs))
+		for _, f := range fields {
+			lp = listpack.AppendString(lp, f)
+		}
+		elems += len(fields)
+		ints(int64(2*pairs + 4))
+	}
+	n.lp = finishGrown(lp, elems)
+	n.last = id
+	n.setCounts(n.count+1, n.deleted)
+}
+
+// finishGrown closes a listpack grown by elems elements.
+func finishGrown(lp []byte, elems int) []byte {
+	count := int(binary.LittleEndian.Uint16(lp[4:]))
+	lp = append(lp, 0xFF)
+	binary.LittleEndian.PutUint32(lp, uint32(len(lp)))
+	if count != 65535 {
+		listpack.SetCount(lp, count+elems)
+	}
+	return lp
+}
+
+// setCounts rewrites the master entry's live and deleted counts (in
+// place unless their encodings change size).
+func (n *streamNode) setCounts(count, deleted int) {
+	n.count, n.deleted = count, deleted
+	_, off := elem(n.lp, listpack.HeaderSize)
+	_, end := elem(n.lp, off)
+	var buf [32]byte
+	enc := listpack.AppendInt(listpack.AppendInt(buf[:0], int64(count)), int64(deleted))
+	if len(enc) == end-listpack.HeaderSize {
+		copy(n.lp[listpack.HeaderSize:], enc)
+		return
+	}
+	lp := make([]byte, 0, len(n.lp)+len(enc)-(end-listpack.HeaderSize))
+	lp = append(append(append(lp, n.lp[:listpack.HeaderSize]...), enc...), n.lp[end:]...)
+	binary.LittleEndian.PutUint32(lp, uint32(len(lp)))
+	n.lp = lp
+}
+
+// clip gives back a node's spare room once no entry will be added.
+func (n *streamNode) clip() {
+	if cap(n.lp) > len(n.lp) {
+		n.lp = slices.Clone(n.lp)
+	}
+}
+
+// markDeleted flags live entries deleted, counts them and finds the
+// node's first and last live entries again; it reports whether the node
+// has live entries left.
+func (n *streamNode) markDeleted(refs ...entryRef) bool {
+	for _, r := range refs {
+		n.lp[r.off] = byte(r.flags | streamItemDeleted) // a 7-bit integer: one byte
+	}
+	n.setCounts(n.count-len(refs), n.deleted+len(refs)) // may move the entries: last
+	if n.count == 0 {
+		return false
+	}
+	n.bounds()
+	return true
+}
+
+// bounds sets first and last from the live entries.
+func (n *streamNode) bounds() {
+	seen := false
+	n.scan(func(r entryRef) bool {
+		if r.live() {
+			if !seen {
+				n.first, seen = r.id, true
+			}
+			n.last = r.id
+		}
+		return true
+	})
+}
+
+// FirstID is the first entry's ID, 0-0 when the stream is empty.
+func (s *Stream) FirstID() StreamID {
+	if s.length == 0 {
+		return StreamID{}
+	}
+	return s.nodes[0].first
+}
+
+// First and Last return the first and last entries; ok is false when
+// the stream is empty.
+func (s *Stream) First() (e StreamEntry, ok bool) {
+	if s.length == 0 {
+		return e, false
+	}
+	return s.Get(s.nodes[0].first)
+}
+
+// Last returns the last entry.
+func (s *Stream) Last() (e StreamEntry, ok bool) {
+	if s.length == 0 {
+		return e, false
+	}
+	return s.Get(s.nodes[len(s.nodes)-1].last)
+}
+
+// Nodes is the number of nodes (XINFO's radix-tree-keys).
+func (s *Stream) Nodes() int { return len(s.nodes) }
+
+// Append adds an entry with an ID greater than LastID (the caller
+// checks), starting a new node where streamAppendItem does: when the
+// last one's listpack and the entry's strings reach
+// stream-node-max-bytes, or its entries, deleted ones included, reach
+// stream-node-max-entries.
+func (s *Stream) Append(id StreamID, fields []string, lim StreamLimits) {
+	var n *streamNode
+	if len(s.nodes) > 0 {
+		n = s.nodes[len(s.nodes)-1]
+		maxBytes := lim.MaxNodeBytes
+		if maxBytes == 0 || maxBytes > streamListpackMaxSize {
+			maxBytes = streamListpackMaxSize
+		}
+		total := 0
+		for _, f := range fields {
+			total += len(f)
+		}
+		if len(n.lp)+total >= maxBytes ||
+			(lim.MaxNodeEntries > 0 && n.count+n.deleted >= lim.MaxNodeEntries) {
+			n.clip()
+			n = nil
+		}
+	}
+	if n == nil {
+		n = newNode(id, fields)
+		s.nodes = append(s.nodes, n)
+	}
+	n.add(id, fields)
+	s.length++
+	s.LastID = id
+	s.EntriesAdded++
+}
+
+// locate returns the node and the first live entry with an ID >= id (ni
+// == len(nodes) when none).
+func (s *Stream) locate(id StreamID) (ni int, r entryRef) {
+	ni, _ = slices.BinarySearchFunc(s.nodes, id, func(n *streamNode, id StreamID) int {
+		return n.last.Compare(id)
+	})
+	if ni < len(s.nodes) {
+		s.nodes[ni].scan(func(e entryRef) bool {
+			r = e
+			return !e.live() || e.id.Compare(id) < 0
+		})
+	}
+	return ni, r
+}
+
+// Get returns the entry with ID id.
+func (s *Stream) Get(id StreamID) (StreamEntry, bool) {
+	ni, r := s.locate(id)
+	if ni < len(s.nodes) && r.id == id {
+		return s.nodes[ni].entry(r), true
+	}
+	return StreamEntry{}, false
+}
+
+// Range calls fn on the entries with start <= ID <= end, in ascending
+// order, or descending when rev, until fn returns false.
+func (s *Stream) Range(start, end StreamID, rev bool, fn func(e StreamEntry) bool) {
+	if start.Compare(end) > 0 {
+		return
+	}
+	if !rev {
+		ni, _ := s.locate(start)
+		for ; ni < len(s.nodes); ni++ {
+			n, more := s.nodes[ni], true
+			n.scan(func(r entryRef) bool {
+				switch {
+				case !r.live() || r.id.Compare(start) < 0:
+					return true
+				case r.id.Compare(end) > 0:
+					more = false
+				default:
+					more = fn(n.entry(r))
+				}
+				return more
+			})
+			if !more {
+				return
+			}
+		}
+		return
+	}
+	ni, _ := s.locate(end)
+	ni = min(ni, len(s.nodes)-1)
+	var refs []entryRef
+	for ; ni >= 0; ni-- {
+		n := s.nodes[ni]
+		refs = refs[:0]
+		n.scan(func(r entryRef) bool {
+			if r.id.Compare(end) > 0 {
+				return false
+			}
+			if r.live() {
+				refs = append(refs, r)
+			}
+			return true
+		})
+		for i := len(refs) - 1; i >= 0; i-- {
+			if refs[i].id.Compare(start) < 0 || !fn(n.entry(refs[i])) {
+				return
+			}
+		}
+	}
+}
+
+// Delete flags the entry with ID id deleted, reporting whether there
+// was one; a node left with no live entries goes, as in Redis.
+func (s *Stream) Delete(id StreamID) bool {
+	ni, r := s.locate(id)
+	if ni == len(s.nodes) || r.id != id {
+		return false
+	}
+	if !s.nodes[ni].markDeleted(r) {
+		s.nodes = slices.Delete(s.nodes, ni, ni+1)
+	}
+	s.length--
+	return true
+}
+
+// Trim removes entries from the head as Redis's streamTrim does: down to
+// maxLen entries (maxLen >= 0), or else those with IDs below minID. When
+// approx, only whole nodes go. limit > 0 caps the entries removed (whole
+// nodes only). It returns how many entries went.
+func (s *Stream) Trim(maxLen int64, minID StreamID, approx bool, limit int64) int64 {
+	var deleted int64
+	for len(s.nodes) > 0 {
+		if maxLen >= 0 && int64(s.length) <= maxLen {
+			break
+		}
+		n := s.nodes[0]
+		entries := int64(n.count)
+		if limit > 0 && deleted+entries > limit {
+			break
+		}
+		var remove bool
+		if maxLen >= 0 {
+			remove = int64(s.length)-entries >= maxLen
+		} else {
+			remove = n.last.Compare(minID) < 0
+		}
+		if remove {
+			s.nodes = s.nodes[1:]
+			s.length -= int(entries)
+			deleted += entries
+			continue
+		}
+		if approx {
+			break
+		}
+		var cut []entryRef
+		n.scan(func(r entryRef) bool {
+			if !r.live() {
+				return true
+			}
+			if maxLen >= 0 {
+				if int64(s.length-len(cut)) <= maxLen {
+					return false
+				}
+			} else if r.id.Compare(minID) >= 0 {
+				return false
+			}
+			cut = append(cut, r)
+			return true
+		})
+		n.markDeleted(cut...) // the node keeps a live entry: it was not removed whole
+		s.length -= len(cut)
+		deleted += int64(len(cut))
+		break
+	}
+	if len(s.nodes) == 0 {
+		s.nodes = nil
+	}
+	return deleted
+}
+
+// StreamNode is one node as DUMP and RESTORE see it: its master ID (its
+// key in Redis's radix tree) and its listpack, Redis's bytes.
+type StreamNode struct {
+	Master   StreamID
+	Listpack []byte
+}
+
+// ForEachNode calls fn on each node in ID order until fn returns false.
+// The listpack is the stream's own: fn must not change or keep it.
+func (s *Stream) ForEachNode(fn func(n StreamNode) bool) {
+	for _, n := range s.nodes {
+		if !fn(StreamNode{Master: n.master, Listpack: n.lp}) {
+			return
+		}
+	}
+}
+
+// Errors of AppendNode, all ErrCorrupt.
 var (
-	errEmptyNode    = errors.New("stream node without entries")
-	errNodeOrder    = errors.New("stream entries out of order")
-	errNodeMaster   = errors.New("stream entry before its node's master ID")
-	errNodeOddField = errors.New("stream entry with an odd field count")
+	errNodeListpack = errors.Join(ErrCorrupt, errors.New("bad stream listpack"))
+	errNodeOrder    = errors.Join(ErrCorrupt, errors.New("stream entries out of order"))
 )
 
-// AppendNode adds a node after the last one, as RESTORE loads a stream:
-// n's entries must be in ID order, after every entry already there, and
-// not before n.Master. bytes is the node's listpack size, which decides,
-// with its entry and deleted counts, whether the next Append starts a
-// new node. The stream keeps n's slices. LastID, MaxDeletedID and
-// EntriesAdded are the caller's to set.
-func (s *Stream) AppendNode(n StreamNode, bytes int) error {
-	if len(n.Entries) == 0 {
-		return errEmptyNode
+// AppendNode adds a copy of a node after the last one, as RESTORE loads a
+// stream, checking its listpack as Redis's deep sanitization does
+// (streamValidateListpackIntegrity), that the master entry counts its
+// live and deleted entries, and that the live entries follow every entry
+// already there. A node with no live entry is left out. LastID,
+// MaxDeletedID and EntriesAdded are the caller's to set.
+func (s *Stream) AppendNode(n StreamNode) error {
+	node, err := checkNode(n.Master, n.Listpack)
+	if err != nil || node.count == 0 {
+		return err
 	}
-	if n.Entries[0].ID.Compare(n.Master) < 0 {
-		return errNodeMaster
-	}
-	if last, ok := s.Last(); ok && last.ID.Compare(n.Entries[0].ID) >= 0 {
+	if len(s.nodes) > 0 && s.nodes[len(s.nodes)-1].last.Compare(node.first) >= 0 {
 		return errNodeOrder
 	}
-	var cost int64
-	for i, e := range n.Entries {
-		if i > 0 && n.Entries[i-1].ID.Compare(e.ID) >= 0 {
-			return errNodeOrder
-		}
-		if len(e.Fields)%2 != 0 || len(e.Fields) == 0 {
-			return errNodeOddField
-		}
-		cost += entryCost(e.Fields)
-	}
-	s.nodes = append(s.nodes, &streamNode{master: n.Master, fields: slices.Clip(n.Fields),
-		entries: slices.Clip(n.Entries), deleted: n.Deleted, bytes: bytes})
-	s.length += len(n.Entries)
-	s.entryBytes += cost
+	node.lp = slices.Clone(n.Listpack)
+	s.nodes = append(s.nodes, node)
+	s.length += node.count
 	return nil
+}
+
+// checkNode checks a node's listpack and returns the node (with lp not
+// set), its counts and bounds found.
+func checkNode(master StreamID, lp []byte) (*streamNode, error) {
+	p, err := listpack.Check(lp)
+	if err != nil {
+		return nil, errors.Join(errNodeListpack, err)
+	}
+	if err := listpack.Range(lp, func(listpack.Elem) bool { return true }); err != nil {
+		return nil, errors.Join(errNodeListpack, err)
+	}
+	bad := false
+	next := func() listpack.Elem {
+		if bad || len(p) == 0 {
+			bad = true
+			return listpack.Elem{}
+		}
+		e, size, _ := listpack.Next(p) // checked by Range
+		p = p[size:]
+		return e
+	}
+	nextInt := func() int64 {
+		e := next()
+		bad = bad || !e.IsInt
+		return e.Int
+	}
+	// flags must be a one-byte integer, which markDeleted rewrites in
+	// place (lpAppendInteger writes 0 to 3 so).
+	flagsAt := func() int64 {
+		if len(p) < 2 || p[0] > 3 || p[1] != 1 {
+			bad = true
+			return 0
+		}
+		return nextInt()
+	}
+	n := &streamNode{master: master}
+	count, deleted, nf := nextInt(), nextInt(), nextInt()
+	if bad || count < 0 || deleted < 0 || nf <= 0 || nf > int64(len(p)) {
+		return nil, errNodeListpack
+	}
+	for range nf {
+		next()
+	}
+	if nextInt() != 0 || bad {
+		return nil, errNodeListpack
+	}
+	var live, dead int64
+	for total := count + deleted; total > 0 && !bad; total-- {
+		flags, ms, seq := flagsAt(), nextInt(), nextInt()
+		fields, extra, width := nf, int64(3), int64(1)
+		if flags&streamItemSameFields == 0 {
+			fields = nextInt()
+			extra += fields + 1
+			width = 2
+		}
+		if bad || fields <= 0 || fields > int64(len(p))/width {
+			return nil, errNodeListpack
+		}
+		for range fields * width {
+			next()
+		}
+		if nextInt() != fields+extra {
+			return nil, errNodeListpack
+		}
+		if flags&streamItemDeleted != 0 {
+			dead++
+			continue
+		}
+		id := StreamID{master.Ms + uint64(ms), master.Seq + uint64(seq)}
+		if live > 0 && n.last.Compare(id) >= 0 {
+			return nil, errNodeOrder
+		}
+		if live == 0 {
+			n.first = id
+		}
+		n.last = id
+		live++
+	}
+	if bad || len(p) != 0 || live != count || dead != deleted {
+		return nil, errNodeListpack
+	}
+	n.count, n.deleted = int(count), int(deleted)
+	return n, nil
 }

@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/kvserver/kvserver/datatype"
+	"github.com/kvserver/kvserver/listpack"
 )
 
 // Errors of Restore, worded as RESTORE replies them.
@@ -65,7 +66,7 @@ func dumpHash(b []byte, h *datatype.Hash) []byte {
 			return true
 		})
 		b = append(b, typeHashListpack)
-		return appendString(b, buildListpack(elems))
+		return appendString(b, listpack.Build(elems))
 	}
 	b = append(b, typeHash)
 	b = appendLen(b, uint64(h.Len()))
@@ -88,7 +89,7 @@ func dumpZSet(b []byte, z *datatype.ZSet) []byte {
 			return true
 		})
 		b = append(b, typeZSetListpack)
-		return appendString(b, buildListpack(elems))
+		return appendString(b, listpack.Build(elems))
 	}
 	b = append(b, typeZSet2)
 	b = appendLen(b, uint64(z.Len()))
@@ -158,10 +159,10 @@ func dumpList(b []byte, l *datatype.List, nodeBytes int) []byte {
 			return true
 		}
 		if len(cur) == 0 {
-			curSize = lpHeaderSize + 1
+			curSize = listpack.HeaderSize + 1
 		}
 		cur = append(cur, v)
-		entry = appendListpackEntry(entry[:0], v)
+		entry = listpack.AppendString(entry[:0], v)
 		curSize += len(entry)
 		return true
 	})
@@ -177,7 +178,7 @@ func dumpList(b []byte, l *datatype.List, nodeBytes int) []byte {
 			continue
 		}
 		b = appendLen(b, quicklistPacked)
-		b = appendString(b, buildListpack(n.elems))
+		b = appendString(b, listpack.Build(n.elems))
 	}
 	return b
 }
@@ -336,7 +337,7 @@ func (r *reader) value(lim Limits) (Value, error) {
 		if r.err != nil {
 			return Value{}, r.err
 		}
-		elems, err := parseListpack(lp)
+		elems, err := listpack.Parse(lp)
 		return hashValue(elems, lim, err)
 	case typeList:
 		n := r.count(1)
@@ -364,7 +365,7 @@ func (r *reader) value(lim Limits) (Value, error) {
 			case container != quicklistPacked:
 				return Value{}, errors.New("unknown quicklist container")
 			}
-			parse := parseListpack
+			parse := listpack.Parse
 			if typ == typeListQuick {
 				parse = parseZiplist
 			}
@@ -427,7 +428,7 @@ func (r *reader) value(lim Limits) (Value, error) {
 		if r.err != nil {
 			return Value{}, r.err
 		}
-		parse := parseListpack
+		parse := listpack.Parse
 		if typ == typeZSetZiplist {
 			parse = parseZiplist
 		}

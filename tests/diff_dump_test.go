@@ -155,8 +155,8 @@ func dumpScripts(t *testing.T) []script {
 }
 
 // streamDumpScripts pin streams' DUMP payloads (one node and many, groups
-// without consumers, trimmed by whole nodes) byte for byte to Redis's,
-// and RESTORE of payloads with consumers and pending entries (made by
+// without consumers, after XDEL and XTRIM) byte for byte to Redis's, and
+// RESTORE of payloads with consumers and pending entries (made by
 // kvserver at fixed times) and with deleted entries (made by Redis): both
 // servers must show the same stream and dump it again to the same bytes.
 func streamDumpScripts(t *testing.T, payload func(rdb.Value) string) []script {
@@ -219,9 +219,11 @@ func streamDumpScripts(t *testing.T, payload func(rdb.Value) string) []script {
 			do("XGROUP", "CREATE", "s", "12", "1-1", "ENTRIESREAD", "1"), do("DUMP", "s"),
 			do("XGROUP", "CREATE", "empty", "g", "$", "MKSTREAM"), do("DUMP", "empty"),
 			do("XADD", "gone", "1-1", "a", "1"), do("XDEL", "gone", "1-1"), do("DUMP", "gone"),
-			// Deleted entries stay in Redis's listpack, not in kvserver's.
+			// Deleted entries stay in the listpack, flagged.
 			do("XADD", "d", "1-1", "a", "1"), do("XADD", "d", "2-1", "a", "2"), do("XDEL", "d", "1-1"),
-			typeOnly("DUMP", "d"),
+			do("DUMP", "d"),
+			do("XTRIM", "same", "MAXLEN", "20"), do("XDEL", "same", "50-2", "59-2"), do("DUMP", "same"),
+			do("XTRIM", "big", "MINID", "200"), do("DEL", "d"), do("XDEL", "big", "250-0"), do("DUMP", "big"),
 		)},
 		{"restore streams", []step{
 			do("RESTORE", "r", "0", withGroups),
@@ -230,7 +232,9 @@ func streamDumpScripts(t *testing.T, payload func(rdb.Value) string) []script {
 			do("DUMP", "r"),
 			do("XADD", "r", "1800000000000-0", "temp", "1"), do("XLEN", "r"), do("DUMP", "r"),
 			do("RESTORE", "x", "0", xdel),
-			full("x"), do("XRANGE", "x", "-", "+"), do("XADD", "x", "4-1", "a", "4"), do("XRANGE", "x", "-", "+"),
+			full("x"), do("XRANGE", "x", "-", "+"), do("DUMP", "x"),
+			do("XADD", "x", "4-1", "a", "4"), do("XRANGE", "x", "-", "+"), do("DUMP", "x"),
+			do("XDEL", "x", "1-1", "3-1"), do("DUMP", "x"), do("XDEL", "x", "4-1"), do("DUMP", "x"), do("XLEN", "x"),
 			do("RESTORE", "t", "0", truncated),
 			do("EXISTS", "t"),
 		}},

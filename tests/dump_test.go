@@ -73,7 +73,7 @@ func TestDumpPayloadsMoveBetweenRedisAndKVServer(t *testing.T) {
 		{"OBJECT", "ENCODING", "st1"}, {"OBJECT", "ENCODING", "st2"},
 		{"XINFO", "STREAM", "x1", "FULL"}, {"XINFO", "STREAM", "x2", "FULL", "COUNT", "0"}, {"XINFO", "STREAM", "x3", "FULL"},
 		{"XRANGE", "x2", "-", "+"}, {"XINFO", "GROUPS", "x2"}, {"XPENDING", "x2", "g"},
-		{"XINFO", "STREAM", "x2"},
+		{"XADD", "x2", "5000-0", "n", "new"}, {"XINFO", "STREAM", "x2"}, {"DUMP", "x2"},
 	}
 	keys := []string{"s1", "s2", "s3", "s4", "h1", "h2", "z1", "z2", "l1", "l2", "st1", "st2", "x1", "x2", "x3"}
 	for _, dir := range []struct {
