@@ -111,6 +111,8 @@ type Stream struct {
 	// EntriesAdded counts every entry ever added (or set by XSETID).
 	EntriesAdded int64
 	groups       []*StreamGroup // by name
+	// lpBytes is the nodes' listpacks' size, for MemSize.
+	lpBytes int64
 }
 
 // NewStream returns an empty stream.
@@ -137,10 +139,8 @@ const (
 
 // MemSize is what the stream holds: its nodes' listpacks and its groups.
 func (s *Stream) MemSize() int64 {
-	n := int64(streamCost)
-	for _, node := range s.nodes {
-		n += nodeCost + int64(len(node.lp)) // the open node's spare room (a quarter at most) aside
-	}
+	// The open node's spare room (a quarter at most) aside.
+	n := int64(streamCost) + s.lpBytes + int64(len(s.nodes))*nodeCost
 	for _, g := range s.groups {
 		n += streamGroupCost + int64(len(g.Name)) + int64(len(g.pel))*streamPendingCost
 		for _, c := range g.consumers {
@@ -525,6 +525,7 @@ func decodeEntryNodes(r *reader, s *Stream) {
 			n.clip()
 			s.nodes = append(s.nodes, n)
 			s.length += n.count
+			s.lpBytes += int64(len(n.lp))
 		}
 	}
 }

@@ -329,8 +329,11 @@ func (s *Stream) Append(id StreamID, fields []string, lim StreamLimits) {
 	if n == nil {
 		n = newNode(id, fields)
 		s.nodes = append(s.nodes, n)
+		s.lpBytes += int64(len(n.lp))
 	}
+	before := len(n.lp)
 	n.add(id, fields)
+	s.lpBytes += int64(len(n.lp) - before)
 	s.length++
 	s.LastID = id
 	s.EntriesAdded++
@@ -417,7 +420,12 @@ func (s *Stream) Delete(id StreamID) bool {
 	if ni == len(s.nodes) || r.id != id {
 		return false
 	}
-	if !s.nodes[ni].markDeleted(r) {
+	n := s.nodes[ni]
+	before := len(n.lp)
+	if n.markDeleted(r) {
+		s.lpBytes += int64(len(n.lp) - before)
+	} else {
+		s.lpBytes -= int64(before)
 		s.nodes = slices.Delete(s.nodes, ni, ni+1)
 	}
 	s.length--
@@ -446,6 +454,7 @@ func (s *Stream) Trim(maxLen int64, minID StreamID, approx bool, limit int64) in
 			remove = n.last.Compare(minID) < 0
 		}
 		if remove {
+			s.lpBytes -= int64(len(n.lp))
 			s.nodes = s.nodes[1:]
 			s.length -= int(entries)
 			deleted += entries
@@ -469,7 +478,9 @@ func (s *Stream) Trim(maxLen int64, minID StreamID, approx bool, limit int64) in
 			cut = append(cut, r)
 			return true
 		})
+		before := len(n.lp)
 		n.markDeleted(cut...) // the node keeps a live entry: it was not removed whole
+		s.lpBytes += int64(len(n.lp) - before)
 		s.length -= len(cut)
 		deleted += int64(len(cut))
 		break
@@ -519,6 +530,7 @@ func (s *Stream) AppendNode(n StreamNode) error {
 	}
 	node.lp = slices.Clone(n.Listpack)
 	s.nodes = append(s.nodes, node)
+	s.lpBytes += int64(len(node.lp))
 	s.length += node.count
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"slices"
+	"strconv"
 	"testing"
 )
 
@@ -226,4 +227,77 @@ func heapOf(n int, build func(k int) Object) (sum, heap int64) {
 	heap = int64(after.HeapAlloc) - int64(before.HeapAlloc) - int64(cap(keep))*16
 	runtime.KeepAlive(keep)
 	return sum, heap
+}
+
+// TestStreamDecodesTheEncodingBeforeListpacks decodes a stream as
+// kvserver wrote it to the disk tier before its nodes were listpacks
+// (per node the master ID, deleted count, size, master fields and live
+// entries): the entries, counters and group come back, the nodes become
+// listpacks, and it encodes in the listpack form.
+func TestStreamDecodesTheEncodingBeforeListpacks(t *testing.T) {
+	var b []byte
+	id := func(ms, seq uint64) { b = appendUvarint(appendUvarint(b, ms), seq) }
+	id(9, 0)                // last ID
+	id(2, 0)                // greatest deleted ID
+	b = appendUvarint(b, 4) // entries added
+	b = appendUvarint(b, 2) // nodes
+	for _, n := range []struct {
+		master  uint64
+		entries [][]string // ms, then fields
+	}{
+		{1, [][]string{{"1", "a", "x"}, {"3", "a", "y", "b", "z"}}},
+		{9, [][]string{{"9", "a", "12"}}},
+	} {
+		id(n.master, 0)
+		b = appendUvarint(b, 1)  // deleted
+		b = appendUvarint(b, 50) // bytes
+		b = appendUvarint(b, 1)
+		b = appendString(b, "a")
+		b = appendUvarint(b, uint64(len(n.entries)))
+		for _, e := range n.entries {
+			ms, _ := strconv.ParseUint(e[0], 10, 64)
+			id(ms, 0)
+			b = appendUvarint(b, uint64(len(e)-1))
+			for _, f := range e[1:] {
+				b = appendString(b, f)
+			}
+		}
+	}
+	b = appendUvarint(b, 1) // one group, one consumer, one pending entry
+	b = appendString(b, "g")
+	id(3, 0)
+	b = appendUvarint(b, 3)
+	b = appendUvarint(b, 1)
+	b = appendString(b, "c")
+	b = appendUvarint(b, 1700000000000)
+	b = appendUvarint(b, 1)
+	id(3, 0)
+	b = appendUvarint(b, 1700000000001)
+	b = appendUvarint(b, 2)
+	b = appendUvarint(b, 0)
+	obj, err := Decode(KindStream, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := obj.(*Stream)
+	var got []string
+	s.Range(StreamID{}, MaxStreamID, false, func(e StreamEntry) bool {
+		got = append(got, fmt.Sprint(e.ID, e.Fields))
+		return true
+	})
+	want := []string{"1-0 [a x]", "3-0 [a y b z]", "9-0 [a 12]"}
+	if !slices.Equal(got, want) || s.Nodes() != 2 || s.LastID != (StreamID{9, 0}) || s.MaxDeletedID != (StreamID{2, 0}) || s.EntriesAdded != 4 {
+		t.Fatalf("decoded %v in %d nodes (last %v, deleted %v, added %d), want %v in 2", got, s.Nodes(), s.LastID, s.MaxDeletedID, s.EntriesAdded, want)
+	}
+	g := s.Group("g")
+	if g == nil || g.EntriesRead != 2 || g.PendingCount() != 1 || g.PendingEntry(StreamID{3, 0}).DeliveryCount != 2 {
+		t.Fatalf("group %+v", g)
+	}
+	enc := s.AppendBinary(nil)
+	if !bytes.HasPrefix(enc, streamFormatListpacks) {
+		t.Fatalf("encodes as %x", enc[:4])
+	}
+	if back, err := Decode(KindStream, enc); err != nil || !bytes.Equal(back.AppendBinary(nil), enc) {
+		t.Fatalf("the listpack form does not round-trip: %v", err)
+	}
 }
