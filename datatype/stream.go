@@ -111,7 +111,8 @@ type Stream struct {
 	// EntriesAdded counts every entry ever added (or set by XSETID).
 	EntriesAdded int64
 	groups       []*StreamGroup // by name
-	// lpBytes is the nodes' listpacks' size, for MemSize.
+	// lpBytes is the size of the nodes' listpacks and indexes, for
+	// MemSize.
 	lpBytes int64
 }
 
@@ -525,7 +526,7 @@ func decodeEntryNodes(r *reader, s *Stream) {
 			n.clip()
 			s.nodes = append(s.nodes, n)
 			s.length += n.count
-			s.lpBytes += int64(len(n.lp))
+			s.lpBytes += n.size()
 		}
 	}
 }
@@ -537,6 +538,7 @@ func (s *Stream) Clone() Object {
 	for i, n := range s.nodes {
 		nn := *n
 		nn.lp = slices.Clone(n.lp)
+		nn.offs = slices.Clone(n.offs)
 		c.nodes[i] = &nn
 	}
 	c.groups = make([]*StreamGroup, len(s.groups))

@@ -4,6 +4,9 @@ import (
 	"encoding/binary"
 	"errors"
 	"slices"
+	"sort"
+	"strconv"
+	"strings"
 
 	"github.com/kvserver/kvserver/listpack"
 )
@@ -25,15 +28,21 @@ const (
 )
 
 // streamNode is one listpack with what is looked up often: its live and
-// deleted counts (also in the master entry) and its live entries' first
-// and last IDs.
+// deleted counts (also in the master entry), its live entries' first and
+// last IDs, and where each entry starts, so that an ID is found by
+// binary search (4 bytes an entry that Redis, which walks the listpack,
+// does not spend).
 type streamNode struct {
 	master      StreamID
 	lp          []byte
+	offs        []uint32 // each entry's flags element, deleted ones included
 	count       int
 	deleted     int
 	first, last StreamID
 }
+
+// size is the node's memory besides nodeCost.
+func (n *streamNode) size() int64 { return int64(len(n.lp) + 4*len(n.offs)) }
 
 // nodeCost is a node's memory besides its listpack: the struct and its
 // pointer.
@@ -42,10 +51,7 @@ const nodeCost = 96
 // elem decodes the element at off of a node's listpack, whose elements
 // were checked when it was built or loaded.
 func elem(lp []byte, off int) (listpack.Elem, int) {
-	e, size, err := listpack.Next(lp[off : len(lp)-1])
-	if err != nil {
-		panic("datatype: corrupt stream listpack") // checked on load: a bug
-	}
+	e, size := listpack.NextTrusted(lp[off : len(lp)-1])
 	return e, off + size
 }
 
@@ -68,72 +74,85 @@ type entryRef struct {
 	id    StreamID
 	off   int // the flags element
 	flags int64
-	next  int // the next entry
+	// fieldsAt and nf are the master entry's fields: where they start,
+	// how many.
+	fieldsAt, nf int
 }
 
 // live reports whether the entry was not deleted.
 func (r entryRef) live() bool { return r.flags&streamItemDeleted == 0 }
 
-// scan calls fn on every entry of the node, deleted ones included, in
-// order, until fn returns false.
-func (n *streamNode) scan(fn func(r entryRef) bool) {
-	_, nf, off := n.masterFields()
-	end := len(n.lp) - 1
-	for off < end {
-		r := entryRef{off: off}
-		var flags, ms, seq listpack.Elem
-		flags, off = elem(n.lp, off)
-		ms, off = elem(n.lp, off)
-		seq, off = elem(n.lp, off)
-		r.flags = flags.Int
-		r.id = StreamID{n.master.Ms + uint64(ms.Int), n.master.Seq + uint64(seq.Int)}
-		skip := nf + 1 // the values and the element count
-		if r.flags&streamItemSameFields == 0 {
-			var fields listpack.Elem
-			fields, off = elem(n.lp, off)
-			skip = 2*int(fields.Int) + 1
-		}
-		for range skip {
-			_, off = elem(n.lp, off)
-		}
-		r.next = off
-		if !fn(r) {
+// ref decodes the head of entry i: its flags and ID.
+func (n *streamNode) ref(i, fieldsAt, nf int) entryRef {
+	r := entryRef{off: int(n.offs[i]), fieldsAt: fieldsAt, nf: nf}
+	flags, off := elem(n.lp, r.off)
+	ms, off := elem(n.lp, off)
+	seq, _ := elem(n.lp, off)
+	r.flags = flags.Int
+	r.id = StreamID{n.master.Ms + uint64(ms.Int), n.master.Seq + uint64(seq.Int)}
+	return r
+}
+
+// scan calls fn on the entries from index i on, deleted ones included,
+// in order, until fn returns false.
+func (n *streamNode) scan(i int, fn func(r entryRef) bool) {
+	fieldsAt, nf, _ := n.masterFields()
+	for ; i < len(n.offs); i++ {
+		if !fn(n.ref(i, fieldsAt, nf)) {
 			return
 		}
 	}
 }
 
+// search returns the index of the first entry, deleted or not, with an
+// ID >= id (len(offs) when none).
+func (n *streamNode) search(id StreamID) int {
+	fieldsAt, nf, _ := n.masterFields()
+	return sort.Search(len(n.offs), func(i int) bool { return n.ref(i, fieldsAt, nf).id.Compare(id) >= 0 })
+}
+
 // entry decodes the entry r refers to, its strings in one allocation.
 func (n *streamNode) entry(r entryRef) StreamEntry {
-	fieldsAt, nf, _ := n.masterFields()
-	off := r.off
+	fieldsAt, off := r.fieldsAt, r.off
 	for range 3 {
 		_, off = elem(n.lp, off)
 	}
 	same := r.flags&streamItemSameFields != 0
-	pairs := nf
+	pairs := r.nf
 	if !same {
 		var e listpack.Elem
 		e, off = elem(n.lp, off)
 		pairs = int(e.Int)
 	}
-	var buf []byte
-	ends := make([]int, 0, 2*pairs)
+	var stack [16]listpack.Elem
+	elems := stack[:0]
+	size := 0
 	for range pairs {
-		var e listpack.Elem
+		var f, v listpack.Elem
 		if same {
-			e, fieldsAt = elem(n.lp, fieldsAt)
+			f, fieldsAt = elem(n.lp, fieldsAt)
 		} else {
-			e, off = elem(n.lp, off)
+			f, off = elem(n.lp, off)
 		}
-		buf = e.AppendText(buf)
-		ends = append(ends, len(buf))
-		e, off = elem(n.lp, off)
-		buf = e.AppendText(buf)
-		ends = append(ends, len(buf))
+		v, off = elem(n.lp, off)
+		elems = append(elems, f, v)
+		size += f.TextLen() + v.TextLen()
 	}
-	all := string(buf)
-	fields := make([]string, len(ends))
+	var sb strings.Builder
+	sb.Grow(size)
+	var endStack [16]int
+	ends := endStack[:0]
+	var num [20]byte
+	for _, e := range elems {
+		if e.IsInt {
+			sb.Write(strconv.AppendInt(num[:0], e.Int, 10))
+		} else {
+			sb.Write(e.Str)
+		}
+		ends = append(ends, sb.Len())
+	}
+	all := sb.String()
+	fields := make([]string, len(elems))
 	start := 0
 	for i, end := range ends {
 		fields[i] = all[start:end]
@@ -190,6 +209,7 @@ func (n *streamNode) add(id StreamID, fields []string) {
 		elems += len(vs)
 	}
 	msDelta, seqDelta := int64(id.Ms-n.master.Ms), int64(id.Seq-n.master.Seq)
+	n.offs = append(n.offs, uint32(len(lp)))
 	if same {
 		ints(streamItemSameFields, msDelta, seqDelta)
 		for i := 1; i < len(fields); i += 2 {
@@ -233,10 +253,14 @@ func (n *streamNode) setCounts(count, deleted int) {
 		copy(n.lp[listpack.HeaderSize:], enc)
 		return
 	}
-	lp := make([]byte, 0, len(n.lp)+len(enc)-(end-listpack.HeaderSize))
+	shift := len(enc) - (end - listpack.HeaderSize)
+	lp := make([]byte, 0, len(n.lp)+shift)
 	lp = append(append(append(lp, n.lp[:listpack.HeaderSize]...), enc...), n.lp[end:]...)
 	binary.LittleEndian.PutUint32(lp, uint32(len(lp)))
 	n.lp = lp
+	for i := range n.offs {
+		n.offs[i] = uint32(int(n.offs[i]) + shift)
+	}
 }
 
 // clip gives back a node's spare room once no entry will be added.
@@ -244,6 +268,7 @@ func (n *streamNode) clip() {
 	if cap(n.lp) > len(n.lp) {
 		n.lp = slices.Clone(n.lp)
 	}
+	n.offs = slices.Clip(slices.Clone(n.offs))
 }
 
 // markDeleted flags live entries deleted, counts them and finds the
@@ -263,16 +288,19 @@ func (n *streamNode) markDeleted(refs ...entryRef) bool {
 
 // bounds sets first and last from the live entries.
 func (n *streamNode) bounds() {
-	seen := false
-	n.scan(func(r entryRef) bool {
-		if r.live() {
-			if !seen {
-				n.first, seen = r.id, true
-			}
-			n.last = r.id
+	fieldsAt, nf, _ := n.masterFields()
+	for i := range n.offs {
+		if r := n.ref(i, fieldsAt, nf); r.live() {
+			n.first = r.id
+			break
 		}
-		return true
-	})
+	}
+	for i := len(n.offs) - 1; i >= 0; i-- {
+		if r := n.ref(i, fieldsAt, nf); r.live() {
+			n.last = r.id
+			break
+		}
+	}
 }
 
 // FirstID is the first entry's ID, 0-0 when the stream is empty.
@@ -329,34 +357,37 @@ func (s *Stream) Append(id StreamID, fields []string, lim StreamLimits) {
 	if n == nil {
 		n = newNode(id, fields)
 		s.nodes = append(s.nodes, n)
-		s.lpBytes += int64(len(n.lp))
+		s.lpBytes += n.size()
 	}
-	before := len(n.lp)
+	before := n.size()
 	n.add(id, fields)
-	s.lpBytes += int64(len(n.lp) - before)
+	s.lpBytes += n.size() - before
 	s.length++
 	s.LastID = id
 	s.EntriesAdded++
 }
 
-// locate returns the node and the first live entry with an ID >= id (ni
-// == len(nodes) when none).
-func (s *Stream) locate(id StreamID) (ni int, r entryRef) {
+// locate returns the node and the index in it of the first live entry
+// with an ID >= id (ni == len(nodes) when none), and that entry.
+func (s *Stream) locate(id StreamID) (ni, i int, r entryRef) {
 	ni, _ = slices.BinarySearchFunc(s.nodes, id, func(n *streamNode, id StreamID) int {
 		return n.last.Compare(id)
 	})
-	if ni < len(s.nodes) {
-		s.nodes[ni].scan(func(e entryRef) bool {
-			r = e
-			return !e.live() || e.id.Compare(id) < 0
-		})
+	if ni == len(s.nodes) {
+		return ni, 0, r
 	}
-	return ni, r
+	n := s.nodes[ni] // its last entry is live and >= id
+	fieldsAt, nf, _ := n.masterFields()
+	for i = n.search(id); ; i++ {
+		if r = n.ref(i, fieldsAt, nf); r.live() {
+			return ni, i, r
+		}
+	}
 }
 
 // Get returns the entry with ID id.
 func (s *Stream) Get(id StreamID) (StreamEntry, bool) {
-	ni, r := s.locate(id)
+	ni, _, r := s.locate(id)
 	if ni < len(s.nodes) && r.id == id {
 		return s.nodes[ni].entry(r), true
 	}
@@ -370,13 +401,12 @@ func (s *Stream) Range(start, end StreamID, rev bool, fn func(e StreamEntry) boo
 		return
 	}
 	if !rev {
-		ni, _ := s.locate(start)
-		for ; ni < len(s.nodes); ni++ {
+		ni, i, _ := s.locate(start)
+		for ; ni < len(s.nodes); ni, i = ni+1, 0 {
 			n, more := s.nodes[ni], true
-			n.scan(func(r entryRef) bool {
+			n.scan(i, func(r entryRef) bool {
 				switch {
-				case !r.live() || r.id.Compare(start) < 0:
-					return true
+				case !r.live():
 				case r.id.Compare(end) > 0:
 					more = false
 				default:
@@ -390,25 +420,29 @@ func (s *Stream) Range(start, end StreamID, rev bool, fn func(e StreamEntry) boo
 		}
 		return
 	}
-	ni, _ := s.locate(end)
-	ni = min(ni, len(s.nodes)-1)
-	var refs []entryRef
-	for ; ni >= 0; ni-- {
-		n := s.nodes[ni]
-		refs = refs[:0]
-		n.scan(func(r entryRef) bool {
-			if r.id.Compare(end) > 0 {
-				return false
-			}
-			if r.live() {
-				refs = append(refs, r)
-			}
-			return true
-		})
-		for i := len(refs) - 1; i >= 0; i-- {
-			if refs[i].id.Compare(start) < 0 || !fn(n.entry(refs[i])) {
+	// From the last entry <= end: the one before the first > end.
+	after, _ := end.Next()
+	ni, i, _ := s.locate(after)
+	if end == MaxStreamID {
+		ni = len(s.nodes)
+	}
+	for {
+		if ni == len(s.nodes) || i == 0 {
+			if ni == 0 {
 				return
 			}
+			ni--
+			i = len(s.nodes[ni].offs)
+		}
+		i--
+		n := s.nodes[ni]
+		fieldsAt, nf, _ := n.masterFields()
+		r := n.ref(i, fieldsAt, nf)
+		if !r.live() {
+			continue
+		}
+		if r.id.Compare(start) < 0 || !fn(n.entry(r)) {
+			return
 		}
 	}
 }
@@ -416,16 +450,16 @@ func (s *Stream) Range(start, end StreamID, rev bool, fn func(e StreamEntry) boo
 // Delete flags the entry with ID id deleted, reporting whether there
 // was one; a node left with no live entries goes, as in Redis.
 func (s *Stream) Delete(id StreamID) bool {
-	ni, r := s.locate(id)
+	ni, _, r := s.locate(id)
 	if ni == len(s.nodes) || r.id != id {
 		return false
 	}
 	n := s.nodes[ni]
-	before := len(n.lp)
+	before := n.size()
 	if n.markDeleted(r) {
-		s.lpBytes += int64(len(n.lp) - before)
+		s.lpBytes += n.size() - before
 	} else {
-		s.lpBytes -= int64(before)
+		s.lpBytes -= before
 		s.nodes = slices.Delete(s.nodes, ni, ni+1)
 	}
 	s.length--
@@ -454,7 +488,7 @@ func (s *Stream) Trim(maxLen int64, minID StreamID, approx bool, limit int64) in
 			remove = n.last.Compare(minID) < 0
 		}
 		if remove {
-			s.lpBytes -= int64(len(n.lp))
+			s.lpBytes -= n.size()
 			s.nodes = s.nodes[1:]
 			s.length -= int(entries)
 			deleted += entries
@@ -464,7 +498,7 @@ func (s *Stream) Trim(maxLen int64, minID StreamID, approx bool, limit int64) in
 			break
 		}
 		var cut []entryRef
-		n.scan(func(r entryRef) bool {
+		n.scan(0, func(r entryRef) bool {
 			if !r.live() {
 				return true
 			}
@@ -478,9 +512,9 @@ func (s *Stream) Trim(maxLen int64, minID StreamID, approx bool, limit int64) in
 			cut = append(cut, r)
 			return true
 		})
-		before := len(n.lp)
+		before := n.size()
 		n.markDeleted(cut...) // the node keeps a live entry: it was not removed whole
-		s.lpBytes += int64(len(n.lp) - before)
+		s.lpBytes += n.size() - before
 		s.length -= len(cut)
 		deleted += int64(len(cut))
 		break
@@ -529,8 +563,9 @@ func (s *Stream) AppendNode(n StreamNode) error {
 		return errNodeOrder
 	}
 	node.lp = slices.Clone(n.Listpack)
+	node.offs = slices.Clip(node.offs)
 	s.nodes = append(s.nodes, node)
-	s.lpBytes += int64(len(node.lp))
+	s.lpBytes += node.size()
 	s.length += node.count
 	return nil
 }
@@ -582,6 +617,7 @@ func checkNode(master StreamID, lp []byte) (*streamNode, error) {
 	}
 	var live, dead int64
 	for total := count + deleted; total > 0 && !bad; total-- {
+		n.offs = append(n.offs, uint32(len(lp)-1-len(p)))
 		flags, ms, seq := flagsAt(), nextInt(), nextInt()
 		fields, extra, width := nf, int64(3), int64(1)
 		if flags&streamItemSameFields == 0 {

@@ -189,6 +189,35 @@ func Next(p []byte) (Elem, int, error) {
 	return e, size + bl, nil
 }
 
+// NextTrusted is Next for a listpack already checked (by Range, or
+// because this process built it): it does not check the back length.
+// It panics on bytes that are not an element.
+func NextTrusted(p []byte) (Elem, int) {
+	// The encodings of small integers and short strings first: most of
+	// a stream's elements.
+	switch c := p[0]; {
+	case c < 0x80:
+		return Elem{Int: int64(c), IsInt: true}, 2
+	case c < 0xC0:
+		n := int(c & 0x3F)
+		return Elem{Str: p[1 : 1+n]}, 2 + n
+	}
+	e, size, err := decode(p)
+	if err != nil {
+		panic("listpack: NextTrusted on a damaged listpack")
+	}
+	return e, size + backlenSize(uint64(size))
+}
+
+// TextLen is the length of the element as Redis returns it.
+func (e Elem) TextLen() int {
+	if !e.IsInt {
+		return len(e.Str)
+	}
+	var buf [20]byte
+	return len(strconv.AppendInt(buf[:0], e.Int, 10))
+}
+
 // backlenIs reports whether b encodes l as appendBacklen does.
 func backlenIs(b []byte, l uint64) bool {
 	var buf [5]byte
