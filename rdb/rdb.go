@@ -136,10 +136,8 @@ const (
 // dumpList writes RDB_TYPE_LIST_QUICKLIST_2: the elements packed into
 // listpack nodes as Redis packs a list pushed in order (a node takes one
 // more element while its listpack plus the element and 8 bytes stays
-// within nodeBytes). A list built by RPUSH gets redis-server's nodes; a
-// one-node list dumps byte for byte as redis-server's, a longer one may
-// not, since Redis's LZF reuses a hash table left on the stack by the
-// previous node's compression.
+// within nodeBytes). A list built by RPUSH gets redis-server's nodes and
+// dumps byte for byte as redis-server's.
 func dumpList(b []byte, l *datatype.List, nodeBytes int) []byte {
 	type node struct {
 		elems [][]byte

@@ -97,7 +97,7 @@ func dumpScripts(t *testing.T) []script {
 			do("LPUSH", "l2", "c", "b", "a"),
 			do("DUMP", "l2"),
 			do(append([]string{"RPUSH", "big"}, bigList...)...),
-			do("LLEN", "big"), // several nodes: DUMP may differ in LZF bytes (see rdb.dumpList)
+			do("LLEN", "big"), do("DUMP", "big"), // several nodes, each compressed
 			do("RPUSH", "huge", strings.Repeat("h", 9000), "small", strings.Repeat("i", 5000)),
 			do("DUMP", "huge"),
 			do("RESTORE", "l3", "0", lst),
@@ -227,8 +227,7 @@ func streamDumpScripts(t *testing.T, payload func(rdb.Value) string) []script {
 		)},
 		{"restore streams", []step{
 			do("RESTORE", "r", "0", withGroups),
-			full("r"), do("XINFO", "GROUPS", "r"), do("XPENDING", "r", "g"),
-			do("XPENDING", "r", "g", "-", "+", "3", "bob"),
+			full("r"), do("XINFO", "GROUPS", "r"), do("XPENDING", "r", "g"), // the extended form has idle times
 			do("DUMP", "r"),
 			do("XADD", "r", "1800000000000-0", "temp", "1"), do("XLEN", "r"), do("DUMP", "r"),
 			do("RESTORE", "x", "0", xdel),
