@@ -245,3 +245,40 @@ func readSeed(t *testing.T, name string) []byte {
 	}
 	return []byte(body)
 }
+
+// TestRestoreRedis6Stream restores RDB_TYPE_STREAM_LISTPACKS, which has
+// no first or deleted IDs, no entries added and no groups' read
+// counters: as Redis 7.0 loads it, entries added is the length and each
+// group's counter is estimated.
+func TestRestoreRedis6Stream(t *testing.T) {
+	s := datatype.NewStream()
+	for i := uint64(1); i <= 3; i++ {
+		s.Append(datatype.StreamID{Ms: i}, []string{"f", "v"}, datatype.StreamLimits{})
+	}
+	b := []byte{typeStreamListpacks}
+	b = appendLen(b, 1)
+	s.ForEachNode(func(n datatype.StreamNode) bool {
+		b = appendString(b, appendRawID(nil, n.Master))
+		b = appendString(b, n.Listpack)
+		return true
+	})
+	b = append(b, 3, 3, 0) // length, last ID
+	b = appendLen(b, 2)
+	for _, g := range []struct {
+		name string
+		last byte
+	}{{"at-first", 1}, {"at-last", 3}} {
+		b = appendString(b, []byte(g.name))
+		b = append(b, g.last, 0, 0, 0) // last delivered ID, empty PEL, no consumers
+	}
+	v, err := Restore(AppendFooter(b), testLimits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "len 3 last 3-0 first 1-0 maxdel 0-0 added 3\n" +
+		"1-0 [\"f\" \"v\"]\n2-0 [\"f\" \"v\"]\n3-0 [\"f\" \"v\"]\n" +
+		"group \"at-first\" 1-0 1\ngroup \"at-last\" 3-0 3\n"
+	if got := streamState(v.Object.(*datatype.Stream)); got != want {
+		t.Fatalf("restored\n%s\nwant\n%s", got, want)
+	}
+}
