@@ -9,6 +9,7 @@ import (
 
 	"github.com/kvserver/kvserver/datatype"
 	"github.com/kvserver/kvserver/engine"
+	"github.com/kvserver/kvserver/listpack"
 	"github.com/kvserver/kvserver/notify"
 )
 
@@ -194,10 +195,30 @@ func intervalID(x *Ctx, b []byte, missingSeq uint64, start bool) (datatype.Strea
 	return id, ok
 }
 
-func writeStreamID(x *Ctx, id datatype.StreamID) { x.W.BulkString(id.String()) }
+func writeStreamID(x *Ctx, id datatype.StreamID) {
+	var buf [41]byte
+	x.W.BulkCopy(id.AppendText(buf[:0]))
+}
 
-// writeEntry writes an entry as [id, [field, value, ...]].
-func writeEntry(x *Ctx, e datatype.StreamEntry) {
+// writeEntry writes an entry read in place as [id, [field, value, ...]]
+// (the writer copies it: no allocation).
+func writeEntry(x *Ctx, v datatype.StreamEntryView) {
+	x.W.Array(2)
+	writeStreamID(x, v.ID)
+	x.W.Array(v.Len())
+	v.Each(func(e listpack.Elem) {
+		if e.IsInt {
+			var num [20]byte
+			x.W.BulkCopy(strconv.AppendInt(num[:0], e.Int, 10))
+		} else {
+			x.W.BulkCopy(e.Str)
+		}
+	})
+}
+
+// writeCopiedEntry writes an entry copied out of its stream (a blocked
+// client's, taken under the engine lock and answered after it).
+func writeCopiedEntry(x *Ctx, e datatype.StreamEntry) {
 	x.W.Array(2)
 	writeStreamID(x, e.ID)
 	x.W.Array(len(e.Fields))
@@ -206,17 +227,21 @@ func writeEntry(x *Ctx, e datatype.StreamEntry) {
 	}
 }
 
-// writeEntries writes a range of entries, count of them at most (0 = all).
+// writeEntries writes a range of entries, count of them at most (0 =
+// all), in place: one pass counts them for the array's length, the
+// second writes them.
 func writeEntries(x *Ctx, s *datatype.Stream, start, end datatype.StreamID, count int64, rev bool) {
-	var list []datatype.StreamEntry
-	s.Range(start, end, rev, func(e datatype.StreamEntry) bool {
-		list = append(list, e)
-		return count == 0 || int64(len(list)) < count
+	n := int64(0)
+	s.RangeView(start, end, rev, func(datatype.StreamEntryView) bool {
+		n++
+		return count == 0 || n < count
 	})
-	x.W.Array(len(list))
-	for _, e := range list {
-		writeEntry(x, e)
-	}
+	x.W.Array(int(n))
+	s.RangeView(start, end, rev, func(v datatype.StreamEntryView) bool {
+		writeEntry(x, v)
+		n--
+		return n > 0
+	})
 }
 
 // trimArgs are XADD's and XTRIM's trimming options.
@@ -743,7 +768,7 @@ func blockXread(x *Ctx, a *xreadArgs, ids []datatype.StreamID) {
 			gt = g.LastID
 		}
 		if first {
-			if last, ok := s.Last(); !ok || last.ID.Compare(gt) <= 0 {
+			if last, ok := s.LastEntryID(); !ok || last.Compare(gt) <= 0 {
 				return false
 			}
 		} else if s.LastID.Compare(gt) <= 0 {
@@ -764,7 +789,10 @@ func blockXread(x *Ctx, a *xreadArgs, ids []datatype.StreamID) {
 			tx.Notify(notify.Stream, "xgroup-createconsumer", key)
 		}
 		c.SeenTime = now
-		entries = deliverNew(s, g, c, start, a, now)
+		// Copied: the reply is written after the engine lock is released.
+		for _, v := range deliverNew(s, g, c, start, a, now) {
+			entries = append(entries, v.Entry())
+		}
 		tx.Modified(key)
 		return true
 	})
@@ -783,7 +811,7 @@ func blockXread(x *Ctx, a *xreadArgs, ids []datatype.StreamID) {
 		x.W.BulkCopy(key)
 		x.W.Array(len(entries))
 		for _, e := range entries {
-			writeEntry(x, e)
+			writeCopiedEntry(x, e)
 		}
 	}
 }
@@ -802,15 +830,15 @@ func serveXread(x *Ctx, tx *engine.Tx, a *xreadArgs, streams []*datatype.Stream,
 			continue
 		}
 		gt := ids[i]
-		last, hasLast := s.Last()
+		last, hasLast := s.LastEntryID()
 		switch {
 		case groups[i] != nil && gt != maxID:
 			serve = append(serve, served{i, gt, true})
 		case groups[i] != nil:
-			if hasLast && last.ID.Compare(groups[i].LastID) > 0 {
+			if hasLast && last.Compare(groups[i].LastID) > 0 {
 				serve = append(serve, served{i, groups[i].LastID, false})
 			}
-		case hasLast && last.ID.Compare(gt) > 0:
+		case hasLast && last.Compare(gt) > 0:
 			serve = append(serve, served{i, gt, false})
 		}
 	}
@@ -865,7 +893,7 @@ func writeConsumerHistory(x *Ctx, s *datatype.Stream, g *datatype.StreamGroup, c
 	}
 	x.W.Array(len(ids))
 	for _, id := range ids {
-		e, ok := s.Get(id)
+		e, ok := s.View(id)
 		if !ok {
 			x.W.Array(2)
 			writeStreamID(x, id)
@@ -882,9 +910,10 @@ func writeConsumerHistory(x *Ctx, s *datatype.Stream, g *datatype.StreamGroup, c
 // deliverNew serves XREADGROUP >: it returns the entries after start,
 // advancing the group's last ID and read counter, each added to the
 // consumer's PEL unless NOACK.
-func deliverNew(s *datatype.Stream, g *datatype.StreamGroup, c *datatype.StreamConsumer, start datatype.StreamID, a *xreadArgs, now int64) []datatype.StreamEntry {
-	var list []datatype.StreamEntry
-	s.Range(start, datatype.MaxStreamID, false, func(e datatype.StreamEntry) bool {
+// The entries are read in place: valid until the stream changes.
+func deliverNew(s *datatype.Stream, g *datatype.StreamGroup, c *datatype.StreamConsumer, start datatype.StreamID, a *xreadArgs, now int64) []datatype.StreamEntryView {
+	var list []datatype.StreamEntryView
+	s.RangeView(start, datatype.MaxStreamID, false, func(e datatype.StreamEntryView) bool {
 		list = append(list, e)
 		return a.count == 0 || int64(len(list)) < a.count
 	})
@@ -1176,7 +1205,7 @@ func cmdXclaim(x *Ctx) {
 		for j := 5; j <= lastIDArg; j++ {
 			id, _ := parseStreamID(args[j], 0, true, nil)
 			p := g.PendingEntry(id)
-			if _, exists := s.Get(id); !exists {
+			if _, exists := s.View(id); !exists {
 				if p != nil {
 					g.Ack(id)
 					changed = true
@@ -1217,7 +1246,7 @@ func cmdXclaim(x *Ctx) {
 		for _, id := range claimed {
 			if justID {
 				writeStreamID(x, id)
-			} else if e, ok := s.Get(id); ok {
+			} else if e, ok := s.View(id); ok {
 				writeEntry(x, e)
 			} else {
 				x.W.Null()
@@ -1277,7 +1306,7 @@ func cmdXautoclaim(x *Ctx) {
 			attempts--
 			id := ids[i]
 			p := g.PendingEntry(id)
-			if _, exists := s.Get(id); !exists {
+			if _, exists := s.View(id); !exists {
 				g.Ack(id)
 				deleted = append(deleted, id)
 				count--
@@ -1311,7 +1340,7 @@ func cmdXautoclaim(x *Ctx) {
 		for _, id := range claimed {
 			if justID {
 				writeStreamID(x, id)
-			} else if e, ok := s.Get(id); ok {
+			} else if e, ok := s.View(id); ok {
 				writeEntry(x, e)
 			} else {
 				x.W.Null()
@@ -1371,8 +1400,8 @@ func cmdXsetid(x *Ctx) {
 			x.W.Error(errStreamNoKey)
 			return
 		}
-		if last, ok := s.Last(); ok {
-			if id.Compare(last.ID) < 0 {
+		if last, ok := s.LastEntryID(); ok {
+			if id.Compare(last) < 0 {
 				x.W.Error("ERR The ID specified in XSETID is smaller than the target stream top item")
 				return
 			}
@@ -1666,13 +1695,13 @@ func xinfoStream(x *Ctx, s *datatype.Stream) {
 		x.W.BulkString("groups")
 		x.W.Int(int64(len(s.Groups())))
 		x.W.BulkString("first-entry")
-		if e, ok := s.First(); ok {
+		if e, ok := s.FirstView(); ok {
 			writeEntry(x, e)
 		} else {
 			x.W.Null()
 		}
 		x.W.BulkString("last-entry")
-		if e, ok := s.Last(); ok {
+		if e, ok := s.LastView(); ok {
 			writeEntry(x, e)
 		} else {
 			x.W.Null()

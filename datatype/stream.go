@@ -34,7 +34,13 @@ func (a StreamID) IsZero() bool { return a.Ms == 0 && a.Seq == 0 }
 
 // String is the ID as Redis prints it.
 func (a StreamID) String() string {
-	return strconv.FormatUint(a.Ms, 10) + "-" + strconv.FormatUint(a.Seq, 10)
+	var buf [41]byte
+	return string(a.AppendText(buf[:0]))
+}
+
+// AppendText appends the ID as Redis prints it.
+func (a StreamID) AppendText(b []byte) []byte {
+	return strconv.AppendUint(append(strconv.AppendUint(b, a.Ms, 10), '-'), a.Seq, 10)
 }
 
 // Next returns the ID right after a; ok is false for the greatest ID

@@ -73,6 +73,7 @@ func (n *streamNode) masterFields() (at, count, entries int) {
 type entryRef struct {
 	id    StreamID
 	off   int // the flags element
+	body  int // the element after the ID
 	flags int64
 	// fieldsAt and nf are the master entry's fields: where they start,
 	// how many.
@@ -87,7 +88,8 @@ func (n *streamNode) ref(i, fieldsAt, nf int) entryRef {
 	r := entryRef{off: int(n.offs[i]), fieldsAt: fieldsAt, nf: nf}
 	flags, off := elem(n.lp, r.off)
 	ms, off := elem(n.lp, off)
-	seq, _ := elem(n.lp, off)
+	seq, body := elem(n.lp, off)
+	r.body = body
 	r.flags = flags.Int
 	r.id = StreamID{n.master.Ms + uint64(ms.Int), n.master.Seq + uint64(seq.Int)}
 	return r
@@ -111,54 +113,79 @@ func (n *streamNode) search(id StreamID) int {
 	return sort.Search(len(n.offs), func(i int) bool { return n.ref(i, fieldsAt, nf).id.Compare(id) >= 0 })
 }
 
-// entry decodes the entry r refers to, its strings in one allocation.
-func (n *streamNode) entry(r entryRef) StreamEntry {
-	fieldsAt, off := r.fieldsAt, r.off
-	for range 3 {
-		_, off = elem(n.lp, off)
-	}
-	same := r.flags&streamItemSameFields != 0
-	pairs := r.nf
-	if !same {
+// StreamEntryView is an entry read in place, its fields and values
+// aliasing the stream's listpack: nothing is copied or allocated. It is
+// valid until the stream next changes, so a reader writes it out (the
+// reply writer copies) before the engine lock is released; Entry copies
+// it for longer.
+type StreamEntryView struct {
+	ID StreamID
+	lp []byte
+	// at is the first field (or value, with the master's fields) and
+	// fieldsAt the master entry's first field, or -1 when the entry
+	// has its own fields.
+	at, fieldsAt int
+	pairs        int
+}
+
+// view returns the view of the entry r refers to.
+func (n *streamNode) view(r entryRef) StreamEntryView {
+	v := StreamEntryView{ID: r.id, lp: n.lp, at: r.body, fieldsAt: r.fieldsAt, pairs: r.nf}
+	if r.flags&streamItemSameFields == 0 {
 		var e listpack.Elem
-		e, off = elem(n.lp, off)
-		pairs = int(e.Int)
+		e, v.at = elem(n.lp, r.body)
+		v.pairs, v.fieldsAt = int(e.Int), -1
 	}
-	var stack [16]listpack.Elem
-	elems := stack[:0]
-	size := 0
-	for range pairs {
-		var f, v listpack.Elem
-		if same {
-			f, fieldsAt = elem(n.lp, fieldsAt)
+	return v
+}
+
+// Len is the number of fields and values.
+func (v StreamEntryView) Len() int { return 2 * v.pairs }
+
+// Each calls fn on the fields and values in order: field, value, field,
+// value. An element's string aliases the stream: fn copies what it
+// keeps.
+func (v StreamEntryView) Each(fn func(e listpack.Elem)) {
+	off, fieldsAt := v.at, v.fieldsAt
+	for range v.pairs {
+		var f, val listpack.Elem
+		if fieldsAt >= 0 {
+			f, fieldsAt = elem(v.lp, fieldsAt)
 		} else {
-			f, off = elem(n.lp, off)
+			f, off = elem(v.lp, off)
 		}
-		v, off = elem(n.lp, off)
-		elems = append(elems, f, v)
-		size += f.TextLen() + v.TextLen()
+		val, off = elem(v.lp, off)
+		fn(f)
+		fn(val)
 	}
+}
+
+// Entry copies the entry out of the stream, its strings in one
+// allocation.
+func (v StreamEntryView) Entry() StreamEntry {
+	size := 0
+	v.Each(func(e listpack.Elem) { size += e.TextLen() })
 	var sb strings.Builder
 	sb.Grow(size)
 	var endStack [16]int
 	ends := endStack[:0]
 	var num [20]byte
-	for _, e := range elems {
+	v.Each(func(e listpack.Elem) {
 		if e.IsInt {
 			sb.Write(strconv.AppendInt(num[:0], e.Int, 10))
 		} else {
 			sb.Write(e.Str)
 		}
 		ends = append(ends, sb.Len())
-	}
+	})
 	all := sb.String()
-	fields := make([]string, len(elems))
+	fields := make([]string, len(ends))
 	start := 0
 	for i, end := range ends {
 		fields[i] = all[start:end]
 		start = end
 	}
-	return StreamEntry{ID: r.id, Fields: fields}
+	return StreamEntry{ID: v.ID, Fields: fields}
 }
 
 // newNode starts a node for an entry of fields with ID master.
@@ -314,18 +341,45 @@ func (s *Stream) FirstID() StreamID {
 // First and Last return the first and last entries; ok is false when
 // the stream is empty.
 func (s *Stream) First() (e StreamEntry, ok bool) {
-	if s.length == 0 {
+	v, ok := s.FirstView()
+	if !ok {
 		return e, false
 	}
-	return s.Get(s.nodes[0].first)
+	return v.Entry(), true
 }
 
 // Last returns the last entry.
 func (s *Stream) Last() (e StreamEntry, ok bool) {
-	if s.length == 0 {
+	v, ok := s.LastView()
+	if !ok {
 		return e, false
 	}
-	return s.Get(s.nodes[len(s.nodes)-1].last)
+	return v.Entry(), true
+}
+
+// FirstView and LastView are First and Last read in place.
+func (s *Stream) FirstView() (StreamEntryView, bool) {
+	if s.length == 0 {
+		return StreamEntryView{}, false
+	}
+	return s.View(s.nodes[0].first)
+}
+
+// LastView is Last read in place.
+func (s *Stream) LastView() (StreamEntryView, bool) {
+	if s.length == 0 {
+		return StreamEntryView{}, false
+	}
+	return s.View(s.nodes[len(s.nodes)-1].last)
+}
+
+// LastEntryID is the last entry's ID; ok is false when the stream is
+// empty.
+func (s *Stream) LastEntryID() (id StreamID, ok bool) {
+	if s.length == 0 {
+		return id, false
+	}
+	return s.nodes[len(s.nodes)-1].last, true
 }
 
 // Nodes is the number of nodes (XINFO's radix-tree-keys).
@@ -387,35 +441,48 @@ func (s *Stream) locate(id StreamID) (ni, i int, r entryRef) {
 
 // Get returns the entry with ID id.
 func (s *Stream) Get(id StreamID) (StreamEntry, bool) {
+	v, ok := s.View(id)
+	if !ok {
+		return StreamEntry{}, false
+	}
+	return v.Entry(), true
+}
+
+// View is Get read in place.
+func (s *Stream) View(id StreamID) (StreamEntryView, bool) {
 	ni, _, r := s.locate(id)
 	if ni < len(s.nodes) && r.id == id {
-		return s.nodes[ni].entry(r), true
+		return s.nodes[ni].view(r), true
 	}
-	return StreamEntry{}, false
+	return StreamEntryView{}, false
 }
 
 // Range calls fn on the entries with start <= ID <= end, in ascending
 // order, or descending when rev, until fn returns false.
 func (s *Stream) Range(start, end StreamID, rev bool, fn func(e StreamEntry) bool) {
+	s.RangeView(start, end, rev, func(v StreamEntryView) bool { return fn(v.Entry()) })
+}
+
+// RangeView is Range read in place: each node's master entry is decoded
+// once, and nothing is copied or allocated.
+func (s *Stream) RangeView(start, end StreamID, rev bool, fn func(v StreamEntryView) bool) {
 	if start.Compare(end) > 0 {
 		return
 	}
 	if !rev {
 		ni, i, _ := s.locate(start)
 		for ; ni < len(s.nodes); ni, i = ni+1, 0 {
-			n, more := s.nodes[ni], true
-			n.scan(i, func(r entryRef) bool {
+			n := s.nodes[ni]
+			fieldsAt, nf, _ := n.masterFields()
+			for ; i < len(n.offs); i++ {
+				r := n.ref(i, fieldsAt, nf)
 				switch {
 				case !r.live():
 				case r.id.Compare(end) > 0:
-					more = false
-				default:
-					more = fn(n.entry(r))
+					return
+				case !fn(n.view(r)):
+					return
 				}
-				return more
-			})
-			if !more {
-				return
 			}
 		}
 		return
@@ -434,16 +501,18 @@ func (s *Stream) Range(start, end StreamID, rev bool, fn func(e StreamEntry) boo
 			ni--
 			i = len(s.nodes[ni].offs)
 		}
-		i--
 		n := s.nodes[ni]
 		fieldsAt, nf, _ := n.masterFields()
-		r := n.ref(i, fieldsAt, nf)
-		if !r.live() {
-			continue
+		for i--; i >= 0; i-- {
+			r := n.ref(i, fieldsAt, nf)
+			if !r.live() {
+				continue
+			}
+			if r.id.Compare(start) < 0 || !fn(n.view(r)) {
+				return
+			}
 		}
-		if r.id.Compare(start) < 0 || !fn(n.entry(r)) {
-			return
-		}
+		i = 0
 	}
 }
 

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strconv"
 	"testing"
+
+	"github.com/kvserver/kvserver/listpack"
 )
 
 // TestStreamAgainstModel runs random appends, deletes, trims and group
@@ -299,5 +301,64 @@ func TestStreamDecodesTheEncodingBeforeListpacks(t *testing.T) {
 	}
 	if back, err := Decode(KindStream, enc); err != nil || !bytes.Equal(back.AppendBinary(nil), enc) {
 		t.Fatalf("the listpack form does not round-trip: %v", err)
+	}
+}
+
+// TestStreamViewsReadInPlace pins down what the read commands rely on:
+// reading entries in place (RangeView both ways, View, FirstView,
+// LastView, Each) allocates nothing, and gives what Get copies out,
+// integers as their text, for entries with the master's fields and
+// with their own, around deleted ones.
+func TestStreamViewsReadInPlace(t *testing.T) {
+	s := NewStream()
+	lim := StreamLimits{MaxNodeBytes: 512, MaxNodeEntries: 16}
+	for i := range 200 {
+		fields := []string{"name", "n" + strconv.Itoa(i), "count", strconv.Itoa(i * 1000003), "neg", "-" + strconv.Itoa(i)}
+		if i%7 == 0 {
+			fields = append(fields, "extra", "0x"+strconv.Itoa(i))
+		}
+		s.Append(StreamID{Ms: uint64(i + 1)}, fields, lim)
+	}
+	for i := 3; i < 200; i += 5 {
+		s.Delete(StreamID{Ms: uint64(i + 1)})
+	}
+	text := func(v StreamEntryView) []string {
+		var out []string
+		v.Each(func(e listpack.Elem) { out = append(out, e.String()) })
+		return out
+	}
+	seen := 0
+	for _, rev := range []bool{false, true} {
+		s.RangeView(StreamID{}, MaxStreamID, rev, func(v StreamEntryView) bool {
+			e, ok := s.Get(v.ID)
+			if !ok || !slices.Equal(text(v), e.Fields) || v.Len() != len(e.Fields) {
+				t.Fatalf("entry %v read in place as %q, copied as %q (found %v)", v.ID, text(v), e.Fields, ok)
+			}
+			seen++
+			return true
+		})
+	}
+	if seen != 2*s.Len() {
+		t.Fatalf("ranges saw %d entries, want %d", seen, 2*s.Len())
+	}
+	sum := 0
+	allocs := testing.AllocsPerRun(20, func() {
+		for _, rev := range []bool{false, true} {
+			s.RangeView(StreamID{Ms: 20}, StreamID{Ms: 180}, rev, func(v StreamEntryView) bool {
+				v.Each(func(e listpack.Elem) { sum += len(e.Str) + int(e.Int) })
+				return true
+			})
+		}
+		for _, id := range []StreamID{{Ms: 57}, {Ms: 58}} {
+			if v, ok := s.View(id); ok {
+				sum += v.Len()
+			}
+		}
+		first, _ := s.FirstView()
+		last, _ := s.LastView()
+		sum += first.Len() + last.Len()
+	})
+	if allocs != 0 {
+		t.Fatalf("reading in place allocated %v times a run, want 0", allocs)
 	}
 }
