@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -55,18 +54,13 @@ func elem(lp []byte, off int) (listpack.Elem, int) {
 	return e, off + size
 }
 
-// masterFields returns the offset of the master entry's first field, the
-// field count, and the offset of the first entry.
-func (n *streamNode) masterFields() (at, count, entries int) {
+// masterFields returns the offset of the master entry's first field and
+// the field count.
+func (n *streamNode) masterFields() (at, count int) {
 	_, off := elem(n.lp, listpack.HeaderSize)
 	_, off = elem(n.lp, off)
-	nf, off := elem(n.lp, off)
-	at = off
-	for range nf.Int {
-		_, off = elem(n.lp, off)
-	}
-	_, off = elem(n.lp, off) // the master entry's 0
-	return at, int(nf.Int), off
+	nf, at := elem(n.lp, off)
+	return at, int(nf.Int)
 }
 
 // entryRef is an entry's place in its node's listpack.
@@ -98,7 +92,7 @@ func (n *streamNode) ref(i, fieldsAt, nf int) entryRef {
 // scan calls fn on the entries from index i on, deleted ones included,
 // in order, until fn returns false.
 func (n *streamNode) scan(i int, fn func(r entryRef) bool) {
-	fieldsAt, nf, _ := n.masterFields()
+	fieldsAt, nf := n.masterFields()
 	for ; i < len(n.offs); i++ {
 		if !fn(n.ref(i, fieldsAt, nf)) {
 			return
@@ -107,10 +101,43 @@ func (n *streamNode) scan(i int, fn func(r entryRef) bool) {
 }
 
 // search returns the index of the first entry, deleted or not, with an
-// ID >= id (len(offs) when none).
+// ID >= id (len(offs) when none). It decodes only the IDs it probes.
 func (n *streamNode) search(id StreamID) int {
-	fieldsAt, nf, _ := n.masterFields()
-	return sort.Search(len(n.offs), func(i int) bool { return n.ref(i, fieldsAt, nf).id.Compare(id) >= 0 })
+	lo, hi := 0, len(n.offs)
+	for lo < hi {
+		mid := int(uint(lo+hi) >> 1)
+		if n.idAt(mid).Compare(id) < 0 {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	return lo
+}
+
+// idAt decodes entry i's ID: its flags element is one byte and its back
+// length (checkNode and add make sure).
+func (n *streamNode) idAt(i int) StreamID {
+	off := int(n.offs[i]) + 2
+	// The common deltas first, decoded here: a 7-bit sequence (most
+	// often 0) after a 7- or 13-bit millisecond delta.
+	var ms int64
+	switch c := n.lp[off]; {
+	case c < 0x80:
+		ms, off = int64(c), off+2
+	case c&0xE0 == 0xC0:
+		ms, off = int64(uint64(c&0x1F)<<8|uint64(n.lp[off+1]))<<51>>51, off+3
+	default:
+		var e listpack.Elem
+		e, off = elem(n.lp, off)
+		ms = e.Int
+	}
+	seq := int64(n.lp[off])
+	if seq >= 0x80 {
+		e, _ := elem(n.lp, off)
+		seq = e.Int
+	}
+	return StreamID{n.master.Ms + uint64(ms), n.master.Seq + uint64(seq)}
 }
 
 // StreamEntryView is an entry read in place, its fields and values
@@ -208,7 +235,7 @@ func newNode(master StreamID, fields []string) *streamNode {
 // add appends an entry as streamAppendItem does: with flag SAMEFIELDS
 // and only its values when its fields are the master entry's.
 func (n *streamNode) add(id StreamID, fields []string) {
-	fieldsAt, nf, _ := n.masterFields()
+	fieldsAt, nf := n.masterFields()
 	pairs := len(fields) / 2
 	same := pairs == nf
 	for i, off := 0, fieldsAt; same && i < pairs; i++ {
@@ -315,7 +342,7 @@ func (n *streamNode) markDeleted(refs ...entryRef) bool {
 
 // bounds sets first and last from the live entries.
 func (n *streamNode) bounds() {
-	fieldsAt, nf, _ := n.masterFields()
+	fieldsAt, nf := n.masterFields()
 	for i := range n.offs {
 		if r := n.ref(i, fieldsAt, nf); r.live() {
 			n.first = r.id
@@ -431,7 +458,7 @@ func (s *Stream) locate(id StreamID) (ni, i int, r entryRef) {
 		return ni, 0, r
 	}
 	n := s.nodes[ni] // its last entry is live and >= id
-	fieldsAt, nf, _ := n.masterFields()
+	fieldsAt, nf := n.masterFields()
 	for i = n.search(id); ; i++ {
 		if r = n.ref(i, fieldsAt, nf); r.live() {
 			return ni, i, r
@@ -473,7 +500,7 @@ func (s *Stream) RangeView(start, end StreamID, rev bool, fn func(v StreamEntryV
 		ni, i, _ := s.locate(start)
 		for ; ni < len(s.nodes); ni, i = ni+1, 0 {
 			n := s.nodes[ni]
-			fieldsAt, nf, _ := n.masterFields()
+			fieldsAt, nf := n.masterFields()
 			for ; i < len(n.offs); i++ {
 				r := n.ref(i, fieldsAt, nf)
 				switch {
@@ -502,7 +529,7 @@ func (s *Stream) RangeView(start, end StreamID, rev bool, fn func(v StreamEntryV
 			i = len(s.nodes[ni].offs)
 		}
 		n := s.nodes[ni]
-		fieldsAt, nf, _ := n.masterFields()
+		fieldsAt, nf := n.masterFields()
 		for i--; i >= 0; i-- {
 			r := n.ref(i, fieldsAt, nf)
 			if !r.live() {

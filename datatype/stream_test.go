@@ -26,8 +26,16 @@ func TestStreamAgainstModel(t *testing.T) {
 		for op := 0; op < 600; op++ {
 			switch k := r.IntN(10); {
 			case k < 6:
+				// IDs whose deltas in a node take each integer encoding:
+				// small steps, jumps, large sequence numbers.
 				id := StreamID{next, uint64(r.IntN(3))}
+				if r.IntN(5) == 0 {
+					id.Seq += uint64(r.IntN(1 << 20))
+				}
 				next += 1 + uint64(r.IntN(2))
+				if r.IntN(8) == 0 {
+					next += uint64(r.IntN(1 << (8 + 4*r.IntN(5))))
+				}
 				f := []string{"f", fmt.Sprint(r.IntN(1000))}
 				if r.IntN(4) == 0 {
 					f = append(f, "other", "x")

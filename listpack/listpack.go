@@ -201,6 +201,8 @@ func NextTrusted(p []byte) (Elem, int) {
 	case c < 0xC0:
 		n := int(c & 0x3F)
 		return Elem{Str: p[1 : 1+n]}, 2 + n
+	case c < 0xE0: // 13-bit integers: millisecond deltas in a node
+		return Elem{Int: int64(uint64(c&0x1F)<<8|uint64(p[1])) << 51 >> 51, IsInt: true}, 3
 	}
 	e, size, err := decode(p)
 	if err != nil {

@@ -57,3 +57,26 @@ func TestDamageIsRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestNextTrustedAgreesWithNext decodes integers at each encoding's
+// bounds and strings of each length class with both decoders.
+func TestNextTrustedAgreesWithNext(t *testing.T) {
+	var b []byte
+	for _, v := range []int64{0, 1, 127, 128, -1, -4096, 4095, 4096, -4097, 1000, -1000, 32767, -32768, 32768, 8388607, -8388608, 1 << 31, -1 << 63, 1<<63 - 1} {
+		b = AppendInt(b, v)
+	}
+	for _, n := range []int{0, 1, 63, 64, 4095, 4096} {
+		b = AppendString(b, strings.Repeat("x", n))
+	}
+	for p := b; len(p) > 0; {
+		want, wantSize, err := Next(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, size := NextTrusted(p)
+		if size != wantSize || got.IsInt != want.IsInt || got.Int != want.Int || string(got.Str) != string(want.Str) {
+			t.Fatalf("NextTrusted gave %+v (%d bytes), Next %+v (%d bytes)", got, size, want, wantSize)
+		}
+		p = p[size:]
+	}
+}
