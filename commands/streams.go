@@ -9,6 +9,7 @@ import (
 
 	"github.com/kvserver/kvserver/datatype"
 	"github.com/kvserver/kvserver/engine"
+	"github.com/kvserver/kvserver/listpack"
 	"github.com/kvserver/kvserver/notify"
 )
 
@@ -196,10 +197,30 @@ func intervalID(x *Ctx, b []byte, missingSeq uint64, start bool) (datatype.Strea
 	return id, ok
 }
 
-func writeStreamID(x *Ctx, id datatype.StreamID) { x.W.BulkString(id.String()) }
+func writeStreamID(x *Ctx, id datatype.StreamID) {
+	var buf [41]byte
+	x.W.BulkCopy(id.AppendText(buf[:0]))
+}
 
-// writeEntry writes an entry as [id, [field, value, ...]].
-func writeEntry(x *Ctx, e datatype.StreamEntry) {
+// writeEntry writes an entry read in place as [id, [field, value, ...]]
+// (the writer copies it: no allocation).
+func writeEntry(x *Ctx, v datatype.StreamEntryView) {
+	x.W.Array(2)
+	writeStreamID(x, v.ID)
+	x.W.Array(v.Len())
+	v.Each(func(e listpack.Elem) {
+		if e.IsInt {
+			var num [20]byte
+			x.W.BulkCopy(strconv.AppendInt(num[:0], e.Int, 10))
+		} else {
+			x.W.BulkCopy(e.Str)
+		}
+	})
+}
+
+// writeCopiedEntry writes an entry copied out of its stream (a blocked
+// client's, taken under the engine lock and answered after it).
+func writeCopiedEntry(x *Ctx, e datatype.StreamEntry) {
 	x.W.Array(2)
 	writeStreamID(x, e.ID)
 	x.W.Array(len(e.Fields))
@@ -209,7 +230,7 @@ func writeEntry(x *Ctx, e datatype.StreamEntry) {
 }
 
 // writeEntryOrNull writes e, or a null when there is none (ok false).
-func writeEntryOrNull(x *Ctx, e datatype.StreamEntry, ok bool) {
+func writeEntryOrNull(x *Ctx, e datatype.StreamEntryView, ok bool) {
 	if ok {
 		writeEntry(x, e)
 	} else {
@@ -217,17 +238,21 @@ func writeEntryOrNull(x *Ctx, e datatype.StreamEntry, ok bool) {
 	}
 }
 
-// writeEntries writes a range of entries, count of them at most (0 = all).
+// writeEntries writes a range of entries, count of them at most (0 =
+// all), in place: one pass counts them for the array's length, the
+// second writes them.
 func writeEntries(x *Ctx, s *datatype.Stream, start, end datatype.StreamID, count int64, rev bool) {
-	var list []datatype.StreamEntry
-	s.Range(start, end, rev, func(e datatype.StreamEntry) bool {
-		list = append(list, e)
-		return count == 0 || int64(len(list)) < count
+	n := int64(0)
+	s.RangeView(start, end, rev, func(datatype.StreamEntryView) bool {
+		n++
+		return count == 0 || n < count
 	})
-	x.W.Array(len(list))
-	for _, e := range list {
-		writeEntry(x, e)
-	}
+	x.W.Array(int(n))
+	s.RangeView(start, end, rev, func(v datatype.StreamEntryView) bool {
+		writeEntry(x, v)
+		n--
+		return n > 0
+	})
 }
 
 // trimArgs are XADD's and XTRIM's trimming options.
@@ -738,7 +763,7 @@ func blockXread(x *Ctx, a *xreadArgs, ids []datatype.StreamID) {
 			gt = g.LastID
 		}
 		if first {
-			if last, ok := s.Last(); !ok || last.ID.Compare(gt) <= 0 {
+			if last, ok := s.LastEntryID(); !ok || last.Compare(gt) <= 0 {
 				return false
 			}
 		} else if s.LastID.Compare(gt) <= 0 {
@@ -759,7 +784,10 @@ func blockXread(x *Ctx, a *xreadArgs, ids []datatype.StreamID) {
 			tx.Notify(notify.Stream, "xgroup-createconsumer", key)
 		}
 		c.SeenTime = now
-		entries = deliverNew(s, g, c, start, a, now)
+		// Copied: the reply is written after the engine lock is released.
+		for _, v := range deliverNew(s, g, c, start, a, now) {
+			entries = append(entries, v.Entry())
+		}
 		tx.Modified(key)
 		return true
 	})
@@ -778,7 +806,7 @@ func blockXread(x *Ctx, a *xreadArgs, ids []datatype.StreamID) {
 		x.W.BulkCopy(key)
 		x.W.Array(len(entries))
 		for _, e := range entries {
-			writeEntry(x, e)
+			writeCopiedEntry(x, e)
 		}
 	}
 }
@@ -797,15 +825,15 @@ func serveXread(x *Ctx, tx *engine.Tx, a *xreadArgs, streams []*datatype.Stream,
 			continue
 		}
 		gt := ids[i]
-		last, hasLast := s.Last()
+		last, hasLast := s.LastEntryID()
 		switch {
 		case groups[i] != nil && gt != maxID:
 			serve = append(serve, served{i, gt, true})
 		case groups[i] != nil:
-			if hasLast && last.ID.Compare(groups[i].LastID) > 0 {
+			if hasLast && last.Compare(groups[i].LastID) > 0 {
 				serve = append(serve, served{i, groups[i].LastID, false})
 			}
-		case hasLast && last.ID.Compare(gt) > 0:
+		case hasLast && last.Compare(gt) > 0:
 			serve = append(serve, served{i, gt, false})
 		}
 	}
@@ -860,7 +888,7 @@ func writeConsumerHistory(x *Ctx, s *datatype.Stream, g *datatype.StreamGroup, c
 	}
 	x.W.Array(len(ids))
 	for _, id := range ids {
-		e, ok := s.Get(id)
+		e, ok := s.View(id)
 		if !ok {
 			x.W.Array(2)
 			writeStreamID(x, id)
@@ -877,9 +905,10 @@ func writeConsumerHistory(x *Ctx, s *datatype.Stream, g *datatype.StreamGroup, c
 // deliverNew serves XREADGROUP >: it returns the entries after start,
 // advancing the group's last ID and read counter, each added to the
 // consumer's PEL unless NOACK.
-func deliverNew(s *datatype.Stream, g *datatype.StreamGroup, c *datatype.StreamConsumer, start datatype.StreamID, a *xreadArgs, now int64) []datatype.StreamEntry {
-	var list []datatype.StreamEntry
-	s.Range(start, datatype.MaxStreamID, false, func(e datatype.StreamEntry) bool {
+// The entries are read in place: valid until the stream changes.
+func deliverNew(s *datatype.Stream, g *datatype.StreamGroup, c *datatype.StreamConsumer, start datatype.StreamID, a *xreadArgs, now int64) []datatype.StreamEntryView {
+	var list []datatype.StreamEntryView
+	s.RangeView(start, datatype.MaxStreamID, false, func(e datatype.StreamEntryView) bool {
 		list = append(list, e)
 		return a.count == 0 || int64(len(list)) < a.count
 	})
@@ -888,7 +917,7 @@ func deliverNew(s *datatype.Stream, g *datatype.StreamGroup, c *datatype.StreamC
 			if g.EntriesRead != -1 && !rangeHasTombstones(s, e.ID, datatype.MaxStreamID) {
 				g.EntriesRead++
 			} else if s.EntriesAdded != 0 {
-				g.EntriesRead = distanceFromFirstEver(s, e.ID)
+				g.EntriesRead = s.DistanceFromFirstEver(e.ID)
 			}
 			g.LastID = e.ID
 		}
@@ -911,34 +940,6 @@ func rangeHasTombstones(s *datatype.Stream, start, end datatype.StreamID) bool {
 	return start.Compare(s.MaxDeletedID) <= 0 && s.MaxDeletedID.Compare(end) <= 0
 }
 
-// distanceFromFirstEver is streamEstimateDistanceFromFirstEverEntry: the
-// logical read counter of id, -1 when it cannot be known.
-func distanceFromFirstEver(s *datatype.Stream, id datatype.StreamID) int64 {
-	if s.EntriesAdded == 0 {
-		return 0
-	}
-	if s.Len() == 0 && id.Compare(s.LastID) < 1 {
-		return s.EntriesAdded
-	}
-	switch cmpLast := id.Compare(s.LastID); {
-	case cmpLast == 0:
-		return s.EntriesAdded
-	case cmpLast > 0:
-		return -1
-	}
-	first := s.FirstID()
-	cmpFirst := id.Compare(first)
-	if s.MaxDeletedID.IsZero() || s.MaxDeletedID.Compare(first) < 0 {
-		switch {
-		case cmpFirst < 0:
-			return s.EntriesAdded - int64(s.Len())
-		case cmpFirst == 0:
-			return s.EntriesAdded - int64(s.Len()) + 1
-		}
-	}
-	return -1
-}
-
 // writeGroupLag is streamReplyWithCGLag.
 func writeGroupLag(x *Ctx, s *datatype.Stream, g *datatype.StreamGroup) {
 	switch {
@@ -947,7 +948,7 @@ func writeGroupLag(x *Ctx, s *datatype.Stream, g *datatype.StreamGroup) {
 	case g.EntriesRead != -1 && !rangeHasTombstones(s, g.LastID, datatype.MaxStreamID):
 		x.W.Int(s.EntriesAdded - g.EntriesRead)
 	default:
-		if read := distanceFromFirstEver(s, g.LastID); read != -1 {
+		if read := s.DistanceFromFirstEver(g.LastID); read != -1 {
 			x.W.Int(s.EntriesAdded - read)
 		} else {
 			x.W.Null()
@@ -1145,7 +1146,7 @@ func writeClaimed(x *Ctx, s *datatype.Stream, claimed []datatype.StreamID, justI
 			writeStreamID(x, id)
 			continue
 		}
-		e, ok := s.Get(id)
+		e, ok := s.View(id)
 		writeEntryOrNull(x, e, ok)
 	}
 }
@@ -1234,7 +1235,7 @@ func cmdXclaim(x *Ctx) {
 		for j := 5; j <= lastIDArg; j++ {
 			id, _ := parseStreamID(args[j], 0, true, nil)
 			p := g.PendingEntry(id)
-			if _, exists := s.Get(id); !exists {
+			if _, exists := s.View(id); !exists {
 				if p != nil {
 					g.Ack(id)
 					changed = true
@@ -1320,7 +1321,7 @@ func cmdXautoclaim(x *Ctx) {
 			attempts--
 			id := ids[i]
 			p := g.PendingEntry(id)
-			if _, exists := s.Get(id); !exists {
+			if _, exists := s.View(id); !exists {
 				g.Ack(id)
 				deleted = append(deleted, id)
 				count--
@@ -1395,8 +1396,8 @@ func cmdXsetid(x *Ctx) {
 		if !ok {
 			return
 		}
-		if last, ok := s.Last(); ok {
-			if id.Compare(last.ID) < 0 {
+		if last, ok := s.LastEntryID(); ok {
+			if id.Compare(last) < 0 {
 				x.W.Error("ERR The ID specified in XSETID is smaller than the target stream top item")
 				return
 			}
@@ -1686,10 +1687,10 @@ func xinfoStream(x *Ctx, s *datatype.Stream) {
 		x.W.BulkString("groups")
 		x.W.Int(int64(len(s.Groups())))
 		x.W.BulkString("first-entry")
-		e, ok := s.First()
+		e, ok := s.FirstView()
 		writeEntryOrNull(x, e, ok)
 		x.W.BulkString("last-entry")
-		e, ok = s.Last()
+		e, ok = s.LastView()
 		writeEntryOrNull(x, e, ok)
 		return
 	}

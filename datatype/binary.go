@@ -17,15 +17,6 @@ func appendString(dst []byte, s string) []byte {
 	return append(dst, s...)
 }
 
-// appendStrings appends the count of ss, then each with appendString.
-func appendStrings(dst []byte, ss []string) []byte {
-	dst = appendUvarint(dst, uint64(len(ss)))
-	for _, s := range ss {
-		dst = appendString(dst, s)
-	}
-	return dst
-}
-
 // reader reads what appendUvarint and appendString wrote; the first failure
 // sticks in err.
 type reader struct {

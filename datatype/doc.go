@@ -1,5 +1,5 @@
 // Package datatype holds the in-memory forms of Redis's composite values
-// (hashes, lists, sets, sorted sets) and their binary encodings for the disk
+// (hashes, lists, sets, sorted sets, streams) and their binary encodings for the disk
 // tier.
 //
 // A string is stored by the engine as plain bytes; every other kind of value

@@ -1,6 +1,7 @@
 package datatype
 
 import (
+	"bytes"
 	"fmt"
 	"math"
 	"slices"
@@ -33,7 +34,13 @@ func (a StreamID) IsZero() bool { return a.Ms == 0 && a.Seq == 0 }
 
 // String is the ID as Redis prints it.
 func (a StreamID) String() string {
-	return strconv.FormatUint(a.Ms, 10) + "-" + strconv.FormatUint(a.Seq, 10)
+	var buf [41]byte
+	return string(a.AppendText(buf[:0]))
+}
+
+// AppendText appends the ID as Redis prints it.
+func (a StreamID) AppendText(b []byte) []byte {
+	return strconv.AppendUint(append(strconv.AppendUint(b, a.Ms, 10), '-'), a.Seq, 10)
 }
 
 // Next returns the ID right after a; ok is false for the greatest ID
@@ -98,17 +105,6 @@ type StreamLimits struct {
 // streamListpackMaxSize is Redis's STREAM_LISTPACK_MAX_SIZE (1 GiB).
 const streamListpackMaxSize = 1 << 30
 
-// streamNode mirrors one listpack of Redis's radix tree: the unit that
-// approximate trimming removes whole. Deleted entries are dropped from
-// entries but still counted (deleted, bytes), as they stay in a listpack.
-type streamNode struct {
-	master  StreamID
-	fields  []string // the master entry's fields
-	entries []StreamEntry
-	deleted int
-	bytes   int // what the listpack would take, for the byte limit
-}
-
 // Stream is Redis's stream type: entries in ID order split into nodes as
 // Redis splits them, the stream's counters and its consumer groups.
 type Stream struct {
@@ -121,7 +117,9 @@ type Stream struct {
 	// EntriesAdded counts every entry ever added (or set by XSETID).
 	EntriesAdded int64
 	groups       []*StreamGroup // by name
-	entryBytes   int64
+	// lpBytes is the size of the nodes' listpacks and indexes, for
+	// MemSize.
+	lpBytes int64
 }
 
 // NewStream returns an empty stream.
@@ -137,20 +135,19 @@ func (s *Stream) Len() int { return s.length }
 // Encoding is "stream".
 func (s *Stream) Encoding() string { return "stream" }
 
-// Costs used by MemSize: an entry's header and slice, a string header, a
-// node, a pending entry and a consumer.
+// Costs used by MemSize besides the nodes: the stream, a group, a
+// pending entry and a consumer.
 const (
-	streamEntryCost    = 48
-	streamStringCost   = 16
-	streamNodeCost     = 96
+	streamCost         = 96
 	streamPendingCost  = 64
 	streamConsumerCost = 80
 	streamGroupCost    = 96
 )
 
-// MemSize is what the stream holds: entries, nodes and groups.
+// MemSize is what the stream holds: its nodes' listpacks and its groups.
 func (s *Stream) MemSize() int64 {
-	n := int64(96) + s.entryBytes + int64(len(s.nodes))*streamNodeCost
+	// The open node's spare room (a quarter at most) aside.
+	n := int64(streamCost) + s.lpBytes + int64(len(s.nodes))*nodeCost
 	for _, g := range s.groups {
 		n += streamGroupCost + int64(len(g.Name)) + int64(len(g.pel))*streamPendingCost
 		for _, c := range g.consumers {
@@ -160,281 +157,32 @@ func (s *Stream) MemSize() int64 {
 	return n
 }
 
-func entryCost(fields []string) int64 {
-	n := int64(streamEntryCost + len(fields)*streamStringCost)
-	for _, f := range fields {
-		n += int64(len(f))
+// DistanceFromFirstEver is streamEstimateDistanceFromFirstEverEntry: the
+// logical read counter of id, -1 when it cannot be known.
+func (s *Stream) DistanceFromFirstEver(id StreamID) int64 {
+	if s.EntriesAdded == 0 {
+		return 0
 	}
-	return n
-}
-
-// FirstID is the first entry's ID, 0-0 when the stream is empty.
-func (s *Stream) FirstID() StreamID {
-	if s.length == 0 {
-		return StreamID{}
+	if s.Len() == 0 && id.Compare(s.LastID) < 1 {
+		return s.EntriesAdded
 	}
-	return s.nodes[0].entries[0].ID
-}
-
-// First and Last return the first and last entries; ok is false when
-// the stream is empty.
-func (s *Stream) First() (e StreamEntry, ok bool) {
-	if s.length == 0 {
-		return e, false
+	switch cmpLast := id.Compare(s.LastID); {
+	case cmpLast == 0:
+		return s.EntriesAdded
+	case cmpLast > 0:
+		return -1
 	}
-	return s.nodes[0].entries[0], true
-}
-
-// Last returns the last entry.
-func (s *Stream) Last() (e StreamEntry, ok bool) {
-	if s.length == 0 {
-		return e, false
-	}
-	n := s.nodes[len(s.nodes)-1]
-	return n.entries[len(n.entries)-1], true
-}
-
-// Nodes is the number of nodes (XINFO's radix-tree-keys).
-func (s *Stream) Nodes() int { return len(s.nodes) }
-
-// Append adds an entry with an ID greater than LastID (the caller
-// checks), starting a new node where Redis would.
-func (s *Stream) Append(id StreamID, fields []string, lim StreamLimits) {
-	var n *streamNode
-	if len(s.nodes) > 0 {
-		n = s.nodes[len(s.nodes)-1]
-		maxBytes := lim.MaxNodeBytes
-		if maxBytes == 0 || maxBytes > streamListpackMaxSize {
-			maxBytes = streamListpackMaxSize
-		}
-		total := 0
-		for _, f := range fields {
-			total += len(f)
-		}
-		if n.bytes+total >= maxBytes ||
-			(lim.MaxNodeEntries > 0 && len(n.entries)+n.deleted >= lim.MaxNodeEntries) {
-			n = nil
+	first := s.FirstID()
+	cmpFirst := id.Compare(first)
+	if s.MaxDeletedID.IsZero() || s.MaxDeletedID.Compare(first) < 0 {
+		switch {
+		case cmpFirst < 0:
+			return s.EntriesAdded - int64(s.Len())
+		case cmpFirst == 0:
+			return s.EntriesAdded - int64(s.Len()) + 1
 		}
 	}
-	if n == nil {
-		n = &streamNode{master: id, bytes: 6 + 1}
-		n.bytes += lpIntSize(1) + lpIntSize(0) + lpIntSize(int64(len(fields)/2)) + lpIntSize(0)
-		for i := 0; i < len(fields); i += 2 {
-			n.fields = append(n.fields, fields[i])
-			n.bytes += lpStringSize(fields[i])
-		}
-		s.nodes = append(s.nodes, n)
-	}
-	n.bytes += entryListpackSize(n, id, fields)
-	n.entries = append(n.entries, StreamEntry{ID: id, Fields: fields})
-	s.length++
-	s.entryBytes += entryCost(fields)
-	s.LastID = id
-	s.EntriesAdded++
-}
-
-// entryListpackSize is what an entry adds to its node's listpack: flags,
-// the ID's deltas to the master, the fields unless they are the
-// master's, the values, and the element count.
-func entryListpackSize(n *streamNode, id StreamID, fields []string) int {
-	size := lpIntSize(0) + lpIntSize(int64(id.Ms-n.master.Ms)) + lpIntSize(int64(id.Seq-n.master.Seq))
-	same := len(fields)/2 == len(n.fields)
-	for i := 0; same && i < len(fields); i += 2 {
-		same = fields[i] == n.fields[i/2]
-	}
-	count := len(fields)/2 + 3
-	if !same {
-		size += lpIntSize(int64(len(fields) / 2))
-		count += len(fields)/2 + 1
-	}
-	for i, f := range fields {
-		if same && i%2 == 0 {
-			continue
-		}
-		size += lpStringSize(f)
-	}
-	return size + lpIntSize(int64(count))
-}
-
-// lpIntSize is the size of an integer element of a listpack, its back
-// length included.
-func lpIntSize(v int64) int {
-	switch {
-	case v >= 0 && v <= 127:
-		return 2
-	case v >= -4096 && v <= 4095:
-		return 3
-	case v >= math.MinInt16 && v <= math.MaxInt16:
-		return 4
-	case v >= -1<<23 && v < 1<<23:
-		return 5
-	case v >= math.MinInt32 && v <= math.MaxInt32:
-		return 6
-	}
-	return 10
-}
-
-// lpStringSize is the size of a string element (stored as an integer
-// when it is one, as lpAppend does).
-func lpStringSize(s string) int {
-	if len(s) <= 20 {
-		if v, err := strconv.ParseInt(s, 10, 64); err == nil && strconv.FormatInt(v, 10) == s {
-			return lpIntSize(v)
-		}
-	}
-	enc := 5 + len(s)
-	switch {
-	case len(s) < 64:
-		enc = 1 + len(s)
-	case len(s) < 4096:
-		enc = 2 + len(s)
-	}
-	back := 5
-	switch {
-	case enc < 128:
-		back = 1
-	case enc < 16384:
-		back = 2
-	case enc < 2097152:
-		back = 3
-	case enc < 268435456:
-		back = 4
-	}
-	return enc + back
-}
-
-// locate returns the node and index of the first entry with an ID >= id
-// (ni == len(nodes) when none).
-func (s *Stream) locate(id StreamID) (ni, ei int) {
-	ni, _ = slices.BinarySearchFunc(s.nodes, id, func(n *streamNode, id StreamID) int {
-		return n.entries[len(n.entries)-1].ID.Compare(id)
-	})
-	if ni == len(s.nodes) {
-		return ni, 0
-	}
-	ei, _ = slices.BinarySearchFunc(s.nodes[ni].entries, id, func(e StreamEntry, id StreamID) int { return e.ID.Compare(id) })
-	return ni, ei
-}
-
-// Get returns the entry with ID id.
-func (s *Stream) Get(id StreamID) (StreamEntry, bool) {
-	ni, ei := s.locate(id)
-	if ni < len(s.nodes) && s.nodes[ni].entries[ei].ID == id {
-		return s.nodes[ni].entries[ei], true
-	}
-	return StreamEntry{}, false
-}
-
-// Range calls fn on the entries with start <= ID <= end, in ascending
-// order, or descending when rev, until fn returns false.
-func (s *Stream) Range(start, end StreamID, rev bool, fn func(e StreamEntry) bool) {
-	if start.Compare(end) > 0 {
-		return
-	}
-	if !rev {
-		ni, ei := s.locate(start)
-		for ; ni < len(s.nodes); ni, ei = ni+1, 0 {
-			for _, e := range s.nodes[ni].entries[ei:] {
-				if e.ID.Compare(end) > 0 || !fn(e) {
-					return
-				}
-			}
-		}
-		return
-	}
-	ni, ei := s.locate(end)
-	if ni < len(s.nodes) && s.nodes[ni].entries[ei].ID == end {
-		ei++
-	}
-	for {
-		if ei == 0 {
-			if ni == 0 {
-				return
-			}
-			ni--
-			ei = len(s.nodes[ni].entries)
-		}
-		ei--
-		e := s.nodes[ni].entries[ei]
-		if e.ID.Compare(start) < 0 || !fn(e) {
-			return
-		}
-	}
-}
-
-// Delete removes the entry with ID id, reporting whether there was one;
-// a node left with no entries goes, as in Redis.
-func (s *Stream) Delete(id StreamID) bool {
-	ni, ei := s.locate(id)
-	if ni == len(s.nodes) || s.nodes[ni].entries[ei].ID != id {
-		return false
-	}
-	n := s.nodes[ni]
-	s.entryBytes -= entryCost(n.entries[ei].Fields)
-	n.entries = slices.Delete(n.entries, ei, ei+1)
-	n.deleted++
-	s.length--
-	if len(n.entries) == 0 {
-		s.nodes = slices.Delete(s.nodes, ni, ni+1)
-	}
-	return true
-}
-
-// Trim removes entries from the head as Redis's streamTrim does: down to
-// maxLen entries (maxLen >= 0), or else those with IDs below minID. When
-// approx, only whole nodes go. limit > 0 caps the entries removed (whole
-// nodes only). It returns how many entries went.
-func (s *Stream) Trim(maxLen int64, minID StreamID, approx bool, limit int64) int64 {
-	var deleted int64
-	for len(s.nodes) > 0 {
-		if maxLen >= 0 && int64(s.length) <= maxLen {
-			break
-		}
-		n := s.nodes[0]
-		entries := int64(len(n.entries))
-		if limit > 0 && deleted+entries > limit {
-			break
-		}
-		var remove bool
-		if maxLen >= 0 {
-			remove = int64(s.length)-entries >= maxLen
-		} else {
-			remove = n.entries[len(n.entries)-1].ID.Compare(minID) < 0
-		}
-		if remove {
-			for _, e := range n.entries {
-				s.entryBytes -= entryCost(e.Fields)
-			}
-			s.nodes = s.nodes[1:]
-			s.length -= int(entries)
-			deleted += entries
-			continue
-		}
-		if approx {
-			break
-		}
-		cut := 0
-		for cut < len(n.entries) {
-			if maxLen >= 0 {
-				if int64(s.length) <= maxLen {
-					break
-				}
-			} else if n.entries[cut].ID.Compare(minID) >= 0 {
-				break
-			}
-			s.entryBytes -= entryCost(n.entries[cut].Fields)
-			s.length--
-			cut++
-		}
-		n.entries = slices.Delete(n.entries, 0, cut)
-		n.deleted += cut
-		deleted += int64(cut)
-		break
-	}
-	if len(s.nodes) == 0 {
-		s.nodes = nil
-	}
-	return deleted
+	return -1
 }
 
 // Groups returns the consumer groups, by name; the slice is the
@@ -631,23 +379,24 @@ func (g *StreamGroup) Ack(id StreamID) bool {
 	return true
 }
 
-// AppendBinary encodes the stream: counters, nodes with their entries,
-// then the groups with their consumers and PEL.
+// streamFormatListpacks starts the stream encoding that holds each
+// node's listpack: a uvarint 0 in two bytes (0x80 0x00), which the
+// encoding before it, whose first uvarint AppendUvarint wrote in the
+// fewest bytes, never starts with, then the version.
+var streamFormatListpacks = []byte{0x80, 0x00, 1}
+
+// AppendBinary encodes the stream: counters, nodes (master ID and
+// listpack), then the groups with their consumers and PEL.
 func (s *Stream) AppendBinary(dst []byte) []byte {
+	dst = append(dst, streamFormatListpacks...)
 	dst = appendID(dst, s.LastID)
 	dst = appendID(dst, s.MaxDeletedID)
 	dst = appendUvarint(dst, uint64(s.EntriesAdded))
 	dst = appendUvarint(dst, uint64(len(s.nodes)))
 	for _, n := range s.nodes {
 		dst = appendID(dst, n.master)
-		dst = appendUvarint(dst, uint64(n.deleted))
-		dst = appendUvarint(dst, uint64(n.bytes))
-		dst = appendStrings(dst, n.fields)
-		dst = appendUvarint(dst, uint64(len(n.entries)))
-		for _, e := range n.entries {
-			dst = appendID(dst, e.ID)
-			dst = appendStrings(dst, e.Fields)
-		}
+		dst = appendUvarint(dst, uint64(len(n.lp)))
+		dst = append(dst, n.lp...)
 	}
 	dst = appendUvarint(dst, uint64(len(s.groups)))
 	for _, g := range s.groups {
@@ -679,41 +428,24 @@ func appendID(dst []byte, id StreamID) []byte {
 func (r *reader) id() StreamID { return StreamID{r.uvarint(), r.uvarint()} }
 
 func decodeStream(b []byte) (Object, error) {
+	listpacks := bytes.HasPrefix(b, streamFormatListpacks)
+	if listpacks {
+		b = b[len(streamFormatListpacks):]
+	}
 	r := &reader{b: b}
 	s := &Stream{LastID: r.id(), MaxDeletedID: r.id(), EntriesAdded: int64(r.uvarint())}
-	var prev StreamID
-	first := true
-	nodes := r.count(6)
-	for i := 0; i < nodes && r.err == nil; i++ {
-		n := &streamNode{master: r.id(), deleted: int(r.uvarint() & math.MaxInt32), bytes: int(r.uvarint() & math.MaxInt32)}
-		nf := r.count(1)
-		for j := 0; j < nf && r.err == nil; j++ {
-			n.fields = append(n.fields, r.string())
-		}
-		ne := r.count(3)
-		if ne == 0 {
-			r.fail("empty stream node")
-		}
-		for j := 0; j < ne && r.err == nil; j++ {
-			e := StreamEntry{ID: r.id()}
-			if !first && e.ID.Compare(prev) <= 0 {
-				r.fail("stream entries out of order")
+	if listpacks {
+		nodes := r.count(3)
+		for i := 0; i < nodes && r.err == nil; i++ {
+			master := r.id()
+			if lp := r.bytes(); r.err == nil {
+				if err := s.AppendNode(StreamNode{Master: master, Listpack: lp}); err != nil {
+					return nil, err
+				}
 			}
-			first, prev = false, e.ID
-			nv := r.count(1)
-			if nv%2 != 0 {
-				r.fail("odd stream entry")
-			}
-			raw := make([][]byte, 0, nv)
-			for k := 0; k < nv && r.err == nil; k++ {
-				raw = append(raw, r.bytes())
-			}
-			e.Fields = PackFields(raw)
-			n.entries = append(n.entries, e)
-			s.entryBytes += entryCost(e.Fields)
 		}
-		s.length += len(n.entries)
-		s.nodes = append(s.nodes, n)
+	} else {
+		decodeEntryNodes(r, s)
 	}
 	ng := r.count(4)
 	for i := 0; i < ng && r.err == nil; i++ {
@@ -754,14 +486,65 @@ func decodeStream(b []byte) (Object, error) {
 	return s, nil
 }
 
-// Clone returns a deep copy (entries' strings are immutable and shared).
+// decodeEntryNodes reads the nodes of the encoding before listpacks: per
+// node its master ID, deleted count and size, master fields, then its
+// live entries, which it packs into listpacks again (without the
+// deleted entries, which that encoding did not keep).
+func decodeEntryNodes(r *reader, s *Stream) {
+	nodes := r.count(6)
+	for i := 0; i < nodes && r.err == nil; i++ {
+		master := r.id()
+		r.uvarint() // the deleted entries
+		r.uvarint() // the listpack's size
+		nf := r.count(1)
+		names := make([]string, 2*nf)
+		for j := 0; j < nf && r.err == nil; j++ {
+			names[2*j] = r.string()
+		}
+		ne := r.count(3)
+		if ne == 0 || nf == 0 {
+			r.fail("empty stream node")
+		}
+		var n *streamNode
+		for j := 0; j < ne && r.err == nil; j++ {
+			id := r.id()
+			if (n != nil && id.Compare(n.last) <= 0) || (n == nil && len(s.nodes) > 0 && id.Compare(s.nodes[len(s.nodes)-1].last) <= 0) {
+				r.fail("stream entries out of order")
+			}
+			nv := r.count(1)
+			if nv%2 != 0 || nv == 0 {
+				r.fail("odd stream entry")
+			}
+			fields := make([]string, 0, nv)
+			for k := 0; k < nv && r.err == nil; k++ {
+				fields = append(fields, r.string())
+			}
+			if r.err != nil {
+				break
+			}
+			if n == nil {
+				n = newNode(master, names)
+				n.first = id
+			}
+			n.add(id, fields)
+		}
+		if n != nil && r.err == nil {
+			n.clip()
+			s.nodes = append(s.nodes, n)
+			s.length += n.count
+			s.lpBytes += n.size()
+		}
+	}
+}
+
+// Clone returns a deep copy.
 func (s *Stream) Clone() Object {
 	c := *s
 	c.nodes = make([]*streamNode, len(s.nodes))
 	for i, n := range s.nodes {
 		nn := *n
-		nn.entries = slices.Clone(n.entries)
-		nn.fields = slices.Clone(n.fields)
+		nn.lp = slices.Clone(n.lp)
+		nn.offs = slices.Clone(n.offs)
 		c.nodes[i] = &nn
 	}
 	c.groups = make([]*StreamGroup, len(s.groups))

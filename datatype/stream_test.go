@@ -6,7 +6,10 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"slices"
+	"strconv"
 	"testing"
+
+	"github.com/kvserver/kvserver/listpack"
 )
 
 // TestStreamAgainstModel runs random appends, deletes, trims and group
@@ -23,8 +26,16 @@ func TestStreamAgainstModel(t *testing.T) {
 		for op := 0; op < 600; op++ {
 			switch k := r.IntN(10); {
 			case k < 6:
+				// IDs whose deltas in a node take each integer encoding:
+				// small steps, jumps, large sequence numbers.
 				id := StreamID{next, uint64(r.IntN(3))}
+				if r.IntN(5) == 0 {
+					id.Seq += uint64(r.IntN(1 << 20))
+				}
 				next += 1 + uint64(r.IntN(2))
+				if r.IntN(8) == 0 {
+					next += uint64(r.IntN(1 << (8 + 4*r.IntN(5))))
+				}
 				f := []string{"f", fmt.Sprint(r.IntN(1000))}
 				if r.IntN(4) == 0 {
 					f = append(f, "other", "x")
@@ -226,4 +237,136 @@ func heapOf(n int, build func(k int) Object) (sum, heap int64) {
 	heap = int64(after.HeapAlloc) - int64(before.HeapAlloc) - int64(cap(keep))*16
 	runtime.KeepAlive(keep)
 	return sum, heap
+}
+
+// TestStreamDecodesTheEncodingBeforeListpacks decodes a stream as
+// kvserver wrote it to the disk tier before its nodes were listpacks
+// (per node the master ID, deleted count, size, master fields and live
+// entries): the entries, counters and group come back, the nodes become
+// listpacks, and it encodes in the listpack form.
+func TestStreamDecodesTheEncodingBeforeListpacks(t *testing.T) {
+	var b []byte
+	id := func(ms, seq uint64) { b = appendUvarint(appendUvarint(b, ms), seq) }
+	id(9, 0)                // last ID
+	id(2, 0)                // greatest deleted ID
+	b = appendUvarint(b, 4) // entries added
+	b = appendUvarint(b, 2) // nodes
+	for _, n := range []struct {
+		master  uint64
+		entries [][]string // ms, then fields
+	}{
+		{1, [][]string{{"1", "a", "x"}, {"3", "a", "y", "b", "z"}}},
+		{9, [][]string{{"9", "a", "12"}}},
+	} {
+		id(n.master, 0)
+		b = appendUvarint(b, 1)  // deleted
+		b = appendUvarint(b, 50) // bytes
+		b = appendUvarint(b, 1)
+		b = appendString(b, "a")
+		b = appendUvarint(b, uint64(len(n.entries)))
+		for _, e := range n.entries {
+			ms, _ := strconv.ParseUint(e[0], 10, 64)
+			id(ms, 0)
+			b = appendUvarint(b, uint64(len(e)-1))
+			for _, f := range e[1:] {
+				b = appendString(b, f)
+			}
+		}
+	}
+	b = appendUvarint(b, 1) // one group, one consumer, one pending entry
+	b = appendString(b, "g")
+	id(3, 0)
+	b = appendUvarint(b, 3)
+	b = appendUvarint(b, 1)
+	b = appendString(b, "c")
+	b = appendUvarint(b, 1700000000000)
+	b = appendUvarint(b, 1)
+	id(3, 0)
+	b = appendUvarint(b, 1700000000001)
+	b = appendUvarint(b, 2)
+	b = appendUvarint(b, 0)
+	obj, err := Decode(KindStream, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := obj.(*Stream)
+	var got []string
+	s.Range(StreamID{}, MaxStreamID, false, func(e StreamEntry) bool {
+		got = append(got, fmt.Sprint(e.ID, e.Fields))
+		return true
+	})
+	want := []string{"1-0 [a x]", "3-0 [a y b z]", "9-0 [a 12]"}
+	if !slices.Equal(got, want) || s.Nodes() != 2 || s.LastID != (StreamID{9, 0}) || s.MaxDeletedID != (StreamID{2, 0}) || s.EntriesAdded != 4 {
+		t.Fatalf("decoded %v in %d nodes (last %v, deleted %v, added %d), want %v in 2", got, s.Nodes(), s.LastID, s.MaxDeletedID, s.EntriesAdded, want)
+	}
+	g := s.Group("g")
+	if g == nil || g.EntriesRead != 2 || g.PendingCount() != 1 || g.PendingEntry(StreamID{3, 0}).DeliveryCount != 2 {
+		t.Fatalf("group %+v", g)
+	}
+	enc := s.AppendBinary(nil)
+	if !bytes.HasPrefix(enc, streamFormatListpacks) {
+		t.Fatalf("encodes as %x", enc[:4])
+	}
+	if back, err := Decode(KindStream, enc); err != nil || !bytes.Equal(back.AppendBinary(nil), enc) {
+		t.Fatalf("the listpack form does not round-trip: %v", err)
+	}
+}
+
+// TestStreamViewsReadInPlace pins down what the read commands rely on:
+// reading entries in place (RangeView both ways, View, FirstView,
+// LastView, Each) allocates nothing, and gives what Get copies out,
+// integers as their text, for entries with the master's fields and
+// with their own, around deleted ones.
+func TestStreamViewsReadInPlace(t *testing.T) {
+	s := NewStream()
+	lim := StreamLimits{MaxNodeBytes: 512, MaxNodeEntries: 16}
+	for i := range 200 {
+		fields := []string{"name", "n" + strconv.Itoa(i), "count", strconv.Itoa(i * 1000003), "neg", "-" + strconv.Itoa(i)}
+		if i%7 == 0 {
+			fields = append(fields, "extra", "0x"+strconv.Itoa(i))
+		}
+		s.Append(StreamID{Ms: uint64(i + 1)}, fields, lim)
+	}
+	for i := 3; i < 200; i += 5 {
+		s.Delete(StreamID{Ms: uint64(i + 1)})
+	}
+	text := func(v StreamEntryView) []string {
+		var out []string
+		v.Each(func(e listpack.Elem) { out = append(out, e.String()) })
+		return out
+	}
+	seen := 0
+	for _, rev := range []bool{false, true} {
+		s.RangeView(StreamID{}, MaxStreamID, rev, func(v StreamEntryView) bool {
+			e, ok := s.Get(v.ID)
+			if !ok || !slices.Equal(text(v), e.Fields) || v.Len() != len(e.Fields) {
+				t.Fatalf("entry %v read in place as %q, copied as %q (found %v)", v.ID, text(v), e.Fields, ok)
+			}
+			seen++
+			return true
+		})
+	}
+	if seen != 2*s.Len() {
+		t.Fatalf("ranges saw %d entries, want %d", seen, 2*s.Len())
+	}
+	sum := 0
+	allocs := testing.AllocsPerRun(20, func() {
+		for _, rev := range []bool{false, true} {
+			s.RangeView(StreamID{Ms: 20}, StreamID{Ms: 180}, rev, func(v StreamEntryView) bool {
+				v.Each(func(e listpack.Elem) { sum += len(e.Str) + int(e.Int) })
+				return true
+			})
+		}
+		for _, id := range []StreamID{{Ms: 57}, {Ms: 58}} {
+			if v, ok := s.View(id); ok {
+				sum += v.Len()
+			}
+		}
+		first, _ := s.FirstView()
+		last, _ := s.LastView()
+		sum += first.Len() + last.Len()
+	})
+	if allocs != 0 {
+		t.Fatalf("reading in place allocated %v times a run, want 0", allocs)
+	}
 }

@@ -2,7 +2,8 @@ package rdb
 
 import (
 	"encoding/binary"
-	"strconv"
+
+	"github.com/kvserver/kvserver/listpack"
 )
 
 // RDB object types and string encodings (rdb.h).
@@ -20,6 +21,9 @@ const (
 	typeHashZiplist  = 13
 	typeHashListpack = 16
 	typeZSetListpack = 17
+	// Streams: Redis 5 and 6's, then 7.0's.
+	typeStreamListpacks  = 15
+	typeStreamListpacks2 = 19
 
 	encInt8  = 0
 	encInt16 = 1
@@ -45,19 +49,6 @@ func appendLen(b []byte, n uint64) []byte {
 	return binary.BigEndian.AppendUint64(b, n)
 }
 
-// canonicalInt parses s as Redis's string2ll does when the result must
-// print back as s (no sign other than '-', no leading zeros or spaces).
-func canonicalInt(s []byte) (int64, bool) {
-	if len(s) == 0 || len(s) > 20 {
-		return 0, false
-	}
-	v, err := strconv.ParseInt(string(s), 10, 64)
-	if err != nil || strconv.FormatInt(v, 10) != string(s) {
-		return 0, false
-	}
-	return v, true
-}
-
 // appendEncodedInt is rdbEncodeInteger: false when v needs more than 32
 // bits.
 func appendEncodedInt(b []byte, v int64) ([]byte, bool) {
@@ -77,7 +68,7 @@ func appendEncodedInt(b []byte, v int64) ([]byte, bool) {
 // saves at least four bytes, otherwise as it is.
 func appendString(b []byte, s []byte) []byte {
 	if len(s) <= 11 {
-		if v, ok := canonicalInt(s); ok {
+		if v, ok := listpack.CanonicalInt(s); ok {
 			if out, ok := appendEncodedInt(b, v); ok {
 				return out
 			}

@@ -50,7 +50,7 @@ func lzfCompress(in []byte, outLen int) []byte {
 		slot := lzfIdx(hval)
 		ref := int(htab[slot]) - 1
 		htab[slot] = int32(ip + 1)
-		if ref >= 0 && ref < ip && ip-ref-1 < lzfMaxOff && ip+4 < inLen && ref > 0 &&
+		if ref > 0 && ref < ip && ip-ref-1 < lzfMaxOff &&
 			in[ref] == in[ip] && in[ref+1] == in[ip+1] && in[ref+2] == in[ip+2] {
 			off := ip - ref - 1
 			length := 2

@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/kvserver/kvserver/datatype"
+	"github.com/kvserver/kvserver/listpack"
 )
 
 // Errors of Restore, worded as RESTORE replies them.
@@ -49,6 +50,8 @@ func Dump(v Value) ([]byte, error) {
 		b = dumpSet(b, obj)
 	case *datatype.List:
 		b = dumpList(b, obj, DefaultListNodeBytes)
+	case *datatype.Stream:
+		b = dumpStream(b, obj)
 	default:
 		return nil, fmt.Errorf("rdb: cannot dump a %v", v.Object.Kind())
 	}
@@ -63,7 +66,7 @@ func dumpHash(b []byte, h *datatype.Hash) []byte {
 			return true
 		})
 		b = append(b, typeHashListpack)
-		return appendString(b, buildListpack(elems))
+		return appendString(b, listpack.Build(elems))
 	}
 	b = append(b, typeHash)
 	b = appendLen(b, uint64(h.Len()))
@@ -86,7 +89,7 @@ func dumpZSet(b []byte, z *datatype.ZSet) []byte {
 			return true
 		})
 		b = append(b, typeZSetListpack)
-		return appendString(b, buildListpack(elems))
+		return appendString(b, listpack.Build(elems))
 	}
 	b = append(b, typeZSet2)
 	b = appendLen(b, uint64(z.Len()))
@@ -133,10 +136,8 @@ const (
 // dumpList writes RDB_TYPE_LIST_QUICKLIST_2: the elements packed into
 // listpack nodes as Redis packs a list pushed in order (a node takes one
 // more element while its listpack plus the element and 8 bytes stays
-// within nodeBytes). A list built by RPUSH gets redis-server's nodes; a
-// one-node list dumps byte for byte as redis-server's, a longer one may
-// not, since Redis's LZF reuses a hash table left on the stack by the
-// previous node's compression.
+// within nodeBytes). A list built by RPUSH gets redis-server's nodes and
+// dumps byte for byte as redis-server's.
 func dumpList(b []byte, l *datatype.List, nodeBytes int) []byte {
 	type node struct {
 		elems [][]byte
@@ -156,10 +157,10 @@ func dumpList(b []byte, l *datatype.List, nodeBytes int) []byte {
 			return true
 		}
 		if len(cur) == 0 {
-			curSize = lpHeaderSize + 1
+			curSize = listpack.HeaderSize + 1
 		}
 		cur = append(cur, v)
-		entry = appendListpackEntry(entry[:0], v)
+		entry = listpack.AppendString(entry[:0], v)
 		curSize += len(entry)
 		return true
 	})
@@ -175,7 +176,7 @@ func dumpList(b []byte, l *datatype.List, nodeBytes int) []byte {
 			continue
 		}
 		b = appendLen(b, quicklistPacked)
-		b = appendString(b, buildListpack(n.elems))
+		b = appendString(b, listpack.Build(n.elems))
 	}
 	return b
 }
@@ -334,7 +335,7 @@ func (r *reader) value(lim Limits) (Value, error) {
 		if r.err != nil {
 			return Value{}, r.err
 		}
-		elems, err := parseListpack(lp)
+		elems, err := listpack.Parse(lp)
 		return hashValue(elems, lim, err)
 	case typeList:
 		n := r.count(1)
@@ -362,7 +363,7 @@ func (r *reader) value(lim Limits) (Value, error) {
 			case container != quicklistPacked:
 				return Value{}, errors.New("unknown quicklist container")
 			}
-			parse := parseListpack
+			parse := listpack.Parse
 			if typ == typeListQuick {
 				parse = parseZiplist
 			}
@@ -425,7 +426,7 @@ func (r *reader) value(lim Limits) (Value, error) {
 		if r.err != nil {
 			return Value{}, r.err
 		}
-		parse := parseListpack
+		parse := listpack.Parse
 		if typ == typeZSetZiplist {
 			parse = parseZiplist
 		}
@@ -442,6 +443,8 @@ func (r *reader) value(lim Limits) (Value, error) {
 			entries = append(entries, datatype.ZEntry{Member: elems[i], Score: score})
 		}
 		return zsetValue(entries, lim, nil)
+	case typeStreamListpacks, typeStreamListpacks2:
+		return r.restoreStream(typ)
 	}
 	return Value{}, fmt.Errorf("unsupported object type %d", typ)
 }

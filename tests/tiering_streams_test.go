@@ -37,7 +37,7 @@ func TestStreamsAreDemotedReadBackAndSurviveKillNine(t *testing.T) {
 		t.Skip("kvserver's disk tier has no Redis counterpart")
 	}
 	t.Parallel()
-	const keys, maxmemory = 300, 4 << 20
+	const keys, maxmemory = 300, 1 << 20 // streams of about 2.3 MB: Redis's listpacks
 	s := startKVServer(t, "--maxmemory", strconv.Itoa(maxmemory))
 	c := dialRaw(t, s.Addr)
 	for i := 0; i < keys; i++ {

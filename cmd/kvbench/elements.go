@@ -12,11 +12,25 @@ import (
 )
 
 // elementType is one collection type kvbench elements can fill: the
-// command that adds elements first..first+n-1 to key, and what the
-// element count of a key is read with.
+// command that adds elements first..first+n-1 to key (or, for a type
+// whose command adds one element, addOne's command for element i), and
+// what the element count of a key is read with.
 type elementType struct {
-	add   func(key string, first, n int) []string
-	count string
+	add    func(key string, first, n int) []string
+	addOne func(key string, i int) []string
+	count  string
+}
+
+// commands are the commands that add elements first..first+n-1 to key.
+func (et elementType) commands(key string, first, n int) [][]string {
+	if et.addOne == nil {
+		return [][]string{et.add(key, first, n)}
+	}
+	cmds := make([][]string, n)
+	for i := range cmds {
+		cmds[i] = et.addOne(key, first+i)
+	}
+	return cmds
 }
 
 // elementTypes are the collection types measured; a family adds its row.
@@ -63,6 +77,14 @@ var elementTypes = map[string]elementType{
 		},
 		count: "SCARD",
 	},
+	// Stream entries of one field and a 13-byte value, IDs one
+	// millisecond apart.
+	"stream": {
+		addOne: func(key string, i int) []string {
+			return []string{"XADD", key, fmt.Sprintf("%d-1", 1+i), "member", fmt.Sprintf("member:%06d", i)}
+		},
+		count: "XLEN",
+	},
 }
 
 // elementLayouts are how the elements are spread: many small collections
@@ -100,13 +122,13 @@ type elementsOptions struct {
 }
 
 func parseElementsFlags(args []string) (elementsOptions, bool, error) {
-	fs := newFlagSet("elements", "[--types zset,list,set,intset] [--elements 100000] [--json]", `
+	fs := newFlagSet("elements", "[--types zset,list,set,intset,stream] [--elements 100000] [--json]", `
 Starts a fresh redis-server and kvserver per collection type and layout,
 adds --elements elements (13-byte members) either as many collections of
 100 (small: Redis's listpack) or as one collection, and reports each
 process's growth in resident memory and in its own used_memory, per
 element.`)
-	types := fs.String("types", "zset", "comma-separated collection types: zset, list, set, intset")
+	types := fs.String("types", "zset", "comma-separated collection types: zset, list, set, intset, stream")
 	elements := fs.Int("elements", 100000, "elements per type and layout")
 	redisBin := fs.String("redis", "redis-server", "redis-server binary")
 	kvBin := fs.String("kvserver", "", "kvserver binary (default: build ./cmd/kvserver)")
@@ -192,8 +214,10 @@ func elementsOf(ctx context.Context, t *target, typ string, li, total int) (elem
 	for k := 0; k < keys; k++ {
 		key := fmt.Sprintf("%s:%d", typ, k)
 		for first := 0; first < perKey; first += lay.batchOf {
-			if _, err := c.Do(et.add(key, k*perKey+first, min(lay.batchOf, perKey-first))...); err != nil {
-				return elementsResult{}, err
+			for _, cmd := range et.commands(key, k*perKey+first, min(lay.batchOf, perKey-first)) {
+				if _, err := c.Do(cmd...); err != nil {
+					return elementsResult{}, err
+				}
 			}
 		}
 	}

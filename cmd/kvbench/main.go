@@ -13,7 +13,7 @@
 //	kvbench probe [--keys 256] [--json]
 //	kvbench disk [--sizes 1mb,32mb] [--total 1gb] [--json]
 //	kvbench memory [--sizes 1mb,32mb] [--total 1gb] [--hashes] [--json]
-//	kvbench elements [--types zset,list] [--elements 100000] [--json]
+//	kvbench elements [--types zset,list,set,intset,stream] [--elements 100000] [--json]
 //	kvbench gpuinfo [--json]
 //	kvbench layerwise [--addr HOST:PORT] [--layers 32] [--chunks 4] [--json]
 //	kvbench fanout [--subscribers 100] [--messages 5000] [--size 64] [--rounds 5] [--json]
@@ -114,7 +114,7 @@ commands:
   probe     one KVC.PROBE of 256 keys vs 256 sequential EXISTS (latency ratio)
   disk      the disk tier's Put/Get vs plain file write+fdatasync and cold reads, same disk, same run
   memory    memory growth per stored byte (RSS and used_memory) of both, fresh servers per size
-  elements  bytes per element of collections (sorted sets, lists) in many small keys and in one big one
+  elements  bytes per element of collections (sorted sets, lists, sets, streams) in many small keys and in one big one
   gpuinfo   NVIDIA GPUs, memory and PCIe link (NVML); "no NVIDIA driver" and exit 0 without one
   layerwise gpuclient's layer-wise store and load of a 32-layer chunk set through one
             server (CPU device): sequential vs pipelined with compute = load time
