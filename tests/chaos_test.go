@@ -617,6 +617,9 @@ func (w *chaosWorker) smallSets() error {
 // chaosCheck counts what a check after a restart found.
 type chaosCheck struct {
 	whole, torn, absent, expiredHalf, corrupt, small int
+	// expiredAfterRead counts keys that expired between their read and
+	// their PTTL.
+	expiredAfterRead int
 }
 
 // check reads back every key after a restart (no load running) and checks
@@ -725,6 +728,7 @@ func (m *chaosModel) check(c *rawClient, when string, killedAt time.Time, crashe
 		sm.changedAt, sm.inFlight = time.Time{}, false
 	}
 	res.corrupt += rd.corrupt
+	res.expiredAfterRead = rd.expiredAfterRead
 	if n := infoInt(t, c, "tiers", "tier_disk_corrupt_records"); n != 0 {
 		m.fail("%s: tier_disk_corrupt_records = %d", when, n)
 	}
@@ -740,6 +744,8 @@ type chaosReader struct {
 	scanned map[string]bool
 	// corrupt counts values that are no write's.
 	corrupt int
+	// expiredAfterRead counts keys gone by the PTTL after their read.
+	expiredAfterRead int
 }
 
 // read checks key's value v (a GET reply or an MGET element) and returns
@@ -775,6 +781,7 @@ func (rd *chaosReader) read(key string, v Reply, mayExpire bool, decode func([]b
 	case ttl.Int == -2:
 		// Expired since the read: nothing but expiry touches a key while
 		// the check runs.
+		rd.expiredAfterRead++
 		return seq, keyModel{}
 	case ttl.Int >= 0:
 		// PTTL counts whole milliseconds down from the moment the server
@@ -923,10 +930,10 @@ func TestChaosKillNineUnderMixedLoad(t *testing.T) {
 		d := checkServerLog(t, when, out[logFrom:])
 		logFrom = len(out)
 		dropped += d
-		t.Logf("cycle %2d: load %v (%d writes, %d reads, %d dels, %d expires, %d probes, %d pipelines), then: %d whole, %d torn, %d absent, %d split by expiry, %d corrupt chunks; %d small keys; %d half chunks dropped at start",
+		t.Logf("cycle %2d: load %v (%d writes, %d reads, %d dels, %d expires, %d probes, %d pipelines), then: %d whole, %d torn, %d absent, %d split by expiry, %d corrupt chunks; %d small keys; %d half chunks dropped at start; %d keys expired between their read and PTTL",
 			cycle, load.Round(time.Millisecond), cycleOps.writes.Load(), cycleOps.reads.Load(), cycleOps.dels.Load(),
 			cycleOps.expires.Load(), cycleOps.probes.Load(), cycleOps.smallSets.Load(),
-			res.whole, res.torn, res.absent, res.expiredHalf, res.corrupt, res.small, d)
+			res.whole, res.torn, res.absent, res.expiredHalf, res.corrupt, res.small, d, res.expiredAfterRead)
 		total.whole += res.whole
 		total.torn += res.torn
 		total.absent += res.absent
