@@ -209,10 +209,13 @@ func (e *Engine) syncExpiryLocked(ctx context.Context, it *item) error {
 		it.onDisk = true
 	case errors.Is(err, disktier.ErrNotFound) || errors.Is(err, disktier.ErrCorrupt):
 		// The record is gone (expired on disk in the moment before the
-		// rewrite, or damaged): so is the value of a disk-only key.
+		// rewrite, or damaged): so is the value of a disk-only key, and
+		// a chunk's other key goes with it (damage.go). The disk judges
+		// the old expiry by its own clock, a moment after the step that
+		// found the key alive and acknowledged the new expiry; removing
+		// the key alone left half a chunk.
 		if current && !it.resident {
-			it.diskOld = false
-			e.removeLocked(ctx, it)
+			e.dropLostLocked(ctx, it)
 		}
 		return nil
 	case err != nil:

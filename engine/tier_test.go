@@ -274,3 +274,52 @@ func TestWriteBehindWritesManyGroupsInBatchesAndReplacesOldCopies(t *testing.T) 
 		}
 	}
 }
+
+// TestExpiryRewriteThatFindsTheRecordExpiredDropsTheWholeChunk: a new
+// expiry for a key held only on disk is acknowledged by the step that
+// finds the key alive, and written to its record afterwards. When the
+// record's old expiry passes in between (by the disk tier's clock, a
+// moment later), the rewrite finds no record and the value is lost; the
+// chunk's other key must go with it, as for any lost disk copy. Removing
+// the key alone left half a chunk.
+func TestExpiryRewriteThatFindsTheRecordExpiredDropsTheWholeChunk(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	engineClock := &fakeClock{now: time.Now()}
+	diskClock := &fakeClock{now: engineClock.Now()}
+	store, err := disktier.Open(ctx, disktier.Options{Dir: dir, MaxDisk: -1, Now: diskClock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	e, err := Open(ctx, Options{Cold: store, Now: engineClock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const k = "m@1@0@abcd@bfloat16"
+	old := engineClock.Now().UnixMilli() + 1000
+	set(e, 0, k+"kv_bytes", chunkValue(1, 300<<10), old)
+	set(e, 0, k+"metadata", []byte("meta"), old)
+	// Close writes both keys; the engine opened again holds them on disk only.
+	if err := e.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if e, err = Open(ctx, Options{Cold: store, Now: engineClock.Now}); err != nil {
+		t.Fatal(err)
+	}
+	engineClock.Advance(999 * time.Millisecond) // the step: 1 ms before the old expiry
+	diskClock.Advance(1001 * time.Millisecond)  // the rewrite: 1 ms after it
+	var ok bool
+	e.Update(0, func(tx *Tx) { ok = tx.SetExpire([]byte(k+"kv_bytes"), old+600_000) })
+	if !ok {
+		t.Fatal("SetExpire found no kv_bytes key")
+	}
+	var data, meta bool
+	e.View(0, func(tx *Tx) {
+		_, data = tx.Stat([]byte(k+"kv_bytes"), false)
+		_, meta = tx.Stat([]byte(k+"metadata"), false)
+	})
+	if data != meta {
+		t.Fatalf("after the expiry rewrite found the record expired: kv_bytes exists %v, metadata exists %v: half a chunk", data, meta)
+	}
+}
