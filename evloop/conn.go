@@ -86,10 +86,12 @@ func (c *Conn) Park() error {
 	return nil
 }
 
-// Detach takes the connection from its loop for the calling goroutine,
-// which must be the loop's handler serving it; the loop goes on in another
-// goroutine. It reports false, doing nothing, when the connection was not
-// being served by a loop.
+// Detach takes the connection from its loop: the loop goes on in another
+// goroutine, and the handler serving the connection keeps it when it
+// returns. It is called by that handler before it waits, or by another
+// goroutine for a handler that has run too long (the handler's batch is
+// not touched while it runs). It reports false, doing nothing, when the
+// connection was not being served by a loop.
 func (c *Conn) Detach() bool {
 	c.mu.Lock()
 	if c.state != stateServing {

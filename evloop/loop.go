@@ -286,7 +286,7 @@ type leader struct {
 	i     int
 	// lost is set when a handler detached its connection: the loop
 	// goes on in another goroutine, this one stays with the connection.
-	lost bool
+	lost atomic.Bool
 }
 
 // lead waits for events and serves them until the loop stops or a handler
@@ -321,7 +321,7 @@ func (l *loop) lead(pending []ready) {
 		ld.batch = batch
 		for ld.i = 0; ld.i < len(batch); ld.i++ {
 			l.serve(ld, batch[ld.i])
-			if ld.lost {
+			if ld.lost.Load() {
 				return
 			}
 		}
@@ -368,7 +368,7 @@ func (l *loop) serve(ld *leader, r ready) {
 
 // handOff passes the loop to a new goroutine, with the rest of ld's batch.
 func (ld *leader) handOff() {
-	ld.lost = true
+	ld.lost.Store(true)
 	rest := append([]ready(nil), ld.batch[ld.i+1:]...)
 	if rest == nil {
 		rest = []ready{}

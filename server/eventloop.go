@@ -93,8 +93,11 @@ func (s *Server) serveLoopConn(pc *evloop.Conn) {
 	}
 }
 
-// flushParked sends what the commands of a parked connection answered.
+// flushParked sends what the commands of a parked connection answered,
+// before the loop goes on to other connections (which a lock kept after a
+// script must not hold up).
 func (s *Server) flushParked(c *Client, pc *evloop.Conn) {
+	s.releaseExclusive(c)
 	if c.w.Pending() == 0 {
 		return
 	}
