@@ -318,3 +318,76 @@ func TestCloseAndWakeReachParkedConnections(t *testing.T) {
 		t.Fatal("Close did not reach the parked connection's handler")
 	}
 }
+
+// TestDetachFromAnotherGoroutine detaches a connection whose handler runs
+// too long from a timer's goroutine, as the server does for a script past
+// busy-reply-threshold: the loop's other connections are served at once,
+// and the long handler keeps its connection when it ends.
+func TestDetachFromAnotherGoroutine(t *testing.T) {
+	release := make(chan struct{})
+	var slowOnce sync.Once
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	g, err := NewGroup(1, func(c *Conn) {
+		var buf [64]byte
+		n, err := c.TryRead(buf[:])
+		if err == ErrWouldBlock {
+			return
+		}
+		if err != nil {
+			c.Release()
+			return
+		}
+		if string(buf[:n]) == "slow\n" {
+			slowOnce.Do(func() {
+				timer := time.AfterFunc(50*time.Millisecond, func() { c.Detach() })
+				defer timer.Stop()
+				<-release
+			})
+		}
+		c.Write(buf[:n])
+		if c.Running() {
+			c.Park()
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	el, err := g.Listen(ln)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer el.Close()
+	go func() {
+		for {
+			c, err := el.Accept()
+			if err != nil {
+				return
+			}
+			c.Park()
+		}
+	}()
+	s := &lineServer{t: t, ln: ln}
+	slow, slowR := dial(t, s)
+	fast, fastR := dial(t, s)
+	io.WriteString(slow, "slow\n")
+	time.Sleep(20 * time.Millisecond)
+	start := time.Now()
+	if got := ask(t, fast, fastR, "ping"); got != "ping" {
+		t.Fatalf("fast client got %q", got)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("fast client waited %v", d)
+	}
+	close(release)
+	if got, err := slowR.ReadString('\n'); err != nil || got != "slow\n" {
+		t.Fatalf("slow client got %q, %v", got, err)
+	}
+	if got := ask(t, slow, slowR, "again"); got != "again" {
+		t.Fatalf("slow client after its handler: %q", got)
+	}
+}
