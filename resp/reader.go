@@ -166,28 +166,7 @@ func (r *Reader) ReadCommand(cmd *Command) error {
 // command starting at start keeps its bytes. It returns the shift applied
 // to buffer offsets.
 func (r *Reader) fill(start int) (int, error) {
-	shift := 0
-	if r.w == len(r.buf) {
-		if start > 0 && len(r.buf) < streamReadBuffer {
-			// The client fills the buffer faster than commands end in
-			// it (pipelining): a larger one takes more per read call.
-			nb := make([]byte, len(r.buf)*2)
-			n := copy(nb, r.buf[start:r.w])
-			r.buf = nb
-			r.w = n
-			r.r -= start
-			shift = start
-		} else if start > 0 {
-			copy(r.buf, r.buf[start:r.w])
-			r.w -= start
-			r.r -= start
-			shift = start
-		} else {
-			nb := make([]byte, len(r.buf)*2)
-			copy(nb, r.buf[:r.w])
-			r.buf = nb
-		}
-	}
+	shift := r.makeRoom(start)
 	n, err := r.rd.Read(r.buf[r.w:])
 	r.w += n
 	r.bytesRead += int64(n)
@@ -198,6 +177,43 @@ func (r *Reader) fill(start int) (int, error) {
 		err = io.ErrNoProgress
 	}
 	return shift, err
+}
+
+// makeRoom compacts or grows a full buffer so that a read has room and the
+// command starting at start keeps its bytes, and returns the shift applied
+// to buffer offsets.
+func (r *Reader) makeRoom(start int) int {
+	if r.w < len(r.buf) {
+		return 0
+	}
+	switch {
+	case start > 0 && len(r.buf) < streamReadBuffer:
+		// The client fills the buffer faster than commands end in it
+		// (pipelining): a larger one takes more per read call.
+		nb := make([]byte, len(r.buf)*2)
+		r.w = copy(nb, r.buf[start:r.w])
+		r.buf = nb
+	case start > 0:
+		r.w = copy(r.buf, r.buf[start:r.w])
+	default:
+		nb := make([]byte, len(r.buf)*2)
+		copy(nb, r.buf[:r.w])
+		r.buf = nb
+	}
+	r.r -= start
+	return start
+}
+
+// resetDrained starts an empty buffer over at its beginning, dropping one
+// grown past maxRetainedBuffer.
+func (r *Reader) resetDrained() {
+	if r.r != r.w {
+		return
+	}
+	if len(r.buf) > maxRetainedBuffer {
+		r.buf = make([]byte, DefaultReadBuffer)
+	}
+	r.r, r.w = 0, 0
 }
 
 // readLine returns the end (index of '\r') of the line starting at pos,
@@ -241,12 +257,8 @@ func (r *Reader) readLine(start *int, pos *int, limit int, tooBig string, stopAt
 // readOne parses one request. It reports false for an empty request
 // (blank inline line or a multibulk count <= 0), which Redis ignores.
 func (r *Reader) readOne() (bool, error) {
-	if len(r.buf) > maxRetainedBuffer && r.r == r.w {
-		r.buf = make([]byte, DefaultReadBuffer)
-		r.r, r.w = 0, 0
-	}
 	if r.r == r.w {
-		r.r, r.w = 0, 0
+		r.resetDrained()
 		if _, err := r.fill(0); err != nil {
 			return false, err
 		}
@@ -564,26 +576,8 @@ func hexVal(c byte) byte {
 // making room as ReadCommand would. It is how a connection whose socket is
 // readable takes what arrived before Next and ReadCommand look at it.
 func (r *Reader) Fill(read func([]byte) (int, error)) (int, error) {
-	if r.r == r.w {
-		if len(r.buf) > maxRetainedBuffer {
-			r.buf = make([]byte, DefaultReadBuffer)
-		}
-		r.r, r.w = 0, 0
-	}
-	if r.w == len(r.buf) {
-		// The last read filled the buffer: as in fill, a client that
-		// streams gets a larger one, up to streamReadBuffer, and a
-		// command larger than the buffer grows it.
-		if r.r > 0 && len(r.buf) >= streamReadBuffer {
-			r.w = copy(r.buf, r.buf[r.r:r.w])
-			r.r = 0
-		} else {
-			nb := make([]byte, len(r.buf)*2)
-			r.w = copy(nb, r.buf[r.r:r.w])
-			r.r = 0
-			r.buf = nb
-		}
-	}
+	r.resetDrained()
+	r.makeRoom(r.r)
 	n, err := read(r.buf[r.w:])
 	if n > 0 {
 		r.w += n
