@@ -32,7 +32,10 @@
 // lookups, flushes and compactions.
 //
 // Expiry (unix ms) is stored in the header. An expired record reads as
-// ErrNotFound and is deleted on access, or by Iterate.
+// ErrNotFound and is deleted on access, or by Iterate. A caller that keeps
+// the expiries itself and judges them by its own clock (the engine, whose
+// index knows every key) reads with GetAlive and rewrites with SetExpire,
+// which do not judge the record's expiry again a moment later.
 //
 // # On-disk format
 //

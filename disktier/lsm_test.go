@@ -627,3 +627,47 @@ func TestSetExpireRewritesOnlyTheExpiry(t *testing.T) {
 		})
 	}
 }
+
+// TestTheCallerJudgesExpiryForGetAliveAndSetExpire: the engine decides
+// under its lock that a key is alive and reads or rewrites its record a
+// moment later, when by the disk tier's clock the record's expiry may have
+// passed. GetAlive returns such a record and keeps it; SetExpire gives it
+// the new expiry (it reported ErrNotFound, and the engine lost a key
+// whose new expiry the client had been told of). Get still judges.
+func TestTheCallerJudgesExpiryForGetAliveAndSetExpire(t *testing.T) {
+	values := map[string][]byte{
+		"inline": randomBytes(1, 28),
+		"pebble": bf16KV(2, 5000),
+		"vlog":   bf16KV(3, 4<<20+1),
+	}
+	now := time.UnixMilli(1_700_000_000_000)
+	s := openTest(t, Options{Now: func() time.Time { return now }})
+	old := now.Add(time.Second).UnixMilli()
+	for name, v := range values {
+		mustPut(t, s, 0, name, v, RecordMeta{ExpireAt: old, Shuffle: true})
+	}
+	now = now.Add(2 * time.Second)
+	later := now.Add(time.Hour).UnixMilli()
+	for name, v := range values {
+		got, meta, err := s.GetAlive(ctx, 0, []byte(name))
+		if err != nil || !bytes.Equal(got, v) || meta.ExpireAt != old {
+			t.Fatalf("%s: GetAlive past the expiry: %v, equal %v, expiry %d; want the value, expiry %d",
+				name, err, bytes.Equal(got, v), meta.ExpireAt, old)
+		}
+	}
+	if st := s.Stats(); st.Keys != 3 || st.Expired != 0 {
+		t.Fatalf("after GetAlive: %d keys, %d expired; want 3 and 0", st.Keys, st.Expired)
+	}
+	for _, name := range []string{"inline", "pebble"} {
+		if err := s.SetExpire(ctx, 0, []byte(name), later); err != nil {
+			t.Fatalf("%s: SetExpire past the old expiry: %v", name, err)
+		}
+		if got, meta := mustGet(t, s, 0, name); !bytes.Equal(got, values[name]) || meta.ExpireAt != later {
+			t.Fatalf("%s: after SetExpire: equal %v, expiry %d want %d", name, bytes.Equal(got, values[name]), meta.ExpireAt, later)
+		}
+	}
+	wantNotFound(t, s, 0, "vlog")
+	if st := s.Stats(); st.Keys != 2 || st.Expired != 1 {
+		t.Fatalf("after Get of the expired record: %d keys, %d expired; want 2 and 1", st.Keys, st.Expired)
+	}
+}

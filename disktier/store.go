@@ -107,7 +107,8 @@ type Options struct {
 // reads fill in all fields.
 type RecordMeta struct {
 	// ExpireAt is the expiry in unix milliseconds; 0 means none. A record
-	// whose expiry has passed reads as ErrNotFound and is deleted.
+	// whose expiry has passed reads as ErrNotFound and is deleted (Get,
+	// Stat, Iterate; GetAlive and SetExpire leave that to the caller).
 	ExpireAt int64
 	// Shuffle asks Put to store the value as two byte planes before
 	// compressing it, which is what makes fp16/bf16 KV data compressible.
@@ -1167,6 +1168,22 @@ func (s *Store) Stat(ctx context.Context, db int, key []byte) (RecordMeta, error
 // cache (or serves it from the memtable), and the decoder writes it into the
 // returned slice; a shuffled payload adds one pass to undo the shuffle.
 func (s *Store) Get(ctx context.Context, db int, key []byte) ([]byte, RecordMeta, error) {
+	return s.get(ctx, db, key, true)
+}
+
+// GetAlive is Get for a caller that keeps the expiries itself and has found
+// the key alive by its own clock (the engine, under its lock, at the time
+// of the command): the record's expiry is reported but not judged again, so
+// a record whose stored expiry has passed since, or that carries an expiry
+// the caller has changed and not yet rewritten (SetExpire), is returned
+// and kept. Errors as Get's.
+func (s *Store) GetAlive(ctx context.Context, db int, key []byte) ([]byte, RecordMeta, error) {
+	return s.get(ctx, db, key, false)
+}
+
+// get is Get, and GetAlive without judge: judge reports a record past its
+// expiry as ErrNotFound and deletes it.
+func (s *Store) get(ctx context.Context, db int, key []byte, judge bool) ([]byte, RecordMeta, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, RecordMeta{}, err
 	}
@@ -1184,7 +1201,7 @@ func (s *Store) Get(ctx context.Context, db int, key []byte) ([]byte, RecordMeta
 	}
 
 	hkey := encodeKey(nil, prefixHeader, d, key)
-	value, meta, err := s.read(ctx, d, key, hkey)
+	value, meta, err := s.read(ctx, d, key, hkey, judge)
 	if errors.Is(err, errBadRecord) {
 		// The header and payload are two Pebble reads; a concurrent Put or
 		// Delete between them looks like a mismatch. Read again with writers
@@ -1195,7 +1212,7 @@ func (s *Store) Get(ctx context.Context, db int, key []byte) ([]byte, RecordMeta
 			// A checksum failure in Pebble's own blocks is no race, and
 			// reading it again costs much: Pebble looks for a flipped bit
 			// in the block on every failure (seconds for a 256 KiB value).
-			value, meta, err = s.read(ctx, d, key, hkey)
+			value, meta, err = s.read(ctx, d, key, hkey, judge)
 		}
 		if errors.Is(err, errBadRecord) {
 			err = s.dropCorruptLocked(d, key, err)
@@ -1208,7 +1225,7 @@ func (s *Store) Get(ctx context.Context, db int, key []byte) ([]byte, RecordMeta
 		return nil, RecordMeta{}, err
 	case err != nil:
 		return nil, RecordMeta{}, err
-	case s.expiredAt(meta.ExpireAt):
+	case judge && s.expiredAt(meta.ExpireAt):
 		s.dropExpired(d, key, meta.ExpireAt)
 		s.misses.Add(1)
 		return nil, RecordMeta{}, ErrNotFound
@@ -1219,8 +1236,9 @@ func (s *Store) Get(ctx context.Context, db int, key []byte) ([]byte, RecordMeta
 }
 
 // read reads and verifies one record. Verification failures wrap
-// errBadRecord.
-func (s *Store) read(ctx context.Context, db uint32, key, hkey []byte) ([]byte, RecordMeta, error) {
+// errBadRecord. With judge, a record past its expiry is returned with its
+// expiry and no value, its payload unread.
+func (s *Store) read(ctx context.Context, db uint32, key, hkey []byte, judge bool) ([]byte, RecordMeta, error) {
 	hv, hcloser, err := s.db.Get(hkey)
 	if err != nil {
 		return nil, RecordMeta{}, readError(err)
@@ -1233,7 +1251,7 @@ func (s *Store) read(ctx context.Context, db uint32, key, hkey []byte) ([]byte, 
 	if h.db != db || uint64(h.groupLen) != uint64(len(grouping.Of(key))) {
 		return nil, RecordMeta{}, badRecord("header names db %d group length %d", h.db, h.groupLen)
 	}
-	if s.expiredAt(h.expireAt) {
+	if judge && s.expiredAt(h.expireAt) {
 		// Reported as expired by the caller without reading the payload.
 		return nil, RecordMeta{ExpireAt: h.expireAt}, nil
 	}
@@ -1409,8 +1427,12 @@ func (s *Store) deleteLocked(db uint32, key []byte, h *header, size usage) error
 // SetExpire changes the expiry of the record under key in database db and
 // keeps its value where it is: only the header is rewritten. The header's
 // checksum covers the expiry and the value, so the value is read (and
-// verified) to compute it; a value-log payload is not copied. Errors:
-// ErrNotFound (expired records included), ErrCorrupt, ErrUnavailable.
+// verified) to compute it; a value-log payload is not copied. The record's
+// old expiry is not judged: the caller has decided that the key is alive
+// (the engine, under its lock, when the command ran), and a record whose
+// old expiry passed between that decision and this rewrite gets the new
+// one like any other. Errors: ErrNotFound (no record), ErrCorrupt,
+// ErrUnavailable.
 func (s *Store) SetExpire(ctx context.Context, db int, key []byte, expireAt int64) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -1430,14 +1452,12 @@ func (s *Store) SetExpire(ctx context.Context, db int, key []byte, expireAt int6
 	mu.Lock()
 	defer mu.Unlock()
 	hkey := encodeKey(nil, prefixHeader, d, key)
-	value, meta, err := s.read(ctx, d, key, hkey)
+	value, _, err := s.read(ctx, d, key, hkey, false)
 	switch {
 	case errors.Is(err, errBadRecord):
 		return s.dropCorruptLocked(d, key, err)
 	case err != nil:
 		return err
-	case value == nil && s.expiredAt(meta.ExpireAt):
-		return ErrNotFound
 	}
 	hv, closer, err := s.db.Get(hkey)
 	if err != nil {

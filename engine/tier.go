@@ -208,12 +208,12 @@ func (e *Engine) syncExpiryLocked(ctx context.Context, it *item) error {
 		it.diskOld = false
 		it.onDisk = true
 	case errors.Is(err, disktier.ErrNotFound) || errors.Is(err, disktier.ErrCorrupt):
-		// The record is gone (expired on disk in the moment before the
-		// rewrite, or damaged): so is the value of a disk-only key, and
-		// a chunk's other key goes with it (damage.go). The disk judges
-		// the old expiry by its own clock, a moment after the step that
-		// found the key alive and acknowledged the new expiry; removing
-		// the key alone left half a chunk.
+		// The record is gone (damaged, or deleted behind the engine):
+		// so is the value of a disk-only key, and a chunk's other key
+		// goes with it (damage.go); removing the key alone left half a
+		// chunk. A record whose old expiry passed after the step that
+		// found the key alive is not gone: SetExpire leaves that
+		// judgement to the step, which answered the client.
 		if current && !it.resident {
 			e.dropLostLocked(ctx, it)
 		}
@@ -598,7 +598,9 @@ const diskReclaimWait = 20 * time.Second
 // It reports false, after removing the key, when the disk no longer has a
 // good copy.
 func (e *Engine) loadLocked(ctx context.Context, it *item, promote bool) ([]byte, bool) {
-	value, meta, err := e.cold.Get(ctx, it.ks.phys, []byte(it.key))
+	// The step found the key alive: the record's expiry (which may be
+	// past by now, or older than the key's) is not judged again.
+	value, meta, err := e.cold.GetAlive(ctx, it.ks.phys, []byte(it.key))
 	if err == nil {
 		it.quantized = meta.Quantized
 	}
@@ -641,7 +643,9 @@ func (e *Engine) Preload(ctx context.Context, db int, keys [][]byte) {
 		e.mu.Lock()
 		ks := e.dbs[db]
 		it := ks.items[string(key)]
-		if it == nil || it.resident || !it.hasRecord() {
+		expired := it != nil && it.expireAt != 0 && it.expireAt <= e.opts.Now().UnixMilli()
+		if it == nil || it.resident || !it.hasRecord() || expired {
+			// An expired key is left to the command, which expires it.
 			e.mu.Unlock()
 			continue
 		}
@@ -654,7 +658,9 @@ func (e *Engine) Preload(ctx context.Context, db int, keys [][]byte) {
 		}
 		version, phys, kind := it.version, ks.phys, it.kind
 		e.mu.Unlock()
-		value, meta, err := e.cold.Get(ctx, phys, key)
+		// The key is alive by the engine's expiry, which is the one that
+		// counts: its record's may be past by now, or older (syncExpiry).
+		value, meta, err := e.cold.GetAlive(ctx, phys, key)
 		// An object is decoded here too: a large one takes as long as
 		// it took to encode (seconds for millions of members).
 		var obj datatype.Object
@@ -748,7 +754,7 @@ func (e *Engine) rebuild(ctx context.Context) error {
 			continue // dropped with a damaged partner
 		}
 		// Small: the disk tier keeps such values inline with the header.
-		v, _, err := e.cold.Get(ctx, it.ks.phys, []byte(it.key))
+		v, _, err := e.cold.GetAlive(ctx, it.ks.phys, []byte(it.key))
 		if lostOnDisk(err) {
 			e.dropLostLocked(ctx, it)
 			continue

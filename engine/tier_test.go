@@ -275,51 +275,189 @@ func TestWriteBehindWritesManyGroupsInBatchesAndReplacesOldCopies(t *testing.T) 
 	}
 }
 
-// TestExpiryRewriteThatFindsTheRecordExpiredDropsTheWholeChunk: a new
-// expiry for a key held only on disk is acknowledged by the step that
-// finds the key alive, and written to its record afterwards. When the
-// record's old expiry passes in between (by the disk tier's clock, a
-// moment later), the rewrite finds no record and the value is lost; the
-// chunk's other key must go with it, as for any lost disk copy. Removing
-// the key alone left half a chunk.
-func TestExpiryRewriteThatFindsTheRecordExpiredDropsTheWholeChunk(t *testing.T) {
+// diskOnlyChunk is an engine over a real disk tier holding one chunk, both
+// keys on disk only, each with expiry old, 1 s after the start. The engine
+// and the disk tier have clocks of their own, so that a test can put the
+// disk tier's moment after the step that judged a key.
+type diskOnlyChunk struct {
+	e                      *Engine
+	store                  *disktier.Store
+	engineClock, diskClock *fakeClock
+	old                    int64
+	data, meta             string
+	dataValue, metaValue   []byte
+}
+
+func openDiskOnlyChunk(t *testing.T) *diskOnlyChunk {
+	t.Helper()
 	ctx := context.Background()
-	dir := t.TempDir()
-	engineClock := &fakeClock{now: time.Now()}
-	diskClock := &fakeClock{now: engineClock.Now()}
-	store, err := disktier.Open(ctx, disktier.Options{Dir: dir, MaxDisk: -1, Now: diskClock.Now})
+	c := &diskOnlyChunk{engineClock: &fakeClock{now: time.Now()}}
+	c.diskClock = &fakeClock{now: c.engineClock.Now()}
+	store, err := disktier.Open(ctx, disktier.Options{Dir: t.TempDir(), MaxDisk: -1, Now: c.diskClock.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer store.Close()
-	e, err := Open(ctx, Options{Cold: store, Now: engineClock.Now})
+	t.Cleanup(func() { store.Close() })
+	c.store = store
+	e, err := Open(ctx, Options{Cold: store, Now: c.engineClock.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
 	const k = "m@1@0@abcd@bfloat16"
-	old := engineClock.Now().UnixMilli() + 1000
-	set(e, 0, k+"kv_bytes", chunkValue(1, 300<<10), old)
-	set(e, 0, k+"metadata", []byte("meta"), old)
+	c.data, c.meta = k+"kv_bytes", k+"metadata"
+	c.dataValue, c.metaValue = chunkValue(1, 300<<10), []byte("meta")
+	c.old = c.engineClock.Now().UnixMilli() + 1000
+	set(e, 0, c.data, c.dataValue, c.old)
+	set(e, 0, c.meta, c.metaValue, c.old)
 	// Close writes both keys; the engine opened again holds them on disk only.
 	if err := e.Close(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if e, err = Open(ctx, Options{Cold: store, Now: engineClock.Now}); err != nil {
+	c.reopen(t)
+	return c
+}
+
+// reopen opens the engine again over the same disk tier.
+func (c *diskOnlyChunk) reopen(t *testing.T) {
+	t.Helper()
+	e, err := Open(context.Background(), Options{Cold: c.store, Now: c.engineClock.Now})
+	if err != nil {
 		t.Fatal(err)
 	}
-	engineClock.Advance(999 * time.Millisecond) // the step: 1 ms before the old expiry
-	diskClock.Advance(1001 * time.Millisecond)  // the rewrite: 1 ms after it
+	c.e = e
+}
+
+// straddle puts the engine 1 ms before the keys' old expiry and the disk
+// tier 1 ms after it: a step finds the keys alive, and the disk work that
+// follows the step happens once their records' expiry has passed.
+func (c *diskOnlyChunk) straddle() {
+	c.engineClock.Advance(999 * time.Millisecond)
+	c.diskClock.Advance(1001 * time.Millisecond)
+}
+
+// wantWhole fails unless both keys read back whole with expiry want.
+func (c *diskOnlyChunk) wantWhole(t *testing.T, when string, want int64) {
+	t.Helper()
+	for _, kv := range []struct {
+		key   string
+		value []byte
+	}{{c.data, c.dataValue}, {c.meta, c.metaValue}} {
+		var ent Entry
+		var ok bool
+		c.e.View(0, func(tx *Tx) { ent, ok = tx.Get([]byte(kv.key)) })
+		if !ok || !bytes.Equal(ent.Value, kv.value) || ent.ExpireAt != want {
+			t.Fatalf("%s: %s exists %v, value right %v, expiry %d; want the value with expiry %d",
+				when, kv.key, ok, bytes.Equal(ent.Value, kv.value), ent.ExpireAt, want)
+		}
+	}
+}
+
+// TestANewExpiryTheStepAcceptedSurvivesItsRewrite: PEXPIRE on a key held
+// only on disk is decided by the step that finds the key alive (and
+// answers 1); its record gets the new expiry afterwards, without the
+// lock. When the record's old expiry passes in between (by the disk tier's
+// clock, a moment later), the rewrite still gives the record the new
+// expiry: the disk tier judged the old one, found the record expired, and
+// the key the client was told had a new expiry was lost (with its chunk).
+// The new expiry must also be what a restart finds.
+func TestANewExpiryTheStepAcceptedSurvivesItsRewrite(t *testing.T) {
+	c := openDiskOnlyChunk(t)
+	c.straddle()
+	later := c.old + 600_000
+	for _, key := range []string{c.data, c.meta} {
+		var ok bool
+		c.e.Update(0, func(tx *Tx) { ok = tx.SetExpire([]byte(key), later) })
+		if !ok {
+			t.Fatalf("SetExpire found no %s", key)
+		}
+	}
+	c.e.mu.Lock()
+	for _, key := range []string{c.data, c.meta} {
+		if it := c.e.dbs[0].items[key]; it == nil || it.resident || it.diskOld || !it.onDisk {
+			t.Fatalf("%s after the rewrite: %+v; want a disk-only key whose record is current", key, it)
+		}
+	}
+	c.e.mu.Unlock()
+	c.wantWhole(t, "after the rewrite", later)
+	if err := c.e.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	c.reopen(t)
+	c.wantWhole(t, "after a restart", later)
+}
+
+// TestAKeyAliveAtTheStepReadsFromDiskAfterItsExpiryPassesThere: a command
+// that finds a disk-only key alive gets its value, even when, by the disk
+// tier's clock, the record's expiry has passed by the time it is read
+// (Redis answers by the command's time). The disk tier judged the expiry
+// again, reported the record missing, and the key was dropped as lost,
+// with its chunk. Both ways a value comes from disk are checked: under the
+// lock, and Preload before the command.
+func TestAKeyAliveAtTheStepReadsFromDiskAfterItsExpiryPassesThere(t *testing.T) {
+	for _, preload := range []bool{false, true} {
+		t.Run(fmt.Sprintf("preload=%v", preload), func(t *testing.T) {
+			c := openDiskOnlyChunk(t)
+			c.straddle()
+			if preload {
+				c.e.Preload(context.Background(), 0, [][]byte{[]byte(c.data)})
+			}
+			c.wantWhole(t, "a read 1 ms before the expiry", c.old)
+		})
+	}
+}
+
+// TestANewExpiryWaitingForItsRewriteCounts: while the group of a disk-only
+// key is being written (a demotion or write-behind without the lock), a
+// new expiry is not rewritten at once; it waits in the engine, marked
+// dirty, for the next write of the group. Until then the record still
+// carries the old expiry: a read after that has passed on disk, and the
+// rewrite at Close, must go by the new one.
+func TestANewExpiryWaitingForItsRewriteCounts(t *testing.T) {
+	c := openDiskOnlyChunk(t)
+	later := c.old + 600_000
+	c.e.mu.Lock()
+	g := c.e.dbs[0].items[c.data].grp
+	c.e.beginWriteLocked(g) // the group's write in flight
+	c.e.mu.Unlock()
+	for _, key := range []string{c.data, c.meta} {
+		c.e.Update(0, func(tx *Tx) { tx.SetExpire([]byte(key), later) })
+	}
+	c.e.mu.Lock()
+	c.e.endWriteLocked(g)
+	if it := c.e.dbs[0].items[c.data]; !it.diskOld {
+		t.Fatal("the expiry was rewritten while the group was being written")
+	}
+	c.e.mu.Unlock()
+	c.straddle()
+	c.diskClock.Advance(time.Minute)
+	if err := c.e.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	c.reopen(t)
+	c.wantWhole(t, "after the rewrite at Close", later)
+}
+
+// TestAnExpiryRewriteThatFindsNoRecordDropsTheWholeChunk: when the record
+// of a disk-only key is gone when its new expiry is written (damage, or a
+// deletion behind the engine's back), the value is lost; the chunk's
+// other key must go with it, as for any lost disk copy. Removing the key
+// alone left half a chunk.
+func TestAnExpiryRewriteThatFindsNoRecordDropsTheWholeChunk(t *testing.T) {
+	c := openDiskOnlyChunk(t)
+	if found, err := c.store.Delete(context.Background(), 0, []byte(c.data)); err != nil || !found {
+		t.Fatalf("deleting the record behind the engine: %v %v", found, err)
+	}
 	var ok bool
-	e.Update(0, func(tx *Tx) { ok = tx.SetExpire([]byte(k+"kv_bytes"), old+600_000) })
+	c.e.Update(0, func(tx *Tx) { ok = tx.SetExpire([]byte(c.data), c.old+600_000) })
 	if !ok {
 		t.Fatal("SetExpire found no kv_bytes key")
 	}
 	var data, meta bool
-	e.View(0, func(tx *Tx) {
-		_, data = tx.Stat([]byte(k+"kv_bytes"), false)
-		_, meta = tx.Stat([]byte(k+"metadata"), false)
+	c.e.View(0, func(tx *Tx) {
+		_, data = tx.Stat([]byte(c.data), false)
+		_, meta = tx.Stat([]byte(c.meta), false)
 	})
-	if data != meta {
-		t.Fatalf("after the expiry rewrite found the record expired: kv_bytes exists %v, metadata exists %v: half a chunk", data, meta)
+	if data || meta {
+		t.Fatalf("after the expiry rewrite found no record: kv_bytes exists %v, metadata exists %v; want the chunk gone", data, meta)
 	}
 }
