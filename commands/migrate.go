@@ -13,7 +13,9 @@ import (
 // MIGRATE (Redis's cluster.c migrateCommand): the keys go to another
 // server as DUMP payloads restored there, then are deleted here unless
 // COPY. The keys are read in one engine step, the network exchange
-// (package migrate) runs without the engine lock, and the deletion is a
+// (package migrate) runs without the engine lock (and, through the
+// server's Migrator, without the server's transaction lock, so that EXEC
+// and scripts do not wait for a slow target), and the deletion is a
 // second step that leaves alone a key whose value changed meanwhile (the
 // target then holds the older value, this server the newer one; Redis,
 // single-threaded, has no such window).
@@ -28,8 +30,8 @@ var migrateCommands = []*Spec{
 		GetKeys: migrateGetKeys, Handler: cmdMigrate},
 }
 
-// Migrator moves serialized keys to another server; *migrate.Pool is the
-// server's.
+// Migrator moves serialized keys to another server: the server's
+// *migrate.Pool, reached without the server's transaction lock.
 type Migrator interface {
 	Migrate(ctx context.Context, req migrate.Request) migrate.Result
 }

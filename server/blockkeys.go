@@ -127,10 +127,7 @@ func (r *blockRegistry) block(c *Client, keys [][]byte, timeout time.Duration, s
 	r.mu.Unlock()
 
 	// Let other commands, EXEC's included, run while this one waits.
-	if c.holdsShared {
-		c.srv.exclusive.RUnlock()
-		defer c.srv.exclusive.RLock()
-	}
+	defer c.leaveShared()()
 	var deadline time.Time
 	if timeout > 0 {
 		deadline = time.Now().Add(timeout)

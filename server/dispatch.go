@@ -193,6 +193,20 @@ func (s *Server) runHandler(c *Client, spec *commands.Spec) {
 	spec.Handler(c.x)
 }
 
+// leaveShared lets Server.exclusive go while c's command waits (for keys,
+// for the network), if the command holds it shared; inside EXEC or a
+// script, which hold it alone for their whole run, it stays. Other
+// clients' commands may run meanwhile in any case: letting it go adds the
+// EXECs and scripts, which then need not wait for this wait. The function
+// returned takes it again.
+func (c *Client) leaveShared() (retake func()) {
+	if !c.holdsShared {
+		return func() {}
+	}
+	c.srv.exclusive.RUnlock()
+	return c.srv.exclusive.RLock
+}
+
 // keepsExclusive reports whether c may hold Server.exclusive across the
 // command spec (runHandler): scripts outside MULTI, which wait for nothing
 // before they run (no memory reservation; preload and waitWhilePaused let

@@ -51,6 +51,6 @@ func (s *Server) newCommandCtx(c *Client) *commands.Ctx {
 		Blocker:        session{c},
 		Tracking:       session{c},
 		Monitor:        session{c},
-		Migrator:       s.migrations,
+		Migrator:       session{c},
 	}
 }

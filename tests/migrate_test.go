@@ -78,20 +78,18 @@ func startHeldTarget(t *testing.T) *heldTarget {
 	return h
 }
 
-// TestMigrateWaitsForTheTargetWithoutHoldingTheKeyspace: while a target
-// is slow to answer MIGRATE's RESTORE, other clients read and write (the
-// engine lock is not held across the network exchange), and a key written
-// meanwhile is not deleted when the target then accepts the older value,
-// while an unchanged one is.
-func TestMigrateWaitsForTheTargetWithoutHoldingTheKeyspace(t *testing.T) {
-	if diffAgainstRedis() {
-		t.Skip("redis-server blocks every client during MIGRATE")
-	}
-	t.Parallel()
+// migrateHeld writes "changed" and "same", starts a MIGRATE of both to a
+// held target and returns, once the target has the RESTORE, a second client
+// and finish, which lets the target answer and checks that MIGRATE answered
+// OK, that "changed" (which the test rewrites to "new" meanwhile) kept the
+// newer value, and that the unchanged "same" was migrated away.
+func migrateHeld(t *testing.T) (c2 *rawClient, finish func()) {
+	t.Helper()
 	kv := startKVServer(t)
 	target := startHeldTarget(t)
 	port := strconv.Itoa(target.port)
-	c1, c2 := dialRaw(t, kv.Addr), dialRaw(t, kv.Addr)
+	c1 := dialRaw(t, kv.Addr)
+	c2 = dialRaw(t, kv.Addr)
 	c1.Do("SET", "changed", "old")
 	c1.Do("SET", "same", "v")
 	reply := make(chan string, 1)
@@ -107,6 +105,33 @@ func TestMigrateWaitsForTheTargetWithoutHoldingTheKeyspace(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		t.Fatal("the target got no RESTORE")
 	}
+	var once sync.Once
+	return c2, func() {
+		t.Helper()
+		once.Do(func() { close(target.release) })
+		if r := <-reply; r != "+OK\r\n" {
+			t.Fatalf("MIGRATE = %q", r)
+		}
+		if r := string(c2.Do("GET", "changed")); r != "$3\r\nnew\r\n" {
+			t.Errorf("the key written during MIGRATE: GET = %q, want the new value kept", r)
+		}
+		if r := string(c2.Do("EXISTS", "same")); r != ":0\r\n" {
+			t.Errorf("the unchanged key: EXISTS = %q, want it migrated away", r)
+		}
+	}
+}
+
+// TestMigrateWaitsForTheTargetWithoutHoldingTheKeyspace: while a target
+// is slow to answer MIGRATE's RESTORE, other clients read and write (the
+// engine lock is not held across the network exchange), and a key written
+// meanwhile is not deleted when the target then accepts the older value,
+// while an unchanged one is.
+func TestMigrateWaitsForTheTargetWithoutHoldingTheKeyspace(t *testing.T) {
+	if diffAgainstRedis() {
+		t.Skip("redis-server blocks every client during MIGRATE")
+	}
+	t.Parallel()
+	c2, finish := migrateHeld(t)
 	start := time.Now()
 	if r := string(c2.Do("SET", "changed", "new")); r != "+OK\r\n" {
 		t.Fatalf("SET during MIGRATE = %q", r)
@@ -117,14 +142,45 @@ func TestMigrateWaitsForTheTargetWithoutHoldingTheKeyspace(t *testing.T) {
 	if d := time.Since(start); d > 5*time.Second {
 		t.Errorf("SET and GET took %v while MIGRATE waited for its target", d)
 	}
-	close(target.release)
-	if r := <-reply; r != "+OK\r\n" {
-		t.Fatalf("MIGRATE = %q", r)
+	finish()
+}
+
+// TestMigrateWaitingForItsTargetHoldsUpNoExecAndNoScript: an EXEC and a
+// script, which run alone (Server.exclusive held for writing), run while
+// MIGRATE waits for a slow target: MIGRATE lets the lock it holds shared
+// go for its network exchange, as a blocked BLPOP does. They waited for
+// the target before. A key the EXEC changed stays, as after a plain SET.
+func TestMigrateWaitingForItsTargetHoldsUpNoExecAndNoScript(t *testing.T) {
+	if diffAgainstRedis() {
+		t.Skip("redis-server blocks every client during MIGRATE")
 	}
-	if r := string(c2.Do("GET", "changed")); r != "$3\r\nnew\r\n" {
-		t.Errorf("the key written during MIGRATE: GET = %q, want the new value kept", r)
+	t.Parallel()
+	c2, finish := migrateHeld(t)
+	got := make(chan string, 1)
+	go func() {
+		var out []byte
+		for _, cmd := range [][]string{{"MULTI"}, {"SET", "changed", "new"}, {"EXEC"},
+			{"EVAL", "return redis.call('GET', KEYS[1])", "1", "same"}} {
+			r, err := c2.Call(cmd...)
+			if err != nil {
+				got <- err.Error()
+				return
+			}
+			out = append(out, r...)
+		}
+		got <- string(out)
+	}()
+	const want = "+OK\r\n+QUEUED\r\n*1\r\n+OK\r\n$1\r\nv\r\n"
+	select {
+	case r := <-got:
+		if r != want {
+			t.Errorf("MULTI, SET, EXEC, EVAL during MIGRATE = %q, want %q", r, want)
+		}
+	case <-time.After(10 * time.Second):
+		t.Errorf("EXEC and EVAL still wait for MIGRATE's target after 10 s")
+		finish()
+		<-got
+		return
 	}
-	if r := string(c2.Do("EXISTS", "same")); r != ":0\r\n" {
-		t.Errorf("the unchanged key: EXISTS = %q, want it migrated away", r)
-	}
+	finish()
 }
