@@ -49,6 +49,8 @@ type Conn struct {
 	rdl, wdl atomic.Int64
 	// owner is the caller's state for the connection (SetOwner).
 	owner any
+	// iov is WriteBuffers' room for the vector of one writev.
+	iov []unix.Iovec
 }
 
 // SetOwner attaches the caller's state for the connection, for its
@@ -140,7 +142,7 @@ func (c *Conn) disarmLocked() {
 // is, io.EOF when the peer closed.
 func (c *Conn) TryRead(p []byte) (int, error) {
 	for {
-		n, err := unix.Read(c.fd, p)
+		n, err := rawRead(c.fd, p)
 		switch {
 		case n > 0:
 			return n, nil
@@ -181,7 +183,7 @@ func (c *Conn) Read(p []byte) (int, error) {
 func (c *Conn) Write(p []byte) (int, error) {
 	done := 0
 	for done < len(p) {
-		n, err := unix.Write(c.fd, p[done:])
+		n, err := rawWrite(c.fd, p[done:])
 		if n > 0 {
 			done += n
 		}
@@ -201,7 +203,9 @@ func (c *Conn) WriteBuffers(bufs [][]byte) (int64, error) {
 		if len(iov) > 1024 { // IOV_MAX
 			iov = iov[:1024]
 		}
-		n, err := unix.Writev(c.fd, iov)
+		var n int
+		var err error
+		n, c.iov, err = rawWritev(c.fd, iov, c.iov)
 		if n > 0 {
 			total += int64(n)
 			for n > 0 && len(bufs) > 0 {
