@@ -134,27 +134,41 @@ func (z *ZSet) Score(member string) (float64, bool) {
 // Set gives member the score, adding it if new (the report), and moves
 // the set to its big form when lim says so, as Redis's zsetAdd does.
 func (z *ZSet) Set(member string, score float64, lim ZSetLimits) bool {
-	if z.list == nil {
-		if off, old := z.lp.find(member); off >= 0 {
-			if old != score {
-				z.lp.removeAt(off)
-				z.lp.insert(member, score)
-			}
-			return false
-		}
-		if z.lp.n+1 > lim.MaxListpackEntries || len(member) > lim.MaxListpackValue {
-			z.toSkiplist()
-		}
-	} else if old, exists := z.scores[member]; exists {
-		if old != score {
-			z.remove(member, old)
-			z.insert(member, score)
-		}
+	if old, exists := z.Score(member); exists {
+		z.Update(member, old, score)
 		return false
+	}
+	z.Add(member, score, lim)
+	return true
+}
+
+// Add inserts member, which must be absent (Score said so), with the
+// score, and moves the set to its big form when lim says so. ZADD looks
+// the member up once and then calls Add or Update, where Set would look it
+// up again.
+func (z *ZSet) Add(member string, score float64, lim ZSetLimits) {
+	if z.list == nil && (z.lp.n+1 > lim.MaxListpackEntries || len(member) > lim.MaxListpackValue) {
+		z.toSkiplist()
 	}
 	z.insert(member, score)
 	z.data += int64(len(member))
-	return true
+}
+
+// Update moves member, present with the score old (Score said so), to
+// score.
+func (z *ZSet) Update(member string, old, score float64) {
+	if old == score {
+		return
+	}
+	if z.list != nil {
+		z.list.updateScore(member, old, score)
+		z.scores[member] = score
+		return
+	}
+	if off, _ := z.lp.find(member); off >= 0 {
+		z.lp.removeAt(off)
+		z.lp.insert(member, score)
+	}
 }
 
 // Delete removes member and reports whether it was there.
@@ -405,21 +419,72 @@ func (l *zskiplist) randomLevel() int {
 	return min(lvl, zMaxLevel)
 }
 
+// newZNode returns a node of lvl levels. Up to four levels (all but one
+// node in 256) live in the node's own allocation, as Redis's
+// zslCreateNode allocates them: a search step then reads one block of
+// memory per node, not the node and then its level array elsewhere, and
+// an insert allocates once.
+func newZNode(lvl int, member string, score float64) *znode {
+	var x *znode
+	switch lvl {
+	case 1:
+		x = nodeWith(func(lv *[1]zlevel) []zlevel { return lv[:] })
+	case 2:
+		x = nodeWith(func(lv *[2]zlevel) []zlevel { return lv[:] })
+	case 3:
+		x = nodeWith(func(lv *[3]zlevel) []zlevel { return lv[:] })
+	case 4:
+		x = nodeWith(func(lv *[4]zlevel) []zlevel { return lv[:] })
+	default:
+		x = &znode{level: make([]zlevel, lvl)}
+	}
+	x.ZEntry = ZEntry{Member: member, Score: score}
+	return x
+}
+
+// nodeWith allocates a node together with its levels, an array A that
+// levels slices.
+func nodeWith[A any](levels func(*A) []zlevel) *znode {
+	n := new(struct {
+		znode
+		lv A
+	})
+	n.level = levels(&n.lv)
+	return &n.znode
+}
+
 func (l *zskiplist) insert(member string, score float64) {
+	l.link(newZNode(l.randomLevel(), member, score))
+}
+
+// updateScore moves member from score old to score, reusing its node as
+// Redis's zslUpdateScore does.
+func (l *zskiplist) updateScore(member string, old, score float64) {
+	x := l.unlink(member, old)
+	if x == nil {
+		return
+	}
+	x.Score = score
+	l.link(x)
+}
+
+// link puts x, a node not in the list, in its place by (score, member).
+func (l *zskiplist) link(x *znode) {
 	var update [zMaxLevel]*znode
 	var rank [zMaxLevel]int
-	x := l.header
+	score, member := x.Score, x.Member
+	p := l.header
 	for i := l.level - 1; i >= 0; i-- {
 		if i < l.level-1 {
 			rank[i] = rank[i+1]
 		}
-		for x.level[i].forward != nil && x.level[i].forward.less(score, member) {
-			rank[i] += x.level[i].span
-			x = x.level[i].forward
+		for p.level[i].forward != nil && p.level[i].forward.less(score, member) {
+			rank[i] += p.level[i].span
+			p = p.level[i].forward
 		}
-		update[i] = x
+		update[i] = p
 	}
-	lvl := l.randomLevel()
+	lvl := len(x.level)
 	if lvl > l.level {
 		for i := l.level; i < lvl; i++ {
 			rank[i] = 0
@@ -428,7 +493,6 @@ func (l *zskiplist) insert(member string, score float64) {
 		}
 		l.level = lvl
 	}
-	x = &znode{ZEntry: ZEntry{Member: member, Score: score}, level: make([]zlevel, lvl)}
 	for i := 0; i < lvl; i++ {
 		x.level[i].forward = update[i].level[i].forward
 		update[i].level[i].forward = x
@@ -438,6 +502,7 @@ func (l *zskiplist) insert(member string, score float64) {
 	for i := lvl; i < l.level; i++ {
 		update[i].level[i].span++
 	}
+	x.backward = nil
 	if update[0] != l.header {
 		x.backward = update[0]
 	}
@@ -450,7 +515,11 @@ func (l *zskiplist) insert(member string, score float64) {
 	l.levels += lvl
 }
 
-func (l *zskiplist) delete(member string, score float64) {
+func (l *zskiplist) delete(member string, score float64) { l.unlink(member, score) }
+
+// unlink takes the node of (score, member) out of the list and returns
+// it, nil when there is none.
+func (l *zskiplist) unlink(member string, score float64) *znode {
 	var update [zMaxLevel]*znode
 	x := l.header
 	for i := l.level - 1; i >= 0; i-- {
@@ -461,7 +530,7 @@ func (l *zskiplist) delete(member string, score float64) {
 	}
 	x = x.level[0].forward
 	if x == nil || x.Score != score || x.Member != member {
-		return
+		return nil
 	}
 	for i := 0; i < l.level; i++ {
 		if update[i].level[i].forward == x {
@@ -481,6 +550,7 @@ func (l *zskiplist) delete(member string, score float64) {
 	}
 	l.length--
 	l.levels -= len(x.level)
+	return x
 }
 
 // byRank returns the node of 1-based rank r.
