@@ -69,3 +69,26 @@ func BenchmarkZSetRedisBenchmarkZADD(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkSetRedisBenchmarkSADD is the structure's share of kvbench
+// types' SADD (redis-benchmark -t sadd -r 100000 -n 50000): random
+// members "element:<12 digits>" of 100000, the set starting again from
+// empty every 50000 commands as kvbench flushes between rounds.
+func BenchmarkSetRedisBenchmarkSADD(b *testing.B) {
+	lim := SetLimits{MaxIntsetEntries: 512}
+	r := rand.New(rand.NewPCG(1, 2))
+	const round = 50000
+	members := make([][]byte, round)
+	for i := range members {
+		members[i] = fmt.Appendf(nil, "element:%012d", r.IntN(100000))
+	}
+	s := NewSetFor(members[0])
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		j := i % round
+		if j == 0 {
+			s = NewSetFor(members[0])
+		}
+		s.Add(members[j], lim)
+	}
+}
