@@ -254,7 +254,7 @@ func zsetAdd(z *datatype.ZSet, member string, score float64, f *zaddFlags, lim d
 		if f.xx {
 			return zaddNop, 0, false
 		}
-		z.Set(member, score, lim)
+		z.Add(member, score, lim)
 		return zaddAdded, score, false
 	}
 	if f.nx {
@@ -272,7 +272,7 @@ func zsetAdd(z *datatype.ZSet, member string, score float64, f *zaddFlags, lim d
 	if score == cur {
 		return zaddSame, score, false
 	}
-	z.Set(member, score, lim)
+	z.Update(member, cur, score)
 	return zaddUpdated, score, false
 }
 

@@ -70,6 +70,11 @@ func (t *memberTable) memSize() int64 {
 
 // memberAt returns the member packed at off in b and where the next starts.
 func memberAt(b []byte, off int) (m []byte, next int) {
+	if l := int(b[off]); l < 0x80 {
+		// A member under 128 bytes, the common case: its length is one
+		// byte, read without binary.Uvarint's loop.
+		return b[off+1 : off+1+l], off + 1 + l
+	}
 	l, n := binary.Uvarint(b[off:])
 	start := off + n
 	end := start + int(l)
@@ -114,7 +119,7 @@ func (t *memberTable) add(m []byte) bool {
 // cheaper than the memory doubling would leave unused.
 func (t *memberTable) put(i int, m []byte) {
 	b := t.buckets[i]
-	need := binary.MaxVarintLen64 + len(m)
+	need := uvarintLen(len(m)) + len(m)
 	if cap(b)-len(b) < need {
 		want := len(b) + need
 		nb := makeBytes(len(b), want+want/4)

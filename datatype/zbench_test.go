@@ -1,6 +1,8 @@
 package datatype
 
 import (
+	"fmt"
+	"math/rand/v2"
 	"strconv"
 	"testing"
 )
@@ -33,5 +35,60 @@ func BenchmarkZSetSetListpack(b *testing.B) {
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
 		z.Set(members[i%100], float64((i*31)%1000), lim)
+	}
+}
+
+// BenchmarkZSetRedisBenchmarkZADD is the structure's share of kvbench
+// types' ZADD (redis-benchmark -t zadd -r 100000 -n 50000): random
+// members "element:<12 digits>" of 100000 with random scores, looked up
+// and then added or updated as ZADD does, the set starting again from
+// empty every 50000 commands as kvbench flushes between rounds.
+func BenchmarkZSetRedisBenchmarkZADD(b *testing.B) {
+	lim := ZSetLimits{MaxListpackEntries: 128, MaxListpackValue: 64}
+	r := rand.New(rand.NewPCG(1, 2))
+	const round = 50000
+	members := make([]string, round)
+	scores := make([]float64, round)
+	for i := range members {
+		members[i] = fmt.Sprintf("element:%012d", r.IntN(100000))
+		scores[i] = float64(r.IntN(100000))
+	}
+	z := NewZSet()
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		j := i % round
+		if j == 0 {
+			z = NewZSet()
+		}
+		// A fresh string, as ZADD converts its argument.
+		m := string(append([]byte(nil), members[j]...))
+		if old, ok := z.Score(m); ok {
+			z.Update(m, old, scores[j])
+		} else {
+			z.Add(m, scores[j], lim)
+		}
+	}
+}
+
+// BenchmarkSetRedisBenchmarkSADD is the structure's share of kvbench
+// types' SADD (redis-benchmark -t sadd -r 100000 -n 50000): random
+// members "element:<12 digits>" of 100000, the set starting again from
+// empty every 50000 commands as kvbench flushes between rounds.
+func BenchmarkSetRedisBenchmarkSADD(b *testing.B) {
+	lim := SetLimits{MaxIntsetEntries: 512}
+	r := rand.New(rand.NewPCG(1, 2))
+	const round = 50000
+	members := make([][]byte, round)
+	for i := range members {
+		members[i] = fmt.Appendf(nil, "element:%012d", r.IntN(100000))
+	}
+	s := NewSetFor(members[0])
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		j := i % round
+		if j == 0 {
+			s = NewSetFor(members[0])
+		}
+		s.Add(members[j], lim)
 	}
 }

@@ -33,13 +33,14 @@ func (e *ZEntry) less(score float64, member string) bool {
 }
 
 // Memory of the skiplist form, as Go's heap holds it (checked against
-// runtime.MemStats: about 144 bytes per 13-byte member in sets of 100):
-// a node (entry, backward pointer, level slice header: 56 bytes, a 64-byte
-// size class), 16 bytes per level, and a map slot (string header and
-// score, 24 bytes, at Go's map load factor with its control bytes, 40).
+// runtime.MemStats by TestZSetMemSizeMatchesTheHeap): a node (entry,
+// backward pointer, level slice header: 56 bytes) with its levels in the
+// same allocation, 24 bytes per level (80 bytes, a size class, for the
+// three nodes in four that have one level), and a map slot (string header
+// and score, 24 bytes, at Go's map load factor with its control bytes, 40).
 const (
-	zNodeSize     = 64
-	zLevelSize    = 16
+	zNodeSize     = 56
+	zLevelSize    = 24
 	zMapEntrySize = 40
 	// zSkiplistSize is the skiplist's header node (every level) and the
 	// map's header.
@@ -134,27 +135,41 @@ func (z *ZSet) Score(member string) (float64, bool) {
 // Set gives member the score, adding it if new (the report), and moves
 // the set to its big form when lim says so, as Redis's zsetAdd does.
 func (z *ZSet) Set(member string, score float64, lim ZSetLimits) bool {
-	if z.list == nil {
-		if off, old := z.lp.find(member); off >= 0 {
-			if old != score {
-				z.lp.removeAt(off)
-				z.lp.insert(member, score)
-			}
-			return false
-		}
-		if z.lp.n+1 > lim.MaxListpackEntries || len(member) > lim.MaxListpackValue {
-			z.toSkiplist()
-		}
-	} else if old, exists := z.scores[member]; exists {
-		if old != score {
-			z.remove(member, old)
-			z.insert(member, score)
-		}
+	if old, exists := z.Score(member); exists {
+		z.Update(member, old, score)
 		return false
+	}
+	z.Add(member, score, lim)
+	return true
+}
+
+// Add inserts member, which must be absent (Score said so), with the
+// score, and moves the set to its big form when lim says so. ZADD looks
+// the member up once and then calls Add or Update, where Set would look it
+// up again.
+func (z *ZSet) Add(member string, score float64, lim ZSetLimits) {
+	if z.list == nil && (z.lp.n+1 > lim.MaxListpackEntries || len(member) > lim.MaxListpackValue) {
+		z.toSkiplist()
 	}
 	z.insert(member, score)
 	z.data += int64(len(member))
-	return true
+}
+
+// Update moves member, present with the score old (Score said so), to
+// score.
+func (z *ZSet) Update(member string, old, score float64) {
+	if old == score {
+		return
+	}
+	if z.list != nil {
+		z.list.updateScore(member, old, score)
+		z.scores[member] = score
+		return
+	}
+	if off, _ := z.lp.find(member); off >= 0 {
+		z.lp.removeAt(off)
+		z.lp.insert(member, score)
+	}
 }
 
 // Delete removes member and reports whether it was there.
@@ -385,9 +400,22 @@ type znode struct {
 	level    []zlevel
 }
 
+// zlevel is one level of a node: the next node on that level, a copy of
+// that node's score, and the span. With the score at hand a search passes
+// over a node it does not step to without reading it: in a big set each
+// node read is a cache miss, and about half of a search's comparisons are
+// with nodes it does not step to. (A node of one level, three in four,
+// takes the same 80-byte size class with the copy as without it.)
 type zlevel struct {
 	forward *znode
+	score   float64
 	span    int
+}
+
+// before reports whether the node lv leads to comes before (score,
+// member).
+func (lv *zlevel) before(score float64, member string) bool {
+	return lv.forward != nil && (lv.score < score || (lv.score == score && lv.forward.Member < member))
 }
 
 func newSkiplist(seed uint64) *zskiplist {
@@ -405,21 +433,72 @@ func (l *zskiplist) randomLevel() int {
 	return min(lvl, zMaxLevel)
 }
 
+// newZNode returns a node of lvl levels. Up to four levels (all but one
+// node in 256) live in the node's own allocation, as Redis's
+// zslCreateNode allocates them: a search step then reads one block of
+// memory per node, not the node and then its level array elsewhere, and
+// an insert allocates once.
+func newZNode(lvl int, member string, score float64) *znode {
+	var x *znode
+	switch lvl {
+	case 1:
+		x = nodeWith(func(lv *[1]zlevel) []zlevel { return lv[:] })
+	case 2:
+		x = nodeWith(func(lv *[2]zlevel) []zlevel { return lv[:] })
+	case 3:
+		x = nodeWith(func(lv *[3]zlevel) []zlevel { return lv[:] })
+	case 4:
+		x = nodeWith(func(lv *[4]zlevel) []zlevel { return lv[:] })
+	default:
+		x = &znode{level: make([]zlevel, lvl)}
+	}
+	x.ZEntry = ZEntry{Member: member, Score: score}
+	return x
+}
+
+// nodeWith allocates a node together with its levels, an array A that
+// levels slices.
+func nodeWith[A any](levels func(*A) []zlevel) *znode {
+	n := new(struct {
+		znode
+		lv A
+	})
+	n.level = levels(&n.lv)
+	return &n.znode
+}
+
 func (l *zskiplist) insert(member string, score float64) {
+	l.link(newZNode(l.randomLevel(), member, score))
+}
+
+// updateScore moves member from score old to score, reusing its node as
+// Redis's zslUpdateScore does.
+func (l *zskiplist) updateScore(member string, old, score float64) {
+	x := l.unlink(member, old)
+	if x == nil {
+		return
+	}
+	x.Score = score
+	l.link(x)
+}
+
+// link puts x, a node not in the list, in its place by (score, member).
+func (l *zskiplist) link(x *znode) {
 	var update [zMaxLevel]*znode
 	var rank [zMaxLevel]int
-	x := l.header
+	score, member := x.Score, x.Member
+	p := l.header
 	for i := l.level - 1; i >= 0; i-- {
 		if i < l.level-1 {
 			rank[i] = rank[i+1]
 		}
-		for x.level[i].forward != nil && x.level[i].forward.less(score, member) {
-			rank[i] += x.level[i].span
-			x = x.level[i].forward
+		for p.level[i].before(score, member) {
+			rank[i] += p.level[i].span
+			p = p.level[i].forward
 		}
-		update[i] = x
+		update[i] = p
 	}
-	lvl := l.randomLevel()
+	lvl := len(x.level)
 	if lvl > l.level {
 		for i := l.level; i < lvl; i++ {
 			rank[i] = 0
@@ -428,16 +507,18 @@ func (l *zskiplist) insert(member string, score float64) {
 		}
 		l.level = lvl
 	}
-	x = &znode{ZEntry: ZEntry{Member: member, Score: score}, level: make([]zlevel, lvl)}
 	for i := 0; i < lvl; i++ {
 		x.level[i].forward = update[i].level[i].forward
+		x.level[i].score = update[i].level[i].score
 		update[i].level[i].forward = x
+		update[i].level[i].score = x.Score
 		x.level[i].span = update[i].level[i].span - (rank[0] - rank[i])
 		update[i].level[i].span = rank[0] - rank[i] + 1
 	}
 	for i := lvl; i < l.level; i++ {
 		update[i].level[i].span++
 	}
+	x.backward = nil
 	if update[0] != l.header {
 		x.backward = update[0]
 	}
@@ -450,23 +531,28 @@ func (l *zskiplist) insert(member string, score float64) {
 	l.levels += lvl
 }
 
-func (l *zskiplist) delete(member string, score float64) {
+func (l *zskiplist) delete(member string, score float64) { l.unlink(member, score) }
+
+// unlink takes the node of (score, member) out of the list and returns
+// it, nil when there is none.
+func (l *zskiplist) unlink(member string, score float64) *znode {
 	var update [zMaxLevel]*znode
 	x := l.header
 	for i := l.level - 1; i >= 0; i-- {
-		for x.level[i].forward != nil && x.level[i].forward.less(score, member) {
+		for x.level[i].before(score, member) {
 			x = x.level[i].forward
 		}
 		update[i] = x
 	}
 	x = x.level[0].forward
 	if x == nil || x.Score != score || x.Member != member {
-		return
+		return nil
 	}
 	for i := 0; i < l.level; i++ {
 		if update[i].level[i].forward == x {
 			update[i].level[i].span += x.level[i].span - 1
 			update[i].level[i].forward = x.level[i].forward
+			update[i].level[i].score = x.level[i].score
 		} else {
 			update[i].level[i].span--
 		}
@@ -481,6 +567,7 @@ func (l *zskiplist) delete(member string, score float64) {
 	}
 	l.length--
 	l.levels -= len(x.level)
+	return x
 }
 
 // byRank returns the node of 1-based rank r.

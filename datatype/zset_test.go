@@ -89,6 +89,9 @@ func checkZSet(t *testing.T, z *ZSet) {
 			if want := rank[next] - rank[x]; x.level[lvl].span != want {
 				t.Fatalf("level %d: span %d from rank %d, want %d", lvl, x.level[lvl].span, rank[x], want)
 			}
+			if x.level[lvl].score != next.Score {
+				t.Fatalf("level %d: score %v kept from rank %d, next node has %v", lvl, x.level[lvl].score, rank[x], next.Score)
+			}
 		}
 	}
 }

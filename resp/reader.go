@@ -447,7 +447,12 @@ func parseInt(b []byte) (int64, bool) {
 	if len(b) > 20 {
 		return 0, false
 	}
-	b, neg := bytes.CutPrefix(b, []byte{'-'})
+	// Not bytes.CutPrefix: four headers a command, and its call to
+	// bytes.Equal showed in profiles of small writes.
+	neg := len(b) > 0 && b[0] == '-'
+	if neg {
+		b = b[1:]
+	}
 	if len(b) == 0 {
 		return 0, false
 	}
