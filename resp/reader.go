@@ -344,7 +344,7 @@ func (r *Reader) readOne() (bool, error) {
 // readBig reads a bulk of n bytes (and its trailing CRLF) starting at pos
 // into a new slice of exactly n bytes.
 func (r *Reader) readBig(n int, pos int) ([]byte, error) {
-	big := make([]byte, n)
+	big := uninitialized(n) // every byte is copied or read below, or big is dropped
 	have := copy(big, r.buf[pos:r.w])
 	pos += have
 	if have < n {
