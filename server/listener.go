@@ -141,6 +141,9 @@ type Server struct {
 	maxBulk atomic.Int64
 	// bulks bounds the large request values in flight (budget.go).
 	bulks *bulkBudget
+	// slowlogSlowerThan is the live slowlog-log-slower-than in
+	// microseconds (negative: off), read by every command (recordSlow).
+	slowlogSlowerThan atomic.Int64
 	// idleTimeout is CONFIG SET timeout in seconds: idle clients are
 	// closed after it; 0 disables it.
 	idleTimeout atomic.Int64
@@ -259,6 +262,7 @@ func New(eng *engine.Engine, opts Options) *Server {
 	}
 	eng.SetEvents(eventSink{s})
 	applyPolicy(s)
+	applySlowlogThreshold(s)
 	s.idleTimeout.Store(opts.Timeout)
 	s.protectedMode.Store(!opts.ProtectedModeOff)
 	limits := opts.OutputBufferLimits

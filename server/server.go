@@ -126,6 +126,13 @@ var liveHooks = map[string]func(s *Server){
 	"maxmemory-policy": applyPolicy,
 	"lfu-log-factor":   applyPolicy,
 	"lfu-decay-time":   applyPolicy,
+	// Read by every command: an atomic, not a lookup by name.
+	"slowlog-log-slower-than": applySlowlogThreshold,
+}
+
+// applySlowlogThreshold copies slowlog-log-slower-than for recordSlow.
+func applySlowlogThreshold(s *Server) {
+	s.slowlogSlowerThan.Store(s.settings.Int("slowlog-log-slower-than"))
 }
 
 // applyPolicy hands the engine the eviction policy of the live settings.

@@ -20,7 +20,7 @@ type slowLog struct {
 // with the time dispatch measured) when it took longer than the threshold;
 // skip_slowlog commands are left out.
 func (s *Server) recordSlow(c *Client, spec *commands.Spec, args [][]byte, start time.Time, took time.Duration) {
-	threshold := s.settings.Int("slowlog-log-slower-than")
+	threshold := s.slowlogSlowerThan.Load()
 	d := took.Microseconds()
 	if threshold < 0 || d < threshold || spec.Flags&commands.FlagSkipSlowlog != 0 {
 		return
