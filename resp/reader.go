@@ -73,6 +73,23 @@ type Reader struct {
 	// wait for it (the client is closed or killed).
 	budget BulkBudget
 	ctx    context.Context
+
+	// nextBig is the big bulk Next last reported (NextBig).
+	nextBig bigBulk
+	// big is a big bulk read on an event loop (StartBig, FillBig): the
+	// bytes of its command before it stay in buf up to bigAt, its own go
+	// straight into big (bigFill of them so far), and what follows it
+	// (its CRLF, then more commands) is read into buf from bigAt on.
+	big     []byte
+	bigFill int
+	bigAt   int
+}
+
+// bigBulk is where Next found a big bulk.
+type bigBulk struct {
+	n    int
+	at   int  // index in buf of the bulk's first byte
+	last bool // the command's last argument
 }
 
 // BulkBudget bounds the memory of large bulks in flight: the Reader asks it
@@ -81,6 +98,8 @@ type BulkBudget interface {
 	// Acquire takes n more bytes, waiting until they may be taken or ctx
 	// ends.
 	Acquire(ctx context.Context, n int64) error
+	// TryAcquire takes n more bytes if Acquire would without waiting.
+	TryAcquire(n int64) bool
 }
 
 // SetBulkBudget makes the Reader take every large bulk from b before
@@ -201,6 +220,9 @@ func (r *Reader) makeRoom(start int) int {
 		r.buf = nb
 	}
 	r.r -= start
+	if r.big != nil {
+		r.bigAt -= start
+	}
 	return start
 }
 
@@ -309,6 +331,24 @@ func (r *Reader) readOne() (bool, error) {
 			return false, protoErr("Protocol error: unauthenticated bulk length")
 		}
 		pos = r.skipEOL(end)
+		if r.big != nil && pos == r.bigAt && int(n) == len(r.big) {
+			// Read on the event loop (StartBig), its budget taken.
+			if err := r.finishBig(); err != nil {
+				return false, err
+			}
+			r.refs = append(r.refs, argRef{owned: r.big})
+			r.big, r.bigFill = nil, 0
+			for pos+2 > r.w { // its CRLF, read into buf
+				shift, err := r.fill(start)
+				start -= shift
+				pos -= shift
+				if err != nil {
+					return false, err
+				}
+			}
+			pos += 2
+			continue
+		}
 		if n >= BigBulkThreshold {
 			if r.budget != nil {
 				if err := r.budget.Acquire(r.ctx, n); err != nil {
@@ -644,7 +684,7 @@ func (r *Reader) Next() Pending {
 		return NextWhole // ReadCommand answers or skips it without reading
 	}
 	pos := r.skipEOLIn(b, end)
-	for range count {
+	for i := range count {
 		if pos >= len(b) {
 			return NextPartial
 		}
@@ -662,7 +702,19 @@ func (r *Reader) Next() Pending {
 		if !ok || n < 0 || n > r.maxBulk.Load() || n > 16384 && r.authRequired {
 			return NextWhole
 		}
-		if n >= BigBulkThreshold {
+		if at := r.r + r.skipEOLIn(b, end); r.big != nil && at == r.bigAt && int(n) == len(r.big) {
+			// Read on the event loop (StartBig): its bytes are not in
+			// buf, its CRLF is.
+			if r.bigFill < len(r.big) {
+				return NextPartial
+			}
+			pos = at - r.r + 2
+			if pos > len(b) {
+				return NextPartial
+			}
+			continue
+		} else if n >= BigBulkThreshold {
+			r.nextBig = bigBulk{n: int(n), at: at, last: i == count-1}
 			return NextBig
 		}
 		pos = r.skipEOLIn(b, end) + int(n) + 2
@@ -679,4 +731,64 @@ func (r *Reader) skipEOLIn(b []byte, end int) int {
 		end++
 	}
 	return end + 1
+}
+
+// StartBig starts reading the big bulk Next just reported (NextBig) the way
+// an event loop reads: its bytes go straight into a slice of their own as
+// they arrive (FillBig), and once they and the rest of the command are in,
+// Next reports NextWhole and ReadCommand hands the slice over as the
+// argument, without waiting for anything. Redis reads a big argument so,
+// into an object of its size. StartBig reports false, doing nothing, when
+// the bulk is not the command's last argument or its budget cannot be
+// taken at once: ReadCommand then reads it, waiting if it must (off the
+// loop).
+func (r *Reader) StartBig() bool {
+	nb := r.nextBig
+	r.nextBig = bigBulk{}
+	if !nb.last || nb.n == 0 || r.big != nil || nb.at < r.r || nb.at > r.w {
+		return false
+	}
+	if r.budget != nil && !r.budget.TryAcquire(int64(nb.n)) {
+		return false
+	}
+	big := uninitialized(nb.n) // filled below and by FillBig before any use
+	have := copy(big, r.buf[nb.at:r.w])
+	// What followed the bulk's bytes in buf moves to where they started.
+	r.w = nb.at + copy(r.buf[nb.at:], r.buf[nb.at+have:r.w])
+	r.big, r.bigFill, r.bigAt = big, have, nb.at
+	return true
+}
+
+// BigPending reports whether a big bulk StartBig started still lacks bytes:
+// the next read is FillBig's.
+func (r *Reader) BigPending() bool { return r.big != nil && r.bigFill < len(r.big) }
+
+// BigHeld is the size of the big bulk StartBig started and ReadCommand has
+// not handed over yet (its budget is taken), 0 when none.
+func (r *Reader) BigHeld() int64 { return int64(len(r.big)) }
+
+// FillBig reads the next bytes of the big bulk StartBig started, with one
+// call of read.
+func (r *Reader) FillBig(read func([]byte) (int, error)) (int, error) {
+	n, err := read(r.big[r.bigFill:])
+	if n > 0 {
+		r.bigFill += n
+		r.bytesRead += int64(n)
+	}
+	return n, err
+}
+
+// finishBig reads what the big bulk StartBig started still lacks, waiting
+// for it: when its connection left the event loop before it was whole.
+func (r *Reader) finishBig() error {
+	if r.bigFill == len(r.big) {
+		return nil
+	}
+	m, err := io.ReadFull(r.rd, r.big[r.bigFill:])
+	r.bigFill += m
+	r.bytesRead += int64(m)
+	if errors.Is(err, io.ErrUnexpectedEOF) {
+		err = io.EOF
+	}
+	return err
 }

@@ -71,8 +71,7 @@ func (a *budgetAccount) Acquire(ctx context.Context, n int64) error {
 	b := a.b
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if len(b.waiters) == 0 && b.fitsLocked(a, n) {
-		b.addLocked(a, n)
+	if a.tryAcquireLocked(n) {
 		return nil
 	}
 	if a.beforeWait != nil {
@@ -104,6 +103,26 @@ func (a *budgetAccount) Acquire(ctx context.Context, n int64) error {
 	}
 	b.addLocked(a, n)
 	return nil
+}
+
+// tryAcquire takes n more bytes for a if Acquire would without waiting.
+func (a *budgetAccount) tryAcquire(n int64) bool {
+	if n <= 0 {
+		return true
+	}
+	a.b.mu.Lock()
+	defer a.b.mu.Unlock()
+	return a.tryAcquireLocked(n)
+}
+
+// tryAcquireLocked is tryAcquire under the budget's lock.
+func (a *budgetAccount) tryAcquireLocked(n int64) bool {
+	b := a.b
+	if len(b.waiters) == 0 && b.fitsLocked(a, n) {
+		b.addLocked(a, n)
+		return true
+	}
+	return false
 }
 
 // fitsLocked reports whether n more bytes for a fit, or a is the only

@@ -16,7 +16,9 @@ import (
 // costs one read and one write then, and no goroutine is woken for it.
 // Anything that may wait leaves the loop first (leaveLoop): a command that
 // blocks (blocking.go), a script, a wait for the budget, a write to a
-// client that does not read, a large request value; the connection then
+// client that does not read, a large request value other than a command's
+// last argument (a last one is read on the loop as it arrives, when its
+// budget is free at once: resp.Reader.StartBig); the connection then
 // runs on a goroutine of its own (serveClient) until it is idle again.
 // Connections with a mailbox (subscribers, monitors, tracking redirect
 // targets) and TLS connections always run on their own goroutine.
@@ -54,9 +56,23 @@ func (s *Server) serveLoopConn(pc *evloop.Conn) {
 		s.serveDetached(c, pc)
 		return
 	}
-	n, err := c.r.Fill(pc.TryRead)
+	var n int
+	var err error
+	if c.r.BigPending() {
+		n, err = c.r.FillBig(pc.TryRead)
+	} else {
+		n, err = c.r.Fill(pc.TryRead)
+	}
 	if n > 0 {
 		c.progress.Add(int64(n))
+		if c.r.BigHeld() > 0 {
+			// A large value arriving slowly is not idle
+			// (sweepIdleParked): as in Redis, idle time counts from
+			// the last byte received.
+			c.mu.Lock()
+			c.lastUsed = time.Now()
+			c.mu.Unlock()
+		}
 	}
 	s.countIO(c)
 	switch {
@@ -67,6 +83,11 @@ func (s *Server) serveLoopConn(pc *evloop.Conn) {
 		return
 	}
 	for {
+		if c.r.BigPending() {
+			// The rest of a large value: read as it arrives.
+			s.flushParked(c, pc)
+			return
+		}
 		// Before Next: an unauthenticated client's limits decide
 		// whether a command's header alone is an error.
 		c.r.SetAuthRequired(s.authRequired(c))
@@ -75,6 +96,12 @@ func (s *Server) serveLoopConn(pc *evloop.Conn) {
 			s.flushParked(c, pc)
 			return
 		case resp.NextBig:
+			if c.r.StartBig() {
+				// Read on the loop, as it arrives, into a value of
+				// its size: the command's last argument, with its
+				// budget free.
+				continue
+			}
 			// Read by its goroutine, which may wait for the budget.
 			s.serveDetached(c, pc)
 			return

@@ -584,7 +584,7 @@ func (s *Server) runCommand(c *Client) bool {
 	if c.mailboxUsed.Load() {
 		c.takeMessages()
 	}
-	c.budget.settle(queuedReplyBytes(c))
+	c.budget.settle(heldBytes(c))
 	if c.killed.Load() || s.overHardLimit(c) {
 		return false
 	}
@@ -637,6 +637,8 @@ func (b readerBudget) Acquire(ctx context.Context, n int64) error {
 	b.c.srv.releaseExclusive(b.c)
 	return b.c.budget.Acquire(ctx, n)
 }
+
+func (b readerBudget) TryAcquire(n int64) bool { return b.c.budget.tryAcquire(n) }
 
 // flushBeforeRead is the connection as a client's Reader sees it: before a
 // read that may block, it sends the replies serveClient held back because

@@ -50,6 +50,11 @@ func queuedReplyBytes(c *Client) int64 {
 	return 0
 }
 
+// heldBytes is what the bulk budget counts for c: its queued replies
+// (queuedReplyBytes) and a large request value its event loop is reading
+// (resp.Reader.StartBig).
+func heldBytes(c *Client) int64 { return queuedReplyBytes(c) + c.r.BigHeld() }
+
 // outputLimits returns the client-output-buffer-limit in effect.
 func (s *Server) outputLimits() config.OutputBufferLimits { return *s.obufLimits.Load() }
 
@@ -76,7 +81,7 @@ func (s *Server) logOutputLimit(c *Client, which string) {
 func (s *Server) flush(c *Client) error {
 	// The replies are sent or the client is closed: either way they
 	// stop counting.
-	defer c.budget.settle(0)
+	defer func() { c.budget.settle(heldBytes(c)) }()
 	if c.mailboxUsed.Load() {
 		defer c.messagesWritten()
 	}
@@ -129,7 +134,7 @@ func (s *Server) flush(c *Client) error {
 			return err
 		}
 		c.progress.Add(int64(n))
-		c.budget.settle(queuedReplyBytes(c))
+		c.budget.settle(heldBytes(c))
 	}
 	return nil
 }

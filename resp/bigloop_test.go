@@ -1,0 +1,200 @@
+package resp
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"sync/atomic"
+	"testing"
+)
+
+// serveLikeALoop drives r as the server's event loop does: one read per
+// wake-up (FillBig while a big bulk started by StartBig lacks bytes, Fill
+// otherwise), then every whole command, starting the big bulks Next
+// reports on the loop. It returns the commands read, each as its
+// arguments joined by spaces, and how many big bulks StartBig started.
+func serveLikeALoop(t *testing.T, r *Reader, data []byte, step func(int) int) (cmds []string, started int) {
+	t.Helper()
+	for wake := 0; len(data) > 0 || r.Next() == NextWhole; wake++ {
+		piece := data[:min(step(wake), len(data))]
+		read := func(p []byte) (int, error) {
+			if len(piece) == 0 {
+				return 0, errNeedMore
+			}
+			n := copy(p, piece)
+			piece = piece[n:]
+			return n, nil
+		}
+		before := len(piece)
+		if r.BigPending() {
+			r.FillBig(read)
+		} else {
+			r.Fill(read)
+		}
+		data = data[before-len(piece):]
+	serve:
+		for !r.BigPending() {
+			switch r.Next() {
+			case NextEmpty, NextPartial:
+				break serve
+			case NextBig:
+				if !r.StartBig() {
+					t.Fatalf("after %d commands: StartBig refused a last-argument big bulk", len(cmds))
+				}
+				started++
+			case NextWhole:
+				var cmd Command
+				if err := r.ReadCommand(&cmd); err != nil {
+					t.Fatalf("after %d commands: %v", len(cmds), err)
+				}
+				cmds = append(cmds, string(bytes.Join(cmd.Args, []byte(" "))))
+				r.DropArgs(&cmd)
+			}
+		}
+	}
+	return cmds, started
+}
+
+// TestBigBulksReadOnTheLoopAtEveryCut sends a pipeline of commands whose
+// last argument is a big bulk, between small ones, cut into pieces of
+// every size pattern: each command arrives whole and in order, its big
+// value read straight into its own slice (never buffered whole).
+func TestBigBulksReadOnTheLoopAtEveryCut(t *testing.T) {
+	var wire bytes.Buffer
+	var want []string
+	// Small commands first, so that the buffer grows (pipelining) and
+	// later holds whole big bulks with what follows them.
+	for i := range 3000 {
+		wire.WriteString("*3\r\n$3\r\nSET\r\n$1\r\ns\r\n$" + itoa(i%90) + "\r\n" + strings.Repeat("s", i%90) + "\r\n")
+		want = append(want, "SET s "+strings.Repeat("s", i%90))
+	}
+	for i := range 6 {
+		v := strings.Repeat(string(rune('a'+i)), BigBulkThreshold+i*4099)
+		wire.WriteString("*3\r\n$3\r\nSET\r\n$2\r\nk" + itoa(i) + "\r\n$" + itoa(len(v)) + "\r\n" + v + "\r\n")
+		want = append(want, "SET k"+itoa(i)+" "+v)
+		wire.WriteString("*2\r\n$3\r\nGET\r\n$2\r\nk" + itoa(i) + "\r\n")
+		want = append(want, "GET k"+itoa(i))
+	}
+	steps := map[string]func(int) int{
+		"1 byte":       func(int) int { return 1 },
+		"7 bytes":      func(int) int { return 7 },
+		"varying":      func(w int) int { return w*7919%9000 + 1 },
+		"64 KiB":       func(int) int { return 64 << 10 },
+		"all at once":  func(int) int { return wire.Len() },
+		"around a big": func(w int) int { return BigBulkThreshold + w%3 - 1 },
+		"100 KiB":      func(int) int { return 100 << 10 },
+	}
+	for name, step := range steps {
+		if name == "1 byte" && testing.Short() {
+			continue
+		}
+		var maxBulk atomic.Int64
+		maxBulk.Store(512 << 20)
+		r := NewReader(readerFunc(func([]byte) (int, error) { return 0, errNeedMore }), &maxBulk)
+		got, started := serveLikeALoop(t, r, wire.Bytes(), step)
+		if started != 6 {
+			t.Fatalf("%s: %d big bulks read on the loop, want 6", name, started)
+		}
+		if len(got) != len(want) {
+			t.Fatalf("%s: %d commands, want %d", name, len(got), len(want))
+		}
+		for i := range want {
+			if got[i] != want[i] {
+				t.Fatalf("%s: command %d differs (%d bytes, want %d)", name, i, len(got[i]), len(want[i]))
+			}
+		}
+	}
+}
+
+// refusingBudget never has room at once.
+type refusingBudget struct{}
+
+func (refusingBudget) Acquire(context.Context, int64) error { return nil }
+func (refusingBudget) TryAcquire(int64) bool                { return false }
+
+// TestStartBigRefusesWhatReadCommandMustRead: a big bulk that is not the
+// command's last argument, or whose budget is not free at once, is left to
+// ReadCommand (which may wait, off the loop), and nothing is consumed.
+func TestStartBigRefusesWhatReadCommandMustRead(t *testing.T) {
+	v := strings.Repeat("v", BigBulkThreshold)
+	for _, tc := range []struct {
+		name, wire string
+		budget     BulkBudget
+		args       int
+	}{
+		{"not last", "*5\r\n$4\r\nMSET\r\n$1\r\na\r\n$" + itoa(len(v)) + "\r\n" + v + "\r\n$1\r\nb\r\n$1\r\nc\r\n", nil, 5},
+		{"no budget", "*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$" + itoa(len(v)) + "\r\n" + v + "\r\n", refusingBudget{}, 3},
+	} {
+		r := loopReader(t, []byte(tc.wire))
+		if tc.budget != nil {
+			r.SetBulkBudget(context.Background(), tc.budget)
+		}
+		if got := r.Next(); got != NextBig {
+			t.Fatalf("%s: Next %v, want NextBig", tc.name, got)
+		}
+		if r.StartBig() || r.BigPending() || r.BigHeld() != 0 {
+			t.Fatalf("%s: StartBig took the bulk", tc.name)
+		}
+		var cmd Command
+		if err := r.ReadCommand(&cmd); err != nil {
+			t.Fatalf("%s: ReadCommand after the refusal: %v", tc.name, err)
+		}
+		if len(cmd.Args) != tc.args || len(cmd.Args[2]) != len(v) {
+			t.Fatalf("%s: ReadCommand read %d arguments", tc.name, len(cmd.Args))
+		}
+	}
+}
+
+// TestABigBulkOnTheLoopSurvivesACompaction: the command whose big bulk is
+// read on the loop sits at the end of a full buffer; when its CRLF comes,
+// the buffer is compacted (and grown) under it, and the command still
+// reads whole.
+func TestABigBulkOnTheLoopSurvivesACompaction(t *testing.T) {
+	header := "*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$20000\r\n"
+	fill := DefaultReadBuffer - len(header) - len("*2\r\n$4\r\nECHO\r\n$16332\r\n\r\n")
+	echo := "*2\r\n$4\r\nECHO\r\n$" + itoa(fill) + "\r\n" + strings.Repeat("e", fill) + "\r\n"
+	if len(echo)+len(header) != DefaultReadBuffer {
+		t.Fatalf("setup: %d bytes, want %d", len(echo)+len(header), DefaultReadBuffer)
+	}
+	value := strings.Repeat("v", 20000)
+	rest := value + "\r\n"
+	var maxBulk atomic.Int64
+	maxBulk.Store(512 << 20)
+	r := NewReader(readerFunc(func([]byte) (int, error) { return 0, errNeedMore }), &maxBulk)
+	src := func(s *string) func([]byte) (int, error) {
+		return func(p []byte) (int, error) {
+			n := copy(p, *s)
+			*s = (*s)[n:]
+			return n, nil
+		}
+	}
+	first := echo + header
+	if n, err := r.Fill(src(&first)); n != DefaultReadBuffer || err != nil {
+		t.Fatalf("first read: %d, %v", n, err)
+	}
+	var cmd Command
+	if r.Next() != NextWhole || r.ReadCommand(&cmd) != nil || string(cmd.Args[0]) != "ECHO" {
+		t.Fatal("the ECHO before it did not read whole")
+	}
+	r.DropArgs(&cmd)
+	if r.Next() != NextBig || !r.StartBig() {
+		t.Fatal("the big bulk was not started on the loop")
+	}
+	for r.BigPending() {
+		if _, err := r.FillBig(src(&rest)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := r.Fill(src(&rest)); err != nil || rest != "" {
+		t.Fatalf("CRLF read: %q left, %v", rest, err)
+	}
+	if got := r.Next(); got != NextWhole {
+		t.Fatalf("Next after the compaction: %v, want NextWhole", got)
+	}
+	if err := r.ReadCommand(&cmd); err != nil || len(cmd.Args) != 3 || string(cmd.Args[2]) != value {
+		t.Fatalf("SET after the compaction: %d arguments, %v", len(cmd.Args), err)
+	}
+	if r.Buffered() {
+		t.Fatal("bytes left after the SET")
+	}
+}
