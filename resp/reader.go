@@ -447,7 +447,12 @@ func parseInt(b []byte) (int64, bool) {
 	if len(b) > 20 {
 		return 0, false
 	}
-	b, neg := bytes.CutPrefix(b, []byte{'-'})
+	// Not bytes.CutPrefix: a byte compare, not a call to bytes.Equal,
+	// for every length of every request.
+	neg := len(b) > 0 && b[0] == '-'
+	if neg {
+		b = b[1:]
+	}
 	if len(b) == 0 {
 		return 0, false
 	}
