@@ -171,9 +171,14 @@ func (s session) RunQueued() {
 	// CLIENT REPLY inside the transaction changes, from the next reply
 	// on, which of them the client gets.
 	defer c.dropSuppressedReplies()
-	// One clock reading per command: each one's end is the next one's
-	// start.
-	start := time.Now()
+	// The clock is read once per command, each one's end being the next
+	// one's start, and only for what needs it: the command metrics, and a
+	// script's start (all a server without metrics reads it for).
+	metered := srv.metrics != nil
+	var start time.Time
+	if metered {
+		start = time.Now()
+	}
 	for _, q := range c.multi.cmds {
 		c.dropSuppressedReplies() // EXEC's header, then each reply
 		// ACLs are checked again, in case they changed since the
@@ -185,8 +190,13 @@ func (s session) RunQueued() {
 			}
 			c.w.Error("NOPERM ACLs rules changed between the moment the transaction was accumulated and the EXEC call. " +
 				"This command is no longer allowed for the following reason: " + reason)
-			start = time.Now()
+			if metered {
+				start = time.Now()
+			}
 			continue
+		}
+		if !metered && q.spec.Exclusive {
+			start = time.Now()
 		}
 		c.cmdStart = start
 		c.queuedArgs = q.args
@@ -196,9 +206,11 @@ func (s session) RunQueued() {
 		srv.feedMonitors(c, q.spec, q.args)
 		c.x.Args = nil
 		c.queuedArgs = nil
-		end := time.Now()
-		srv.observe(q.spec.Name, end.Sub(start), false)
-		start = end
+		if metered {
+			end := time.Now()
+			srv.observe(q.spec.Name, end.Sub(start), false)
+			start = end
+		}
 	}
 }
 
