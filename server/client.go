@@ -68,10 +68,9 @@ type Client struct {
 	lastCmd  string
 	noEvict  bool
 	lastUsed time.Time
-	// multiCmds and multiMem are CLIENT LIST's view of the transaction:
-	// 0 outside MULTI, else 1 + the queued commands; their arguments'
-	// bytes. Atomics rather than under mu: they change with every queued
-	// command.
+	// multiCmds and multiMem are the other clients' CLIENT LIST view of
+	// the transaction (publishMulti): 0 outside MULTI, else 1 + the
+	// queued commands; their arguments' bytes.
 	multiCmds atomic.Int64
 	multiMem  atomic.Int64
 

@@ -247,11 +247,15 @@ func (s *Server) queue(c *Client, spec *commands.Spec) {
 	m.cmds = append(m.cmds, queuedCommand{spec: spec, args: args})
 	m.denyoom = m.denyoom || spec.Flags&commands.FlagDenyoom != 0
 	m.mayWrite = m.mayWrite || spec.Flags&commands.FlagWrite != 0 || spec.MayReplicate
-	c.publishMulti()
-	c.w.Simple("QUEUED")
+	c.w.Simple("QUEUED") // published with the reply (Server.flush)
 }
 
-// publishMulti copies the transaction's size where CLIENT LIST reads it.
+// publishMulti copies the transaction's size where the other clients'
+// CLIENT LIST reads it: when the connection enters or leaves MULTI, and
+// for the commands it queued, when their +QUEUED replies go out
+// (Server.flush), rather than with two atomic stores per queued command.
+// Another client cannot tell the difference: it learns that a command was
+// queued from its reply at the earliest.
 func (c *Client) publishMulti() {
 	var n, mem int64
 	if c.multi != nil {

@@ -56,6 +56,38 @@ func TestQueuedArgumentsOutliveTheirTransaction(t *testing.T) {
 	}
 }
 
+// TestClientListShowsTransactions checks CLIENT LIST's multi and
+// multi-mem fields, as redis-server 7.0 gives them: another client sees the
+// commands a client queued once their +QUEUED replies went out, and the
+// client itself, inside EXEC, sees every queued command.
+func TestClientListShowsTransactions(t *testing.T) {
+	as := startAdminServer(t, Options{})
+	a, b := as.dial(t), as.dial(t)
+	a.do("CLIENT", "SETNAME", "A")
+	lineOfA := func(list string) string {
+		for _, l := range strings.Split(list, "\n") {
+			if strings.Contains(l, " name=A ") {
+				return l
+			}
+		}
+		t.Fatalf("no line for A in %q", list)
+		return ""
+	}
+	for _, cmd := range [][]string{{"MULTI"}, {"SET", "x", "1"}, {"SET", "y", "2"}} {
+		a.do(cmd...)
+	}
+	if l := lineOfA(b.do("CLIENT", "LIST")); !strings.Contains(l, " multi=2 ") || !strings.Contains(l, " multi-mem=58 ") {
+		t.Errorf("A queued two SETs; B sees %q", l)
+	}
+	a.do("CLIENT", "INFO")
+	if l := a.do("EXEC"); !strings.Contains(l, " multi=3 ") || !strings.Contains(l, " multi-mem=84 ") {
+		t.Errorf("CLIENT INFO inside EXEC = %q", l)
+	}
+	if l := lineOfA(b.do("CLIENT", "LIST")); !strings.Contains(l, " multi=-1 ") || !strings.Contains(l, " multi-mem=0 ") {
+		t.Errorf("after EXEC, B sees %q", l)
+	}
+}
+
 // BenchmarkMultiExec runs kvbench types' transaction (MULTI, 10 SETs,
 // EXEC, as go-redis's TxPipeline sends it) through a real connection and
 // the real dispatch: per transaction (op) one write of the 12 commands and
