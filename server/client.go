@@ -102,9 +102,10 @@ type Client struct {
 	mailboxUsed atomic.Bool
 
 	// multi is the transaction while the connection is in MULTI, nil
-	// otherwise, and spareMulti the last one, kept for the next; watches are the keys WATCH watches; queuedArgs are the
-	// arguments of the queued command EXEC is running (Session.Own hands
-	// them out). All four belong to the connection's goroutine.
+	// otherwise, and spareMulti the last one, kept for the next; watches
+	// are the keys WATCH watches; queuedArgs are the arguments of the
+	// queued command EXEC is running (Session.Own hands them out). All
+	// four belong to the connection's goroutine.
 	multi      *multiState
 	spareMulti *multiState
 	watches    []engine.WatchMark

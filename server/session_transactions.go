@@ -49,9 +49,9 @@ func (m *multiState) reset() {
 	m.flagged, m.mem, m.denyoom, m.mayWrite = false, 0, false, false
 }
 
-// maxSpareQueue is the most queued commands, and their arguments, whose
-// room a connection keeps between transactions; maxSpareArgBytes is the
-// most bytes of argument copies.
+// maxSpareQueue is the most queued commands (and four times as many
+// arguments) whose room a connection keeps between transactions;
+// maxSpareArgBytes is the most bytes of argument copies it keeps.
 const (
 	maxSpareQueue    = 1024
 	maxSpareArgBytes = 64 << 10
