@@ -20,6 +20,11 @@ type Events interface {
 	// leaves the server for lack of room. origin is Tx.SetOrigin's value
 	// for the step that caused it, nil for background work.
 	KeyEvent(db int, class notify.Class, event, key string, origin any)
+	// Notifies reports whether a KeyEvent of class would be published:
+	// Tx.Notify asks first, so that a command's key is not copied into a
+	// string for every write while notifications are off (Redis's
+	// default).
+	Notifies(class notify.Class) bool
 	// ChunkEvent reports a chunk that became whole or stopped being
 	// stored, or moved between the tiers.
 	ChunkEvent(db int, ev ChunkEvent)
@@ -92,8 +97,8 @@ func (tx *Tx) SetOrigin(o any) {
 // notifyKeyspaceEvent: class and event name are the command's, as in
 // Redis's source.
 func (tx *Tx) Notify(class notify.Class, event string, key []byte) {
-	if tx.e.events != nil {
-		tx.e.events.KeyEvent(tx.db, class, event, string(key), tx.origin)
+	if ev := tx.e.events; ev != nil && ev.Notifies(class) {
+		ev.KeyEvent(tx.db, class, event, string(key), tx.origin)
 	}
 }
 

@@ -28,6 +28,8 @@ func (r *eventRecorder) KeyEvent(db int, class notify.Class, event, key string, 
 	r.got = append(r.got, fmt.Sprintf("key %d %s %s %v", db, event, key, origin))
 }
 
+func (r *eventRecorder) Notifies(notify.Class) bool { return true }
+
 func (r *eventRecorder) ChunkEvent(db int, ev ChunkEvent) {
 	r.got = append(r.got, fmt.Sprintf("chunk %d %s %s %s %v %d", db, ev.Kind, ev.Model, ev.Hash, ev.Memory, ev.Bytes))
 }

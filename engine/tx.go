@@ -230,10 +230,11 @@ func (tx *Tx) Exists(key []byte) bool {
 // Set stores value under key with the given expiry (0 = none), replacing any
 // previous value. The engine owns value from now on.
 func (tx *Tx) Set(key []byte, value []byte, expireAt int64) {
-	k := string(key)
 	e := tx.e
-	e.touchLocked(tx.db, k)
-	if it := tx.ks.items[k]; it != nil {
+	if it := tx.ks.items[string(key)]; it != nil {
+		// The stored key rather than a string copy of key: an overwrite
+		// allocates nothing.
+		e.touchLocked(tx.db, it.key)
 		if it.onDisk {
 			// The disk copy stays until the write-back writes the new
 			// value over it: a crash meanwhile finds the older value.
@@ -254,6 +255,8 @@ func (tx *Tx) Set(key []byte, value []byte, expireAt int64) {
 		tx.protect = it
 		return
 	}
+	k := string(key)
+	e.touchLocked(tx.db, k)
 	it := &item{key: k, value: value, length: int64(len(value)), expireAt: expireAt,
 		lastUsed: tx.now, resident: true, version: e.bumpVersion()}
 	newFreq(it, tx.now)

@@ -7,7 +7,9 @@
 // Go runtime's poller watches only the epoll descriptor, never the
 // sockets. (A loop parks in the runtime's poller when idle rather than
 // blocking a thread in epoll_wait: a blocked thread costs its P a hand-off
-// and makes sysmon poll every 20 µs, which measured worse.)
+// and makes sysmon poll every 20 µs, which measured worse. For the same
+// reason the reads and writes of up to 64 KiB, which never block, are raw
+// system calls: see rawIO.)
 //
 // A connection is in one of two modes. Parked, it belongs to its loop: the
 // loop calls the Handler when bytes arrive (or when Wake or a past read

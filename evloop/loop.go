@@ -173,6 +173,11 @@ type poller struct {
 	fd   int
 	file *os.File // owns fd
 	raw  syscall.RawConn
+	// events and n are the state of the wait in progress, tryWait its
+	// callback (bound once).
+	events  []unix.EpollEvent
+	n       int
+	tryWait func(fd uintptr) bool
 }
 
 func newPoller() (*poller, error) {
@@ -190,7 +195,9 @@ func newPoller() (*poller, error) {
 		file.Close()
 		return nil, fmt.Errorf("evloop: epoll descriptor: %w", err)
 	}
-	return &poller{fd: fd, file: file, raw: raw}, nil
+	p := &poller{fd: fd, file: file, raw: raw}
+	p.tryWait = p.waitOnce
+	return p, nil
 }
 
 func (p *poller) close() error { return p.file.Close() }
@@ -206,18 +213,25 @@ func (p *poller) ctl(op, fd int, events uint32) error {
 
 // wait fills events with what is ready, parking the goroutine in the Go
 // runtime's poller while nothing is. It fails once the poller is closed.
+// One goroutine at a time waits on a poller (the loop's leader, or
+// wakeWaiters), so the callback and its state are the poller's own: a
+// closure per wait would be an allocation per wait.
 func (p *poller) wait(events []unix.EpollEvent) (int, error) {
-	n := 0
-	err := p.raw.Read(func(fd uintptr) bool {
-		r, _, errno := unix.RawSyscall6(unix.SYS_EPOLL_PWAIT, fd, uintptr(unsafe.Pointer(&events[0])), uintptr(len(events)), 0, 0, 0)
-		n = int(r)
-		if errno != 0 {
-			n = 0
-			return errno != unix.EAGAIN && errno != unix.EINTR
-		}
-		return n > 0
-	})
-	return n, err
+	p.events, p.n = events, 0
+	err := p.raw.Read(p.tryWait)
+	p.events = nil
+	return p.n, err
+}
+
+// waitOnce is wait's callback: one epoll_pwait that does not block.
+func (p *poller) waitOnce(fd uintptr) bool {
+	r, _, errno := unix.RawSyscall6(unix.SYS_EPOLL_PWAIT, fd, uintptr(unsafe.Pointer(&p.events[0])), uintptr(len(p.events)), 0, 0, 0)
+	p.n = int(r)
+	if errno != 0 {
+		p.n = 0
+		return errno != unix.EAGAIN && errno != unix.EINTR
+	}
+	return p.n > 0
 }
 
 // wake makes the leader look at the eventfd.

@@ -174,6 +174,12 @@ func (b *bulkBudget) addLocked(a *budgetAccount, n int64) {
 // allocated (a reply queued for the client) count even when they exceed
 // the budget, and make others wait. settle(0) returns everything.
 func (a *budgetAccount) settle(n int64) {
+	if a.held == n {
+		// Read without the lock: only a's own goroutine changes held.
+		// Most commands end here, holding nothing, without touching the
+		// lock every client shares.
+		return
+	}
 	b := a.b
 	b.mu.Lock()
 	if a.held == n {

@@ -68,11 +68,11 @@ type Client struct {
 	lastCmd  string
 	noEvict  bool
 	lastUsed time.Time
-	// inMulti, multiLen and multiMem are CLIENT LIST's view of the
-	// transaction: in MULTI, the queued commands, their arguments' bytes.
-	inMulti  bool
-	multiLen int
-	multiMem int
+	// multiCmds and multiMem are the other clients' CLIENT LIST view of
+	// the transaction (publishMulti): 0 outside MULTI, else 1 + the
+	// queued commands; their arguments' bytes.
+	multiCmds atomic.Int64
+	multiMem  atomic.Int64
 
 	killed atomic.Bool
 	// holdsShared is set while the handler runs under Server.exclusive's
@@ -102,10 +102,12 @@ type Client struct {
 	mailboxUsed atomic.Bool
 
 	// multi is the transaction while the connection is in MULTI, nil
-	// otherwise; watches are the keys WATCH watches; queuedArgs are the
-	// arguments of the queued command EXEC is running (Session.Own hands
-	// them out). All three belong to the connection's goroutine.
+	// otherwise, and spareMulti the last one, kept for the next; watches
+	// are the keys WATCH watches; queuedArgs are the arguments of the
+	// queued command EXEC is running (Session.Own hands them out). All
+	// four belong to the connection's goroutine.
 	multi      *multiState
+	spareMulti *multiState
 	watches    []engine.WatchMark
 	queuedArgs [][]byte
 
@@ -212,6 +214,7 @@ type clientInfo struct {
 }
 
 func (c *Client) info(now time.Time) clientInfo {
+	queued := c.multiCmds.Load()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return clientInfo{
@@ -228,9 +231,9 @@ func (c *Client) info(now time.Time) clientInfo {
 		noEvict:  c.noEvict,
 		noTouch:  c.noTouch.Load(),
 		proto:    int(c.proto.Load()),
-		inMulti:  c.inMulti,
-		multiLen: c.multiLen,
-		multiMem: c.multiMem,
+		inMulti:  queued > 0,
+		multiLen: int(max(queued-1, 0)),
+		multiMem: int(c.multiMem.Load()),
 	}
 }
 

@@ -686,15 +686,20 @@ func (f flushBeforeRead) Read(p []byte) (int, error) {
 	}
 }
 
+// countIO adds what c read and wrote since the last call to the server's
+// counters. It runs after every command, most of which read and wrote
+// nothing (a pipeline comes in one read, its replies go in one write): no
+// atomic add of zero.
 func (s *Server) countIO(c *Client) {
-	in, out := c.r.BytesRead(), c.w.BytesWritten()
-	s.stats.netInput.Add(in)
-	s.stats.netOutput.Add(out)
-	if s.metrics != nil {
-		if in > 0 {
+	if in := c.r.BytesRead(); in > 0 {
+		s.stats.netInput.Add(in)
+		if s.metrics != nil {
 			s.metrics.AddBytesRead(int(in))
 		}
-		if out > 0 {
+	}
+	if out := c.w.BytesWritten(); out > 0 {
+		s.stats.netOutput.Add(out)
+		if s.metrics != nil {
 			s.metrics.AddBytesWritten(int(out))
 		}
 	}

@@ -79,6 +79,9 @@ func (s *Server) logOutputLimit(c *Client, which string) {
 
 // flush writes c's pending replies; see the top of this file.
 func (s *Server) flush(c *Client) error {
+	if c.multi != nil {
+		c.publishMulti()
+	}
 	// The replies are sent or the client is closed: either way they
 	// stop counting.
 	defer func() { c.budget.settle(heldBytes(c)) }()

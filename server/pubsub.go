@@ -263,6 +263,11 @@ type eventSink struct{ s *Server }
 
 var _ engine.Events = eventSink{}
 
+// Notifies reports whether notify-keyspace-events publishes class.
+func (e eventSink) Notifies(class notify.Class) bool {
+	return notify.Class(e.s.notifyFlags.Load()).Publishes(class)
+}
+
 // KeyEvent is Redis's notifyKeyspaceEvent.
 func (e eventSink) KeyEvent(db int, class notify.Class, event, key string, origin any) {
 	flags := notify.Class(e.s.notifyFlags.Load())

@@ -17,7 +17,7 @@ func (s session) SetDB(db int)  { s.c.setDB(db) }
 func (s session) NoTouch() bool { return s.c.noTouch.Load() }
 func (s session) Own(i int) []byte {
 	if s.c.queuedArgs != nil {
-		return s.c.queuedArgs[i] // EXEC runs each queued command once
+		return ownQueued(s.c.queuedArgs[i])
 	}
 	return s.c.cmd.Own(i)
 }

@@ -110,6 +110,11 @@ func (s session) clientInfo(c *Client, now time.Time) commands.ClientInfo {
 	out.Tracking = s.c.srv.track.Get(c.ID)
 	out.Monitor = c.monitor.Load()
 	if self := s.c; c == self {
+		// Its transaction as it is, not as published (publishMulti).
+		out.InMulti, out.Multi, out.MultiMem = self.multi != nil, 0, 0
+		if self.multi != nil {
+			out.Multi, out.MultiMem = len(self.multi.cmds), self.multi.mem
+		}
 		// The command being run still counts as received but unprocessed,
 		// as in Redis, whose query buffer holds it until it returns.
 		out.Qbuf = encodedLen(self.cmd.Args) + self.r.QueryBufferUsed()

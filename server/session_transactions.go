@@ -5,9 +5,13 @@ import (
 
 	"github.com/kvserver/kvserver/commands"
 	"github.com/kvserver/kvserver/engine"
+	"github.com/kvserver/kvserver/resp"
 )
 
-// multiState is a connection's transaction while it is in MULTI.
+// multiState is a connection's transaction while it is in MULTI. The
+// connection keeps it after EXEC or DISCARD (Client.spareMulti) for its
+// next transaction, so that a client that runs one after the other
+// allocates its queue and argument copies once.
 type multiState struct {
 	// flagged: a command failed to queue, so EXEC aborts.
 	flagged bool
@@ -21,6 +25,9 @@ type multiState struct {
 	// mayWrite: a queued command may write, so CLIENT PAUSE WRITE holds
 	// EXEC.
 	mayWrite bool
+	// args holds the queued commands' argument lists and copies of their
+	// small arguments (queueArena).
+	args queueArena
 }
 
 // queuedCommand is one command queued by MULTI, with arguments of its own
@@ -30,12 +37,96 @@ type queuedCommand struct {
 	args [][]byte
 }
 
+// reset empties m for the connection's next transaction, keeping its
+// buffers unless they grew past what an idle connection should hold.
+func (m *multiState) reset() {
+	clear(m.cmds)
+	m.cmds = m.cmds[:0]
+	if cap(m.cmds) > maxSpareQueue {
+		m.cmds = nil
+	}
+	m.args.reset()
+	m.flagged, m.mem, m.denyoom, m.mayWrite = false, 0, false, false
+}
+
+// maxSpareQueue is the most queued commands (and four times as many
+// arguments) whose room a connection keeps between transactions;
+// maxSpareArgBytes is the most bytes of argument copies it keeps.
+const (
+	maxSpareQueue    = 1024
+	maxSpareArgBytes = 64 << 10
+)
+
+// queueArena holds the argument lists of a transaction's queued commands
+// in one slice and the copies of their arguments smaller than
+// resp.BigBulkThreshold in one buffer, instead of a slice per command and
+// per argument: queuing a command costs no allocation once the arena has
+// room. A full slice or buffer is replaced by a larger one, not grown, so
+// the arguments already queued stay where they are. The next transaction
+// reuses the room, so a queued small argument is valid only until EXEC or
+// DISCARD ends, like a request's arguments in the reader's buffer:
+// Session.Own copies it (ownQueued). An argument of resp.BigBulkThreshold
+// bytes or more has a slice of its own, handed over as the reader hands
+// over a big bulk.
+type queueArena struct {
+	argv  [][]byte
+	bytes []byte
+}
+
+// argList returns room for n arguments.
+func (a *queueArena) argList(n int) [][]byte {
+	if cap(a.argv)-len(a.argv) < n {
+		a.argv = make([][]byte, 0, max(2*cap(a.argv), n, 64))
+	}
+	start := len(a.argv)
+	a.argv = a.argv[:start+n]
+	return a.argv[start : start+n : start+n]
+}
+
+// copyOf returns a copy of the small argument b.
+func (a *queueArena) copyOf(b []byte) []byte {
+	if cap(a.bytes)-len(a.bytes) < len(b) {
+		a.bytes = make([]byte, 0, max(2*cap(a.bytes), len(b), 1024))
+	}
+	start := len(a.bytes)
+	a.bytes = append(a.bytes, b...)
+	return a.bytes[start:len(a.bytes):len(a.bytes)]
+}
+
+// reset empties a for the next transaction, letting go of the big
+// arguments it references and of room past the spare bounds.
+func (a *queueArena) reset() {
+	clear(a.argv)
+	a.argv = a.argv[:0]
+	if cap(a.argv) > maxSpareQueue*4 {
+		a.argv = nil
+	}
+	a.bytes = a.bytes[:0]
+	if cap(a.bytes) > maxSpareArgBytes {
+		a.bytes = nil
+	}
+}
+
+// ownQueued is Session.Own for an argument of the queued command EXEC
+// runs: a big one is handed over (EXEC runs each queued command once), a
+// small one, in the arena the next transaction reuses, is copied.
+func ownQueued(arg []byte) []byte {
+	if len(arg) >= resp.BigBulkThreshold {
+		return arg
+	}
+	return append([]byte(nil), arg...)
+}
+
 var _ commands.Transaction = session{}
 
 func (s session) InMulti() bool { return s.c.multi != nil }
 func (s session) InExec() bool  { return s.c.queuedArgs != nil }
 func (s session) Multi() {
-	s.c.multi = &multiState{}
+	m := s.c.spareMulti
+	if m == nil {
+		m = &multiState{}
+	}
+	s.c.multi, s.c.spareMulti = m, nil
 	s.c.publishMulti()
 }
 func (s session) Flagged() bool { return s.c.multi != nil && s.c.multi.flagged }
@@ -50,9 +141,10 @@ func (s session) Discard() {
 // dropQueued leaves MULTI, returning the queued arguments' bytes to the
 // server's bound on queued transactions.
 func (c *Client) dropQueued() {
-	if c.multi != nil {
-		c.srv.queuedTxBytes.Add(-int64(c.multi.mem))
-		c.multi = nil
+	if m := c.multi; m != nil {
+		c.srv.queuedTxBytes.Add(-int64(m.mem))
+		m.reset()
+		c.multi, c.spareMulti = nil, m
 	}
 }
 
@@ -79,6 +171,14 @@ func (s session) RunQueued() {
 	// CLIENT REPLY inside the transaction changes, from the next reply
 	// on, which of them the client gets.
 	defer c.dropSuppressedReplies()
+	// The clock is read once per command, each one's end being the next
+	// one's start, and only for what needs it: the command metrics, and a
+	// script's start (all a server without metrics reads it for).
+	metered := srv.metrics != nil
+	var start time.Time
+	if metered {
+		start = time.Now()
+	}
 	for _, q := range c.multi.cmds {
 		c.dropSuppressedReplies() // EXEC's header, then each reply
 		// ACLs are checked again, in case they changed since the
@@ -90,9 +190,14 @@ func (s session) RunQueued() {
 			}
 			c.w.Error("NOPERM ACLs rules changed between the moment the transaction was accumulated and the EXEC call. " +
 				"This command is no longer allowed for the following reason: " + reason)
+			if metered {
+				start = time.Now()
+			}
 			continue
 		}
-		start := time.Now()
+		if !metered && q.spec.Exclusive {
+			start = time.Now()
+		}
 		c.cmdStart = start
 		c.queuedArgs = q.args
 		c.x.Args = q.args
@@ -101,7 +206,11 @@ func (s session) RunQueued() {
 		srv.feedMonitors(c, q.spec, q.args)
 		c.x.Args = nil
 		c.queuedArgs = nil
-		srv.observe(q.spec.Name, time.Since(start), false)
+		if metered {
+			end := time.Now()
+			srv.observe(q.spec.Name, end.Sub(start), false)
+			start = end
+		}
 	}
 }
 
@@ -124,28 +233,36 @@ func (s *Server) queue(c *Client, spec *commands.Spec) {
 		s.observe(spec.Name, 0, true)
 		return
 	}
-	args := make([][]byte, len(c.cmd.Args))
-	for i := range args {
-		args[i] = c.cmd.Own(i)
+	m := c.multi
+	args := m.args.argList(len(c.cmd.Args))
+	for i, a := range c.cmd.Args {
+		if len(a) >= resp.BigBulkThreshold {
+			args[i] = c.cmd.Own(i)
+		} else {
+			args[i] = m.args.copyOf(a)
+		}
 	}
 	// Redis counts a pointer per argument too.
-	c.multi.mem += size
-	c.multi.cmds = append(c.multi.cmds, queuedCommand{spec: spec, args: args})
-	c.multi.denyoom = c.multi.denyoom || spec.Flags&commands.FlagDenyoom != 0
-	c.multi.mayWrite = c.multi.mayWrite || spec.Flags&commands.FlagWrite != 0 || spec.MayReplicate
-	c.publishMulti()
-	c.w.Simple("QUEUED")
+	m.mem += size
+	m.cmds = append(m.cmds, queuedCommand{spec: spec, args: args})
+	m.denyoom = m.denyoom || spec.Flags&commands.FlagDenyoom != 0
+	m.mayWrite = m.mayWrite || spec.Flags&commands.FlagWrite != 0 || spec.MayReplicate
+	c.w.Simple("QUEUED") // published with the reply (Server.flush)
 }
 
-// publishMulti copies the transaction's size where CLIENT LIST reads it.
+// publishMulti copies the transaction's size where the other clients'
+// CLIENT LIST reads it: when the connection enters or leaves MULTI, and
+// for the commands it queued, when their +QUEUED replies go out
+// (Server.flush), rather than with two atomic stores per queued command.
+// Another client cannot tell the difference: it learns that a command was
+// queued from its reply at the earliest.
 func (c *Client) publishMulti() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.inMulti = c.multi != nil
-	c.multiLen, c.multiMem = 0, 0
+	var n, mem int64
 	if c.multi != nil {
-		c.multiLen, c.multiMem = len(c.multi.cmds), c.multi.mem
+		n, mem = 1+int64(len(c.multi.cmds)), int64(c.multi.mem)
 	}
+	c.multiMem.Store(mem)
+	c.multiCmds.Store(n)
 }
 
 // preloadQueued loads the values the queued commands of c read that are

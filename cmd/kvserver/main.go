@@ -285,12 +285,16 @@ func run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 		log.Info("memory tier written to disk", "elapsed", time.Since(start).String())
 	}()
 
-	reg := prometheus.NewRegistry()
-	m := metrics.New(reg, engineStats{eng})
-	if member != nil {
-		registerEtcdMetrics(reg, member)
-	}
+	// Without the endpoint (metrics-port 0, which CONFIG SET cannot
+	// change) nothing could read the metrics: the server counts none,
+	// instead of a clock reading and a histogram update per command.
+	var m *metrics.Metrics
 	if cfg.MetricsPort != 0 {
+		reg := prometheus.NewRegistry()
+		m = metrics.New(reg, engineStats{eng})
+		if member != nil {
+			registerEtcdMetrics(reg, member)
+		}
 		addr := net.JoinHostPort(cfg.Bind, strconv.Itoa(cfg.MetricsPort))
 		go func() {
 			if err := metrics.Serve(ctx, addr, reg, log); err != nil {
