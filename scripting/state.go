@@ -30,6 +30,9 @@ type luaState struct {
 	source string
 	// handler is the error handler every run is called with.
 	handler *lua.LFunction
+	// goErrorHandler is pcall's error handler when it calls a Go
+	// function (goCalleeError).
+	goErrorHandler *lua.LFunction
 	// broken is set when gopher-lua panicked out of a run, leaving the
 	// state unusable: the engine replaces it.
 	broken bool
@@ -76,7 +79,9 @@ func newLuaState(e *Engine, source string, eval bool) *luaState {
 	g.RawSetString("bit", openBit(L))
 	g.RawSetString("struct", openStruct(L))
 	g.RawSetString("cmsgpack", openCmsgpack(L))
-	g.RawSetString("pcall", L.NewFunction(luaPcall))
+	st.goErrorHandler = L.NewFunction(goCalleeError)
+	g.RawSetString("pcall", L.NewFunction(st.luaPcall))
+	g.RawSetString("error", L.NewFunction(luaError))
 	g.RawSetString("unpack", L.NewFunction(luaUnpack))
 	g.RawSetString("loadstring", L.NewFunction(st.loadString))
 	g.RawSetString("load", L.NewFunction(st.load))
@@ -377,7 +382,7 @@ func (st *luaState) errorHandler(L *lua.LState) int {
 	t, ok := errv.(*lua.LTable)
 	if !ok {
 		t = L.NewTable()
-		t.RawSetString("err", lua.LString("ERR "+luaMessage(lua.LVAsString(errv))))
+		t.RawSetString("err", lua.LString("ERR "+luaMessage(L.ToStringMeta(errv).String())))
 	}
 	dbg, ok := L.GetStack(1)
 	if ok {
@@ -422,12 +427,16 @@ func truncate(s string, n int) string {
 
 // luaPcall is Redis's pcall: Lua's, except that an error table with an err
 // field is caught as its message, as scripts written for Redis 6 expect.
-func luaPcall(L *lua.LState) int {
+func (st *luaState) luaPcall(L *lua.LState) int {
 	nargs := L.GetTop()
 	if nargs == 0 {
 		L.ArgError(1, "value expected")
 	}
-	err := L.PCall(nargs-1, lua.MultRet, nil)
+	var handler *lua.LFunction
+	if fn, ok := L.Get(1).(*lua.LFunction); ok && fn.IsG {
+		handler = st.goErrorHandler
+	}
+	err := L.PCall(nargs-1, lua.MultRet, handler)
 	if err == nil {
 		L.Insert(lua.LTrue, 1)
 		return L.GetTop()
@@ -491,6 +500,58 @@ func collectGarbage(L *lua.LState) int {
 		L.ArgError(1, "invalid option '"+opt+"'")
 	}
 	return 1
+}
+
+// goCalleeError is the error handler of pcall calling a Go function
+// (pcall(cjson.decode, s)): an error that function raised itself is, in
+// Lua, placed at the function that called it, pcall, a C function, which
+// gives no position; gopher-lua skips Go frames up to the script's
+// line. That position goes.
+func goCalleeError(L *lua.LState) int {
+	msg, ok := L.Get(1).(lua.LString)
+	if !ok {
+		return 1
+	}
+	raiser, ok1 := L.GetStack(1)
+	caller, ok2 := L.GetStack(2)
+	if !ok1 || !ok2 {
+		return 1
+	}
+	L.GetInfo("S", raiser, lua.LNil)
+	L.GetInfo("S", caller, lua.LNil)
+	if raiser.What != "G" || caller.What != "G" {
+		return 1
+	}
+	for level := 3; ; level++ {
+		dbg, ok := L.GetStack(level)
+		if !ok {
+			return 1
+		}
+		L.GetInfo("Sl", dbg, lua.LNil)
+		if dbg.What == "G" {
+			continue
+		}
+		prefix := fmt.Sprintf("%s:%d: ", dbg.Source, dbg.CurrentLine)
+		if rest, ok := strings.CutPrefix(string(msg), prefix); ok {
+			L.Push(lua.LString(rest))
+		}
+		return 1
+	}
+}
+
+// luaError is Lua 5.1's error(msg [, level]): a position is added to a
+// string (or number) message only, and error() raises nil.
+func luaError(L *lua.LState) int {
+	level := L.OptInt(2, 1)
+	v := L.Get(1)
+	switch v.(type) {
+	case lua.LString, lua.LNumber:
+		if level > 0 {
+			L.Error(lua.LString(lua.LVAsString(v)), level)
+		}
+	}
+	L.Error(v, 0)
+	return 0
 }
 
 // errorTable is an error as redis.call raises it: {err="CODE msg"}, from
