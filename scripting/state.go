@@ -82,6 +82,21 @@ func newLuaState(e *Engine, source string, eval bool) *luaState {
 	st.goErrorHandler = L.NewFunction(goCalleeError)
 	g.RawSetString("pcall", L.NewFunction(st.luaPcall))
 	g.RawSetString("error", L.NewFunction(luaError))
+	toNumberBase := g.RawGetString("tonumber").(*lua.LFunction).GFunction
+	g.RawSetString("tonumber", L.NewFunction(func(L *lua.LState) int {
+		// Base 10 is Lua's own string to number conversion (strtod: an
+		// exponent without a dot, hex, inf); gopher-lua's misses some.
+		if base := L.Get(2); base == lua.LNil || base == lua.LNumber(10) {
+			n, ok := toNumber(L.CheckAny(1))
+			if !ok {
+				L.Push(lua.LNil)
+				return 1
+			}
+			L.Push(n)
+			return 1
+		}
+		return toNumberBase(L)
+	}))
 	g.RawSetString("unpack", L.NewFunction(luaUnpack))
 	g.RawSetString("loadstring", L.NewFunction(st.loadString))
 	g.RawSetString("load", L.NewFunction(st.load))

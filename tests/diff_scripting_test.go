@@ -326,6 +326,8 @@ func scriptingScripts() []script {
 			eval("return {xpcall(function() return 1 end, function(e) return e end)}"),
 			eval("return _VERSION"),
 			eval("return math.huge"),
+			eval("return {tonumber('1e2'), tonumber(' 12 '), tonumber('0x10'), tonumber('1.5'), tonumber('10', 2), tonumber('z', 36), tonumber(7)}"),
+			eval("return {tostring(tonumber('')), tostring(tonumber('x')), tostring(tonumber('1e')), tostring(tonumber('0x'))}"),
 			// An error a Go function raises itself has no position when
 			// pcall called it directly, as a C function's in Lua.
 			eval("return {pcall(cjson.decode, 'x')}"),
