@@ -564,6 +564,7 @@ func (s *Server) serveClient(c *Client) {
 // runCommand runs the command just read, answers it (flushing unless more
 // pipelined input waits), and reports whether the connection stays open.
 func (s *Server) runCommand(c *Client) bool {
+	c.wakesBefore(c.cmd.Args)
 	if c.mailboxUsed.Load() {
 		c.takeMessagesAhead()
 	}
@@ -579,6 +580,9 @@ func (s *Server) runCommand(c *Client) bool {
 	s.afterCommandTracking(c)
 	if c.mailboxUsed.Load() {
 		c.takeMessages()
+	}
+	if !c.r.Buffered() {
+		c.wakeSubscribers()
 	}
 	c.budget.settle(queuedReplyBytes(c))
 	if c.killed.Load() || s.overHardLimit(c) {

@@ -3,6 +3,7 @@ package server
 import (
 	"crypto/tls"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -46,8 +47,9 @@ type mailbox struct {
 	softSince time.Time
 	// reading is set while the connection's goroutine is blocked reading
 	// the client's request with nothing to send; woken once Deliver has
-	// cut that read short.
-	reading, woken bool
+	// cut that read short, or left it to the publisher to (wakePending,
+	// deferWake).
+	reading, woken, wakePending bool
 	// closed is set once the connection is gone or over its limit.
 	closed bool
 }
@@ -64,7 +66,8 @@ func (c *Client) Deliver(m *pubsub.Message, self bool) {
 		c.w.Raw(wire)
 		return
 	}
-	c.enqueue(wire)
+	from, _ := m.From.(*Client)
+	c.enqueueFrom(wire, from)
 }
 
 // Unsubscribed queues the sunsubscribe notice of a shard channel the
@@ -78,7 +81,11 @@ func (c *Client) Unsubscribed(channel []byte, count, total int) {
 
 // enqueue appends an encoded message to c's mailbox, closing c when that
 // breaks its pubsub output limit, and wakes c's goroutine if it waits.
-func (c *Client) enqueue(wire []byte) {
+func (c *Client) enqueue(wire []byte) { c.enqueueFrom(wire, nil) }
+
+// enqueueFrom is enqueue of a message that client from's command
+// published: from wakes c once its batch of commands is done (deferWake).
+func (c *Client) enqueueFrom(wire []byte, from *Client) {
 	mb := &c.mbox
 	mb.mu.Lock()
 	defer mb.mu.Unlock()
@@ -97,8 +104,71 @@ func (c *Client) enqueue(wire []byte) {
 	}
 	if mb.reading && !mb.woken {
 		mb.woken = true
+		if from != nil {
+			mb.wakePending = true
+			from.deferWake(c)
+			return
+		}
 		c.conn.SetReadDeadline(pastDeadline)
 	}
+}
+
+// Deferred wake-ups. A publisher's pipeline of PUBLISHes would otherwise
+// wake every subscriber once per message, and each wake-up costs the
+// subscriber's goroutine a read deadline set and reset, a read that finds
+// nothing and a write of one message. As Redis writes a subscriber's
+// output buffer once per event-loop pass (handleClientsWithPendingWrites),
+// the publisher wakes the subscribers its commands wrote to once, when
+// its batch is done: before a command other than PUBLISH or SPUBLISH runs
+// (it might wait), once no more commands are buffered, and before it waits
+// for anything (releaseExclusive) or leaves.
+
+// deferWake records that sub, waiting to read, has messages c published;
+// under sub's mailbox lock.
+func (c *Client) deferWake(sub *Client) {
+	c.wakesMu.Lock()
+	c.wakes = append(c.wakes, sub)
+	c.hasWakes.Store(true)
+	c.wakesMu.Unlock()
+}
+
+// wakeSubscribers wakes the subscribers c's commands deferred.
+func (c *Client) wakeSubscribers() {
+	if !c.hasWakes.Load() {
+		return
+	}
+	c.wakesMu.Lock()
+	subs := c.wakes
+	c.wakes, c.wakesSpare = c.wakesSpare, nil
+	c.hasWakes.Store(false)
+	c.wakesMu.Unlock()
+	for i, sub := range subs {
+		mb := &sub.mbox
+		mb.mu.Lock()
+		if mb.wakePending {
+			mb.wakePending = false
+			sub.conn.SetReadDeadline(pastDeadline)
+		}
+		mb.mu.Unlock()
+		subs[i] = nil
+	}
+	if cap(subs) <= maxKeptQueue {
+		c.wakesMu.Lock()
+		c.wakesSpare = subs[:0]
+		c.wakesMu.Unlock()
+	}
+}
+
+// wakesBefore wakes the subscribers c deferred unless its next command
+// cmd is one more publish, which never waits.
+func (c *Client) wakesBefore(cmd [][]byte) {
+	if !c.hasWakes.Load() {
+		return
+	}
+	if len(cmd) > 0 && (strings.EqualFold(string(cmd[0]), "publish") || strings.EqualFold(string(cmd[0]), "spublish")) {
+		return
+	}
+	c.wakeSubscribers()
 }
 
 // overPubsubLimit reports which pubsub limit mb's bytes break, "" none.
@@ -227,7 +297,7 @@ func (c *Client) endRead() (woken bool) {
 	mb.mu.Lock()
 	defer mb.mu.Unlock()
 	woken = mb.woken
-	mb.reading, mb.woken = false, false
+	mb.reading, mb.woken, mb.wakePending = false, false, false
 	if woken {
 		var d time.Time
 		if c.idle > 0 {
@@ -242,7 +312,7 @@ func (c *Client) endRead() (woken bool) {
 func (c *Client) closeMailbox() {
 	mb := &c.mbox
 	mb.mu.Lock()
-	mb.closed = true
+	mb.closed, mb.wakePending = true, false
 	mb.queue, mb.head, mb.queued = nil, 0, 0
 	mb.mu.Unlock()
 }
