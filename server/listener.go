@@ -684,6 +684,18 @@ func (f flushBeforeRead) Read(p []byte) (int, error) {
 	}
 }
 
+// countOutput counts n bytes written to a client outside its writer (a
+// subscriber's messages sent by the publisher, sendQueued).
+func (s *Server) countOutput(n int) {
+	if n <= 0 {
+		return
+	}
+	s.stats.netOutput.Add(int64(n))
+	if s.metrics != nil {
+		s.metrics.AddBytesWritten(n)
+	}
+}
+
 func (s *Server) countIO(c *Client) {
 	in, out := c.r.BytesRead(), c.w.BytesWritten()
 	s.stats.netInput.Add(in)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/kvserver/kvserver/config"
 	"github.com/kvserver/kvserver/engine"
+	"github.com/kvserver/kvserver/evloop"
 	"github.com/kvserver/kvserver/notify"
 	"github.com/kvserver/kvserver/pubsub"
 )
@@ -143,13 +144,7 @@ func (c *Client) wakeSubscribers() {
 	c.hasWakes.Store(false)
 	c.wakesMu.Unlock()
 	for i, sub := range subs {
-		mb := &sub.mbox
-		mb.mu.Lock()
-		if mb.wakePending {
-			mb.wakePending = false
-			sub.conn.SetReadDeadline(pastDeadline)
-		}
-		mb.mu.Unlock()
+		sub.sendOrWake()
 		subs[i] = nil
 	}
 	if cap(subs) <= maxKeptQueue {
@@ -157,6 +152,59 @@ func (c *Client) wakeSubscribers() {
 		c.wakesSpare = subs[:0]
 		c.wakesMu.Unlock()
 	}
+}
+
+// sendOrWake sends c's queued messages, whose wake-up a publisher
+// deferred, from the publisher's goroutine when c's socket takes them all
+// now, as Redis's event loop writes a subscriber's output buffer; c's
+// goroutine, blocked reading, then stays so. Otherwise it wakes c's
+// goroutine, which sends what is left.
+func (c *Client) sendOrWake() {
+	mb := &c.mbox
+	mb.mu.Lock()
+	defer mb.mu.Unlock()
+	if !mb.wakePending {
+		return
+	}
+	mb.wakePending = false
+	if c.sendQueued() {
+		mb.woken = false
+		return
+	}
+	c.conn.SetReadDeadline(pastDeadline)
+}
+
+// sendQueued writes c's queued messages straight to its socket, without
+// waiting, and reports whether it took them all; under the mailbox lock,
+// while c's goroutine is blocked reading with nothing left to write
+// (startRead), so that no other write interleaves. A TLS connection's
+// messages are its goroutine's to write.
+func (c *Client) sendQueued() bool {
+	mb := &c.mbox
+	pc, ok := c.conn.(*evloop.Conn)
+	if !ok || !mb.reading || mb.closed || mb.head >= len(mb.queue) {
+		return false
+	}
+	n, err := pc.TryWriteBuffers(mb.queue[mb.head:])
+	c.srv.countOutput(n)
+	mb.queued -= int64(n)
+	for n > 0 {
+		b := mb.queue[mb.head]
+		if n < len(b) {
+			// The rest of a message shared with other receivers: only
+			// this slice of it changes.
+			mb.queue[mb.head] = b[n:]
+			break
+		}
+		n -= len(b)
+		mb.queue[mb.head] = nil
+		mb.head++
+	}
+	if err != nil || mb.head < len(mb.queue) {
+		return false
+	}
+	mb.queue, mb.head = mb.queue[:0], 0
+	return true
 }
 
 // wakesBefore wakes the subscribers c deferred unless its next command

@@ -213,3 +213,40 @@ func TestSubscribersAreWokenWhenThePublishersBatchEnds(t *testing.T) {
 	admin.do("CLIENT", "UNPAUSE")
 	expect("after the pause", "paused")
 }
+
+// TestMessagesSentByThePublisherStayInOrder fills a subscriber's socket
+// while it reads nothing, so that the publisher's direct sends (pubsub.go,
+// sendQueued) stop in the middle of a message and leave the rest to the
+// subscriber's goroutine: every message then arrives whole and in order.
+func TestMessagesSentByThePublisherStayInOrder(t *testing.T) {
+	as := startAdminServer(t, Options{})
+	sub := as.dial(t)
+	if r := sub.do("SUBSCRIBE", "ch"); !strings.HasSuffix(r, ":1\r\n") {
+		t.Fatalf("SUBSCRIBE = %q", r)
+	}
+	pub := as.dial(t)
+	const messages, batch = 3000, 50
+	body := strings.Repeat("x", 1000)
+	for sent := 0; sent < messages; sent += batch {
+		var b strings.Builder
+		for i := sent; i < sent+batch; i++ {
+			p := fmt.Sprintf("%d:%s", i, body)
+			fmt.Fprintf(&b, "*3\r\n$7\r\nPUBLISH\r\n$2\r\nch\r\n$%d\r\n%s\r\n", len(p), p)
+		}
+		if _, err := io.WriteString(pub.conn, b.String()); err != nil {
+			t.Fatal(err)
+		}
+		for range batch {
+			if r, err := pub.reply(); err != nil || r != ":1\r\n" {
+				t.Fatalf("PUBLISH = %q, %v", r, err)
+			}
+		}
+	}
+	for i := range messages {
+		r, err := sub.reply()
+		p := fmt.Sprintf("%d:%s", i, body)
+		if want := fmt.Sprintf("*3\r\n$7\r\nmessage\r\n$2\r\nch\r\n$%d\r\n%s\r\n", len(p), p); err != nil || r != want {
+			t.Fatalf("message %d: %.60q, %v", i, r, err)
+		}
+	}
+}
