@@ -143,8 +143,11 @@ func (c *Client) wakeSubscribers() {
 	c.wakes, c.wakesSpare = c.wakesSpare, nil
 	c.hasWakes.Store(false)
 	c.wakesMu.Unlock()
+	// One write of a contiguous copy costs the kernel less than a writev
+	// of the many small messages of a batch.
+	var scratch [sendScratch]byte
 	for i, sub := range subs {
-		sub.sendOrWake()
+		sub.sendOrWake(scratch[:0])
 		subs[i] = nil
 	}
 	if cap(subs) <= maxKeptQueue {
@@ -159,7 +162,7 @@ func (c *Client) wakeSubscribers() {
 // now, as Redis's event loop writes a subscriber's output buffer; c's
 // goroutine, blocked reading, then stays so. Otherwise it wakes c's
 // goroutine, which sends what is left.
-func (c *Client) sendOrWake() {
+func (c *Client) sendOrWake(scratch []byte) {
 	mb := &c.mbox
 	mb.mu.Lock()
 	defer mb.mu.Unlock()
@@ -167,25 +170,37 @@ func (c *Client) sendOrWake() {
 		return
 	}
 	mb.wakePending = false
-	if c.sendQueued() {
+	if c.sendQueued(scratch) {
 		mb.woken = false
 		return
 	}
 	c.conn.SetReadDeadline(pastDeadline)
 }
 
+// sendScratch is the most bytes of messages sendQueued copies into one
+// buffer to write them at once; more go out with writev.
+const sendScratch = 16 << 10
+
 // sendQueued writes c's queued messages straight to its socket, without
-// waiting, and reports whether it took them all; under the mailbox lock,
+// waiting, and reports whether it took them all (copied into scratch
+// first when they fit); under the mailbox lock,
 // while c's goroutine is blocked reading with nothing left to write
 // (startRead), so that no other write interleaves. A TLS connection's
 // messages are its goroutine's to write.
-func (c *Client) sendQueued() bool {
+func (c *Client) sendQueued(scratch []byte) bool {
 	mb := &c.mbox
 	pc, ok := c.conn.(*evloop.Conn)
 	if !ok || !mb.reading || mb.closed || mb.head >= len(mb.queue) {
 		return false
 	}
-	n, err := pc.TryWriteBuffers(mb.queue[mb.head:])
+	bufs := mb.queue[mb.head:]
+	if mb.queued <= int64(cap(scratch)) {
+		for _, b := range bufs {
+			scratch = append(scratch, b...)
+		}
+		bufs = [][]byte{scratch}
+	}
+	n, err := pc.TryWriteBuffers(bufs)
 	c.srv.countOutput(n)
 	mb.queued -= int64(n)
 	for n > 0 {
