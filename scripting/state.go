@@ -448,7 +448,9 @@ func (st *luaState) luaPcall(L *lua.LState) int {
 		L.ArgError(1, "value expected")
 	}
 	var handler *lua.LFunction
-	if fn, ok := L.Get(1).(*lua.LFunction); ok && fn.IsG {
+	// A Go closure with upvalues may run Lua code of its own (a
+	// coroutine.wrap function) whose errors keep their position.
+	if fn, ok := L.Get(1).(*lua.LFunction); ok && fn.IsG && len(fn.Upvalues) == 0 {
 		handler = st.goErrorHandler
 	}
 	err := L.PCall(nargs-1, lua.MultRet, handler)
