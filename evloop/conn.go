@@ -228,6 +228,30 @@ func (c *Conn) WriteBuffers(bufs [][]byte) (int64, error) {
 	return total, nil
 }
 
+// TryWriteBuffers writes what of bufs (at most 1024 of them) the socket
+// takes now, with one writev and without waiting: the bytes written, and
+// ErrWouldBlock when the socket was full. Any goroutine may call it while
+// no other writes to the connection.
+func (c *Conn) TryWriteBuffers(bufs [][]byte) (int, error) {
+	if len(bufs) > 1024 { // IOV_MAX
+		bufs = bufs[:1024]
+	}
+	for {
+		n, err := unix.Writev(c.fd, bufs)
+		switch {
+		case err == nil:
+			return n, nil
+		case err == unix.EINTR:
+			continue
+		case err == unix.EAGAIN:
+			return 0, ErrWouldBlock
+		case c.closed.Load():
+			return 0, net.ErrClosed
+		}
+		return 0, c.opError("write", err)
+	}
+}
+
 // afterWrite turns a write's error into what Write returns: nil to go on
 // (after waiting for room when the socket was full).
 func (c *Conn) afterWrite(err error) error {

@@ -33,6 +33,9 @@ type Message struct {
 	Pattern []byte
 	// Channel and Payload are what was published.
 	Channel, Payload []byte
+	// From is the subscriber that published it (Publish's from), nil for
+	// a message of no client's.
+	From Subscriber
 	// wire caches Encode's output for RESP2 and RESP3: receivers share it.
 	wire [2][]byte
 }
@@ -233,7 +236,7 @@ func (h *Hub) Publish(kind Kind, channel, payload []byte, from Subscriber) int {
 	defer h.mu.Unlock()
 	receivers := 0
 	if set := h.names[kind][string(channel)]; len(set) > 0 {
-		m := &Message{Kind: kind, Channel: channel, Payload: payload}
+		m := &Message{Kind: kind, Channel: channel, Payload: payload, From: from}
 		for sub := range set {
 			sub.Deliver(m, sub == from)
 			receivers++
@@ -246,7 +249,7 @@ func (h *Hub) Publish(kind Kind, channel, payload []byte, from Subscriber) int {
 		if !glob.Match([]byte(pat), channel) {
 			continue
 		}
-		m := &Message{Kind: Pattern, Pattern: []byte(pat), Channel: channel, Payload: payload}
+		m := &Message{Kind: Pattern, Pattern: []byte(pat), Channel: channel, Payload: payload, From: from}
 		for sub := range set {
 			sub.Deliver(m, sub == from)
 			receivers++

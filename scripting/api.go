@@ -35,17 +35,14 @@ func (st *luaState) redisTable(eval bool) *lua.LTable {
 		"setresp":       st.redisSetResp,
 		"set_repl":      st.redisSetRepl,
 		"acl_check_cmd": st.redisACLCheckCmd,
-		"breakpoint":    func(L *lua.LState) int { L.Push(lua.LFalse); return 1 },
-		"debug":         func(L *lua.LState) int { return 0 },
-		"replicate_commands": func(L *lua.LState) int {
+	}
+	if eval {
+		// Only EVAL scripts have these (the debugger's and Redis 5's).
+		fns["breakpoint"] = func(L *lua.LState) int { L.Push(lua.LFalse); return 1 }
+		fns["debug"] = func(L *lua.LState) int { return 0 }
+		fns["replicate_commands"] = func(L *lua.LState) int {
 			L.Push(lua.LTrue)
 			return 1
-		},
-	}
-	if !eval {
-		fns["register_function"] = func(L *lua.LState) int {
-			L.RaiseError("redis.register_function can only be called on FUNCTION LOAD command")
-			return 0
 		}
 	}
 	for name, fn := range fns {

@@ -5,7 +5,8 @@
 // breakpoint, debug), KEYS and ARGV, the RESP <-> Lua conversions in both
 // directions for RESP2 and RESP3 (script_lua.c), the error formats
 // ("... script: <sha>, on @user_script:<line>."), script flags from the
-// "#!lua flags=..." shebang, the read-only global table, and the cjson, bit,
+// "#!lua flags=..." shebang, the sandbox (only the globals Redis has, and
+// every table reachable from them read only, sandbox.go), and the cjson, bit,
 // struct and cmsgpack libraries scripts rely on (this package's own
 // implementations).
 //
@@ -20,5 +21,9 @@
 // Known differences from Redis 7.0, which runs the reference Lua 5.1 in C:
 // messages of errors the Lua VM itself raises (gopher-lua words "attempt to
 // concatenate" and friends its own way), tostring of non-integer numbers
-// (Go's shortest representation, not %.14g), and math.random's sequence.
+// (Go's shortest representation, not %.14g), math.random's sequence, an
+// argument error's "got nil" for a missing argument (Lua: "got no value"),
+// string.dump (gopher-lua has no bytecode), cjson's configuration functions
+// (encode_keep_buffer and friends), and string.rep past 512 MiB, which
+// fails ("not enough memory") rather than take the server's memory.
 package scripting

@@ -56,14 +56,15 @@ func (f *functionState) newLoadEnv() *lua.LTable {
 	L := f.st.L
 	api := L.NewTable()
 	api.RawSetString("register_function", L.NewFunction(f.registerFunction))
-	rt := f.st.globals.RawGetString("redis").(*lua.LTable)
+	rt := f.st.sb.unwrap(f.st.globals.RawGetString("redis").(*lua.LTable))
 	for _, name := range []string{"log", "LOG_DEBUG", "LOG_VERBOSE", "LOG_NOTICE", "LOG_WARNING", "REDIS_VERSION", "REDIS_VERSION_NUM"} {
 		api.RawSetString(name, rt.RawGetString(name))
 	}
-	redis := readOnly(L, api)
+	api.Metatable = missingGlobal(L)
 	globals := L.NewTable()
-	globals.RawSetString("redis", redis)
-	return readOnly(L, globals)
+	globals.RawSetString("redis", api)
+	globals.Metatable = missingGlobal(L)
+	return f.st.sb.protect(L, globals)
 }
 
 // validName is Redis's functionsVerifyName: letters, digits and

@@ -14,8 +14,8 @@ import (
 // same instruction count, so line numbers are kept); KEYS and ARGV, whose
 // tables a run may replace (fillArray), are constants patched before a run
 // whenever their table changed. A name no global has stays a read, to
-// fail as Redis fails; a script that names setfenv or getfenv, and so may
-// read its globals through another table, is left alone.
+// fail as Redis fails. (Redis's sandbox has no setfenv: a script cannot
+// read its globals through another table.)
 
 // hoisted is one constant that holds KEYS or ARGV in a compiled script.
 type hoisted struct {
@@ -33,28 +33,9 @@ const (
 // hoistGlobals rewrites the global reads of p and of the functions it
 // defines, and returns the constants that hold KEYS and ARGV.
 func (st *luaState) hoistGlobals(p *lua.FunctionProto) []hoisted {
-	if namesFenv(p) {
-		return nil
-	}
 	var out []hoisted
 	st.hoistProto(p, &out)
 	return out
-}
-
-// namesFenv reports whether p or a function it defines has the string
-// constant setfenv or getfenv.
-func namesFenv(p *lua.FunctionProto) bool {
-	for _, c := range p.Constants {
-		if s, ok := c.(lua.LString); ok && (s == "setfenv" || s == "getfenv") {
-			return true
-		}
-	}
-	for _, sub := range p.FunctionPrototypes {
-		if namesFenv(sub) {
-			return true
-		}
-	}
-	return false
 }
 
 // maxConstants is the most constants an ABx instruction can address.

@@ -308,8 +308,8 @@ func runEvalSteps(t *testing.T, e *Engine, prefix bool, steps []evalStep) {
 // TestGlobalReadsAreConstants pins down the compiled scripts' global reads
 // turned into constants (hoist.go): KEYS and ARGV follow every run, in
 // nested functions too and after a script replaced their tables; a name
-// no global has still fails; a script that uses setfenv reads its own
-// environment.
+// no global has still fails; there is no setfenv to give a script globals
+// of its own; a chunk loadstring compiled reads the globals of the run.
 func TestGlobalReadsAreConstants(t *testing.T) {
 	e := New(nil)
 	defer e.Close()
@@ -320,7 +320,38 @@ func TestGlobalReadsAreConstants(t *testing.T) {
 		{"setmetatable(KEYS, {}) setmetatable(ARGV, {}) return 1", []string{"x"}, []string{"y"}, ":1\r\n"},
 		{nested, []string{"c"}, []string{"3"}, "*3\r\n$2\r\nc3\r\n$8\r\nfunction\r\n$5\r\ntable\r\n"},
 		{"return nosuch", nil, nil, "-ERR user_script:1: Script attempted to access nonexistent global variable 'nosuch' script: "},
-		{"setfenv(1, {KEYS = {'own'}}) return KEYS[1]", []string{"d"}, nil, "$3\r\nown\r\n"},
+		{"setfenv(1, {KEYS = {'own'}}) return KEYS[1]", []string{"d"}, nil, "-ERR user_script:1: Script attempted to access nonexistent global variable 'setfenv' script: "},
+		{"return loadstring('return KEYS[1]')()", []string{"e"}, nil, "$1\r\ne\r\n"},
+		{"return loadstring('return KEYS[1]')()", []string{"f"}, nil, "$1\r\nf\r\n"},
 		{"KEYS = {} return 1", nil, nil, "-ERR user_script:1: Attempt to modify a readonly table script: "},
 	})
+}
+
+// TestSandboxKeepsEveryLibraryAsItWas pins down Redis 7.0's read-only
+// tables (sandbox.go): every way of writing to a library table, the
+// globals, a metatable reachable from them or the string metatable fails,
+// and the next script sees the libraries unchanged.
+func TestSandboxKeepsEveryLibraryAsItWas(t *testing.T) {
+	e := New(nil)
+	defer e.Close()
+	const readonly = "-ERR user_script:1: Attempt to modify a readonly table script: "
+	var steps []evalStep
+	for _, write := range []string{
+		"string.len = nil", "string.foo = 1", "redis.call = nil", "table.insert = nil", "_G.x = 1",
+		"x = 1", "cjson.null = 1", "getmetatable('').__index = nil", "getmetatable('').__index.len = nil",
+		"getmetatable(_G).__index = nil",
+		"local mt = getmetatable(setmetatable({}, getmetatable(''))) mt.__index = nil",
+	} {
+		steps = append(steps, evalStep{write, nil, nil, readonly})
+	}
+	for _, write := range []string{"rawset(_G, 'x', 1)", "rawset(string, 'len', 1)", "table.insert(redis, 1)", "setmetatable(_G, nil)", "setmetatable(string, {})"} {
+		steps = append(steps, evalStep{write, nil, nil, "-ERR Attempt to modify a readonly table script: "})
+	}
+	steps = append(steps,
+		evalStep{"return {string.len('abc'), ('ab'):len(), type(redis.call), type(table.insert), tostring(rawget(_G, 'x')), tostring(rawget(string, 'foo')), type(cjson.null)}", nil, nil,
+			"*7\r\n:3\r\n:2\r\n$8\r\nfunction\r\n$8\r\nfunction\r\n$3\r\nnil\r\n$3\r\nnil\r\n$8\r\nuserdata\r\n"},
+		evalStep{"local n = 0 for k in pairs(string) do n = n + 1 end return {n, next(string) ~= nil}", nil, nil, "*2\r\n:15\r\n:1\r\n"},
+		evalStep{"return setfenv", nil, nil, "-ERR user_script:1: Script attempted to access nonexistent global variable 'setfenv' script: "},
+	)
+	runEvalSteps(t, e, true, steps)
 }

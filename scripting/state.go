@@ -3,6 +3,9 @@ package scripting
 import (
 	"errors"
 	"fmt"
+	"math"
+	"regexp"
+	"runtime"
 	"strings"
 
 	lua "github.com/yuin/gopher-lua"
@@ -13,10 +16,12 @@ import (
 type luaState struct {
 	e *Engine
 	L *lua.LState
-	// env is the global table scripts see: empty, with a metatable that
-	// reads through to globals and refuses writes (Redis 7.0's read-only
-	// globals).
+	// env is the global table scripts see: the globals' proxy (sandbox.go).
 	env *lua.LTable
+	sb  *sandbox
+	// chunks are the sources of the chunks loadstring and load compiled,
+	// by the names messages give them, for the error handler.
+	chunks map[string]string
 	// globals holds the real globals.
 	globals *lua.LTable
 	// run is the script running, nil between runs.
@@ -25,6 +30,9 @@ type luaState struct {
 	source string
 	// handler is the error handler every run is called with.
 	handler *lua.LFunction
+	// goErrorHandler is pcall's error handler when it calls a Go
+	// function (goCalleeError).
+	goErrorHandler *lua.LFunction
 	// broken is set when gopher-lua panicked out of a run, leaving the
 	// state unusable: the engine replaces it.
 	broken bool
@@ -50,7 +58,7 @@ func newLuaState(e *Engine, source string, eval bool) *luaState {
 		RegistryMaxSize:  1 << 17,
 		RegistryGrowStep: 256,
 	})
-	st := &luaState{e: e, L: L, source: source}
+	st := &luaState{e: e, L: L, source: source, chunks: map[string]string{}}
 	for _, lib := range []struct {
 		name string
 		fn   lua.LGFunction
@@ -66,50 +74,184 @@ func newLuaState(e *Engine, source string, eval bool) *luaState {
 		L.Call(1, 0)
 	}
 	g := L.G.Global
-	// What Redis leaves out of the sandbox, or never loads.
-	for _, name := range []string{"dofile", "loadfile", "print", "require", "module", "package", "os", "io", "debug", "_printregs", "channel"} {
-		g.RawSetString(name, lua.LNil)
-	}
 	st.globals = g
 	g.RawSetString("cjson", openCJSON(L))
 	g.RawSetString("bit", openBit(L))
 	g.RawSetString("struct", openStruct(L))
 	g.RawSetString("cmsgpack", openCmsgpack(L))
-	g.RawSetString("pcall", L.NewFunction(luaPcall))
+	st.goErrorHandler = L.NewFunction(goCalleeError)
+	g.RawSetString("pcall", L.NewFunction(st.luaPcall))
+	g.RawSetString("error", L.NewFunction(luaError))
+	toNumberBase := g.RawGetString("tonumber").(*lua.LFunction).GFunction
+	g.RawSetString("tonumber", L.NewFunction(func(L *lua.LState) int {
+		// Base 10 is Lua's own string to number conversion (strtod: an
+		// exponent without a dot, hex, inf); gopher-lua's misses some.
+		if base := L.Get(2); base == lua.LNil || base == lua.LNumber(10) {
+			n, ok := toNumber(L.CheckAny(1))
+			if !ok {
+				L.Push(lua.LNil)
+				return 1
+			}
+			L.Push(n)
+			return 1
+		}
+		return toNumberBase(L)
+	}))
 	g.RawSetString("unpack", L.NewFunction(luaUnpack))
-	math := g.RawGetString("math").(*lua.LTable)
-	math.RawSetString("random", L.NewFunction(st.mathRandom))
-	math.RawSetString("randomseed", L.NewFunction(st.mathRandomSeed))
+	g.RawSetString("loadstring", L.NewFunction(st.loadString))
+	g.RawSetString("load", L.NewFunction(st.load))
+	g.RawSetString("gcinfo", L.NewFunction(gcinfo))
+	g.RawSetString("collectgarbage", L.NewFunction(collectGarbage))
+	mathLib := g.RawGetString("math").(*lua.LTable)
+	mathLib.RawSetString("random", L.NewFunction(st.mathRandom))
+	mathLib.RawSetString("randomseed", L.NewFunction(st.mathRandomSeed))
+	str := g.RawGetString("string").(*lua.LTable)
+	str.RawSetString("rep", L.NewFunction(strRep))
 	g.RawSetString("redis", st.redisTable(eval))
-
-	st.env = readOnly(L, g)
-	g.RawSetString("_G", st.env)
-	L.Env = st.env
 	st.handler = L.NewFunction(st.errorHandler)
+	if eval {
+		g.RawSetString("__redis__err__handler", st.handler)
+	}
+	// Only the globals Redis has (its allow list): gopher-lua's others
+	// (print, dofile, setfenv, require, newproxy...) go.
+	var drop []string
+	g.ForEach(func(k, _ lua.LValue) {
+		if name := lua.LVAsString(k); !allowedGlobals[name] {
+			drop = append(drop, name)
+		}
+	})
+	for _, name := range drop {
+		g.RawSetString(name, lua.LNil)
+	}
+	g.Metatable = missingGlobal(L)
+	st.sb = newSandbox(L)
+	st.env = st.sb.install(L, g)
+	L.Env = st.env
 	return st
 }
 
-// readOnly returns Redis 7.0's read-only global table over globals: an
-// empty table whose __newindex refuses every write and whose __index is
-// globals itself, which in turn raises an error for a name it lacks. Reads
-// of existing names are plain table lookups, with no Go call.
-func readOnly(L *lua.LState, globals *lua.LTable) *lua.LTable {
-	missing := L.NewTable()
-	missing.RawSetString("__index", L.NewFunction(func(L *lua.LState) int {
+// missingGlobal is the globals' metatable: reading a global that does not
+// exist is an error (luaSetErrorMetatable).
+func missingGlobal(L *lua.LState) *lua.LTable {
+	mt := L.NewTable()
+	mt.RawSetString("__index", L.NewFunction(func(L *lua.LState) int {
 		L.RaiseError("Script attempted to access nonexistent global variable '%s'", lua.LVAsString(L.Get(2)))
 		return 0
 	}))
-	L.SetMetatable(globals, missing)
-	t := L.NewTable()
-	meta := L.NewTable()
-	meta.RawSetString("__index", globals)
-	meta.RawSetString("__newindex", L.NewFunction(func(L *lua.LState) int {
-		L.RaiseError("Attempt to modify a readonly table")
-		return 0
-	}))
-	meta.RawSetString("__metatable", lua.LFalse)
-	L.SetMetatable(t, meta)
-	return t
+	return mt
+}
+
+// allowedGlobals are the globals a script sees in Redis 7.0 (script_lua.c's
+// allow lists, less what it removes after start: debug, setfenv,
+// getfenv, newproxy), besides KEYS, ARGV and __redis__err__handler, which
+// only EVAL scripts have.
+var allowedGlobals = map[string]bool{
+	"_G": true, "_VERSION": true, "__redis__err__handler": true,
+	"assert": true, "collectgarbage": true, "error": true, "gcinfo": true,
+	"getmetatable": true, "ipairs": true, "load": true, "loadstring": true,
+	"next": true, "pairs": true, "pcall": true, "rawequal": true, "rawget": true,
+	"rawset": true, "select": true, "setmetatable": true, "tonumber": true,
+	"tostring": true, "type": true, "unpack": true, "xpcall": true,
+	"bit": true, "cjson": true, "cmsgpack": true, "coroutine": true, "math": true,
+	"redis": true, "string": true, "struct": true, "table": true,
+}
+
+// loadString is Lua 5.1's loadstring(s [, chunkname]): the chunk is named
+// s itself unless named otherwise.
+func (st *luaState) loadString(L *lua.LState) int {
+	s := L.CheckString(1)
+	return st.loadChunk(L, s, L.OptString(2, s))
+}
+
+// load is Lua 5.1's load(f [, chunkname]): the chunk is the concatenation
+// of f's results up to the first nil or empty string.
+func (st *luaState) load(L *lua.LState) int {
+	f := L.CheckFunction(1)
+	name := L.OptString(2, "=(load)")
+	var b strings.Builder
+	for {
+		L.Push(f)
+		L.Call(0, 1)
+		v := L.Get(-1)
+		L.Pop(1)
+		if v == lua.LNil {
+			break
+		}
+		s, ok := v.(lua.LString)
+		if !ok {
+			L.Push(lua.LNil)
+			L.Push(lua.LString("reader function must return a string"))
+			return 2
+		}
+		if s == "" {
+			break
+		}
+		b.WriteString(string(s))
+	}
+	return st.loadChunk(L, b.String(), name)
+}
+
+// loadChunk compiles code as the chunk source, with the read-only globals
+// (lua_load gives a chunk the thread's globals); it pushes the function,
+// or nil and the error.
+func (st *luaState) loadChunk(L *lua.LState, code, source string) int {
+	id := chunkID(source)
+	fn, err := L.Load(strings.NewReader(code), id)
+	if err != nil {
+		L.Push(lua.LNil)
+		L.Push(lua.LString(compileError(err, id, []byte(code))))
+		return 2
+	}
+	fn.Env = st.env
+	noArgTable(fn)
+	if id != source {
+		if len(st.chunks) >= maxChunkNames {
+			clear(st.chunks)
+		}
+		st.chunks[id] = source
+	}
+	L.Push(fn)
+	return 1
+}
+
+// maxChunkNames bounds the chunk names a state remembers the sources of.
+const maxChunkNames = 256
+
+// gcinfo is Lua 5.1's gcinfo: the memory in use, in KiB.
+func gcinfo(L *lua.LState) int {
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	L.Push(lua.LNumber(m.HeapAlloc >> 10))
+	return 1
+}
+
+// cInt64 converts f as x86-64's C does: a value out of range (or NaN)
+// becomes the smallest int64.
+func cInt64(f float64) int64 {
+	if !(f >= -(1<<63) && f < 1<<63) {
+		return math.MinInt64
+	}
+	return int64(f)
+}
+
+// maxRepBytes bounds string.rep's result: past it the script fails (Lua's
+// out-of-memory error) rather than the server.
+const maxRepBytes = 512 << 20
+
+// strRep is Lua 5.1's string.rep(s, n), with C's conversion of n to an int
+// (a count past 2^31 wraps, as in Redis); there is no separator argument.
+func strRep(L *lua.LState) int {
+	s := L.CheckString(1)
+	n := int(int32(cInt64(float64(L.CheckNumber(2)))))
+	if n <= 0 || s == "" {
+		L.Push(lua.LString(""))
+		return 1
+	}
+	if int64(len(s))*int64(n) > maxRepBytes {
+		L.RaiseError("not enough memory")
+	}
+	L.Push(lua.LString(strings.Repeat(s, n)))
+	return 1
 }
 
 // fillArray sets the global name (KEYS or ARGV) to a table of the strings
@@ -255,7 +397,7 @@ func (st *luaState) errorHandler(L *lua.LState) int {
 	t, ok := errv.(*lua.LTable)
 	if !ok {
 		t = L.NewTable()
-		t.RawSetString("err", lua.LString("ERR "+lua.LVAsString(errv)))
+		t.RawSetString("err", lua.LString("ERR "+luaMessage(L.ToStringMeta(errv).String())))
 	}
 	dbg, ok := L.GetStack(1)
 	if ok {
@@ -267,7 +409,11 @@ func (st *luaState) errorHandler(L *lua.LState) int {
 		}
 	}
 	if ok && dbg.CurrentLine >= 0 {
-		t.RawSetString("source", lua.LString("@"+dbg.Source))
+		src, found := st.chunks[dbg.Source]
+		if !found {
+			src = "@" + dbg.Source
+		}
+		t.RawSetString("source", lua.LString(src))
 		t.RawSetString("line", lua.LNumber(dbg.CurrentLine))
 	}
 	L.Push(t)
@@ -296,12 +442,18 @@ func truncate(s string, n int) string {
 
 // luaPcall is Redis's pcall: Lua's, except that an error table with an err
 // field is caught as its message, as scripts written for Redis 6 expect.
-func luaPcall(L *lua.LState) int {
+func (st *luaState) luaPcall(L *lua.LState) int {
 	nargs := L.GetTop()
 	if nargs == 0 {
 		L.ArgError(1, "value expected")
 	}
-	err := L.PCall(nargs-1, lua.MultRet, nil)
+	var handler *lua.LFunction
+	// A Go closure with upvalues may run Lua code of its own (a
+	// coroutine.wrap function) whose errors keep their position.
+	if fn, ok := L.Get(1).(*lua.LFunction); ok && fn.IsG && len(fn.Upvalues) == 0 {
+		handler = st.goErrorHandler
+	}
+	err := L.PCall(nargs-1, lua.MultRet, handler)
 	if err == nil {
 		L.Insert(lua.LTrue, 1)
 		return L.GetTop()
@@ -310,15 +462,113 @@ func luaPcall(L *lua.LState) int {
 	if ae, ok := err.(*lua.ApiError); ok {
 		obj = ae.Object
 	}
-	if t, ok := obj.(*lua.LTable); ok {
-		if s, ok := t.RawGetString("err").(lua.LString); ok {
+	switch v := obj.(type) {
+	case *lua.LTable:
+		if s, ok := v.RawGetString("err").(lua.LString); ok {
 			obj = s
 		}
+	case lua.LString:
+		obj = lua.LString(luaMessage(string(v)))
 	}
 	L.SetTop(0)
 	L.Push(lua.LFalse)
 	L.Push(obj)
 	return 2
+}
+
+// badArgument matches gopher-lua's wording of an argument error, "bad
+// argument #1 to rep (...)".
+var badArgument = regexp.MustCompile(`bad argument #([0-9]+) to ([^' ]+) \(`)
+
+// luaMessage words an error message of gopher-lua's as Lua 5.1 does where
+// they differ in form: an argument error names the function in quotes,
+// '?' when it has no name.
+func luaMessage(msg string) string {
+	if !strings.Contains(msg, "bad argument #") {
+		return msg
+	}
+	return badArgument.ReplaceAllStringFunc(msg, func(m string) string {
+		sub := badArgument.FindStringSubmatch(m)
+		name := sub[2]
+		if name == "(anonymous)" {
+			name = "?"
+		}
+		return "bad argument #" + sub[1] + " to '" + name + "' ("
+	})
+}
+
+// collectGarbage is Lua 5.1's collectgarbage(opt [, arg]). Go's collector
+// manages the memory: "collect" and "step" collect nothing (a script
+// cannot make the server stop the world), "count" is the heap in use in
+// KiB.
+func collectGarbage(L *lua.LState) int {
+	switch opt := L.OptString(1, "collect"); opt {
+	case "collect", "stop", "restart":
+		L.Push(lua.LNumber(0))
+	case "count":
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		L.Push(lua.LNumber(float64(m.HeapAlloc) / 1024))
+	case "step":
+		L.Push(lua.LFalse)
+	case "setpause", "setstepmul":
+		L.Push(lua.LNumber(200))
+	default:
+		L.ArgError(1, "invalid option '"+opt+"'")
+	}
+	return 1
+}
+
+// goCalleeError is the error handler of pcall calling a Go function
+// (pcall(cjson.decode, s)): an error that function raised itself is, in
+// Lua, placed at the function that called it, pcall, a C function, which
+// gives no position; gopher-lua skips Go frames up to the script's
+// line. That position goes.
+func goCalleeError(L *lua.LState) int {
+	msg, ok := L.Get(1).(lua.LString)
+	if !ok {
+		return 1
+	}
+	raiser, ok1 := L.GetStack(1)
+	caller, ok2 := L.GetStack(2)
+	if !ok1 || !ok2 {
+		return 1
+	}
+	L.GetInfo("S", raiser, lua.LNil)
+	L.GetInfo("S", caller, lua.LNil)
+	if raiser.What != "G" || caller.What != "G" {
+		return 1
+	}
+	for level := 3; ; level++ {
+		dbg, ok := L.GetStack(level)
+		if !ok {
+			return 1
+		}
+		L.GetInfo("Sl", dbg, lua.LNil)
+		if dbg.What == "G" {
+			continue
+		}
+		prefix := fmt.Sprintf("%s:%d: ", dbg.Source, dbg.CurrentLine)
+		if rest, ok := strings.CutPrefix(string(msg), prefix); ok {
+			L.Push(lua.LString(rest))
+		}
+		return 1
+	}
+}
+
+// luaError is Lua 5.1's error(msg [, level]): a position is added to a
+// string (or number) message only, and error() raises nil.
+func luaError(L *lua.LState) int {
+	level := L.OptInt(2, 1)
+	v := L.Get(1)
+	switch v.(type) {
+	case lua.LString, lua.LNumber:
+		if level > 0 {
+			L.Error(lua.LString(lua.LVAsString(v)), level)
+		}
+	}
+	L.Error(v, 0)
+	return 0
 }
 
 // errorTable is an error as redis.call raises it: {err="CODE msg"}, from

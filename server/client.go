@@ -90,6 +90,14 @@ type Client struct {
 	// (pubsub.go).
 	subscribed atomic.Bool
 	mbox       mailbox
+	// wakes are the subscribers this connection's commands published to
+	// whose wake-up waits for the end of its batch (pubsub.go,
+	// deferWake); hasWakes says there are some, wakesSpare is a drained
+	// array kept for reuse.
+	wakesMu    sync.Mutex
+	wakes      []*Client
+	wakesSpare []*Client
+	hasWakes   atomic.Bool
 	// tracking is set while CLIENT TRACKING is on; trackPending holds the
 	// invalidations its own command caused, written after the reply
 	// (session_tracking.go). Both belong to the connection's goroutine.

@@ -215,8 +215,12 @@ func keepsExclusive(c *Client, spec *commands.Spec) bool {
 	return spec.Exclusive && c.multi == nil && spec.Flags&commands.FlagDenyoom == 0
 }
 
-// releaseExclusive lets Server.exclusive go if c kept it after a script.
+// releaseExclusive lets Server.exclusive go if c kept it after a script,
+// and wakes the subscribers c published to (deferWake): the client may
+// wait next.
 func (s *Server) releaseExclusive(c *Client) {
+	// Whatever waits next, the subscribers c published to do not.
+	c.wakeSubscribers()
 	if c.holdsExclusive {
 		c.holdsExclusive = false
 		s.exclusive.Unlock()

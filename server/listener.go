@@ -568,6 +568,7 @@ func (s *Server) serveClient(c *Client) {
 // runCommand runs the command just read, answers it (flushing unless more
 // pipelined input waits), and reports whether the connection stays open.
 func (s *Server) runCommand(c *Client) bool {
+	c.wakesBefore(c.cmd.Args)
 	if c.mailboxUsed.Load() {
 		c.takeMessagesAhead()
 	}
@@ -583,6 +584,9 @@ func (s *Server) runCommand(c *Client) bool {
 	s.afterCommandTracking(c)
 	if c.mailboxUsed.Load() {
 		c.takeMessages()
+	}
+	if !c.r.Buffered() {
+		c.wakeSubscribers()
 	}
 	c.budget.settle(heldBytes(c))
 	if c.killed.Load() || s.overHardLimit(c) {
@@ -683,6 +687,18 @@ func (f flushBeforeRead) Read(p []byte) (int, error) {
 			continue
 		}
 		return n, err
+	}
+}
+
+// countOutput counts n bytes written to a client outside its writer (a
+// subscriber's messages sent by the publisher, sendQueued).
+func (s *Server) countOutput(n int) {
+	if n <= 0 {
+		return
+	}
+	s.stats.netOutput.Add(int64(n))
+	if s.metrics != nil {
+		s.metrics.AddBytesWritten(n)
 	}
 }
 

@@ -3,11 +3,13 @@ package server
 import (
 	"crypto/tls"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/kvserver/kvserver/config"
 	"github.com/kvserver/kvserver/engine"
+	"github.com/kvserver/kvserver/evloop"
 	"github.com/kvserver/kvserver/notify"
 	"github.com/kvserver/kvserver/pubsub"
 )
@@ -46,8 +48,9 @@ type mailbox struct {
 	softSince time.Time
 	// reading is set while the connection's goroutine is blocked reading
 	// the client's request with nothing to send; woken once Deliver has
-	// cut that read short.
-	reading, woken bool
+	// cut that read short, or left it to the publisher to (wakePending,
+	// deferWake).
+	reading, woken, wakePending bool
 	// closed is set once the connection is gone or over its limit.
 	closed bool
 }
@@ -64,7 +67,8 @@ func (c *Client) Deliver(m *pubsub.Message, self bool) {
 		c.w.Raw(wire)
 		return
 	}
-	c.enqueue(wire)
+	from, _ := m.From.(*Client)
+	c.enqueueFrom(wire, from)
 }
 
 // Unsubscribed queues the sunsubscribe notice of a shard channel the
@@ -78,7 +82,11 @@ func (c *Client) Unsubscribed(channel []byte, count, total int) {
 
 // enqueue appends an encoded message to c's mailbox, closing c when that
 // breaks its pubsub output limit, and wakes c's goroutine if it waits.
-func (c *Client) enqueue(wire []byte) {
+func (c *Client) enqueue(wire []byte) { c.enqueueFrom(wire, nil) }
+
+// enqueueFrom is enqueue of a message that client from's command
+// published: from wakes c once its batch of commands is done (deferWake).
+func (c *Client) enqueueFrom(wire []byte, from *Client) {
 	mb := &c.mbox
 	mb.mu.Lock()
 	defer mb.mu.Unlock()
@@ -97,8 +105,133 @@ func (c *Client) enqueue(wire []byte) {
 	}
 	if mb.reading && !mb.woken {
 		mb.woken = true
+		if from != nil {
+			mb.wakePending = true
+			from.deferWake(c)
+			return
+		}
 		c.conn.SetReadDeadline(pastDeadline)
 	}
+}
+
+// Deferred wake-ups. A publisher's pipeline of PUBLISHes would otherwise
+// wake every subscriber once per message, and each wake-up costs the
+// subscriber's goroutine a read deadline set and reset, a read that finds
+// nothing and a write of one message. As Redis writes a subscriber's
+// output buffer once per event-loop pass (handleClientsWithPendingWrites),
+// the publisher wakes the subscribers its commands wrote to once, when
+// its batch is done: before a command other than PUBLISH or SPUBLISH runs
+// (it might wait), once no more commands are buffered, and before it waits
+// for anything (releaseExclusive) or leaves.
+
+// deferWake records that sub, waiting to read, has messages c published;
+// under sub's mailbox lock.
+func (c *Client) deferWake(sub *Client) {
+	c.wakesMu.Lock()
+	c.wakes = append(c.wakes, sub)
+	c.hasWakes.Store(true)
+	c.wakesMu.Unlock()
+}
+
+// wakeSubscribers wakes the subscribers c's commands deferred.
+func (c *Client) wakeSubscribers() {
+	if !c.hasWakes.Load() {
+		return
+	}
+	c.wakesMu.Lock()
+	subs := c.wakes
+	c.wakes, c.wakesSpare = c.wakesSpare, nil
+	c.hasWakes.Store(false)
+	c.wakesMu.Unlock()
+	// One write of a contiguous copy costs the kernel less than a writev
+	// of the many small messages of a batch.
+	var scratch [sendScratch]byte
+	for i, sub := range subs {
+		sub.sendOrWake(scratch[:0])
+		subs[i] = nil
+	}
+	if cap(subs) <= maxKeptQueue {
+		c.wakesMu.Lock()
+		c.wakesSpare = subs[:0]
+		c.wakesMu.Unlock()
+	}
+}
+
+// sendOrWake sends c's queued messages, whose wake-up a publisher
+// deferred, from the publisher's goroutine when c's socket takes them all
+// now, as Redis's event loop writes a subscriber's output buffer; c's
+// goroutine, blocked reading, then stays so. Otherwise it wakes c's
+// goroutine, which sends what is left.
+func (c *Client) sendOrWake(scratch []byte) {
+	mb := &c.mbox
+	mb.mu.Lock()
+	defer mb.mu.Unlock()
+	if !mb.wakePending {
+		return
+	}
+	mb.wakePending = false
+	if c.sendQueued(scratch) {
+		mb.woken = false
+		return
+	}
+	c.conn.SetReadDeadline(pastDeadline)
+}
+
+// sendScratch is the most bytes of messages sendQueued copies into one
+// buffer to write them at once; more go out with writev.
+const sendScratch = 16 << 10
+
+// sendQueued writes c's queued messages straight to its socket, without
+// waiting, and reports whether it took them all (copied into scratch
+// first when they fit); under the mailbox lock,
+// while c's goroutine is blocked reading with nothing left to write
+// (startRead), so that no other write interleaves. A TLS connection's
+// messages are its goroutine's to write.
+func (c *Client) sendQueued(scratch []byte) bool {
+	mb := &c.mbox
+	pc, ok := c.conn.(*evloop.Conn)
+	if !ok || !mb.reading || mb.closed || mb.head >= len(mb.queue) {
+		return false
+	}
+	bufs := mb.queue[mb.head:]
+	if mb.queued <= int64(cap(scratch)) {
+		for _, b := range bufs {
+			scratch = append(scratch, b...)
+		}
+		bufs = [][]byte{scratch}
+	}
+	n, err := pc.TryWriteBuffers(bufs)
+	c.srv.countOutput(n)
+	mb.queued -= int64(n)
+	for n > 0 {
+		b := mb.queue[mb.head]
+		if n < len(b) {
+			// The rest of a message shared with other receivers: only
+			// this slice of it changes.
+			mb.queue[mb.head] = b[n:]
+			break
+		}
+		n -= len(b)
+		mb.queue[mb.head] = nil
+		mb.head++
+	}
+	if err != nil || mb.head < len(mb.queue) {
+		return false
+	}
+	mb.queue, mb.head = mb.queue[:0], 0
+	return true
+}
+
+// wakesBefore wakes the subscribers c deferred unless its next command
+// cmd is one more publish, which never waits.
+func (c *Client) wakesBefore(cmd [][]byte) {
+	if !c.hasWakes.Load() {
+		return
+	}
+	if len(cmd) > 0 && (strings.EqualFold(string(cmd[0]), "publish") || strings.EqualFold(string(cmd[0]), "spublish")) {
+		return
+	}
+	c.wakeSubscribers()
 }
 
 // overPubsubLimit reports which pubsub limit mb's bytes break, "" none.
@@ -227,7 +360,7 @@ func (c *Client) endRead() (woken bool) {
 	mb.mu.Lock()
 	defer mb.mu.Unlock()
 	woken = mb.woken
-	mb.reading, mb.woken = false, false
+	mb.reading, mb.woken, mb.wakePending = false, false, false
 	if woken {
 		var d time.Time
 		if c.idle > 0 {
@@ -242,7 +375,7 @@ func (c *Client) endRead() (woken bool) {
 func (c *Client) closeMailbox() {
 	mb := &c.mbox
 	mb.mu.Lock()
-	mb.closed = true
+	mb.closed, mb.wakePending = true, false
 	mb.queue, mb.head, mb.queued = nil, 0, 0
 	mb.mu.Unlock()
 }

@@ -139,3 +139,114 @@ func TestMailboxStaysBoundedWhenAlwaysBehind(t *testing.T) {
 		}
 	}
 }
+
+// TestSubscribersAreWokenWhenThePublishersBatchEnds pins down the
+// deferred wake-ups (pubsub.go, deferWake): a publisher's pipelined
+// PUBLISHes reach a waiting subscriber once the batch is done, and no
+// later than before the publisher waits: a blocking command after the
+// PUBLISH, a command cut in the middle, a pause. Each case would leave
+// the message unsent for seconds if the wake-up waited for the
+// publisher's next turn.
+func TestSubscribersAreWokenWhenThePublishersBatchEnds(t *testing.T) {
+	as := startAdminServer(t, Options{})
+	sub := as.dial(t)
+	if r := sub.do("SUBSCRIBE", "ch"); !strings.HasSuffix(r, ":1\r\n") {
+		t.Fatalf("SUBSCRIBE = %q", r)
+	}
+	pub := as.dial(t)
+	admin := as.dial(t)
+	const message = "*3\r\n$7\r\nmessage\r\n$2\r\nch\r\n"
+	expect := func(what string, payloads ...string) {
+		t.Helper()
+		for _, p := range payloads {
+			sub.conn.SetReadDeadline(time.Now().Add(2 * time.Second))
+			line, err := sub.rd.ReadString('\n')
+			rest := make([]byte, len(message)-len(line)+len(fmt.Sprintf("$%d\r\n%s\r\n", len(p), p)))
+			if err == nil {
+				_, err = io.ReadFull(sub.rd, rest)
+			}
+			if got, want := line+string(rest), message+fmt.Sprintf("$%d\r\n%s\r\n", len(p), p); err != nil || got != want {
+				t.Fatalf("%s: subscriber got %q, %v; want %q", what, got, err, want)
+			}
+		}
+	}
+	cmd := func(args ...string) string {
+		var b strings.Builder
+		fmt.Fprintf(&b, "*%d\r\n", len(args))
+		for _, a := range args {
+			fmt.Fprintf(&b, "$%d\r\n%s\r\n", len(a), a)
+		}
+		return b.String()
+	}
+	write := func(s string) {
+		t.Helper()
+		if _, err := io.WriteString(pub.conn, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	write(cmd("PUBLISH", "ch", "a") + cmd("PUBLISH", "ch", "b") + cmd("PUBLISH", "ch", "c"))
+	expect("a pipeline", "a", "b", "c")
+	for range 3 {
+		if r, err := pub.reply(); err != nil || r != ":1\r\n" {
+			t.Fatalf("PUBLISH = %q, %v", r, err)
+		}
+	}
+
+	write(cmd("PUBLISH", "ch", "before-blpop") + cmd("BLPOP", "nolist", "10"))
+	expect("a blocking command next", "before-blpop")
+	admin.do("LPUSH", "nolist", "x")
+	pub.reply()
+	pub.reply()
+
+	whole := cmd("PUBLISH", "ch", "before-partial")
+	next := cmd("PING")
+	write(whole + next[:5])
+	expect("half a command next", "before-partial")
+	write(next[5:])
+	pub.reply()
+	pub.reply()
+
+	admin.do("CLIENT", "PAUSE", "10000", "WRITE")
+	write(cmd("PUBLISH", "ch", "unpaused") + cmd("PUBLISH", "ch", "paused"))
+	expect("a pause", "unpaused")
+	admin.do("CLIENT", "UNPAUSE")
+	expect("after the pause", "paused")
+}
+
+// TestMessagesSentByThePublisherStayInOrder fills a subscriber's socket
+// while it reads nothing, so that the publisher's direct sends (pubsub.go,
+// sendQueued) stop in the middle of a message and leave the rest to the
+// subscriber's goroutine: every message then arrives whole and in order.
+func TestMessagesSentByThePublisherStayInOrder(t *testing.T) {
+	as := startAdminServer(t, Options{})
+	sub := as.dial(t)
+	if r := sub.do("SUBSCRIBE", "ch"); !strings.HasSuffix(r, ":1\r\n") {
+		t.Fatalf("SUBSCRIBE = %q", r)
+	}
+	pub := as.dial(t)
+	const messages, batch = 3000, 50
+	body := strings.Repeat("x", 1000)
+	for sent := 0; sent < messages; sent += batch {
+		var b strings.Builder
+		for i := sent; i < sent+batch; i++ {
+			p := fmt.Sprintf("%d:%s", i, body)
+			fmt.Fprintf(&b, "*3\r\n$7\r\nPUBLISH\r\n$2\r\nch\r\n$%d\r\n%s\r\n", len(p), p)
+		}
+		if _, err := io.WriteString(pub.conn, b.String()); err != nil {
+			t.Fatal(err)
+		}
+		for range batch {
+			if r, err := pub.reply(); err != nil || r != ":1\r\n" {
+				t.Fatalf("PUBLISH = %q, %v", r, err)
+			}
+		}
+	}
+	for i := range messages {
+		r, err := sub.reply()
+		p := fmt.Sprintf("%d:%s", i, body)
+		if want := fmt.Sprintf("*3\r\n$7\r\nmessage\r\n$2\r\nch\r\n$%d\r\n%s\r\n", len(p), p); err != nil || r != want {
+			t.Fatalf("message %d: %.60q, %v", i, r, err)
+		}
+	}
+}

@@ -24,6 +24,13 @@ type fanoutResult struct {
 	RedisMedian float64   `json:"redis_median"`
 	KVMedian    float64   `json:"kvserver_median"`
 	Ratio       float64   `json:"ratio"`
+	// RedisCPU and KVCPU are each round's server CPU time (user plus
+	// system) per delivery, in microseconds: steadier than the rates on
+	// a shared machine.
+	RedisCPU       []float64 `json:"redis_cpu_us_per_delivery"`
+	KVCPU          []float64 `json:"kvserver_cpu_us_per_delivery"`
+	RedisCPUMedian float64   `json:"redis_cpu_median"`
+	KVCPUMedian    float64   `json:"kvserver_cpu_median"`
 }
 
 // runFanout measures PUBLISH fan-out against both servers in alternating
@@ -52,19 +59,27 @@ kvserver/redis ratio are reported.`)
 		res := fanoutResult{Subscribers: *subs, Messages: *msgs, Size: *size, Pipeline: *pipeline, Rounds: *rounds}
 		for r := range *rounds {
 			for _, t := range p.order(r) {
-				rate, err := fanoutRound(ctx, t.Addr, *subs, *msgs, *size, *pipeline)
+				var rate float64
+				cpu, err := serverCPU(t, func() (err error) {
+					rate, err = fanoutRound(ctx, t.Addr, *subs, *msgs, *size, *pipeline)
+					return err
+				})
 				if err != nil {
 					return res, fmt.Errorf("%s: %w", t.Name, err)
 				}
+				perDelivery := cpu / float64(*subs**msgs) * 1e6
 				if t == p.kv {
 					res.KV = append(res.KV, rate)
+					res.KVCPU = append(res.KVCPU, perDelivery)
 				} else {
 					res.Redis = append(res.Redis, rate)
+					res.RedisCPU = append(res.RedisCPU, perDelivery)
 				}
 			}
 		}
 		res.RedisMedian, res.KVMedian = median(res.Redis), median(res.KV)
 		res.Ratio = res.KVMedian / res.RedisMedian
+		res.RedisCPUMedian, res.KVCPUMedian = median(res.RedisCPU), median(res.KVCPU)
 		return res, nil
 	})
 	if err != nil {
@@ -74,8 +89,8 @@ kvserver/redis ratio are reported.`)
 		return json.NewEncoder(out).Encode(res)
 	}
 	_, err = fmt.Fprintf(out, "PUBLISH fan-out: 1 publisher, %d subscribers, %d messages of %d bytes, pipeline %d, %d rounds (medians)\n"+
-		"  redis-server: %12.0f deliveries/s\n  kvserver:     %12.0f deliveries/s\n  ratio:        %12.2fx\n",
-		res.Subscribers, res.Messages, res.Size, res.Pipeline, res.Rounds, res.RedisMedian, res.KVMedian, res.Ratio)
+		"  redis-server: %12.0f deliveries/s %8.3f µs CPU/delivery\n  kvserver:     %12.0f deliveries/s %8.3f µs CPU/delivery\n  ratio:        %12.2fx\n",
+		res.Subscribers, res.Messages, res.Size, res.Pipeline, res.Rounds, res.RedisMedian, res.RedisCPUMedian, res.KVMedian, res.KVCPUMedian, res.Ratio)
 	return err
 }
 
