@@ -22,6 +22,11 @@
 // handler's goroutine goes on as the connection's own. Nothing that blocks
 // ever holds up the other connections of the loop.
 //
+// Reads and writes of a socket are raw system calls (sys.go): every
+// descriptor is non-blocking, so none of them waits, and the scheduler's
+// bookkeeping for a system call (and the sysmon wake-ups and P hand-offs
+// it brings) cost more than a small read or write itself.
+//
 // Blocking waits of running connections are served by the same epoll
 // instance with one-shot registrations, so every socket of the package is
 // watched by exactly one poller.
