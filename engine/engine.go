@@ -419,8 +419,10 @@ func (e *Engine) step(db int, fn func(tx *Tx), write bool) {
 // completed no demotion or eviction for Options.BackpressureTimeout. A
 // storm of writers faster than the disk therefore waits at disk speed
 // however long it lasts, instead of failing once a fixed time has passed.
-// It also returns ErrOOM when ctx ends (the client is gone).
-func (e *Engine) Reserve(ctx context.Context) error {
+// It also returns ErrOOM when ctx ends (the client is gone). beforeWait,
+// if set, runs (without the engine lock) before it waits for the demoter:
+// a connection leaves its event loop there.
+func (e *Engine) Reserve(ctx context.Context, beforeWait func()) error {
 	max := e.maxMem.Load()
 	if max <= 0 || e.usedPub.Load() <= max {
 		// Fast path without the lock: usedPub is published after every
@@ -439,6 +441,14 @@ func (e *Engine) Reserve(ctx context.Context) error {
 	}
 	if e.used <= max {
 		return nil
+	}
+	if beforeWait != nil {
+		e.mu.Unlock()
+		beforeWait()
+		e.mu.Lock()
+		if e.used <= e.maxMem.Load() {
+			return nil
+		}
 	}
 	deadline := time.Now().Add(e.opts.BackpressureTimeout)
 	timer := time.AfterFunc(e.opts.BackpressureTimeout, func() {

@@ -127,11 +127,11 @@ func TestEvictionIsLeastRecentlyUsedAcrossDatabases(t *testing.T) {
 
 func TestReserveFailsOnlyWhenNothingCanBeEvicted(t *testing.T) {
 	e, _ := newTestEngine(100)
-	if err := e.Reserve(context.Background()); err != nil {
+	if err := e.Reserve(context.Background(), nil); err != nil {
 		t.Fatalf("empty engine: %v", err)
 	}
 	set(e, 0, "big", make([]byte, 1000), 0) // kept: it is the key just written
-	if err := e.Reserve(context.Background()); err != nil {
+	if err := e.Reserve(context.Background(), nil); err != nil {
 		t.Fatalf("reserve should evict the big key: %v", err)
 	}
 	if e.Stats().Keys != 0 {

@@ -139,7 +139,7 @@ func TestVolatileAndNoEvictionPolicies(t *testing.T) {
 	if st := e.Stats(); st.Keys != 3 {
 		t.Fatalf("noeviction: %d keys, want 3", st.Keys)
 	}
-	if err := e.Reserve(context.Background()); !errors.Is(err, ErrOOM) {
+	if err := e.Reserve(context.Background(), nil); !errors.Is(err, ErrOOM) {
 		t.Fatalf("noeviction: Reserve = %v, want ErrOOM", err)
 	}
 }

@@ -19,7 +19,7 @@ func hashField(i, j int) (string, string) {
 // command would.
 func putHash(t *testing.T, e *Engine, i, n int) {
 	t.Helper()
-	if err := e.Reserve(context.Background()); err != nil {
+	if err := e.Reserve(context.Background(), nil); err != nil {
 		t.Fatalf("reserve before hash %d: %v", i, err)
 	}
 	key := []byte(fmt.Sprintf("hash:%03d", i))

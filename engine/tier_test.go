@@ -44,7 +44,7 @@ func chunkValue(i, n int) []byte {
 
 func putPair(t *testing.T, e *Engine, i int) {
 	t.Helper()
-	if err := e.Reserve(context.Background()); err != nil {
+	if err := e.Reserve(context.Background(), nil); err != nil {
 		t.Fatalf("reserve before chunk %d: %v", i, err)
 	}
 	k := fmt.Sprintf("m@1@0@%04d@bfloat16", i)
@@ -459,5 +459,42 @@ func TestAnExpiryRewriteThatFindsNoRecordDropsTheWholeChunk(t *testing.T) {
 	})
 	if data || meta {
 		t.Fatalf("after the expiry rewrite found no record: kv_bytes exists %v, metadata exists %v; want the chunk gone", data, meta)
+	}
+}
+
+// TestReserveCallsBeforeWaitOnlyWhenItMustWait: under the memory bound
+// Reserve returns at once without calling beforeWait; over it, it calls
+// beforeWait once, without the engine lock (beforeWait itself starts the
+// engine's demoter here), and returns once demotion made room.
+func TestReserveCallsBeforeWaitOnlyWhenItMustWait(t *testing.T) {
+	e, store := openTiered(t, t.TempDir(), 1<<20)
+	defer store.Close()
+	calls := 0
+	count := func() { calls++ }
+	if err := e.Reserve(context.Background(), count); err != nil || calls != 0 {
+		t.Fatalf("under the bound: %v, beforeWait called %d times", err, calls)
+	}
+	for i := range 32 { // 2 MiB into a 1 MiB memory tier, nothing demoted yet
+		k := fmt.Sprintf("m@1@0@%04d@bfloat16", i)
+		set(e, 0, k+"kv_bytes", chunkValue(i, 64<<10), 0)
+		set(e, 0, k+"metadata", []byte(fmt.Sprintf("meta%04d", i)), 0)
+	}
+	startDemoter := func() {
+		calls++
+		if !e.mu.mu.TryLock() {
+			t.Error("beforeWait ran under the engine lock")
+		} else {
+			e.mu.mu.Unlock()
+		}
+		runEngine(t, e)
+	}
+	if err := e.Reserve(context.Background(), startDemoter); err != nil {
+		t.Fatalf("over the bound: %v", err)
+	}
+	if calls != 1 {
+		t.Fatalf("beforeWait called %d times, want 1", calls)
+	}
+	if used, max := e.Stats().UsedMemory, int64(1<<20); used > max {
+		t.Fatalf("Reserve returned with %d bytes used, bound %d", used, max)
 	}
 }

@@ -88,7 +88,7 @@ func (s *Server) dispatch(c *Client) {
 		return
 	}
 	if spec.Flags&commands.FlagDenyoom != 0 || (commands.IsExec(spec) && c.multi != nil && c.multi.denyoom) {
-		if err := s.eng.Reserve(c.ctx); err != nil {
+		if err := s.eng.Reserve(c.ctx, c.leaveLoop); err != nil {
 			if errors.Is(err, engine.ErrOOM) {
 				s.rejectCommand(c, spec, err.Error())
 			} else {

@@ -285,7 +285,7 @@ func (sc *scriptCaller) check(flags scripting.Flags) string {
 		return "ERR Can not run script on cluster, 'no-cluster' flag is set."
 	}
 	if flags&(scripting.FlagAllowOOM|scripting.FlagNoWrites) == 0 {
-		if err := srv.eng.Reserve(sc.c.ctx); errors.Is(err, engine.ErrOOM) {
+		if err := srv.eng.Reserve(sc.c.ctx, sc.c.leaveLoop); errors.Is(err, engine.ErrOOM) {
 			return err.Error()
 		}
 	}
@@ -319,7 +319,7 @@ func (sc *scriptCaller) Call(r *scripting.Run, args [][]byte, proto int) ([]byte
 	}
 	// Only before the first write: a script cannot stop halfway.
 	if spec.Flags&commands.FlagDenyoom != 0 && r.Flags&scripting.FlagAllowOOM == 0 && !sc.run.wrote.Load() {
-		if err := srv.eng.Reserve(c.ctx); errors.Is(err, engine.ErrOOM) {
+		if err := srv.eng.Reserve(c.ctx, c.leaveLoop); errors.Is(err, engine.ErrOOM) {
 			return nil, err.Error()
 		}
 	}
