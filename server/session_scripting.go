@@ -341,7 +341,10 @@ func (sc *scriptCaller) Call(r *scripting.Run, args [][]byte, proto int) ([]byte
 	start := time.Since(sc.run.start)
 	spec.Handler(&sc.x)
 	sc.x.Args = nil
-	srv.observe(spec.Name, time.Since(sc.run.start)-start, false)
+	took := time.Since(sc.run.start) - start
+	srv.observe(spec.Name, took, false)
+	// Redis 7.0 logs the commands a script runs (as its Lua client's).
+	srv.recordSlowInScript(spec, args, sc.run.start.Add(start), took)
 	srv.feedScriptMonitors(sc.db, spec, args)
 	// As Redis 7.0's call() does for a read-only command a script runs:
 	// the keys the caller's command declared (its getkeys: the script's

@@ -172,9 +172,10 @@ func (s session) RunQueued() {
 	// on, which of them the client gets.
 	defer c.dropSuppressedReplies()
 	// The clock is read once per command, each one's end being the next
-	// one's start, and only for what needs it: the command metrics, and a
-	// script's start (all a server without metrics reads it for).
-	metered := srv.metrics != nil
+	// one's start, and only for what needs it: the command metrics, the
+	// slow log (which logs each command EXEC runs, as Redis 7.0 does, and
+	// not EXEC), and a script's start.
+	metered := srv.metrics != nil || srv.slowlogSlowerThan.Load() >= 0
 	var start time.Time
 	if metered {
 		start = time.Now()
@@ -209,6 +210,7 @@ func (s session) RunQueued() {
 		if metered {
 			end := time.Now()
 			srv.observe(q.spec.Name, end.Sub(start), false)
+			srv.recordSlow(c, q.spec, q.args, start, end.Sub(start))
 			start = end
 		}
 	}

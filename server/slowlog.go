@@ -17,20 +17,43 @@ type slowLog struct {
 }
 
 // recordSlow adds a command that ran (dispatch calls it after the handler,
-// with the time dispatch measured) when it took longer than the threshold;
-// skip_slowlog commands are left out.
+// with the time dispatch measured, and EXEC for each command it runs)
+// when it took longer than the threshold; skip_slowlog commands are left
+// out.
 func (s *Server) recordSlow(c *Client, spec *commands.Spec, args [][]byte, start time.Time, took time.Duration) {
-	threshold := s.slowlogSlowerThan.Load()
-	d := took.Microseconds()
-	if threshold < 0 || d < threshold || spec.Flags&commands.FlagSkipSlowlog != 0 {
+	if !s.isSlow(spec, took) {
 		return
 	}
 	c.mu.Lock()
 	name := c.name
 	c.mu.Unlock()
+	s.addSlow(spec, args, start, took, clientAddr(c.conn.RemoteAddr(), c.conn.LocalAddr()), name)
+}
+
+// scriptClientAddr is the address Redis 7.0's slow log shows for the
+// commands a script runs: its Lua client has no connection.
+const scriptClientAddr = "?:0"
+
+// recordSlowInScript is recordSlow for a command a script ran, which
+// Redis 7.0 logs as its Lua client's (no address, no name).
+func (s *Server) recordSlowInScript(spec *commands.Spec, args [][]byte, start time.Time, took time.Duration) {
+	if s.isSlow(spec, took) {
+		s.addSlow(spec, args, start, took, scriptClientAddr, "")
+	}
+}
+
+// isSlow reports whether a command of spec that took took goes into the
+// slow log.
+func (s *Server) isSlow(spec *commands.Spec, took time.Duration) bool {
+	threshold := s.slowlogSlowerThan.Load()
+	return threshold >= 0 && took.Microseconds() >= threshold && spec.Flags&commands.FlagSkipSlowlog == 0
+}
+
+// addSlow appends an entry, dropping the oldest past slowlog-max-len.
+func (s *Server) addSlow(spec *commands.Spec, args [][]byte, start time.Time, took time.Duration, addr, name string) {
 	e := commands.SlowLogEntry{
-		Time: start.Unix(), Micros: d, Args: commands.SlowLogArgs(args),
-		Addr: clientAddr(c.conn.RemoteAddr(), c.conn.LocalAddr()), Name: name,
+		Time: start.Unix(), Micros: took.Microseconds(), Args: commands.SlowLogArgs(args),
+		Addr: addr, Name: name,
 	}
 	maxLen := s.settings.Int("slowlog-max-len")
 	l := &s.slowlog

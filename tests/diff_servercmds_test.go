@@ -137,6 +137,18 @@ func serverCommandScripts() []script {
 			do("SLOWLOG", "GET", "-2"),
 			do("SLOWLOG", "GET", "x"),
 			do("SLOWLOG", "GET", "1", "2"),
+			// Commands run by EXEC are logged one by one (EXEC itself
+			// is skip_slowlog), as the commands a script runs are not.
+			do("SLOWLOG", "RESET"),
+			do("MULTI"),
+			do("SET", "k", "v"),
+			do("INCR", "n"),
+			do("EXEC"),
+			do("SLOWLOG", "LEN"),
+			typeOnly("SLOWLOG", "GET"),
+			do("SLOWLOG", "RESET"),
+			do("EVAL", "redis.call('SET', 'k', 'v') return redis.call('INCR', 'n')", "0"),
+			do("SLOWLOG", "LEN"),
 			do("CONFIG", "SET", "slowlog-max-len", "2"),
 			do("PING"),
 			do("PING"),
