@@ -3,6 +3,8 @@ package resp
 import (
 	"bytes"
 	"context"
+	"errors"
+	"io"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -196,5 +198,139 @@ func TestABigBulkOnTheLoopSurvivesACompaction(t *testing.T) {
 	}
 	if r.Buffered() {
 		t.Fatal("bytes left after the SET")
+	}
+}
+
+// FuzzBigBulksOnTheLoop puts arbitrary bytes around and inside pipelines
+// with big bulks and reads them two ways: as the event loop does (pieces
+// of a fuzzed size, StartBig/FillBig, ReadCommand only for what Next calls
+// whole, and a blocking ReadCommand where StartBig refuses), and with
+// ReadCommand alone over the whole input. Both must read the same commands
+// and end with the same protocol error, if any.
+func FuzzBigBulksOnTheLoop(f *testing.F) {
+	f.Add([]byte(""), []byte(""), uint16(1000), uint8(3))
+	f.Add([]byte("*1\r\n$4\r\nPING\r\n"), []byte("*2\r\n$3\r\nGET\r\n$1\r\nk\r\n"), uint16(7), uint8(1))
+	f.Add([]byte("PING\r\n"), []byte("*1\r\n$x\r\n"), uint16(65535), uint8(2))
+	f.Add([]byte("*3\r\n$3\r\nSET\r\n"), []byte("\r\n\r\n*0\r\n"), uint16(16383), uint8(0))
+	f.Fuzz(func(t *testing.T, before, after []byte, step uint16, shape uint8) {
+		v := strings.Repeat("v", BigBulkThreshold+int(step)%5000)
+		var big string
+		switch shape % 4 {
+		case 0: // last argument
+			big = "*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$" + itoa(len(v)) + "\r\n" + v + "\r\n"
+		case 1: // not the last argument
+			big = "*5\r\n$4\r\nMSET\r\n$1\r\na\r\n$" + itoa(len(v)) + "\r\n" + v + "\r\n$1\r\nb\r\n$1\r\nc\r\n"
+		case 2: // cut short, then garbage
+			big = "*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$" + itoa(len(v)) + "\r\n" + v[:len(v)/2]
+		case 3: // no CRLF after the bulk
+			big = "*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$" + itoa(len(v)) + "\r\n" + v + "XX"
+		}
+		wire := string(before) + big + string(after) + big
+		want, wantErr := readAllCommands(wire)
+		got, gotErr := readLikeALoop(wire, max(int(step), 1))
+		if len(got) != len(want) {
+			t.Fatalf("%d commands on the loop, %d by ReadCommand (errors %v / %v)", len(got), len(want), gotErr, wantErr)
+		}
+		for i := range want {
+			if got[i] != want[i] {
+				t.Fatalf("command %d differs", i)
+			}
+		}
+		if protocolError(gotErr) != protocolError(wantErr) {
+			t.Fatalf("loop ended with %v, ReadCommand with %v", gotErr, wantErr)
+		}
+	})
+}
+
+// protocolError is err's message if it is a protocol error, "" otherwise
+// (the input simply ended).
+func protocolError(err error) string {
+	var perr *ProtocolError
+	if errors.As(err, &perr) {
+		return perr.Msg
+	}
+	return ""
+}
+
+// readAllCommands reads commands with ReadCommand alone until it fails.
+func readAllCommands(wire string) ([]string, error) {
+	var maxBulk atomic.Int64
+	maxBulk.Store(512 << 20)
+	r := NewReader(strings.NewReader(wire), &maxBulk)
+	var cmds []string
+	for {
+		var cmd Command
+		if err := r.ReadCommand(&cmd); err != nil {
+			return cmds, err
+		}
+		cmds = append(cmds, string(bytes.Join(cmd.Args, []byte(" "))))
+		r.DropArgs(&cmd)
+	}
+}
+
+// readLikeALoop reads commands as the server's event loop does, in pieces
+// of step bytes, until the input is used up or a command fails.
+func readLikeALoop(wire string, step int) ([]string, error) {
+	src := []byte(wire)
+	var maxBulk atomic.Int64
+	maxBulk.Store(512 << 20)
+	// A blocking read (ReadCommand where StartBig refused) takes from the
+	// same input, all of what is left.
+	r := NewReader(readerFunc(func(p []byte) (int, error) {
+		if len(src) == 0 {
+			return 0, io.EOF
+		}
+		n := copy(p, src)
+		src = src[n:]
+		return n, nil
+	}), &maxBulk)
+	piece := func(p []byte) (int, error) {
+		if len(src) == 0 {
+			return 0, errNeedMore
+		}
+		n := copy(p, src[:min(step, len(src))])
+		src = src[n:]
+		return n, nil
+	}
+	var cmds []string
+	read := func() error {
+		var cmd Command
+		if err := r.ReadCommand(&cmd); err != nil {
+			return err
+		}
+		cmds = append(cmds, string(bytes.Join(cmd.Args, []byte(" "))))
+		r.DropArgs(&cmd)
+		return nil
+	}
+	for len(src) > 0 {
+		if r.BigPending() {
+			r.FillBig(piece)
+		} else {
+			r.Fill(piece)
+		}
+	serve:
+		for !r.BigPending() {
+			switch r.Next() {
+			case NextEmpty, NextPartial:
+				break serve
+			case NextBig:
+				if r.StartBig() {
+					continue
+				}
+				if err := read(); err != nil {
+					return cmds, err
+				}
+			case NextWhole:
+				if err := read(); err != nil {
+					return cmds, err
+				}
+			}
+		}
+	}
+	// The input ended: what is left is read as the blocking reader would.
+	for {
+		if err := read(); err != nil {
+			return cmds, err
+		}
 	}
 }
