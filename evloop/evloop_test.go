@@ -26,36 +26,71 @@ type lineServer struct {
 
 func startLineServer(t *testing.T, loops int) *lineServer {
 	t.Helper()
+	s := &lineServer{t: t, bufs: map[*Conn][]byte{}}
+	var el *Listener
+	s.ln, el = startLoops(t, loops, s.handle)
+	go parkAll(t, el)
+	return s
+}
+
+// startLoops listens on a loopback port and serves it with a Group of
+// loops loops calling h, all closed when the test ends.
+func startLoops(t *testing.T, loops int, h Handler) (net.Listener, *Listener) {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &lineServer{t: t, ln: ln, bufs: map[*Conn][]byte{}}
-	s.g, err = NewGroup(loops, s.handle)
+	g, err := NewGroup(loops, h)
 	if err != nil {
+		ln.Close()
 		t.Fatal(err)
 	}
-	el, err := s.g.Listen(ln)
+	el, err := g.Listen(ln)
 	if err != nil {
+		ln.Close()
+		g.Close()
 		t.Fatal(err)
 	}
-	go func() {
-		for {
-			c, err := el.Accept()
-			if err != nil {
-				return
-			}
-			if err := c.Park(); err != nil {
-				t.Error(err)
-			}
-		}
-	}()
 	t.Cleanup(func() {
 		el.Close()
 		ln.Close()
-		s.g.Close()
+		g.Close()
 	})
-	return s
+	return ln, el
+}
+
+// parkAll parks every connection el accepts, until el is closed.
+func parkAll(t *testing.T, el *Listener) {
+	for {
+		c, err := el.Accept()
+		if err != nil {
+			return
+		}
+		if err := c.Park(); err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+// acceptOne dials ln and returns both ends: the accepted Conn, running,
+// and the client.
+func acceptOne(t *testing.T, ln net.Listener, el *Listener) (*Conn, net.Conn) {
+	t.Helper()
+	accepted := make(chan *Conn, 1)
+	go func() {
+		c, err := el.Accept()
+		if err != nil {
+			t.Error(err)
+		}
+		accepted <- c
+	}()
+	client, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { client.Close() })
+	return <-accepted, client
 }
 
 func (s *lineServer) handle(c *Conn) {
@@ -198,35 +233,8 @@ func TestWriteToAClientThatDoesNotReadDetaches(t *testing.T) {
 }
 
 func TestRunningConnDeadlinesAndClose(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	g, err := NewGroup(1, func(c *Conn) { t.Error("handler called for a running connection") })
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer g.Close()
-	el, err := g.Listen(ln)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer el.Close()
-	accepted := make(chan *Conn, 1)
-	go func() {
-		c, err := el.Accept()
-		if err != nil {
-			t.Error(err)
-		}
-		accepted <- c
-	}()
-	client, err := net.Dial("tcp", ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer client.Close()
-	c := <-accepted
+	ln, el := startLoops(t, 1, func(c *Conn) { t.Error("handler called for a running connection") })
+	c, client := acceptOne(t, ln, el)
 	if c.RemoteAddr().String() != client.LocalAddr().String() || c.LocalAddr().String() != client.RemoteAddr().String() {
 		t.Errorf("addresses %v %v, want %v %v", c.LocalAddr(), c.RemoteAddr(), client.RemoteAddr(), client.LocalAddr())
 	}
@@ -269,13 +277,8 @@ func TestRunningConnDeadlinesAndClose(t *testing.T) {
 }
 
 func TestCloseAndWakeReachParkedConnections(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
 	calls := make(chan error, 10)
-	g, err := NewGroup(1, func(c *Conn) {
+	ln, el := startLoops(t, 1, func(c *Conn) {
 		var buf [16]byte
 		_, err := c.TryRead(buf[:])
 		calls <- err
@@ -283,26 +286,7 @@ func TestCloseAndWakeReachParkedConnections(t *testing.T) {
 			c.Release()
 		}
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer g.Close()
-	el, err := g.Listen(ln)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer el.Close()
-	accepted := make(chan *Conn, 1)
-	go func() {
-		c, _ := el.Accept()
-		accepted <- c
-	}()
-	client, err := net.Dial("tcp", ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer client.Close()
-	c := <-accepted
+	c, _ := acceptOne(t, ln, el)
 	c.Park()
 	c.SetReadDeadline(time.Unix(1, 0)) // a past deadline wakes it
 	if err := <-calls; err != ErrWouldBlock {
@@ -326,12 +310,7 @@ func TestCloseAndWakeReachParkedConnections(t *testing.T) {
 func TestDetachFromAnotherGoroutine(t *testing.T) {
 	release := make(chan struct{})
 	var slowOnce sync.Once
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	g, err := NewGroup(1, func(c *Conn) {
+	ln, el := startLoops(t, 1, func(c *Conn) {
 		var buf [64]byte
 		n, err := c.TryRead(buf[:])
 		if err == ErrWouldBlock {
@@ -353,24 +332,7 @@ func TestDetachFromAnotherGoroutine(t *testing.T) {
 			c.Park()
 		}
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer g.Close()
-	el, err := g.Listen(ln)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer el.Close()
-	go func() {
-		for {
-			c, err := el.Accept()
-			if err != nil {
-				return
-			}
-			c.Park()
-		}
-	}()
+	go parkAll(t, el)
 	s := &lineServer{t: t, ln: ln}
 	slow, slowR := dial(t, s)
 	fast, fastR := dial(t, s)
