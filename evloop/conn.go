@@ -237,7 +237,10 @@ func (c *Conn) TryWriteBuffers(bufs [][]byte) (int, error) {
 		bufs = bufs[:1024]
 	}
 	for {
-		n, err := unix.Writev(c.fd, bufs)
+		// c.iov is free: nothing else writes to c meanwhile.
+		var n int
+		var err error
+		n, c.iov, err = rawWritev(c.fd, bufs, c.iov)
 		switch {
 		case err == nil:
 			return n, nil

@@ -16,17 +16,14 @@ import (
 // under a millisecond).
 
 // rawRead is read(2) on a non-blocking descriptor.
-func rawRead(fd int, p []byte) (int, error) {
-	n, _, errno := unix.RawSyscall(unix.SYS_READ, uintptr(fd), uintptr(unsafe.Pointer(unsafe.SliceData(p))), uintptr(len(p)))
-	if errno != 0 {
-		return -1, errno
-	}
-	return int(n), nil
-}
+func rawRead(fd int, p []byte) (int, error) { return rawIO(unix.SYS_READ, fd, p) }
 
 // rawWrite is write(2) on a non-blocking descriptor.
-func rawWrite(fd int, p []byte) (int, error) {
-	n, _, errno := unix.RawSyscall(unix.SYS_WRITE, uintptr(fd), uintptr(unsafe.Pointer(unsafe.SliceData(p))), uintptr(len(p)))
+func rawWrite(fd int, p []byte) (int, error) { return rawIO(unix.SYS_WRITE, fd, p) }
+
+// rawIO is read(2) or write(2) (trap) of p on a non-blocking descriptor.
+func rawIO(trap uintptr, fd int, p []byte) (int, error) {
+	n, _, errno := unix.RawSyscall(trap, uintptr(fd), uintptr(unsafe.Pointer(unsafe.SliceData(p))), uintptr(len(p)))
 	if errno != 0 {
 		return -1, errno
 	}
