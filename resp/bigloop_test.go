@@ -10,53 +10,6 @@ import (
 	"testing"
 )
 
-// serveLikeALoop drives r as the server's event loop does: one read per
-// wake-up (FillBig while a big bulk started by StartBig lacks bytes, Fill
-// otherwise), then every whole command, starting the big bulks Next
-// reports on the loop. It returns the commands read, each as its
-// arguments joined by spaces, and how many big bulks StartBig started.
-func serveLikeALoop(t *testing.T, r *Reader, data []byte, step func(int) int) (cmds []string, started int) {
-	t.Helper()
-	for wake := 0; len(data) > 0 || r.Next() == NextWhole; wake++ {
-		piece := data[:min(step(wake), len(data))]
-		read := func(p []byte) (int, error) {
-			if len(piece) == 0 {
-				return 0, errNeedMore
-			}
-			n := copy(p, piece)
-			piece = piece[n:]
-			return n, nil
-		}
-		before := len(piece)
-		if r.BigPending() {
-			r.FillBig(read)
-		} else {
-			r.Fill(read)
-		}
-		data = data[before-len(piece):]
-	serve:
-		for !r.BigPending() {
-			switch r.Next() {
-			case NextEmpty, NextPartial:
-				break serve
-			case NextBig:
-				if !r.StartBig() {
-					t.Fatalf("after %d commands: StartBig refused a last-argument big bulk", len(cmds))
-				}
-				started++
-			case NextWhole:
-				var cmd Command
-				if err := r.ReadCommand(&cmd); err != nil {
-					t.Fatalf("after %d commands: %v", len(cmds), err)
-				}
-				cmds = append(cmds, string(bytes.Join(cmd.Args, []byte(" "))))
-				r.DropArgs(&cmd)
-			}
-		}
-	}
-	return cmds, started
-}
-
 // TestBigBulksReadOnTheLoopAtEveryCut sends a pipeline of commands whose
 // last argument is a big bulk, between small ones, cut into pieces of
 // every size pattern: each command arrives whole and in order, its big
@@ -90,10 +43,10 @@ func TestBigBulksReadOnTheLoopAtEveryCut(t *testing.T) {
 		if name == "1 byte" && testing.Short() {
 			continue
 		}
-		var maxBulk atomic.Int64
-		maxBulk.Store(512 << 20)
-		r := NewReader(readerFunc(func([]byte) (int, error) { return 0, errNeedMore }), &maxBulk)
-		got, started := serveLikeALoop(t, r, wire.Bytes(), step)
+		got, started, err := readLikeALoop(wire.String(), step)
+		if protocolError(err) != "" {
+			t.Fatalf("%s: %v", name, err)
+		}
 		if started != 6 {
 			t.Fatalf("%s: %d big bulks read on the loop, want 6", name, started)
 		}
@@ -227,7 +180,7 @@ func FuzzBigBulksOnTheLoop(f *testing.F) {
 		}
 		wire := string(before) + big + string(after) + big
 		want, wantErr := readAllCommands(wire)
-		got, gotErr := readLikeALoop(wire, max(int(step), 1))
+		got, _, gotErr := readLikeALoop(wire, func(int) int { return max(int(step), 1) })
 		if len(got) != len(want) {
 			t.Fatalf("%d commands on the loop, %d by ReadCommand (errors %v / %v)", len(got), len(want), gotErr, wantErr)
 		}
@@ -268,9 +221,15 @@ func readAllCommands(wire string) ([]string, error) {
 	}
 }
 
-// readLikeALoop reads commands as the server's event loop does, in pieces
-// of step bytes, until the input is used up or a command fails.
-func readLikeALoop(wire string, step int) ([]string, error) {
+// readLikeALoop reads commands as the server's event loop does: one read
+// per wake-up, of step(wake) bytes at most (FillBig while a big bulk
+// StartBig started lacks bytes, Fill otherwise), then every whole
+// command, starting the big bulks Next reports on the loop and reading
+// with a blocking ReadCommand those StartBig refuses, until the input is
+// used up or a command fails. It returns the commands, each as its
+// arguments joined by spaces, how many big bulks were read on the loop,
+// and the error that ended it.
+func readLikeALoop(wire string, step func(int) int) (cmds []string, started int, err error) {
 	src := []byte(wire)
 	var maxBulk atomic.Int64
 	maxBulk.Store(512 << 20)
@@ -284,15 +243,15 @@ func readLikeALoop(wire string, step int) ([]string, error) {
 		src = src[n:]
 		return n, nil
 	}), &maxBulk)
+	wake := 0
 	piece := func(p []byte) (int, error) {
 		if len(src) == 0 {
 			return 0, errNeedMore
 		}
-		n := copy(p, src[:min(step, len(src))])
+		n := copy(p, src[:min(step(wake), len(src))])
 		src = src[n:]
 		return n, nil
 	}
-	var cmds []string
 	read := func() error {
 		var cmd Command
 		if err := r.ReadCommand(&cmd); err != nil {
@@ -302,7 +261,7 @@ func readLikeALoop(wire string, step int) ([]string, error) {
 		r.DropArgs(&cmd)
 		return nil
 	}
-	for len(src) > 0 {
+	for ; len(src) > 0; wake++ {
 		if r.BigPending() {
 			r.FillBig(piece)
 		} else {
@@ -315,14 +274,15 @@ func readLikeALoop(wire string, step int) ([]string, error) {
 				break serve
 			case NextBig:
 				if r.StartBig() {
+					started++
 					continue
 				}
 				if err := read(); err != nil {
-					return cmds, err
+					return cmds, started, err
 				}
 			case NextWhole:
 				if err := read(); err != nil {
-					return cmds, err
+					return cmds, started, err
 				}
 			}
 		}
@@ -330,7 +290,7 @@ func readLikeALoop(wire string, step int) ([]string, error) {
 	// The input ended: what is left is read as the blocking reader would.
 	for {
 		if err := read(); err != nil {
-			return cmds, err
+			return cmds, started, err
 		}
 	}
 }

@@ -332,21 +332,17 @@ func (r *Reader) readOne() (bool, error) {
 		}
 		pos = r.skipEOL(end)
 		if r.big != nil && pos == r.bigAt && int(n) == len(r.big) {
-			// Read on the event loop (StartBig), its budget taken.
-			if err := r.finishBig(); err != nil {
+			// Read on the event loop (StartBig), its budget taken; a
+			// connection that left the loop first reads the rest here.
+			if err := r.readFull(r.big[r.bigFill:]); err != nil {
 				return false, err
 			}
 			r.refs = append(r.refs, argRef{owned: r.big})
 			r.big, r.bigFill = nil, 0
-			for pos+2 > r.w { // its CRLF, read into buf
-				shift, err := r.fill(start)
-				start -= shift
-				pos -= shift
-				if err != nil {
-					return false, err
-				}
+			if err := r.skipBulkEnd(pos); err != nil {
+				return false, err
 			}
-			pos += 2
+			pos = r.r
 			continue
 		}
 		if n >= BigBulkThreshold {
@@ -388,17 +384,33 @@ func (r *Reader) readBig(n int, pos int) ([]byte, error) {
 	have := copy(big, r.buf[pos:r.w])
 	pos += have
 	if have < n {
-		m, err := io.ReadFull(r.rd, big[have:])
-		r.bytesRead += int64(m)
-		if err != nil {
-			if errors.Is(err, io.ErrUnexpectedEOF) {
-				err = io.EOF
-			}
+		if err := r.readFull(big[have:]); err != nil {
 			return nil, err
 		}
 		pos = r.w
 	}
-	// Skip the CRLF that follows the bulk, reading it if needed.
+	if err := r.skipBulkEnd(pos); err != nil {
+		return nil, err
+	}
+	return big, nil
+}
+
+// readFull reads all of p from the connection, waiting for it; a
+// connection that ends first is io.EOF.
+func (r *Reader) readFull(p []byte) error {
+	m, err := io.ReadFull(r.rd, p)
+	r.bytesRead += int64(m)
+	if errors.Is(err, io.ErrUnexpectedEOF) {
+		err = io.EOF
+	}
+	return err
+}
+
+// skipBulkEnd skips the CRLF that follows a big bulk read outside buf,
+// from pos, reading it if needed, and leaves r.r after it. Everything
+// before pos belongs to arguments already resolved as offsets, so buf is
+// only appended to.
+func (r *Reader) skipBulkEnd(pos int) error {
 	skip := 2
 	for skip > 0 {
 		if pos < r.w {
@@ -407,15 +419,13 @@ func (r *Reader) readBig(n int, pos int) ([]byte, error) {
 			skip -= take
 			continue
 		}
-		// Buffer exhausted: everything before pos belongs to arguments
-		// already resolved as offsets, so keep them by only appending.
 		if r.w == len(r.buf) {
 			// No room: read the CRLF into a scratch array.
 			var crlf [2]byte
 			m, err := io.ReadFull(r.rd, crlf[:skip])
 			r.bytesRead += int64(m)
 			if err != nil {
-				return nil, err
+				return err
 			}
 			skip = 0
 			continue
@@ -424,11 +434,11 @@ func (r *Reader) readBig(n int, pos int) ([]byte, error) {
 		r.w += m
 		r.bytesRead += int64(m)
 		if m == 0 && err != nil {
-			return nil, err
+			return err
 		}
 	}
 	r.r = pos
-	return big, nil
+	return nil
 }
 
 func (r *Reader) skipEOL(end int) int {
@@ -702,22 +712,24 @@ func (r *Reader) Next() Pending {
 		if !ok || n < 0 || n > r.maxBulk.Load() || n > 16384 && r.authRequired {
 			return NextWhole
 		}
-		if at := r.r + r.skipEOLIn(b, end); r.big != nil && at == r.bigAt && int(n) == len(r.big) {
+		data := r.skipEOLIn(b, end) // where the bulk's bytes start in b
+		if r.big != nil && r.r+data == r.bigAt && int(n) == len(r.big) {
 			// Read on the event loop (StartBig): its bytes are not in
 			// buf, its CRLF is.
 			if r.bigFill < len(r.big) {
 				return NextPartial
 			}
-			pos = at - r.r + 2
+			pos = data + 2
 			if pos > len(b) {
 				return NextPartial
 			}
 			continue
-		} else if n >= BigBulkThreshold {
-			r.nextBig = bigBulk{n: int(n), at: at, last: i == count-1}
+		}
+		if n >= BigBulkThreshold {
+			r.nextBig = bigBulk{n: int(n), at: r.r + data, last: i == count-1}
 			return NextBig
 		}
-		pos = r.skipEOLIn(b, end) + int(n) + 2
+		pos = data + int(n) + 2
 		if pos > len(b) {
 			return NextPartial
 		}
@@ -776,19 +788,4 @@ func (r *Reader) FillBig(read func([]byte) (int, error)) (int, error) {
 		r.bytesRead += int64(n)
 	}
 	return n, err
-}
-
-// finishBig reads what the big bulk StartBig started still lacks, waiting
-// for it: when its connection left the event loop before it was whole.
-func (r *Reader) finishBig() error {
-	if r.bigFill == len(r.big) {
-		return nil
-	}
-	m, err := io.ReadFull(r.rd, r.big[r.bigFill:])
-	r.bigFill += m
-	r.bytesRead += int64(m)
-	if errors.Is(err, io.ErrUnexpectedEOF) {
-		err = io.EOF
-	}
-	return err
 }
