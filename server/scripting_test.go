@@ -193,22 +193,7 @@ func BenchmarkEvalSHA(b *testing.B) {
 	if got := c.do("SET", "lock", "token"); got != "+OK\r\n" {
 		b.Fatalf("SET = %q", got)
 	}
-	c.conn.SetReadDeadline(time.Time{})
 	const batch = 64
-	var req strings.Builder
-	for range batch {
-		req.WriteString("*6\r\n$7\r\nEVALSHA\r\n$40\r\n" + sha + "\r\n$1\r\n1\r\n$4\r\nlock\r\n$5\r\ntoken\r\n$5\r\n60000\r\n")
-	}
-	want := strings.Repeat(":1\r\n", batch)
-	buf := make([]byte, len(want))
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; i < b.N; i += batch {
-		if _, err := io.WriteString(c.conn, req.String()); err != nil {
-			b.Fatal(err)
-		}
-		if _, err := io.ReadFull(c.rd, buf); err != nil || string(buf) != want {
-			b.Fatalf("replies %q, %v", buf, err)
-		}
-	}
+	req := strings.Repeat("*6\r\n$7\r\nEVALSHA\r\n$40\r\n"+sha+"\r\n$1\r\n1\r\n$4\r\nlock\r\n$5\r\ntoken\r\n$5\r\n60000\r\n", batch)
+	benchRoundTrips(b, c, req, strings.Repeat(":1\r\n", batch), batch)
 }

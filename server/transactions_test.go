@@ -1,11 +1,9 @@
 package server
 
 import (
-	"io"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 )
 
 // TestQueuedArgumentsOutliveTheirTransaction checks that the values a
@@ -95,7 +93,6 @@ func TestClientListShowsTransactions(t *testing.T) {
 func BenchmarkMultiExec(b *testing.B) {
 	as := startAdminServer(b, Options{})
 	c := as.dial(b)
-	c.conn.SetReadDeadline(time.Time{})
 	var req, want strings.Builder
 	req.WriteString("*1\r\n$5\r\nMULTI\r\n")
 	want.WriteString("+OK\r\n")
@@ -106,15 +103,5 @@ func BenchmarkMultiExec(b *testing.B) {
 	}
 	req.WriteString("*1\r\n$4\r\nEXEC\r\n")
 	want.WriteString("*10\r\n" + strings.Repeat("+OK\r\n", 10))
-	buf := make([]byte, want.Len())
-	b.ReportAllocs()
-	b.ResetTimer()
-	for range b.N {
-		if _, err := io.WriteString(c.conn, req.String()); err != nil {
-			b.Fatal(err)
-		}
-		if _, err := io.ReadFull(c.rd, buf); err != nil || string(buf) != want.String() {
-			b.Fatalf("replies %q, %v", buf, err)
-		}
-	}
+	benchRoundTrips(b, c, req.String(), want.String(), 1)
 }

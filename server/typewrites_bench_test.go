@@ -2,8 +2,10 @@ package server
 
 import (
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -86,49 +88,40 @@ func encodeCommand(args []string) []byte {
 // server's own work per command (parse, lookup, checks, engine step,
 // metrics, reply).
 func BenchmarkPipelinedStrings(b *testing.B) {
-	value := "0123456789abcdef"
+	const value, batch = "0123456789abcdef", 64
 	for _, tc := range []struct {
 		name  string
 		args  []string
-		reply byte
+		reply string
 	}{
-		{"SET", []string{"SET", "key:1", value}, '+'},
-		{"GET", []string{"GET", "key:1"}, '$'},
+		{"SET", []string{"SET", "key:1", value}, "+OK\r\n"},
+		{"GET", []string{"GET", "key:1"}, "$16\r\n" + value + "\r\n"},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
-			const batch = 64
 			as := startAdminServer(b, Options{})
 			c := as.dial(b)
-			c.conn.SetReadDeadline(time.Time{})
-			if _, err := c.conn.Write(encodeCommand([]string{"SET", "key:1", value})); err != nil {
-				b.Fatal(err)
+			if got := c.do("SET", "key:1", value); got != "+OK\r\n" {
+				b.Fatalf("SET = %q", got)
 			}
-			if _, err := c.rd.ReadSlice('\n'); err != nil {
-				b.Fatal(err)
-			}
-			req := encodeCommand(tc.args)
-			var out []byte
-			for range batch {
-				out = append(out, req...)
-			}
-			b.ReportAllocs()
-			b.ResetTimer()
-			for i := 0; i < b.N; i += batch {
-				if _, err := c.conn.Write(out); err != nil {
-					b.Fatal(err)
-				}
-				for range batch {
-					line, err := c.rd.ReadSlice('\n')
-					if err != nil || line[0] != tc.reply {
-						b.Fatalf("reply %q, %v", line, err)
-					}
-					if tc.reply == '$' {
-						if _, err := c.rd.Discard(len(value) + 2); err != nil {
-							b.Fatal(err)
-						}
-					}
-				}
-			}
+			benchRoundTrips(b, c, strings.Repeat(string(encodeCommand(tc.args)), batch), strings.Repeat(tc.reply, batch), batch)
 		})
+	}
+}
+
+// benchRoundTrips sends req and reads exactly want, over and over, until
+// b.N operations (perRound a round trip) are done.
+func benchRoundTrips(b *testing.B, c *adminConn, req, want string, perRound int) {
+	b.Helper()
+	c.conn.SetReadDeadline(time.Time{})
+	out, buf := []byte(req), make([]byte, len(want))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i += perRound {
+		if _, err := c.conn.Write(out); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := io.ReadFull(c.rd, buf); err != nil || string(buf) != want {
+			b.Fatalf("replies %q, %v", buf, err)
+		}
 	}
 }
