@@ -690,8 +690,9 @@ func (f flushBeforeRead) Read(p []byte) (int, error) {
 	}
 }
 
-// countOutput counts n bytes written to a client outside its writer (a
-// subscriber's messages sent by the publisher, sendQueued).
+// countOutput counts n bytes written to a client: by its writer
+// (countIO), or outside it (a subscriber's messages sent by the
+// publisher, sendQueued).
 func (s *Server) countOutput(n int) {
 	if n <= 0 {
 		return
@@ -713,12 +714,7 @@ func (s *Server) countIO(c *Client) {
 			s.metrics.AddBytesRead(int(in))
 		}
 	}
-	if out := c.w.BytesWritten(); out > 0 {
-		s.stats.netOutput.Add(out)
-		if s.metrics != nil {
-			s.metrics.AddBytesWritten(int(out))
-		}
-	}
+	s.countOutput(int(c.w.BytesWritten()))
 }
 
 // maxPendingReply is the buffered reply size that forces a flush even when
