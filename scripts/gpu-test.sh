@@ -2,8 +2,8 @@
 # gpu-test.sh: build the GPU tests on any machine, run them on one with an
 # NVIDIA GPU. See DEVELOPERS.md ("GPU tests").
 #
-#   scripts/gpu-test.sh build [DIR]   build DIR/cudadev.test (default DIR: gpu-test)
-#                                     and, where cgo works, DIR/kvbench
+#   scripts/gpu-test.sh build [DIR]   build DIR/cudadev.test and DIR/kvserver (default
+#                                     DIR: gpu-test) and, where cgo works, DIR/kvbench
 #   scripts/gpu-test.sh run [DIR]     run DIR/cudadev.test's GPU tests here
 #   scripts/gpu-test.sh [DIR]         build, then run if this machine has a GPU
 #
@@ -13,7 +13,7 @@
 # library's loader and runs on any x86-64 Linux with an NVIDIA driver:
 # copy DIR to the GPU machine and run
 #
-#   KVSERVER_GPU_TESTS=1 ./cudadev.test -test.run GPU -test.v
+#   KVSERVER_GPU_TESTS=1 KVSERVER_BIN=$PWD/kvserver ./cudadev.test -test.run GPU -test.v
 #
 # which is what `run` does (after `kvbench gpuinfo`, when it was built:
 # go-nvml needs cgo, so that binary needs a C compiler here and glibc 2.34
@@ -27,10 +27,11 @@ cd "$(dirname "$0")/.."
 build() {
   local dir=$1
   mkdir -p "$dir"
-  CGO_ENABLED=0 GOOS=linux GOARCH=amd64 go test -c -o "$dir/cudadev.test" ./gpuclient/cudadev
-  echo "built $dir/cudadev.test; on a GPU machine: KVSERVER_GPU_TESTS=1 $dir/cudadev.test -test.run GPU -test.v"
+  CGO_ENABLED=0 GOOS=linux GOARCH=amd64 go test -c -ldflags=-s -o "$dir/cudadev.test" ./gpuclient/cudadev
+  CGO_ENABLED=0 GOOS=linux GOARCH=amd64 go build -ldflags="-s -w" -o "$dir/kvserver" ./cmd/kvserver
+  echo "built $dir/cudadev.test and $dir/kvserver; on a GPU machine: KVSERVER_GPU_TESTS=1 KVSERVER_BIN=$dir/kvserver $dir/cudadev.test -test.run GPU -test.v"
   if [ "$(go env CGO_ENABLED)" = 1 ]; then
-    CGO_ENABLED=1 GOOS=linux GOARCH=amd64 go build -o "$dir/kvbench" ./cmd/kvbench
+    CGO_ENABLED=1 GOOS=linux GOARCH=amd64 go build -ldflags="-s -w" -o "$dir/kvbench" ./cmd/kvbench
     echo "built $dir/kvbench (kvbench gpuinfo)"
   else
     echo "cgo unavailable here (go env CGO_ENABLED=0): no kvbench gpuinfo binary"
@@ -46,7 +47,7 @@ run() {
   if [ -x "$dir/kvbench" ]; then
     "$dir/kvbench" gpuinfo
   fi
-  KVSERVER_GPU_TESTS=1 "$dir/cudadev.test" -test.run GPU -test.v -test.count=1
+  KVSERVER_GPU_TESTS=1 KVSERVER_BIN="$(cd "$dir" && pwd)/kvserver" "$dir/cudadev.test" -test.run GPU -test.v -test.count=1
 }
 
 has_gpu() {
