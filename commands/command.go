@@ -13,8 +13,9 @@ import (
 // complexity, arguments) and command tips come from elsewhere: for the
 // commands Redis has, from commanddocs_gen.go, generated from the COMMAND
 // DOCS and COMMAND INFO replies of the Redis whose behaviour kvserver
-// follows (TestSpecRowsMatchRedis checks every row against the rest of
-// that reply); for kvserver's own, from kvserverCommandDocs below.
+// follows and decoded on first use by redisCommandDocs
+// (TestSpecRowsMatchRedis checks every row against the rest of that
+// reply); for kvserver's own, from kvserverCommandDocs below.
 //
 // To regenerate after adding commands to the table, start a redis-server
 // (7.0.15, the version the replies are matched against byte for byte) and
@@ -118,7 +119,7 @@ func docFor(name string) *commandDoc {
 	if d := kvserverCommandDocs[name]; d != nil {
 		return d
 	}
-	return redisCommandDocs[name]
+	return redisCommandDocs()[name]
 }
 
 // keySpecsValue renders the key specs the way Redis 7.0's COMMAND INFO
@@ -443,5 +444,9 @@ func cmdCommandHelp(x *Ctx) {
 
 // RedisHas reports whether the Redis that commanddocs_gen.go was generated
 // from has the command or subcommand of this full name: its COMMAND INFO
-// and COMMAND DOCS replies are then Redis's, byte for byte.
-func RedisHas(name string) bool { return redisCommandDocs[name] != nil }
+// and COMMAND DOCS replies are then Redis's, byte for byte. It looks at the
+// generated data without decoding it.
+func RedisHas(name string) bool {
+	_, ok := redisCommandDocsRESP[name]
+	return ok
+}

@@ -22,7 +22,7 @@ func TestSpecRowsMatchRedis(t *testing.T) {
 	table := NewTable(Specs())
 	checked := 0
 	Walk(table.All(), func(spec *Spec) {
-		d := redisCommandDocs[spec.Name]
+		d := redisCommandDocs()[spec.Name]
 		if d == nil {
 			return
 		}
@@ -47,7 +47,7 @@ func TestSpecRowsMatchRedis(t *testing.T) {
 		t.Errorf("only %d rows have Redis data; regenerate commanddocs_gen.go", checked)
 	}
 	for name := range kvserverCommandDocs {
-		if _, dup := redisCommandDocs[name]; dup {
+		if _, dup := redisCommandDocs()[name]; dup {
 			t.Errorf("%s is described both by hand and by Redis %s", name, redisDocsVersion)
 		}
 	}

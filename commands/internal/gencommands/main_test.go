@@ -32,21 +32,32 @@ func TestTableNamesReadsCommandsAndSubcommandsInOrder(t *testing.T) {
 	}
 }
 
-func TestGoValueRendersRESP3Types(t *testing.T) {
-	reply := "~2\r\n%2\r\n$4\r\nname\r\n+key\r\n$5\r\nindex\r\n:-1\r\n*1\r\n_\r\n"
+// TestEncodeKeepsEveryRESP3Kind checks that a reply of the kinds Redis
+// uses in COMMAND INFO and DOCS is written back byte for byte, and that
+// the kinds resp.Value cannot hold fail the run instead of changing kind.
+func TestEncodeKeepsEveryRESP3Kind(t *testing.T) {
+	reply := "*3\r\n~2\r\n%2\r\n$4\r\nname\r\n+key\r\n$5\r\nindex\r\n:-1\r\n*1\r\n_\r\n~0\r\n%0\r\n"
 	_, v, err := respclient.NewReader(strings.NewReader(reply), 4096).ReadReply(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := goValue(v, 0)
+	got, err := encode(v)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `resp.SetOf(resp.Map(resp.Bulk("name"), resp.Simple("key"), resp.Bulk("index"), resp.Int(-1)), resp.Array(resp.Value{Kind: resp.KindNull}))`
-	if got != want {
-		t.Errorf("goValue = %s\nwant %s", got, want)
+	if got != reply {
+		t.Errorf("encode = %q\nwant %q", got, reply)
 	}
-	if _, err := goValue(respclient.Reply{Type: ','}, 0); err == nil {
-		t.Error("a double, which Value cannot hold, was accepted")
+	for _, bad := range []respclient.Reply{
+		{Type: ','},
+		{Type: '#'},
+		{Type: '='},
+		{Type: '-', Str: "ERR x"},
+		{Type: '*', Elems: []respclient.Reply{{Type: '%', Elems: []respclient.Reply{{Type: '$'}, {Type: ','}}}}},
+		{Type: '+', Str: "two\nlines"},
+	} {
+		if s, err := encode(bad); err == nil {
+			t.Errorf("%+v was encoded as %q", bad, s)
+		}
 	}
 }
