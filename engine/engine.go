@@ -138,8 +138,10 @@ type Engine struct {
 	realClock bool
 
 	// dirty holds the groups with resident values the disk does not have
-	// yet; the write-behind pass persists them without freeing memory.
-	dirty map[*group]struct{}
+	// yet; the write-behind pass persists them without freeing memory,
+	// taking them from dirtyQueue in the order they became dirty.
+	dirty      map[*group]struct{}
+	dirtyQueue dirtyQueue
 	// snapshots holds the objects being encoded without the lock
 	// (snapshot.go), and snapshotsPub its length for AwaitEncoded's fast
 	// path; snapshotWaits counts the write steps that waited for one

@@ -19,13 +19,10 @@ type group struct {
 	resident int
 	// demoting is set while the demoter writes the group without the lock.
 	demoting bool
-	// lastWrite is when a value of the group last changed (unix ms); the
-	// write-behind pass leaves a group alone for a moment after a write so
-	// that a chunk's data and metadata reach the disk together.
-	lastWrite int64
 	// dirtySince is when the group last became dirty (unix ms): the
-	// write-back persists it at most maxDirtyAge later even while it is
-	// still being written (see writeBehind).
+	// write-behind pass persists it maxDirtyAge later, so that a chunk's
+	// data and metadata, written together, reach the disk together, and a
+	// key rewritten without pause still reaches it (see writeBehind).
 	dirtySince int64
 	// leaseUntil and pinUntil (unix ms) protect the group from being
 	// dropped from the server until then; it may still move between

@@ -138,7 +138,6 @@ func (tx *Tx) Modified(key []byte) {
 	}
 	it.version = e.bumpVersion()
 	e.resizeObjectLocked(it)
-	it.grp.lastWrite = tx.now
 	e.markDirtyLocked(it.grp)
 	it.lastUsed = tx.now
 	tx.protect = it
@@ -172,7 +171,6 @@ func (tx *Tx) SetObject(key []byte, obj datatype.Object, expireAt int64) {
 		e.forgetChunkLocked(it)
 		e.setObjectLocked(it, obj)
 	}
-	it.grp.lastWrite = tx.now
 	e.markDirtyLocked(it.grp)
 	tx.setExpireItem(it, expireAt)
 	it.lastUsed = tx.now

@@ -65,8 +65,7 @@ func TestObjectsAreEncodedOutsideTheLockAndWritesWaitForTheEncoder(t *testing.T)
 		persist func(e *Engine, g *group) error
 	}{
 		{"write-behind", func(e *Engine, g *group) error {
-			_, _, err := e.writeBehindBatch(ctx, []*group{g}, writeBehindBatchBytes)
-			return err
+			return writeBehindNow(ctx, e, g)
 		}},
 		{"demotion", func(e *Engine, g *group) error {
 			e.mu.Lock()
@@ -159,7 +158,7 @@ func TestObjectsAreEncodedOutsideTheLockAndWritesWaitForTheEncoder(t *testing.T)
 			if left != 0 {
 				t.Fatalf("%d snapshots left", left)
 			}
-			if _, _, err := e.writeBehindBatch(ctx, []*group{g}, writeBehindBatchBytes); err != nil {
+			if err := writeBehindNow(ctx, e, g); err != nil {
 				t.Fatal(err)
 			}
 			if d := diskZSet(t, e, "z"); d.Len() != members+1 {

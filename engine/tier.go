@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"cmp"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -29,18 +28,14 @@ var (
 	cleanKey = []byte("clean-shutdown")
 )
 
-// writeBehindDelay is how long (ms) a group must be left unwritten before
-// the write-behind pass persists it: long enough that keys being rewritten
-// in a burst are not copied to disk on every rewrite, short enough that a
-// crash loses only the last few seconds.
-const writeBehindDelay = 2000
-
-// maxDirtyAge is how long (ms) a group may hold values the disk lacks
-// while it keeps being written: past it the write-behind pass persists it
-// anyway, so a key rewritten without pause still reaches the disk. With
-// the pass and the flush that follows it running every second, a value
-// acknowledged more than maxDirtyAge plus about two seconds before a crash
-// (or a newer one) survives it; README's Durability section promises 5 s.
+// maxDirtyAge is how long (ms) a group may hold values (or expiries) the
+// disk lacks before the write-behind pass persists it: long enough that a
+// chunk's data and metadata, written one after the other, reach the disk
+// in one batch and that keys rewritten in a burst are not copied to disk
+// on every rewrite, short enough that a crash loses little. With the pass
+// and the flush that follows it running every second, a value acknowledged
+// more than maxDirtyAge plus about two seconds before a crash (or a newer
+// one) survives it; README's Durability section promises 5 s.
 const maxDirtyAge = 1500
 
 // kickDemoter wakes the demoter without blocking.
@@ -148,8 +143,19 @@ func (e *Engine) markDirtyLocked(g *group) {
 	}
 	if _, ok := e.dirty[g]; !ok {
 		e.dirty[g] = struct{}{}
-		g.dirtySince = e.opts.Now().UnixMilli()
+		g.dirtySince = e.nowLocked()
+		e.dirtyQueue.push(g, g.dirtySince)
 	}
+}
+
+// nowLocked is the time in unix milliseconds for the lock's holder: the
+// clock the lock read when it was taken (holdMutex.now) when the engine
+// runs on the real clock, so that marking a group dirty reads no clock.
+func (e *Engine) nowLocked() int64 {
+	if e.realClock {
+		return e.mu.now().UnixMilli()
+	}
+	return e.opts.Now().UnixMilli()
 }
 
 // beginWriteLocked marks g as being written without the lock: the demoter,
@@ -235,21 +241,8 @@ func (e *Engine) syncExpiryLocked(ctx context.Context, it *item) error {
 // whether it wrote anything.
 func (e *Engine) writeBehind(ctx context.Context, budget int64) bool {
 	wrote := false
-	e.mu.Lock()
-	now := e.opts.Now().UnixMilli()
-	var ready []*group
-	for g := range e.dirty {
-		if now-g.lastWrite >= writeBehindDelay || now-g.dirtySince >= maxDirtyAge {
-			ready = append(ready, g)
-		}
-	}
-	// Oldest first, so that a budget-cut pass leaves the youngest.
-	slices.SortFunc(ready, func(a, b *group) int { return cmp.Compare(a.dirtySince, b.dirtySince) })
-	e.mu.Unlock()
-	for len(ready) > 0 && budget > 0 && ctx.Err() == nil {
-		var n int64
-		var err error
-		n, ready, err = e.writeBehindBatch(ctx, ready, min(budget, writeBehindBatchBytes))
+	for budget > 0 && ctx.Err() == nil {
+		n, more, err := e.writeBehindBatch(ctx, min(budget, writeBehindBatchBytes))
 		budget -= n
 		wrote = wrote || n > 0
 		if err != nil {
@@ -257,6 +250,9 @@ func (e *Engine) writeBehind(ctx context.Context, budget int64) bool {
 				e.opts.Logger.Error("write-behind", "err", err)
 			}
 			return wrote
+		}
+		if !more {
+			break
 		}
 	}
 	return wrote
@@ -267,34 +263,45 @@ func (e *Engine) writeBehind(ctx context.Context, budget int64) bool {
 // batch goes through the memtable like a single group's.
 const writeBehindBatchBytes = 4 << 20
 
-// writeBehindBatch persists the first of the ready groups, up to about
-// limit bytes of values, in one atomic disk-tier batch written without the
-// lock (a group that needs room on a full disk is written alone, evicting).
-// It returns the bytes written, the groups not taken and the first error.
-func (e *Engine) writeBehindBatch(ctx context.Context, ready []*group, limit int64) (int64, []*group, error) {
+// writeBehindHold bounds the groups a write-behind batch prepares, or
+// finishes, in one hold of the engine lock: a batch of 4 KiB values holds
+// about a thousand, and commands wait for the lock meanwhile.
+const writeBehindHold = 64
+
+// writeBehindBatch persists the groups dirty for maxDirtyAge or longer,
+// oldest first, up to about limit bytes of values, in one atomic disk-tier
+// batch written without the lock (a group that needs room on a full disk
+// is written alone, evicting). It takes the lock for at most
+// writeBehindHold groups at a time. It returns the bytes written, whether
+// more groups may be ready, and the first error.
+func (e *Engine) writeBehindBatch(ctx context.Context, limit int64) (int64, bool, error) {
 	type taken struct {
 		w     groupWrite
 		since int64
 	}
 	var batch []taken
 	var size int64
-	e.mu.Lock()
-	for len(ready) > 0 && (len(batch) == 0 || size < limit) {
-		g := ready[0]
-		ready = ready[1:]
-		if _, still := e.dirty[g]; !still || e.closing || g.demoting || e.flushing[g.ks.phys] > 0 {
-			continue
+	more := true
+	for more && (len(batch) == 0 || size < limit) {
+		e.mu.Lock()
+		now := e.nowLocked()
+		for held := 0; held < writeBehindHold && (len(batch) == 0 || size < limit); held++ {
+			g := e.readyDirtyLocked(now)
+			if g == nil || e.closing {
+				more = false
+				break
+			}
+			since := g.dirtySince
+			delete(e.dirty, g)
+			w := e.preparePersistLocked(g)
+			e.beginWriteLocked(g)
+			batch = append(batch, taken{w, since})
+			size += w.size
 		}
-		since := g.dirtySince
-		delete(e.dirty, g)
-		w := e.preparePersistLocked(g)
-		e.beginWriteLocked(g)
-		batch = append(batch, taken{w, since})
-		size += w.size
+		e.mu.Unlock()
 	}
-	e.mu.Unlock()
 	if len(batch) == 0 {
-		return 0, ready, nil
+		return 0, false, nil
 	}
 	writes := make([]disktier.GroupWrite, 0, len(batch))
 	for i := range batch {
@@ -319,25 +326,52 @@ func (e *Engine) writeBehindBatch(ctx context.Context, ready []*group, limit int
 	}
 	var wrote int64
 	var first error
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	for i, t := range batch {
-		g := t.w.g
-		e.endWriteLocked(g)
-		n, err := e.finishPersistLocked(ctx, t.w, false, errs[i])
-		if err == nil {
-			err = e.syncGroupExpiriesLocked(ctx, g)
+	for start := 0; start < len(batch); start += writeBehindHold {
+		e.mu.Lock()
+		for i := start; i < min(start+writeBehindHold, len(batch)); i++ {
+			t := batch[i]
+			g := t.w.g
+			e.endWriteLocked(g)
+			n, err := e.finishPersistLocked(ctx, t.w, false, errs[i])
+			if err == nil {
+				err = e.syncGroupExpiriesLocked(ctx, g)
+			}
+			if _, again := e.dirty[g]; again && err != nil {
+				// Failed: dirty again, and due as soon as before.
+				g.dirtySince = min(g.dirtySince, t.since)
+				e.dirtyQueue.push(g, g.dirtySince)
+			}
+			if err != nil && first == nil {
+				first = fmt.Errorf("group %q: %w", g.name, err)
+			}
+			wrote += n
 		}
-		if _, again := e.dirty[g]; again && err != nil {
-			g.dirtySince = min(g.dirtySince, t.since)
-		}
-		if err != nil && first == nil {
-			first = fmt.Errorf("group %q: %w", g.name, err)
-		}
-		wrote += n
+		e.publishLocked()
+		e.mu.Unlock()
 	}
-	e.publishLocked()
-	return wrote, ready, first
+	return wrote, more, first
+}
+
+// readyDirtyLocked returns the group that has been dirty longest if that
+// is maxDirtyAge or more at now, and nil otherwise. Groups the demoter or
+// a flush is writing are left dirty for a later pass.
+func (e *Engine) readyDirtyLocked(now int64) *group {
+	for skipped := 0; ; {
+		g, since, ok := e.dirtyQueue.front()
+		if !ok || now-since < maxDirtyAge || skipped > e.dirtyQueue.len() {
+			return nil
+		}
+		e.dirtyQueue.pop()
+		if _, dirty := e.dirty[g]; !dirty || g.dirtySince > since {
+			continue // an older entry of a group persisted or dirty anew since
+		}
+		if g.demoting || e.flushing[g.ks.phys] > 0 {
+			e.dirtyQueue.push(g, since)
+			skipped++
+			continue
+		}
+		return g
+	}
 }
 
 // syncGroupExpiriesLocked rewrites the expiries of g's disk-only items

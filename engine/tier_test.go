@@ -233,18 +233,26 @@ func TestExpiryOfDemotedKeysSurvivesRestart(t *testing.T) {
 	}
 }
 
+// openClocked opens an engine over a fresh disk tier (closed when the test
+// ends) with a fake clock, whose Run the test drives by hand.
+func openClocked(t *testing.T) (*Engine, *disktier.Store, *fakeClock) {
+	t.Helper()
+	store, err := disktier.Open(context.Background(), disktier.Options{Dir: t.TempDir(), MaxDisk: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	clock := &fakeClock{now: time.Unix(1_700_000_000, 0)}
+	e, err := Open(context.Background(), Options{Cold: store, Now: clock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e, store, clock
+}
+
 func TestWriteBehindWritesManyGroupsInBatchesAndReplacesOldCopies(t *testing.T) {
 	ctx := context.Background()
-	store, err := disktier.Open(ctx, disktier.Options{Dir: t.TempDir(), MaxDisk: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
-	clock := &fakeClock{now: time.Unix(1_700_000_000, 0)}
-	e, err := Open(ctx, Options{Cold: store, Now: clock.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
+	e, store, clock := openClocked(t)
 	// More than one batch (writeBehindBatchBytes) of 4 KiB values in two
 	// databases, written twice: the second pass replaces every record.
 	const keys = 1500
@@ -496,5 +504,49 @@ func TestReserveCallsBeforeWaitOnlyWhenItMustWait(t *testing.T) {
 	}
 	if used, max := e.Stats().UsedMemory, int64(1<<20); used > max {
 		t.Fatalf("Reserve returned with %d bytes used, bound %d", used, max)
+	}
+}
+
+// TestWriteBehindTakesOnlyDueGroupsOldestFirst: a pass writes the groups
+// dirty for maxDirtyAge or longer and leaves the younger ones for a later
+// pass; a group persisted and then written again is due maxDirtyAge after
+// its new write, not after its first, and a deleted group is skipped.
+func TestWriteBehindTakesOnlyDueGroupsOldestFirst(t *testing.T) {
+	ctx := context.Background()
+	e, store, clock := openClocked(t)
+	onDisk := func(key string) bool {
+		_, _, err := store.Get(ctx, 0, []byte(key))
+		return err == nil
+	}
+	set(e, 0, "old", []byte("v1"), 0)
+	set(e, 0, "gone", []byte("v"), 0)
+	clock.Advance(time.Second)
+	set(e, 0, "young", []byte("v"), 0)
+	e.Update(0, func(tx *Tx) { tx.Delete([]byte("gone")) })
+	clock.Advance(maxDirtyAge*time.Millisecond - time.Second)
+	e.writeBehind(ctx, writeBehindBytes)
+	if !onDisk("old") || onDisk("young") || onDisk("gone") {
+		t.Fatalf("after %d ms: old, young, gone on disk = %v %v %v; want true false false",
+			maxDirtyAge, onDisk("old"), onDisk("young"), onDisk("gone"))
+	}
+	set(e, 0, "old", []byte("v2"), 0) // dirty anew, behind young in the queue
+	clock.Advance(time.Second)
+	e.writeBehind(ctx, writeBehindBytes)
+	if !onDisk("young") {
+		t.Fatal("young not written once due")
+	}
+	if v, _, _ := store.Get(ctx, 0, []byte("old")); string(v) != "v1" {
+		t.Fatalf("old rewritten to %q a second after its new write", v)
+	}
+	clock.Advance(maxDirtyAge * time.Millisecond)
+	e.writeBehind(ctx, writeBehindBytes)
+	if v, _, _ := store.Get(ctx, 0, []byte("old")); string(v) != "v2" {
+		t.Fatalf("old on disk = %q once its new write is due, want v2", v)
+	}
+	e.mu.Lock()
+	dirty, queued := len(e.dirty), e.dirtyQueue.len()
+	e.mu.Unlock()
+	if dirty != 0 || queued != 0 {
+		t.Fatalf("%d groups dirty, %d queue entries left", dirty, queued)
 	}
 }

@@ -247,7 +247,6 @@ func (tx *Tx) Set(key []byte, value []byte, expireAt int64) {
 		e.setResidentLocked(it, value)
 		e.noteChunkLocked(it, value)
 		e.queueQuantLocked(it.grp)
-		it.grp.lastWrite = tx.now
 		e.markDirtyLocked(it.grp)
 		tx.setExpireItem(it, expireAt)
 		it.lastUsed = tx.now
@@ -263,7 +262,6 @@ func (tx *Tx) Set(key []byte, value []byte, expireAt int64) {
 	e.insertLocked(tx.ks, it)
 	e.noteChunkLocked(it, value)
 	e.queueQuantLocked(it.grp)
-	it.grp.lastWrite = tx.now
 	e.markDirtyLocked(it.grp)
 	tx.protect = it
 	tx.created(it)
