@@ -7,7 +7,6 @@ import (
 
 	"github.com/kvserver/kvserver/commands"
 	"github.com/kvserver/kvserver/engine"
-	"github.com/kvserver/kvserver/evloop"
 )
 
 // dispatch runs one command the way Redis's processCommand does: look it
@@ -162,17 +161,8 @@ func (s *Server) dispatch(c *Client) {
 // buffered commands are done (serveClient): other clients wait at most for
 // one buffer of commands, and never for this client's network.
 func (s *Server) runHandler(c *Client, spec *commands.Spec) {
-	if spec.Exclusive {
-		// A script runs on the event loop, as in Redis; one that runs
-		// past busy-reply-threshold leaves it, so that the loop's other
-		// clients are answered BUSY and may send SCRIPT KILL.
-		if ms := s.settings.Int("busy-reply-threshold"); ms > 0 {
-			if pc, ok := c.conn.(*evloop.Conn); ok {
-				t := time.AfterFunc(time.Duration(ms)*time.Millisecond, func() { pc.Detach() })
-				defer t.Stop()
-			}
-		}
-	}
+	// A script runs on the event loop, as in Redis; one that runs past
+	// busy-reply-threshold leaves it (watchScripts).
 	switch {
 	case c.holdsExclusive:
 		// Only a script gets here so (dispatch released it otherwise).

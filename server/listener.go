@@ -252,6 +252,7 @@ func New(eng *engine.Engine, opts Options) *Server {
 	}
 	s.settings = config.NewLive(opts.Settings)
 	s.scripts.lua = scripting.New(opts.Logger)
+	s.scripts.watch.wake = make(chan struct{}, 1)
 	s.hub = pubsub.New()
 	s.migrations = migrate.New()
 	s.track = tracking.New(trackSender{s})
@@ -330,6 +331,8 @@ func (s *Server) Serve(ctx context.Context, lns ...net.Listener) error {
 	}
 	stopWatch := runInBackground(ctx, s.watchBudget)
 	defer stopWatch()
+	stopScriptWatch := runInBackground(ctx, s.watchScripts)
+	defer stopScriptWatch()
 	go func() {
 		select {
 		case <-ctx.Done():
