@@ -149,6 +149,15 @@ func (lp *zlistpack) removeAt(off int) {
 	lp.cut(off, next, 1)
 }
 
+// move gives the entry of member at off, whose score is old, the score,
+// moving it to its new place.
+func (lp *zlistpack) move(off int, member string, old, score float64) {
+	if old != score {
+		lp.removeAt(off)
+		lp.insert(member, score)
+	}
+}
+
 // removeRanks removes the entries of ranks lo to hi-1 (0 <= lo < hi <= n)
 // and returns the bytes of their members.
 func (lp *zlistpack) removeRanks(lo, hi int) int64 {

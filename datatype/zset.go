@@ -135,7 +135,12 @@ func (z *ZSet) Score(member string) (float64, bool) {
 // Set gives member the score, adding it if new (the report), and moves
 // the set to its big form when lim says so, as Redis's zsetAdd does.
 func (z *ZSet) Set(member string, score float64, lim ZSetLimits) bool {
-	if old, exists := z.Score(member); exists {
+	if z.list == nil {
+		if off, old := z.lp.find(member); off >= 0 {
+			z.lp.move(off, member, old, score)
+			return false
+		}
+	} else if old, exists := z.scores[member]; exists {
 		z.Update(member, old, score)
 		return false
 	}
@@ -167,8 +172,7 @@ func (z *ZSet) Update(member string, old, score float64) {
 		return
 	}
 	if off, _ := z.lp.find(member); off >= 0 {
-		z.lp.removeAt(off)
-		z.lp.insert(member, score)
+		z.lp.move(off, member, old, score)
 	}
 }
 

@@ -199,13 +199,9 @@ func (c *Conn) Write(p []byte) (int, error) {
 func (c *Conn) WriteBuffers(bufs [][]byte) (int64, error) {
 	var total int64
 	for len(bufs) > 0 {
-		iov := bufs
-		if len(iov) > 1024 { // IOV_MAX
-			iov = iov[:1024]
-		}
 		var n int
 		var err error
-		n, c.iov, err = rawWritev(c.fd, iov, c.iov)
+		n, c.iov, err = rawWritev(c.fd, bufs, c.iov)
 		if n > 0 {
 			total += int64(n)
 			for n > 0 && len(bufs) > 0 {
@@ -228,14 +224,11 @@ func (c *Conn) WriteBuffers(bufs [][]byte) (int64, error) {
 	return total, nil
 }
 
-// TryWriteBuffers writes what of bufs (at most 1024 of them) the socket
+// TryWriteBuffers writes what of bufs (at most iovMax of them) the socket
 // takes now, with one writev and without waiting: the bytes written, and
 // ErrWouldBlock when the socket was full. Any goroutine may call it while
 // no other writes to the connection.
 func (c *Conn) TryWriteBuffers(bufs [][]byte) (int, error) {
-	if len(bufs) > 1024 { // IOV_MAX
-		bufs = bufs[:1024]
-	}
 	for {
 		// c.iov is free: nothing else writes to c meanwhile.
 		var n int

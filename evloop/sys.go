@@ -30,9 +30,15 @@ func rawIO(trap uintptr, fd int, p []byte) (int, error) {
 	return int(n), nil
 }
 
-// rawWritev is writev(2) on a non-blocking descriptor, with iov as the
-// room for the vector (reused between calls).
+// iovMax is Linux's IOV_MAX: the most buffers one writev takes.
+const iovMax = 1024
+
+// rawWritev is writev(2) of the first iovMax of bufs on a non-blocking
+// descriptor, with iov as the room for the vector (reused between calls).
 func rawWritev(fd int, bufs [][]byte, iov []unix.Iovec) (int, []unix.Iovec, error) {
+	if len(bufs) > iovMax {
+		bufs = bufs[:iovMax]
+	}
 	iov = iov[:0]
 	for _, b := range bufs {
 		if len(b) == 0 {

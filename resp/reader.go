@@ -422,9 +422,7 @@ func (r *Reader) skipBulkEnd(pos int) error {
 		if r.w == len(r.buf) {
 			// No room: read the CRLF into a scratch array.
 			var crlf [2]byte
-			m, err := io.ReadFull(r.rd, crlf[:skip])
-			r.bytesRead += int64(m)
-			if err != nil {
+			if err := r.readFull(crlf[:skip]); err != nil {
 				return err
 			}
 			skip = 0

@@ -111,6 +111,8 @@ func (w *scriptWatch) started() {
 // the next one.
 func (s *Server) watchScripts(ctx context.Context) {
 	w := &s.scripts.watch
+	tick := time.NewTimer(time.Hour)
+	tick.Stop()
 	for {
 		w.idle.Store(true)
 		// A script that started before idle was set did not wake us.
@@ -127,10 +129,12 @@ func (s *Server) watchScripts(ctx context.Context) {
 			if ms := s.settings.Int("busy-reply-threshold"); ms > 0 {
 				period = max(time.Duration(ms)*time.Millisecond/4, 10*time.Millisecond)
 			}
+			tick.Reset(period)
 			select {
 			case <-ctx.Done():
+				tick.Stop()
 				return
-			case <-time.After(period):
+			case <-tick.C:
 			}
 			run := s.scripts.running.Load()
 			if run != nil && run.busy() {
@@ -155,8 +159,8 @@ type scriptRun struct {
 	// busyAfter is busy-reply-threshold when the script started; 0 when
 	// it never counts as busy (and cannot be killed, as in Redis).
 	busyAfter time.Duration
-	// cancel stops the script.
-	cancel func()
+	// kill stops the script; nil when it cannot be killed.
+	kill *killSwitch
 	// mu guards done and ended: done is made for the first client that
 	// waits for the script (most scripts end before anyone does) and
 	// closed when it ends.
@@ -228,7 +232,7 @@ func (s session) RunScript(function, readOnly bool, keys, args [][]byte, exec fu
 			sp.kill = newKillSwitch()
 		}
 		run.busyAfter = time.Duration(ms) * time.Millisecond
-		r.Ctx, run.cancel = sp.kill, sp.kill.throw
+		r.Ctx, run.kill = sp.kill, sp.kill
 	}
 	sp.running.Store(run)
 	sp.watch.started()
@@ -255,8 +259,8 @@ func (s session) KillScript(function bool) string {
 	}
 	// The context is shared by the scripts that were not killed: cancel
 	// it only while this script still runs.
-	if run.cancel != nil && s.c.srv.scripts.running.Load() == run {
-		run.cancel()
+	if run.kill != nil && s.c.srv.scripts.running.Load() == run {
+		run.kill.throw()
 	}
 	return ""
 }
