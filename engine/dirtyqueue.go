@@ -6,10 +6,11 @@ package engine
 // sorted the due ones under the engine lock, which at 80,000 SETs a second
 // held the lock for 17 ms once a second.
 //
-// An entry is stale once its group was persisted or became dirty anew
-// (its dirtySince is then later than the entry's); readers skip those. A
-// group may have more than one live entry (a failed write puts it back);
-// the first one taken persists it and the others are stale by then.
+// An entry is live while its group is dirty with the entry's time as its
+// dirtySince; readers skip the others (stale: the group was persisted,
+// became dirty anew, or was put back due earlier after a failed write).
+// A group marked dirty twice within a millisecond has two live entries;
+// the first one taken persists it and leaves the other stale.
 type dirtyQueue struct {
 	entries []dirtyEntry
 	head    int

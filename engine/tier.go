@@ -362,8 +362,8 @@ func (e *Engine) readyDirtyLocked(now int64) *group {
 			return nil
 		}
 		e.dirtyQueue.pop()
-		if _, dirty := e.dirty[g]; !dirty || g.dirtySince > since {
-			continue // an older entry of a group persisted or dirty anew since
+		if _, dirty := e.dirty[g]; !dirty || g.dirtySince != since {
+			continue // stale: the group was persisted, or is due at another time
 		}
 		if g.demoting || e.flushing[g.ks.phys] > 0 {
 			e.dirtyQueue.push(g, since)

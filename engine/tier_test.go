@@ -550,3 +550,29 @@ func TestWriteBehindTakesOnlyDueGroupsOldestFirst(t *testing.T) {
 		t.Fatalf("%d groups dirty, %d queue entries left", dirty, queued)
 	}
 }
+
+// TestFailingWriteBehindKeepsItsQueueBounded: while the disk refuses
+// every write, each pass retries the dirty groups, and the queue they wait
+// in stays about their number instead of growing with every failed pass.
+func TestFailingWriteBehindKeepsItsQueueBounded(t *testing.T) {
+	ctx := context.Background()
+	e, store, clock := openClocked(t)
+	const keys = 20
+	for i := range keys {
+		set(e, 0, fmt.Sprintf("k%d", i), []byte("v"), 0)
+	}
+	store.Close() // every write now fails
+	for pass := range 30 {
+		clock.Advance(time.Second)
+		e.writeBehind(ctx, writeBehindBytes)
+		e.mu.Lock()
+		dirty, queued := len(e.dirty), e.dirtyQueue.len()
+		e.mu.Unlock()
+		if dirty != keys {
+			t.Fatalf("pass %d: %d groups dirty, want all %d (none could be written)", pass, dirty, keys)
+		}
+		if queued > 3*keys {
+			t.Fatalf("pass %d: %d queue entries for %d dirty groups", pass, queued, keys)
+		}
+	}
+}
