@@ -100,7 +100,7 @@ func (sb *sandbox) install(L *lua.LState, globals *lua.LTable) *lua.LTable {
 	insert := table.RawGetString("insert").(*lua.LFunction)
 	table.RawSetString("insert", L.NewFunction(func(L *lua.LState) int {
 		if sb.real[L.CheckTable(1)] != nil {
-			L.Error(lua.LString(errReadonly), 0)
+			readonlyError(L)
 		}
 		return insert.GFunction(L)
 	}))
