@@ -43,11 +43,18 @@ func (q *dirtyQueue) front() (*group, int64, bool) {
 	return e.g, e.since, true
 }
 
+// dirtyQueueKeep is the most entries whose room an empty queue keeps: a
+// burst of writes to many keys leaves no array of its size behind.
+const dirtyQueueKeep = 4096
+
 // pop takes the oldest entry; the queue must not be empty.
 func (q *dirtyQueue) pop() {
 	q.entries[q.head] = dirtyEntry{}
 	if q.head++; q.head == len(q.entries) {
 		q.entries, q.head = q.entries[:0], 0
+		if cap(q.entries) > dirtyQueueKeep {
+			q.entries = nil
+		}
 	}
 }
 

@@ -551,6 +551,24 @@ func TestWriteBehindTakesOnlyDueGroupsOldestFirst(t *testing.T) {
 	}
 }
 
+// TestDirtyQueueLetsGoOfABurstsRoom: once the groups of a burst of writes
+// are all persisted, the queue keeps no array of the burst's size.
+func TestDirtyQueueLetsGoOfABurstsRoom(t *testing.T) {
+	ctx := context.Background()
+	e, _, clock := openClocked(t)
+	for i := range 3 * dirtyQueueKeep {
+		set(e, 0, fmt.Sprintf("k%d", i), []byte("v"), 0)
+	}
+	clock.Advance(maxDirtyAge * time.Millisecond)
+	e.writeBehind(ctx, writeBehindBytes)
+	e.mu.Lock()
+	dirty, room := len(e.dirty), cap(e.dirtyQueue.entries)
+	e.mu.Unlock()
+	if dirty != 0 || room > dirtyQueueKeep {
+		t.Fatalf("after the burst: %d groups dirty, room for %d queue entries kept", dirty, room)
+	}
+}
+
 // TestFailingWriteBehindKeepsItsQueueBounded: while the disk refuses
 // every write, each pass retries the dirty groups, and the queue they wait
 // in stays about their number instead of growing with every failed pass.
