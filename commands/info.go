@@ -437,6 +437,7 @@ func infoTiers(x *Ctx, w *InfoWriter) {
 		w.Int("tier_disk_io_errors", st.Disk.Errors)
 		w.Str("tier_disk_last_io_error", Sanitize(st.Disk.LastError))
 		w.Int("tier_disk_deferred_deletes", st.Disk.DeferredDeletes)
+		w.Int("tier_disk_unsaved_groups", st.Disk.Unsaved)
 		w.Str("tier_disk_recovered_from", Sanitize(st.Disk.RecoveredFrom))
 	}
 	w.Int("tier_misses", st.Misses)

@@ -71,6 +71,11 @@ type TierStats struct {
 	// DeferredDeletes counts disk records waiting for the disk to take
 	// writes again to be deleted.
 	DeferredDeletes int64
+	// Unsaved counts the groups whose newest values or expiries the disk
+	// does not hold yet: dirty, waiting for the write-behind, or being
+	// written. Zero means everything acknowledged so far is on disk (in the
+	// page cache; see the durability promise in README.md).
+	Unsaved int64
 	// RecoveredFrom is where a damaged disk tier was moved at start before
 	// an empty one was opened (disktier.Stats.RecoveredFrom); "" if it was not.
 	RecoveredFrom string
@@ -209,6 +214,8 @@ type Engine struct {
 	diskEvict atomic.Int64
 	// deferredPub is len(deferredDeletes), for Stats.
 	deferredPub atomic.Int64
+	// unsavedPub is len(dirty) plus writing, for Stats (publishUnsavedLocked).
+	unsavedPub atomic.Int64
 	demotions   atomic.Int64
 	promotions  atomic.Int64
 	keys        atomic.Int64
@@ -335,6 +342,7 @@ func (e *Engine) Stats() Stats {
 			UnavailableSince: cs.UnavailableSince,
 			LastError:        cs.LastDiskError,
 			DeferredDeletes:  e.deferredPub.Load() + cs.PendingDeletes,
+			Unsaved:          e.unsavedPub.Load(),
 			RecoveredFrom:    cs.RecoveredFrom,
 		}
 	}
@@ -570,6 +578,7 @@ func (e *Engine) flushLocked(db int) int {
 		delete(e.protect, g)
 		delete(e.quantQueue, g)
 	}
+	e.publishUnsavedLocked()
 	for _, it := range ks.items {
 		e.forgetChunkLocked(it)
 		e.uncharge(it)
@@ -718,6 +727,7 @@ func (e *Engine) removeLocked(ctx context.Context, it *item) {
 		}
 		delete(ks.groups, g.name)
 		delete(e.dirty, g)
+		e.publishUnsavedLocked()
 		delete(e.protect, g)
 		delete(e.quantQueue, g)
 	} else if g.resident == 0 && g.list == &e.memLRU {

@@ -145,7 +145,14 @@ func (e *Engine) markDirtyLocked(g *group) {
 		e.dirty[g] = struct{}{}
 		g.dirtySince = e.nowLocked()
 		e.dirtyQueue.push(g, g.dirtySince)
+		e.publishUnsavedLocked()
 	}
+}
+
+// publishUnsavedLocked publishes the number of groups the disk lags behind
+// (Stats' Disk.Unsaved): dirty ones and those being written.
+func (e *Engine) publishUnsavedLocked() {
+	e.unsavedPub.Store(int64(len(e.dirty) + e.writing))
 }
 
 // nowLocked is the time in unix milliseconds for the lock's holder: the
@@ -163,6 +170,7 @@ func (e *Engine) nowLocked() int64 {
 func (e *Engine) beginWriteLocked(g *group) {
 	g.demoting = true
 	e.writing++
+	e.publishUnsavedLocked()
 }
 
 // endWriteLocked ends what beginWriteLocked started.
@@ -171,6 +179,7 @@ func (e *Engine) endWriteLocked(g *group) {
 	if e.writing--; e.writing == 0 {
 		e.idle.Broadcast()
 	}
+	e.publishUnsavedLocked()
 }
 
 // runPost does the disk work a step left for after the lock (postWork).

@@ -594,3 +594,36 @@ func TestFailingWriteBehindKeepsItsQueueBounded(t *testing.T) {
 		}
 	}
 }
+
+func TestStatsCountUnsavedGroupsUntilWritten(t *testing.T) {
+	ctx := context.Background()
+	e, _, clock := openClocked(t)
+	unsaved := func() int64 { return e.Stats().Disk.Unsaved }
+	if n := unsaved(); n != 0 {
+		t.Fatalf("fresh engine: %d unsaved groups, want 0", n)
+	}
+	// A chunk's two keys are one group; a plain key is one of its own.
+	set(e, 0, "c:kv_bytes", []byte("data"), 0)
+	set(e, 0, "c:metadata", []byte("meta"), 0)
+	set(e, 1, "plain", []byte("v"), 0)
+	if n := unsaved(); n != 2 {
+		t.Fatalf("after writes to 2 groups: %d unsaved, want 2", n)
+	}
+	clock.Advance(maxDirtyAge * time.Millisecond)
+	e.writeBehind(ctx, writeBehindBytes)
+	if n := unsaved(); n != 0 {
+		t.Fatalf("after the write-behind: %d unsaved, want 0", n)
+	}
+	set(e, 1, "plain", []byte("v2"), 0)
+	e.Update(0, func(tx *Tx) { tx.Delete([]byte("c:kv_bytes")) })
+	e.Update(0, func(tx *Tx) { tx.Delete([]byte("c:metadata")) })
+	if n := unsaved(); n != 1 {
+		t.Fatalf("after a rewrite and a deleted group: %d unsaved, want 1", n)
+	}
+	if err := e.FlushDB(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	if n := unsaved(); n != 0 {
+		t.Fatalf("after FLUSHDB of the dirty group's database: %d unsaved, want 0", n)
+	}
+}

@@ -60,7 +60,7 @@ kvserver/redis ratio are reported.`)
 		for r := range *rounds {
 			for _, t := range p.order(r) {
 				var rate float64
-				cpu, err := serverCPU(t, func() (err error) {
+				cpu, err := serverCPU(ctx, t, func() (err error) {
 					rate, err = fanoutRound(ctx, t.Addr, *subs, *msgs, *size, *pipeline)
 					return err
 				})

@@ -77,7 +77,7 @@ func runGoRedis(ctx context.Context, t *target, s goRedisSpec) (goRedisResult, e
 	var mu sync.Mutex // guards buckets
 	errs := make([]error, s.Conns)
 	var elapsed time.Duration
-	cpu, err := serverCPU(t, func() error {
+	cpu, err := serverCPU(ctx, t, func() error {
 		start := time.Now()
 		deadline := start.Add(s.Duration)
 		var wg sync.WaitGroup

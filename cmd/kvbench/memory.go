@@ -224,12 +224,11 @@ func usedMemory(c *benchConn) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	for _, line := range strings.Split(info, "\r\n") {
-		if v, ok := strings.CutPrefix(line, "used_memory:"); ok {
-			return strconv.ParseInt(v, 10, 64)
-		}
+	v, ok := infoField(info, "used_memory")
+	if !ok {
+		return 0, fmt.Errorf("no used_memory in INFO memory")
 	}
-	return 0, fmt.Errorf("no used_memory in INFO memory")
+	return strconv.ParseInt(v, 10, 64)
 }
 
 func writeMemoryTable(out io.Writer, results []memoryResult) error {

@@ -158,7 +158,7 @@ func (o typesOptions) measureMulti(ctx context.Context, t *target) (phaseStats, 
 	}
 	defer c.Close()
 	var done int64
-	cpu, err := serverCPU(t, func() error {
+	cpu, err := serverCPU(ctx, t, func() error {
 		runCtx, cancel := context.WithTimeout(ctx, o.multiTime)
 		defer cancel()
 		errs := make(chan error, o.conns)
