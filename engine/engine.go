@@ -216,11 +216,11 @@ type Engine struct {
 	deferredPub atomic.Int64
 	// unsavedPub is len(dirty) plus writing, for Stats (publishUnsavedLocked).
 	unsavedPub atomic.Int64
-	demotions   atomic.Int64
-	promotions  atomic.Int64
-	keys        atomic.Int64
-	memKeys     atomic.Int64
-	memBytes    atomic.Int64
+	demotions  atomic.Int64
+	promotions atomic.Int64
+	keys       atomic.Int64
+	memKeys    atomic.Int64
+	memBytes   atomic.Int64
 
 	indexBytes    int64 // index entries of keys held only on disk
 	residentKeys  int64 // items whose value is in memory
