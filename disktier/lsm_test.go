@@ -671,3 +671,55 @@ func TestTheCallerJudgesExpiryForGetAliveAndSetExpire(t *testing.T) {
 		t.Fatalf("after Get of the expired record: %d keys, %d expired; want 2 and 1", st.Keys, st.Expired)
 	}
 }
+
+// TestPutGroupTrustsTheFootprintItReplaces writes records over records
+// whose footprint the caller gives (Entry.Replaces, as Written reported
+// it): the accounting is what reading the old headers gives, and a record
+// that becomes inline leaves no payload key behind.
+func TestPutGroupTrustsTheFootprintItReplaces(t *testing.T) {
+	ctx := context.Background()
+	for _, codec := range []Compression{CompressionNone, CompressionS2} {
+		trusting := openTest(t, Options{Compression: codec})
+		reading := openTest(t, Options{Compression: codec})
+		values := [][]byte{bf16KV(1, 4096), bf16KV(2, 1<<20), []byte("inline now"), randomBytes(3, 300<<10), bf16KV(4, 2000)}
+		var written Footprint
+		for i, v := range values {
+			entries := []Entry{{Key: []byte("k"), Value: v, Replaces: written, Fresh: i == 0}}
+			if err := trusting.PutGroup(ctx, 0, entries); err != nil {
+				t.Fatal(err)
+			}
+			if entries[0].Written.Size != int64(len(v)) || entries[0].Written.StoredSize <= 0 {
+				t.Fatalf("write %d: Written = %+v for a %d-byte value", i, entries[0].Written, len(v))
+			}
+			written = entries[0].Written
+			if err := reading.PutGroup(ctx, 0, []Entry{{Key: []byte("k"), Value: v, Fresh: i == 0}}); err != nil {
+				t.Fatal(err)
+			}
+			a, b := trusting.Stats(), reading.Stats()
+			if a.Keys != 1 || a.Bytes != b.Bytes || a.RawBytes != b.RawBytes || a.Bytes != written.StoredSize {
+				t.Fatalf("codec %v, write %d: trusting %d keys %d bytes %d raw; reading %d bytes %d raw; written %+v",
+					codec, i, a.Keys, a.Bytes, a.RawBytes, b.Bytes, b.RawBytes, written)
+			}
+			got, meta := mustGet(t, trusting, 0, "k")
+			if !bytes.Equal(got, v) || meta.Footprint() != written {
+				t.Fatalf("write %d: read %d bytes, footprint %+v; want %d, %+v", i, len(got), meta.Footprint(), len(v), written)
+			}
+			_, closer, err := trusting.pebbleDB().Get(encodeKey(nil, prefixValue, 0, []byte("k")))
+			if err == nil {
+				closer.Close()
+			}
+			if inline := len(v) <= inlineMax; inline != (err != nil) {
+				t.Fatalf("write %d: %d-byte value, payload key present = %v", i, len(v), err == nil)
+			}
+		}
+		// The header is not read: a footprint given wrong is what counts.
+		before := trusting.Stats().Bytes
+		entries := []Entry{{Key: []byte("k"), Value: values[0], Replaces: Footprint{Size: 1, StoredSize: 1}}}
+		if err := trusting.PutGroup(ctx, 0, entries); err != nil {
+			t.Fatal(err)
+		}
+		if got, want := trusting.Stats().Bytes, before-1+entries[0].Written.StoredSize; got != want {
+			t.Fatalf("codec %v: %d bytes after a write that replaced a 1-byte footprint; want %d (was the header read?)", codec, got, want)
+		}
+	}
+}

@@ -140,6 +140,28 @@ type Entry struct {
 	// any earlier one), so PutGroup skips reading the old header for its
 	// accounting: for small values that read costs more than the write.
 	Fresh bool
+	// Replaces, when its StoredSize is not zero, is the footprint of the
+	// record under Key that the write replaces, as the write that made it
+	// (Written) or a read of it (RecordMeta.Footprint) reported it. The
+	// caller vouches that the record is still there, unchanged, and
+	// PutGroup counts it off without reading its header: that read was
+	// 12% of the CPU of pipelined 4 KiB SETs. Zero means unknown: the
+	// header is read.
+	Replaces Footprint
+	// Written is set by a successful PutGroup or PutGroups to the footprint
+	// of the record it wrote.
+	Written Footprint
+}
+
+// Footprint is what a record counts in the store's accounting: the length
+// of its value and the bytes it counts against MaxDisk.
+type Footprint struct {
+	Size, StoredSize int64
+}
+
+// Footprint returns the footprint of the record meta describes.
+func (m RecordMeta) Footprint() Footprint {
+	return Footprint{Size: m.Size, StoredSize: m.StoredSize}
 }
 
 // Stats is a snapshot of a Store's counters. Keys through PhysicalBytes
@@ -843,8 +865,10 @@ func (s *Store) putGroups(groups []checkedGroup) (wroteFile bool, err error) {
 	for i := range records {
 		r := &records[i]
 		// A record awaiting a deferred delete is still there: the caller's
-		// promise that none exists does not hold for it.
-		if !r.entry.Fresh || s.dlog.pending(r.db, r.entry.Key) {
+		// promise that none exists, or of what one weighs, does not hold
+		// for it.
+		pending := s.dlog.pending(r.db, r.entry.Key)
+		if pending || !r.entry.Fresh && r.entry.Replaces.StoredSize <= 0 {
 			lookups = append(lookups, headerLookup{hkey: r.enc.hkey, index: i, err: ErrNotFound})
 		}
 	}
@@ -858,6 +882,13 @@ func (s *Store) putGroups(groups []checkedGroup) (wroteFile bool, err error) {
 		if len(lookups) > 0 && lookups[0].index == i {
 			old, oldSize, err = lookups[0].h, lookups[0].size, lookups[0].err
 			lookups = lookups[1:]
+		} else if rep := r.entry.Replaces; !r.entry.Fresh && rep.StoredSize > 0 {
+			deltas = addUsage(deltas, r.db, usage{keys: 1, bytes: rep.StoredSize, raw: rep.Size}.neg())
+			// Whether the old record had a value key is not known: an
+			// inline record deletes the key, which may not be there.
+			r.dropVkey = r.enc.payload == nil
+			deltas = addUsage(deltas, r.db, r.enc.size)
+			continue
 		}
 		switch {
 		case errors.Is(err, ErrNotFound):
@@ -935,6 +966,7 @@ func (s *Store) putGroups(groups []checkedGroup) (wroteFile bool, err error) {
 		s.writeStored.Add(r.enc.size.bytes)
 		wroteFile = wroteFile || r.enc.vlogPayload != nil
 		s.dlog.forget(r.db, r.entry.Key)
+		r.entry.Written = Footprint{Size: r.enc.size.raw, StoredSize: r.enc.size.bytes}
 	}
 	return wroteFile, nil
 }

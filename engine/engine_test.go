@@ -6,6 +6,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unsafe"
 )
 
 // fakeClock is a settable clock for expiry tests.
@@ -223,5 +224,13 @@ func TestSetExpireInThePastDeletes(t *testing.T) {
 	e.Update(0, func(tx *Tx) { tx.SetExpire([]byte("k"), clock.Now().UnixMilli()-1) })
 	if _, ok := get(e, 0, "k"); ok {
 		t.Fatal("key with past expiry still readable")
+	}
+}
+
+// TestItemFitsItsOverhead keeps the index entry within what memory
+// accounting charges for it.
+func TestItemFitsItsOverhead(t *testing.T) {
+	if size := unsafe.Sizeof(item{}); size > itemOverhead {
+		t.Fatalf("item is %d bytes, more than itemOverhead (%d)", size, itemOverhead)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"hash/maphash"
 
 	"github.com/kvserver/kvserver/datatype"
+	"github.com/kvserver/kvserver/disktier"
 
 	"github.com/tidwall/btree"
 )
@@ -19,22 +20,32 @@ type item struct {
 	// value is a resident string's bytes; nil when not resident or when
 	// the value is an object.
 	value []byte
-	// kind is the value's type; obj holds a resident value of any kind but
-	// a string, and objSize the MemSize it was last accounted with.
-	kind     datatype.Kind
+	// obj holds a resident value of any kind but a string (kind), and
+	// objSize the MemSize it was last accounted with.
 	obj      datatype.Object
 	objSize  int64
 	length   int64 // length of the value, resident or not
 	expireAt int64 // unix milliseconds; 0 means no expiry
 	hash     uint64
 	lastUsed int64 // unix milliseconds of the last access
+	// version changes whenever the value changes, so a demotion or load
+	// that ran without the lock can tell whether it is still current.
+	version uint64
+	// disk is the footprint of the record the cold tier holds of the key
+	// (onDisk or diskOld), as the write that made it or a read reported
+	// it, so that the record's replacement need not read its header; zero
+	// when not known.
+	disk disktier.Footprint
+	ks   *keyspace
+	grp  *group
+	// chunk is set on a metadata key whose value is LMCache metadata.
+	chunk *chunkInfo
+	// The small fields last, together, so that the struct has no holes.
+	kind datatype.Kind // the value's type
 	// freq is the LFU access counter and freqTime the minute (modulo
 	// 2^16) of its last decrement or increment (lfu.go).
 	freq     uint8
 	freqTime uint16
-	// version changes whenever the value changes, so a demotion or load
-	// that ran without the lock can tell whether it is still current.
-	version  uint64
 	resident bool
 	// onDisk: the cold tier holds the current value (written by a
 	// demotion, or loaded from it and unchanged since).
@@ -46,10 +57,6 @@ type item struct {
 	// item has onDisk or diskOld set; with diskOld only its expiry is
 	// stale on disk.
 	diskOld bool
-	ks      *keyspace
-	grp     *group
-	// chunk is set on a metadata key whose value is LMCache metadata.
-	chunk *chunkInfo
 	// quantized: the stored value (in memory and on disk) is a codec
 	// encoding of the client's value, whose length is still length.
 	quantized bool

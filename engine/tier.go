@@ -474,9 +474,13 @@ func (e *Engine) preparePersistLocked(g *group) groupWrite {
 			} else {
 				w.size += int64(len(it.value))
 			}
-			w.entries = append(w.entries, disktier.Entry{Key: []byte(it.key), Value: it.value,
+			en := disktier.Entry{Key: []byte(it.key), Value: it.value,
 				Meta:  disktier.RecordMeta{ExpireAt: it.expireAt, Quantized: it.quantized, Kind: uint8(it.kind)},
-				Fresh: !it.diskOld && !deferred})
+				Fresh: !it.diskOld && !deferred}
+			if it.diskOld {
+				en.Replaces = it.disk
+			}
+			w.entries = append(w.entries, en)
 		}
 	}
 	if shuffle := g.halfPrecisionChunk(); shuffle {
@@ -507,10 +511,19 @@ func (e *Engine) finishPersistLocked(ctx context.Context, w groupWrite, free boo
 		}
 		return w.size, nil
 	}
+	written := 0 // w.entries holds the written items' records, in order
 	for _, p := range w.todo {
 		it := p.it
+		var footprint disktier.Footprint
+		if p.written {
+			footprint = w.entries[written].Written
+			written++
+		}
 		switch cur := g.ks.items[it.key]; {
 		case cur == it && it.version == p.version:
+			if p.written {
+				it.disk = footprint
+			}
 			it.onDisk = true
 			it.diskOld = false
 			if free {
@@ -521,6 +534,9 @@ func (e *Engine) finishPersistLocked(ctx context.Context, w groupWrite, free boo
 			// Changed while being written: the record just made is an
 			// older version, kept until the next write-back replaces it.
 			it.diskOld = it.diskOld || !it.onDisk
+			if it.diskOld {
+				it.disk = footprint
+			}
 		case cur == nil:
 			// Deleted while being written: the record must go.
 			e.deleteColdLocked(ctx, phys, it.key)
@@ -528,6 +544,7 @@ func (e *Engine) finishPersistLocked(ctx context.Context, w groupWrite, free boo
 			// Deleted and set again: the record is an older version of
 			// the new key's value.
 			cur.diskOld = true
+			cur.disk = footprint
 		}
 	}
 	return w.size, nil
@@ -646,6 +663,7 @@ func (e *Engine) loadLocked(ctx context.Context, it *item, promote bool) ([]byte
 	value, meta, err := e.cold.GetAlive(ctx, it.ks.phys, []byte(it.key))
 	if err == nil {
 		it.quantized = meta.Quantized
+		it.disk = meta.Footprint()
 	}
 	if err != nil {
 		if !lostOnDisk(err) {
@@ -758,7 +776,7 @@ func (e *Engine) rebuild(ctx context.Context) error {
 			return nil // the meta database, or more databases than configured now
 		}
 		it := &item{key: string(key), length: meta.Size, expireAt: meta.ExpireAt, onDisk: true,
-			quantized: meta.Quantized, kind: datatype.Kind(meta.Kind)}
+			disk: meta.Footprint(), quantized: meta.Quantized, kind: datatype.Kind(meta.Kind)}
 		newFreq(it, e.opts.Now().UnixMilli())
 		if old := ks.items[it.key]; old != nil {
 			return nil

@@ -627,3 +627,50 @@ func TestStatsCountUnsavedGroupsUntilWritten(t *testing.T) {
 		t.Fatalf("after FLUSHDB of the dirty group's database: %d unsaved, want 0", n)
 	}
 }
+
+// TestWriteBehindKnowsTheFootprintItReplaces checks that the engine keeps
+// the footprint of each key's disk record as writes and the index rebuild
+// report it, so that a rewrite need not read the old header, and that the
+// disk tier's accounting stays exact through rewrites of every size.
+func TestWriteBehindKnowsTheFootprintItReplaces(t *testing.T) {
+	ctx := context.Background()
+	e, store, clock := openClocked(t)
+	check := func(when string) {
+		t.Helper()
+		meta, err := store.Stat(ctx, 0, []byte("k"))
+		if err != nil {
+			t.Fatalf("%s: %v", when, err)
+		}
+		e.mu.Lock()
+		known := e.dbs[0].items["k"].disk
+		e.mu.Unlock()
+		if known != meta.Footprint() {
+			t.Fatalf("%s: engine knows footprint %+v, the record's is %+v", when, known, meta.Footprint())
+		}
+		if st := store.Stats(); st.Keys != 1 || st.Bytes != meta.StoredSize || st.RawBytes != meta.Size {
+			t.Fatalf("%s: disk tier counts %d keys, %d bytes, %d raw; the record is %+v", when, st.Keys, st.Bytes, st.RawBytes, meta)
+		}
+	}
+	for i, n := range []int{4096, 100, 300 << 10, 10, 5000} {
+		set(e, 0, "k", chunkValue(i, n), 0)
+		clock.Advance(maxDirtyAge * time.Millisecond)
+		e.writeBehind(ctx, writeBehindBytes)
+		check(fmt.Sprintf("write %d of %d bytes", i, n))
+	}
+	// Changed while on disk (diskOld), the key still knows its record.
+	set(e, 0, "k", chunkValue(9, 7000), 0)
+	check("overwritten in memory")
+	if err := e.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	e2, err := Open(ctx, Options{Cold: store, Now: clock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e = e2
+	check("after the index rebuild")
+	set(e, 0, "k", chunkValue(10, 2000), 0)
+	clock.Advance(maxDirtyAge * time.Millisecond)
+	e.writeBehind(ctx, writeBehindBytes)
+	check("rewritten after the rebuild")
+}
