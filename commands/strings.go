@@ -179,7 +179,7 @@ func cmdGet(x *Ctx) {
 		return
 	}
 	if found {
-		x.W.Bulk(value)
+		x.W.StoredBulk(value)
 	} else {
 		x.W.Null()
 	}
@@ -268,7 +268,7 @@ func setGeneric(x *Ctx, key []byte, valueArg int, o stringOptions, name string, 
 		}
 		if o.get {
 			if found {
-				x.W.Bulk(old.Value)
+				x.W.StoredBulk(old.Value)
 			} else {
 				x.W.Null()
 			}
@@ -318,7 +318,7 @@ func cmdGetdel(x *Ctx) {
 		if !ok {
 			return
 		}
-		x.W.Bulk(e.Value)
+		x.W.StoredBulk(e.Value)
 		tx.Delete(args[1])
 		tx.Notify(notify.Generic, "del", args[1])
 	})
@@ -340,7 +340,7 @@ func cmdGetex(x *Ctx) {
 			x.W.Error(msg)
 			return
 		}
-		x.W.Bulk(e.Value)
+		x.W.StoredBulk(e.Value)
 		switch {
 		case o.expire != expireNone && at <= tx.Now():
 			tx.SetExpire(args[1], at) // deletes it
@@ -387,7 +387,7 @@ func cmdMget(x *Ctx) {
 	x.W.Array(len(results))
 	for _, r := range results {
 		if r.found {
-			x.W.Bulk(r.value)
+			x.W.StoredBulk(r.value)
 		} else {
 			x.W.Null()
 		}
@@ -429,7 +429,7 @@ func writeValue(x *Ctx, tx *engine.Tx, key []byte) bool {
 	case wrongType(x, e, ok):
 		return false
 	case ok:
-		x.W.Bulk(e.Value)
+		x.W.StoredBulk(e.Value)
 	default:
 		x.W.Null()
 	}
@@ -522,7 +522,7 @@ func cmdGetrange(x *Ctx) {
 			x.W.BulkString("")
 			return
 		}
-		x.W.Bulk(e.Value[start : end+1])
+		x.W.StoredBulk(e.Value[start : end+1])
 	})
 }
 

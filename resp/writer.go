@@ -13,6 +13,21 @@ import (
 // stored value in a vectored write instead of copying it into the buffer.
 const zeroCopyThreshold = 16 * 1024
 
+// storedZeroCopyThreshold is zeroCopyThreshold for string values
+// (StoredBulk), whose bytes the engine never changes in place. Below it a
+// copy costs less than the extra iovec; at 4 KiB the copy into the buffer
+// was 18% of a pipelined GET's CPU (mostly cache misses on the value,
+// which the kernel's copy then takes instead).
+const storedZeroCopyThreshold = 2 * 1024
+
+// bufferSize is the capacity of a writer's buffer for small replies, and
+// minCarve the least room left in it that the replies after a referenced
+// bulk use (carve) before a new buffer is made.
+const (
+	bufferSize = 16 * 1024
+	minCarve   = 512
+)
+
 // BuffersWriter is an io.Writer that can write several buffers with one
 // vectored write (writev). A Writer whose destination implements it hands
 // its queued large bulks over without copying them; the server's
@@ -46,8 +61,13 @@ func writeBuffers(w io.Writer, bufs [][]byte) (int64, error) {
 // copied: they are queued as their own segment of a vectored write, so a GET
 // of a stored value makes zero user-space copies.
 type Writer struct {
-	w       io.Writer
-	buf     []byte
+	w   io.Writer
+	buf []byte
+	// home is the buffer buf was last made as; carved is set when buf is
+	// a later part of it (carve), so that Flush, once every segment is
+	// written, starts again at its beginning.
+	home    []byte
+	carved  bool
 	segs    [][]byte
 	pending int
 	proto   int
@@ -57,7 +77,8 @@ type Writer struct {
 
 // NewWriter returns a RESP2 Writer on w.
 func NewWriter(w io.Writer) *Writer {
-	return &Writer{w: w, buf: make([]byte, 0, 16*1024), proto: 2}
+	home := make([]byte, 0, bufferSize)
+	return &Writer{w: w, buf: home, home: home, proto: 2}
 }
 
 // Proto is the protocol version in use (2 or 3).
@@ -122,13 +143,45 @@ func (w *Writer) Bulk(b []byte) {
 		w.buf = redcon.AppendBulk(w.buf, b)
 		return
 	}
+	w.bulkRef(b)
+}
+
+// StoredBulk writes a string value of the keyspace as a bulk string,
+// referenced rather than copied from a smaller size than Bulk's: the
+// engine never changes a string's bytes in place, where a view into a
+// collection's packed elements may be moved by the next write to it.
+func (w *Writer) StoredBulk(b []byte) {
+	if len(b) < storedZeroCopyThreshold {
+		w.buf = redcon.AppendBulk(w.buf, b)
+		return
+	}
+	w.bulkRef(b)
+}
+
+// bulkRef writes b's header into the buffer and queues the buffer and b as
+// segments of the next vectored write.
+func (w *Writer) bulkRef(b []byte) {
 	w.buf = append(w.buf, '$')
 	w.buf = strconv.AppendInt(w.buf, int64(len(b)), 10)
 	w.buf = append(w.buf, '\r', '\n')
 	w.segs = append(w.segs, w.buf, b)
 	w.pending += len(w.buf) + len(b)
-	w.buf = make([]byte, 0, 512)
+	w.carve()
 	w.buf = append(w.buf, '\r', '\n')
+}
+
+// carve starts an empty buf after the bytes just queued as a segment: in
+// the rest of the same buffer while it has room (a buffer allocated per
+// referenced bulk cost more than the copy it saved, for 4 KiB values),
+// otherwise in a new one.
+func (w *Writer) carve() {
+	if cap(w.buf)-len(w.buf) >= minCarve {
+		w.buf = w.buf[len(w.buf):len(w.buf)]
+		w.carved = true
+		return
+	}
+	w.home = make([]byte, 0, bufferSize)
+	w.buf, w.carved = w.home, false
 }
 
 // BulkString writes a bulk string.
@@ -236,8 +289,13 @@ func (w *Writer) Flush() error {
 	}
 	w.written += n
 	w.buf = w.buf[:0]
+	if w.carved {
+		// Every segment carved from home is written.
+		w.buf, w.carved = w.home[:0], false
+	}
 	if cap(w.buf) > 1<<20 {
-		w.buf = make([]byte, 0, 16*1024)
+		w.home = make([]byte, 0, bufferSize)
+		w.buf = w.home
 	}
 	w.err = err
 	return err
@@ -262,7 +320,7 @@ func (w *Writer) FlushN(n int) error {
 		// inside it; later replies start a new buffer.
 		w.segs = append(w.segs, w.buf)
 		w.pending += len(w.buf)
-		w.buf = make([]byte, 0, 512)
+		w.carve()
 	}
 	out := make([][]byte, 0, len(w.segs))
 	for rest := n; rest > 0; {
