@@ -51,6 +51,8 @@ type Conn struct {
 	owner any
 	// iov is WriteBuffers' room for the vector of one writev.
 	iov []unix.Iovec
+	// again is set while the loop runs the handler for a Defer (Again).
+	again bool
 }
 
 // SetOwner attaches the caller's state for the connection, for its
@@ -87,6 +89,31 @@ func (c *Conn) Park() error {
 	}
 	return nil
 }
+
+// Defer asks the loop serving the connection to run its handler once more
+// after the other connections of the batch it is serving, with Again
+// reporting true, and reports whether it will (not when the connection is
+// not being served by a loop). A handler defers its replies this way, as
+// Redis writes every reply of a pass over the ready clients at the end of
+// the pass: clients then get their answers, and send their next requests,
+// together, and the next wait finds several of them ready instead of one
+// (a wait per request, and a goroutine parked and woken nearly as often,
+// measured about 0.4 us of system CPU per pipelined 4 KiB GET).
+func (c *Conn) Defer() bool {
+	c.mu.Lock()
+	ld := c.leader
+	serving := c.state == stateServing && ld != nil
+	c.mu.Unlock()
+	if !serving {
+		return false
+	}
+	// The handler runs on the leader's goroutine: its batch is ours.
+	ld.batch = append(ld.batch, ready{c: c, again: true})
+	return true
+}
+
+// Again reports whether the handler runs for a Defer.
+func (c *Conn) Again() bool { return c.again }
 
 // Detach takes the connection from its loop: the loop goes on in another
 // goroutine, and the handler serving the connection keeps it when it

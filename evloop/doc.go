@@ -27,6 +27,12 @@
 // bookkeeping for a system call (and the sysmon wake-ups and P hand-offs
 // it brings) cost more than a small read or write itself.
 //
+// A handler may Defer its connection: the loop runs it once more (Again)
+// after the other connections of the batch, which is how the server writes
+// replies, like Redis, at the end of a pass over the ready clients rather
+// than after each: the clients answered together send together, and the
+// next wait finds many ready where it found one.
+//
 // Blocking waits of running connections are served by the same epoll
 // instance with one-shot registrations, so every socket of the package is
 // watched by exactly one poller.

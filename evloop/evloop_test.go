@@ -353,3 +353,79 @@ func TestDetachFromAnotherGoroutine(t *testing.T) {
 		t.Fatalf("slow client after its handler: %q", got)
 	}
 }
+
+// TestDeferRunsTheHandlerAgainAfterTheBatch has two connections become
+// readable while the loop is busy, so that one wait finds both: each
+// handler defers, and both second runs (Again) come after both first runs.
+func TestDeferRunsTheHandlerAgainAfterTheBatch(t *testing.T) {
+	release := make(chan struct{})
+	var mu sync.Mutex
+	var calls []string
+	names := map[*Conn]string{}
+	h := func(c *Conn) {
+		if c.Again() {
+			mu.Lock()
+			calls = append(calls, names[c]+" again")
+			mu.Unlock()
+			return
+		}
+		var buf [16]byte
+		n, err := c.TryRead(buf[:])
+		if err != nil {
+			return
+		}
+		if string(buf[:n]) == "gate" {
+			<-release // holds the loop up while the others become readable
+			return
+		}
+		mu.Lock()
+		names[c] = string(buf[:n])
+		calls = append(calls, names[c])
+		mu.Unlock()
+		if !c.Defer() {
+			t.Error("Defer refused by a connection the loop serves")
+		}
+	}
+	ln, el := startLoops(t, 1, h)
+	var clients []net.Conn
+	for range 3 {
+		c, client := acceptOne(t, ln, el)
+		if err := c.Park(); err != nil {
+			t.Fatal(err)
+		}
+		clients = append(clients, client)
+	}
+	clients[0].Write([]byte("gate"))
+	time.Sleep(50 * time.Millisecond) // the loop is in the gate's handler
+	clients[1].Write([]byte("a"))
+	clients[2].Write([]byte("b"))
+	time.Sleep(50 * time.Millisecond)
+	close(release)
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		mu.Lock()
+		got := append([]string(nil), calls...)
+		mu.Unlock()
+		if len(got) == 4 {
+			if strings.HasSuffix(got[0], "again") || strings.HasSuffix(got[1], "again") ||
+				!strings.HasSuffix(got[2], "again") || !strings.HasSuffix(got[3], "again") || got[2] != got[0]+" again" {
+				t.Fatalf("calls %q: want both first runs, then both second runs in the same order", got)
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("calls %q after 5 s, want 4", got)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestDeferIsRefusedOffTheLoop: a running connection has no batch to
+// join.
+func TestDeferIsRefusedOffTheLoop(t *testing.T) {
+	ln, el := startLoops(t, 1, func(*Conn) {})
+	c, _ := acceptOne(t, ln, el)
+	if c.Defer() {
+		t.Fatal("Defer accepted for a running connection")
+	}
+}

@@ -287,10 +287,12 @@ func (l *loop) startLeader(pending []ready) {
 	}()
 }
 
-// ready is one connection the leader is to look at.
+// ready is one connection the leader is to look at; again is set for a
+// Defer's second run of its handler.
 type ready struct {
 	c      *Conn
 	events uint32
+	again  bool
 }
 
 // leader is one goroutine's turn at leading a loop.
@@ -325,20 +327,23 @@ func (l *loop) lead(pending []ready) {
 					continue
 				}
 				if c := l.lookup(ev.Fd); c != nil {
-					batch = append(batch, ready{c, ev.Events})
+					batch = append(batch, ready{c: c, events: ev.Events})
 				}
 			}
 		}
 		if l.stopping.Load() {
 			return
 		}
+		// Handlers append to the batch (Defer) as it is served.
 		ld.batch = batch
-		for ld.i = 0; ld.i < len(batch); ld.i++ {
-			l.serve(ld, batch[ld.i])
+		for ld.i = 0; ld.i < len(ld.batch); ld.i++ {
+			l.serve(ld, ld.batch[ld.i])
 			if ld.lost.Load() {
 				return
 			}
 		}
+		batch = ld.batch
+		clear(batch) // let go of the connections until the next wait
 	}
 }
 
@@ -348,7 +353,7 @@ func (l *loop) takeWoken(batch []ready) []ready {
 	unix.Read(l.eventFD, buf[:])
 	l.wokenMu.Lock()
 	for _, c := range l.woken {
-		batch = append(batch, ready{c, unix.EPOLLIN})
+		batch = append(batch, ready{c: c, events: unix.EPOLLIN})
 	}
 	clear(l.woken)
 	l.woken = l.woken[:0]
@@ -371,7 +376,9 @@ func (l *loop) serve(ld *leader, r ready) {
 		c.mu.Unlock()
 		return
 	}
+	c.again = r.again
 	l.handler(c)
+	c.again = false
 	c.mu.Lock()
 	if c.state == stateServing && c.leader == ld {
 		c.state = stateParked

@@ -56,6 +56,11 @@ func (s *Server) serveLoopConn(pc *evloop.Conn) {
 		s.serveDetached(c, pc)
 		return
 	}
+	if pc.Again() {
+		// The replies deferred below, after the loop's other clients.
+		s.flushParked(c, pc)
+		return
+	}
 	var n int
 	var err error
 	if c.r.BigPending() {
@@ -93,7 +98,12 @@ func (s *Server) serveLoopConn(pc *evloop.Conn) {
 		c.r.SetAuthRequired(s.authRequired(c))
 		switch c.r.Next() {
 		case resp.NextEmpty, resp.NextPartial:
-			s.flushParked(c, pc)
+			// The replies go out after the other clients the loop found
+			// ready have been served, all together (evloop's Defer).
+			s.releaseExclusive(c)
+			if c.w.Pending() > 0 && !pc.Defer() {
+				s.flushParked(c, pc)
+			}
 			return
 		case resp.NextBig:
 			if c.r.StartBig() {
