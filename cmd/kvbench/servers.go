@@ -79,6 +79,18 @@ func startRedisOn(ctx context.Context, bin, dir, maxMemory, socket string) (*tar
 	})
 }
 
+// startDurableRedis starts a redis-server that persists as kvserver
+// does, every write on disk within seconds: an append-only file written
+// after every event loop pass and fsynced once a second (appendfsync
+// everysec, Redis's recommended durable setting). It is named "redis-aof".
+func startDurableRedis(ctx context.Context, bin, dir string, maxMemory string) (*target, error) {
+	return startOnFreePort(ctx, "redis-aof", bin, "", func(port string) []string {
+		return []string{"--port", port, "--bind", "127.0.0.1", "--save", "",
+			"--appendonly", "yes", "--appendfsync", "everysec", "--dir", dir, "--maxmemory", maxMemory,
+			"--maxmemory-policy", "allkeys-lru", "--daemonize", "no", "--loglevel", "warning"}
+	})
+}
+
 // startOnFreePort starts bin as the server name on a free port, with the
 // arguments args gives for that port, and on socket unless it is "".
 func startOnFreePort(ctx context.Context, name, bin, socket string, args func(port string) []string) (*target, error) {
@@ -239,15 +251,22 @@ func (p *serverPair) order(round int) []*target {
 // take the memory the next one needs.
 func (p *serverPair) flush(ctx context.Context) error {
 	for _, t := range []*target{p.redis, p.kv} {
-		c, err := dialBench(ctx, t.Addr)
-		if err != nil {
+		if err := flushAll(ctx, t); err != nil {
 			return err
 		}
-		_, err = c.Do("FLUSHALL")
-		c.Close()
-		if err != nil {
-			return fmt.Errorf("%s FLUSHALL: %w", t.Name, err)
-		}
+	}
+	return nil
+}
+
+// flushAll empties t.
+func flushAll(ctx context.Context, t *target) error {
+	c, err := dialBench(ctx, t.Addr)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	if _, err := c.Do("FLUSHALL"); err != nil {
+		return fmt.Errorf("%s FLUSHALL: %w", t.Name, err)
 	}
 	return nil
 }
