@@ -258,14 +258,16 @@ func setGeneric(x *Ctx, key []byte, valueArg int, o stringOptions, name string, 
 		}
 		var old engine.Entry
 		var found bool
-		if o.get {
+		switch {
+		case o.get:
 			old, found = tx.Peek(key)
 			if wrongType(x, old, found) {
 				return
 			}
-		} else {
+		case o.nx || o.xx || o.keepTTL:
 			old, found = tx.Stat(key, false) // the old value itself is not needed
 		}
+		// A plain SET leaves the lookup to tx.Set: one map lookup, not two.
 		if o.get {
 			if found {
 				x.W.StoredBulk(old.Value)

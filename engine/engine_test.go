@@ -234,3 +234,29 @@ func TestItemFitsItsOverhead(t *testing.T) {
 		t.Fatalf("item is %d bytes, more than itemOverhead (%d)", size, itemOverhead)
 	}
 }
+
+// TestSetExpiresAnExpiredKeyAndRefreshesRecency: Set, with no lookup
+// before it, expires a key whose time has passed as a lookup would (it
+// counts, and the new key has no TTL left over), and an overwrite moves the
+// key to the front of the LRU order, as Redis's fresh object does.
+func TestSetExpiresAnExpiredKeyAndRefreshesRecency(t *testing.T) {
+	e, clock := newTestEngine(0)
+	now := clock.Now().UnixMilli()
+	set(e, 0, "k", []byte("old"), now+1000)
+	set(e, 0, "other", []byte("v"), 0)
+	clock.Advance(2 * time.Second)
+	set(e, 0, "k", []byte("new"), 0)
+	if st := e.Stats(); st.ExpiredKeys != 1 || st.Expires != 0 || st.Keys != 2 {
+		t.Fatalf("after SET over an expired key: %+v; want 1 expired, no expiry left, 2 keys", st)
+	}
+	if v, ok := get(e, 0, "k"); !ok || string(v) != "new" {
+		t.Fatalf("k = %q, %v", v, ok)
+	}
+	set(e, 0, "other", []byte("v2"), 0) // an overwrite: other is now the most recent
+	e.mu.Lock()
+	head := e.memLRU.head.name
+	e.mu.Unlock()
+	if head != "other" {
+		t.Fatalf("LRU front is %q after overwriting other, want other", head)
+	}
+}

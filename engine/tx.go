@@ -228,13 +228,18 @@ func (tx *Tx) Exists(key []byte) bool {
 }
 
 // Set stores value under key with the given expiry (0 = none), replacing any
-// previous value. The engine owns value from now on.
+// previous value. The engine owns value from now on. The caller need not
+// look the key up first: an expired key is expired (and its event
+// published) as a lookup would, and an overwritten key's group moves to
+// the front of the LRU order, as Redis gives an overwritten key a fresh
+// object.
 func (tx *Tx) Set(key []byte, value []byte, expireAt int64) {
 	e := tx.e
-	if it := tx.ks.items[string(key)]; it != nil {
+	if it := tx.find(string(key)); it != nil {
 		// The stored key rather than a string copy of key: an overwrite
 		// allocates nothing.
 		e.touchLocked(tx.db, it.key)
+		tx.touchLRU(it)
 		if it.onDisk {
 			// The disk copy stays until the write-back writes the new
 			// value over it: a crash meanwhile finds the older value.
