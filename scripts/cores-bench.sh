@@ -5,7 +5,7 @@
 #
 #   scripts/cores-bench.sh [--procs "1 2 4 8"] [--client-cores N] [--requests N]
 #                          [--rounds N] [--conns N] [--kvserver BIN]
-#                          [--io-threads N|cores] [--no-redis]
+#                          [--io-threads N|cores] [--no-redis] [--settle SECONDS]
 #
 # The server runs pinned (taskset) to the first P cores with GOMAXPROCS=P, for
 # each P in --procs; redis-benchmark runs pinned to the last --client-cores
@@ -16,9 +16,14 @@
 # SET then GET over --conns connections, unpipelined and pipelined 16, random
 # keys (-r 100000). Reported per server and P: median ops/s over --rounds
 # rounds (each round runs every configuration once, in turn), and the server's
-# CPU seconds per million operations from /proc/PID/stat. --io-threads sets
+# CPU seconds per million operations from /proc/PID/stat, counted until
+# kvserver's write-behind has put the run's writes on disk
+# (tier_disk_unsaved_groups back to 0). --io-threads sets
 # kvserver's event loops (a number, or "cores": as many as its cores; default:
 # the server's default); --no-redis leaves the redis-server rows out.
+# --settle SECONDS waits that long after each run, inside its CPU window,
+# instead of polling tier_disk_unsaved_groups: for kvservers older than that
+# field, and for comparing them with newer ones on equal terms.
 #
 # Environment: REDIS_SERVER and REDIS_BENCHMARK name the binaries (default from
 # PATH); LOADER (an ld-linux path) and LIBS (a library directory) run them
@@ -34,6 +39,7 @@ conns=200
 kvserver=""
 io_threads=""
 with_redis=1
+settle_seconds=""
 while [ $# -gt 0 ]; do
   case "$1" in
   --procs) procs=$2; shift 2 ;;
@@ -44,6 +50,7 @@ while [ $# -gt 0 ]; do
   --kvserver) kvserver=$2; shift 2 ;;
   --io-threads) io_threads=$2; shift 2 ;;
   --no-redis) with_redis=0; shift ;;
+  --settle) settle_seconds=$2; shift 2 ;;
   -h | --help) grep '^#' "$0" | tail -n +2; exit 0 ;;
   *) echo "cores-bench: unknown argument $1" >&2; exit 2 ;;
   esac
@@ -122,13 +129,49 @@ stop() {
   port=$((port + 1))
 }
 
-# bench TEST PIPELINE: one redis-benchmark run; prints ops/s and CPU s per 1M ops.
+# unsaved: kvserver's INFO tier_disk_unsaved_groups (groups its write-behind
+# has still to put on disk); empty for a server without the field.
+unsaved() {
+  local line
+  exec 3<>"/dev/tcp/127.0.0.1/$port"
+  printf 'INFO tiers\r\n' >&3
+  while IFS= read -r -t 2 line <&3; do
+    line=${line%$'\r'}
+    case "$line" in
+    tier_disk_unsaved_groups:*) echo "${line#*:}"; break ;;
+    tiers:* | '# Tiers' | '$'*) ;;
+    '') break ;;
+    esac
+  done
+  exec 3<&-
+}
+
+# settle: waits until the server has put on disk what it was given (at most
+# a minute), so that a run's CPU includes its own write-behind and no
+# earlier one's.
+settle() {
+  local n
+  if [ -n "$settle_seconds" ]; then
+    sleep "$settle_seconds"
+    return 0
+  fi
+  for _ in $(seq 600); do
+    n=$(unsaved)
+    [ -z "$n" ] || [ "$n" = 0 ] && return 0
+    sleep 0.1
+  done
+}
+
+# bench TEST PIPELINE: one redis-benchmark run; prints ops/s and CPU s per 1M
+# ops, write-behind included (settle).
 bench() {
   local test=$1 pipe=$2 before after out
+  [ -n "$settle_seconds" ] || settle # with --settle, the run before waited
   before=$(cpu_seconds "$pid")
   # shellcheck disable=SC2086
   out=$(taskset -c "$client_set" $redis_benchmark -h 127.0.0.1 -p "$port" --threads "$client_cores" -c "$conns" -n "$requests" \
     -r 100000 -d 4096 -P "$pipe" -t "$test" --csv -q 2>/dev/null | grep -v '^"test"' | tail -1)
+  settle
   after=$(cpu_seconds "$pid")
   local ops
   ops=$(echo "$out" | awk -F'"' '{ print $4 }')

@@ -619,16 +619,19 @@ func (s *Server) endClient(c *Client, readErr error) {
 	s.releaseExclusive(c)
 	c.cancel()
 	c.budget.settle(0)
-	c.conn.Close()
-	if pc, ok := c.conn.(*evloop.Conn); ok {
-		pc.Release()
-	}
+	// What the client held goes before its connection closes: a client
+	// that saw it close (after QUIT, say) and publishes from another
+	// connection, served by another event loop, must find it unsubscribed.
 	c.dropQueued()
 	c.unwatchAll()
 	s.hub.Drop(c)
 	s.track.Disable(c.ID)
 	session{c}.StopMonitor()
 	c.closeMailbox()
+	c.conn.Close()
+	if pc, ok := c.conn.(*evloop.Conn); ok {
+		pc.Release()
+	}
 	s.removeClient(c)
 	if c.lifetime != nil {
 		c.lifetime.Done()
