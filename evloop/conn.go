@@ -51,7 +51,8 @@ type Conn struct {
 	owner any
 	// iov is WriteBuffers' room for the vector of one writev.
 	iov []unix.Iovec
-	// again is set while the loop runs the handler for a Defer (Again).
+	// again is whether the loop's last run of the handler is for a Defer
+	// (Again); set by the leader, under mu, as it starts the run.
 	again bool
 }
 
@@ -112,7 +113,8 @@ func (c *Conn) Defer() bool {
 	return true
 }
 
-// Again reports whether the handler runs for a Defer.
+// Again reports whether the handler runs for a Defer. Only a handler the
+// loop runs may ask.
 func (c *Conn) Again() bool { return c.again }
 
 // Detach takes the connection from its loop: the loop goes on in another

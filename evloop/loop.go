@@ -368,17 +368,17 @@ func (l *loop) serve(ld *leader, r ready) {
 	c.mu.Lock()
 	switch c.state {
 	case stateParked:
-		c.state = stateServing
-		c.leader = ld
+		// Set here, under the lock, never after the handler: a handler
+		// that detaches may park the connection again, and another leader
+		// serve it, before this goroutine is back from it.
+		c.state, c.leader, c.again = stateServing, ld, r.again
 		c.mu.Unlock()
 	default: // running (woken before it left), being served (woken twice
 		// in one batch) or released
 		c.mu.Unlock()
 		return
 	}
-	c.again = r.again
 	l.handler(c)
-	c.again = false
 	c.mu.Lock()
 	if c.state == stateServing && c.leader == ld {
 		c.state = stateParked
