@@ -57,6 +57,8 @@ type Run struct {
 	Name     string
 	// proto is the RESP version redis.setresp chose for command replies.
 	proto int
+	// gcKiB is what gcinfo first answered in the run; 0 before.
+	gcKiB int64
 }
 
 // Engine is a server's scripting: the EVAL scripts it knows (by SHA1), the

@@ -355,3 +355,37 @@ func TestSandboxKeepsEveryLibraryAsItWas(t *testing.T) {
 	)
 	runEvalSteps(t, e, true, steps)
 }
+
+// TestGcinfoHoldsStillWithinARun: the Go heap gcinfo reports is shared
+// with every other client, so a run answers every call with its first
+// reading, whatever others allocate meanwhile; a new run reads again.
+func TestGcinfoHoldsStillWithinARun(t *testing.T) {
+	e := New(nil)
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() { // another client, allocating all the while
+		defer close(done)
+		var keep [][]byte
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			keep = append(keep, make([]byte, 64<<10))
+			if len(keep) > 64 {
+				keep = keep[:0]
+			}
+		}
+	}()
+	defer func() { close(stop); <-done }()
+	const body = `local a = gcinfo()
+local t = {}
+for i = 1, 20000 do t[i] = tostring(i) end
+return {a == gcinfo(), math.floor(a) == a, a > 0}`
+	for range 20 {
+		if got := eval(t, e, body, 2); got != "*3\r\n:1\r\n:1\r\n:1\r\n" {
+			t.Fatalf("gcinfo within a run: %q, want three trues", got)
+		}
+	}
+}

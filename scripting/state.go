@@ -100,7 +100,7 @@ func newLuaState(e *Engine, source string, eval bool) *luaState {
 	g.RawSetString("unpack", L.NewFunction(luaUnpack))
 	g.RawSetString("loadstring", L.NewFunction(st.loadString))
 	g.RawSetString("load", L.NewFunction(st.load))
-	g.RawSetString("gcinfo", L.NewFunction(gcinfo))
+	g.RawSetString("gcinfo", L.NewFunction(st.gcinfo))
 	g.RawSetString("collectgarbage", L.NewFunction(collectGarbage))
 	mathLib := g.RawGetString("math").(*lua.LTable)
 	mathLib.RawSetString("random", L.NewFunction(st.mathRandom))
@@ -217,11 +217,24 @@ func (st *luaState) loadChunk(L *lua.LState, code, source string) int {
 // maxChunkNames bounds the chunk names a state remembers the sources of.
 const maxChunkNames = 256
 
-// gcinfo is Lua 5.1's gcinfo: the memory in use, in KiB.
-func gcinfo(L *lua.LState) int {
-	var m runtime.MemStats
-	runtime.ReadMemStats(&m)
-	L.Push(lua.LNumber(m.HeapAlloc >> 10))
+// gcinfo is Lua 5.1's gcinfo: the memory in use, in KiB. Lua counts a
+// state's own memory, which only the script changes; the Go heap is every
+// client's, so a run reads it once (ReadMemStats stops the world, too) and
+// answers every later call of the run with that: two calls a moment apart
+// differed once another client allocated between them.
+func (st *luaState) gcinfo(L *lua.LState) int {
+	r := st.run
+	if r == nil || r.gcKiB == 0 {
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		kib := max(int64(m.HeapAlloc>>10), 1)
+		if r == nil {
+			L.Push(lua.LNumber(kib))
+			return 1
+		}
+		r.gcKiB = kib
+	}
+	L.Push(lua.LNumber(r.gcKiB))
 	return 1
 }
 
@@ -299,7 +312,7 @@ func plainArray(t *lua.LTable) bool {
 // as the reply.
 func (st *luaState) call(r *Run, nargs int) {
 	L := st.L
-	r.proto = 2
+	r.proto, r.gcKiB = 2, 0
 	st.run = r
 	if r.Ctx != nil {
 		L.SetContext(r.Ctx)
