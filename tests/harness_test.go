@@ -34,6 +34,15 @@ const (
 	// failure against kvserver is a deviation of kvserver.
 	envDiffAgainstRedis = "KVSERVER_DIFF_AGAINST_REDIS"
 
+	// envRace, when set to 1, builds cmd/kvserver with the race detector
+	// (and GORACE=halt_on_error=1 unless GORACE is set), so that the
+	// end-to-end tests, with their many clients, event loops and real
+	// client libraries, look for data races in the server itself: a race
+	// ends the server with status 66 and its report in the test's output.
+	// Slow (CPU-heavy steps such as PFSELFTEST may time out); for hunting,
+	// not for CI.
+	envRace = "KVSERVER_RACE"
+
 	// startTimeout bounds how long a server may take to answer PING.
 	startTimeout = 10 * time.Second
 	// stopTimeout is how long a server gets after SIGTERM before SIGKILL.
@@ -67,7 +76,14 @@ func runTests(m *testing.M) int {
 	}
 	defer os.RemoveAll(dir)
 	bin := filepath.Join(dir, "kvserver")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/kvserver")
+	args := []string{"build", "-o", bin}
+	if os.Getenv(envRace) == "1" {
+		args = append(args, "-race")
+		if os.Getenv("GORACE") == "" {
+			os.Setenv("GORACE", "halt_on_error=1") // inherited by every kvserver started
+		}
+	}
+	build := exec.Command("go", append(args, "./cmd/kvserver")...)
 	build.Dir = root
 	if out, err := build.CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "tests: go build ./cmd/kvserver failed: %v\n%s", err, out)
