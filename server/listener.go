@@ -513,10 +513,11 @@ func (s *Server) reject(conn net.Conn, reply string, wg *sync.WaitGroup) {
 
 func (s *Server) removeClient(c *Client) {
 	s.clientsMu.Lock()
+	_, listed := s.clients[c.ID]
 	delete(s.clients, c.ID)
 	s.clientsMu.Unlock()
-	if s.metrics != nil {
-		s.metrics.ConnectionClosed()
+	if listed && s.metrics != nil {
+		s.metrics.ConnectionClosed() // once, however often it is removed
 	}
 }
 

@@ -86,6 +86,11 @@ func (s session) Kill(id int64) {
 	srv.clientsMu.Unlock()
 	if c != nil {
 		c.kill()
+		// Gone for every other client when the reply says so, as Redis
+		// frees a killed client at once: its own goroutine or event loop
+		// ends it later (endClient, which removes it again, harmlessly).
+		srv.hub.Drop(c)
+		srv.removeClient(c)
 	}
 }
 

@@ -135,3 +135,25 @@ func TestIdleTimeoutClosesParkedConnections(t *testing.T) {
 	expectClosedConn(t, idle)
 	expectReply(t, busy, "+PONG\r\n", "PING")
 }
+
+// TestClientKillIsDoneWhenItAnswers: once CLIENT KILL has answered, the
+// killed client is gone for everyone, as Redis frees it at once: absent
+// from CLIENT LIST, no longer a subscriber. Its connection may be served
+// by another event loop, which ends it a moment later (2 of 300 were still
+// listed before).
+func TestClientKillIsDoneWhenItAnswers(t *testing.T) {
+	t.Parallel()
+	s := startKVServer(t)
+	killer := dialRaw(t, s.Addr)
+	for i := range 200 {
+		victim := dialRaw(t, s.Addr)
+		id := strings.TrimSuffix(strings.TrimPrefix(string(victim.Do("CLIENT", "ID")), ":"), "\r\n")
+		expectReply(t, victim, "*3\r\n$9\r\nsubscribe\r\n$2\r\nch\r\n:1\r\n", "SUBSCRIBE", "ch")
+		expectReply(t, killer, ":1\r\n", "CLIENT", "KILL", "ID", id)
+		if list := string(killer.Do("CLIENT", "LIST")); strings.Contains(list, "id="+id+" ") {
+			t.Fatalf("kill %d: client %s still in CLIENT LIST after CLIENT KILL answered:\n%s", i, id, list)
+		}
+		expectReply(t, killer, ":0\r\n", "PUBLISH", "ch", "x")
+		victim.Close()
+	}
+}
