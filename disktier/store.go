@@ -878,17 +878,15 @@ func (s *Store) putGroups(groups []checkedGroup) (wroteFile bool, err error) {
 		r := &records[i]
 		var old header
 		var oldSize usage
+		// given: the caller told the old record's size (Replaces), which
+		// says nothing of whether it had a value key.
+		given := false
 		err := ErrNotFound
 		if len(lookups) > 0 && lookups[0].index == i {
 			old, oldSize, err = lookups[0].h, lookups[0].size, lookups[0].err
 			lookups = lookups[1:]
 		} else if rep := r.entry.Replaces; !r.entry.Fresh && rep.StoredSize > 0 {
-			deltas = addUsage(deltas, r.db, usage{keys: 1, bytes: rep.StoredSize, raw: rep.Size}.neg())
-			// Whether the old record had a value key is not known: an
-			// inline record deletes the key, which may not be there.
-			r.dropVkey = r.enc.payload == nil
-			deltas = addUsage(deltas, r.db, r.enc.size)
-			continue
+			oldSize, err, given = usage{keys: 1, bytes: rep.StoredSize, raw: rep.Size}, nil, true
 		}
 		switch {
 		case errors.Is(err, ErrNotFound):
@@ -901,7 +899,9 @@ func (s *Store) putGroups(groups []checkedGroup) (wroteFile bool, err error) {
 			return false, err
 		default:
 			deltas = addUsage(deltas, r.db, oldSize.neg())
-			r.dropVkey = !old.inline() && r.enc.payload == nil
+			// An inline record deletes a value key the old one had, or,
+			// its header unread, may have had.
+			r.dropVkey = (given || !old.inline()) && r.enc.payload == nil
 		}
 		deltas = addUsage(deltas, r.db, r.enc.size)
 	}
