@@ -100,10 +100,11 @@ func (s *Server) serveLoopConn(pc *evloop.Conn) {
 		case resp.NextEmpty, resp.NextPartial:
 			// The replies go out after the other clients the loop found
 			// ready have been served, all together (evloop's Defer).
-			s.releaseExclusive(c)
-			if c.w.Pending() > 0 && !pc.Defer() {
-				s.flushParked(c, pc)
+			if c.w.Pending() > 0 && pc.Defer() {
+				s.releaseExclusive(c)
+				return
 			}
+			s.flushParked(c, pc)
 			return
 		case resp.NextBig:
 			if c.r.StartBig() {
