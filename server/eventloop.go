@@ -119,7 +119,7 @@ func (s *Server) serveLoopConn(pc *evloop.Conn) {
 		}
 		err := c.r.ReadCommand(&c.cmd)
 		s.countIO(c)
-		if err != nil || !s.runCommand(c) {
+		if err != nil || !s.runCommand(c, pc) {
 			s.endClient(c, err)
 			return
 		}

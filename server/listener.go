@@ -558,20 +558,34 @@ func (s *Server) serveClient(c *Client) {
 		if s.park(c) {
 			return
 		}
+		if c.w.Pending() > 0 && !c.r.Buffered() {
+			// Replies an event loop's pass left for its end, when the
+			// connection left the loop before that.
+			s.releaseExclusive(c)
+			err := s.flush(c)
+			s.countIO(c)
+			if err != nil {
+				s.endClient(c, nil)
+				return
+			}
+		}
 		s.armIdleTimeout(c)
 		c.r.SetAuthRequired(s.authRequired(c))
 		err := c.r.ReadCommand(&c.cmd)
 		s.countIO(c)
-		if err != nil || !s.runCommand(c) {
+		if err != nil || !s.runCommand(c, nil) {
 			s.endClient(c, err)
 			return
 		}
 	}
 }
 
-// runCommand runs the command just read, answers it (flushing unless more
-// pipelined input waits), and reports whether the connection stays open.
-func (s *Server) runCommand(c *Client) bool {
+// runCommand runs the command just read, answers it, and reports whether
+// the connection stays open. The replies are flushed once no more
+// pipelined input waits, except on an event loop's pass (loop is the
+// connection the loop serves): the loop sends them at the end of its pass,
+// as Redis writes in beforeSleep, unless the command left the loop.
+func (s *Server) runCommand(c *Client, loop *evloop.Conn) bool {
 	c.wakesBefore(c.cmd.Args)
 	if c.mailboxUsed.Load() {
 		c.takeMessagesAhead()
@@ -596,7 +610,8 @@ func (s *Server) runCommand(c *Client) bool {
 	if c.killed.Load() || s.overHardLimit(c) {
 		return false
 	}
-	if !c.r.Buffered() || c.w.Pending() > maxPendingReply || c.closeAfterReply {
+	inputDone := !c.r.Buffered() && (loop == nil || loop.Running() || c.mailboxUsed.Load())
+	if inputDone || c.w.Pending() > maxPendingReply || c.closeAfterReply {
 		s.releaseExclusive(c)
 		err := s.flush(c)
 		s.countIO(c)
