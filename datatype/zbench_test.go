@@ -92,3 +92,26 @@ func BenchmarkSetRedisBenchmarkSADD(b *testing.B) {
 		s.Add(members[j], lim)
 	}
 }
+
+// BenchmarkZSetUpdateLarge moves random members of a 1,000,000-member
+// sorted set to random scores, as ZADD on a large set does: the nodes are
+// far more than the caches hold, so the cost is the cache lines a search
+// touches (a server's network work evicts a smaller set's nodes too).
+func BenchmarkZSetUpdateLarge(b *testing.B) {
+	lim := ZSetLimits{MaxListpackEntries: 128, MaxListpackValue: 64}
+	r := rand.New(rand.NewPCG(3, 4))
+	const n = 1000000
+	members := make([]string, n)
+	z := NewZSet()
+	for i := range members {
+		members[i] = fmt.Sprintf("element:%012d", i)
+		z.Add(members[i], float64(r.IntN(n)), lim)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		m := members[r.IntN(n)]
+		old, _ := z.Score(m)
+		z.Update(m, old, float64(r.IntN(n)))
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"math/bits"
 	"math/rand/v2"
 	"strconv"
+	"unsafe"
 )
 
 // ZSetLimits are the settings that decide when a small sorted set stops
@@ -34,12 +35,13 @@ func (e *ZEntry) less(score float64, member string) bool {
 
 // Memory of the skiplist form, as Go's heap holds it (checked against
 // runtime.MemStats by TestZSetMemSizeMatchesTheHeap): a node (entry,
-// backward pointer, level slice header: 56 bytes) with its levels in the
-// same allocation, 24 bytes per level (80 bytes, a size class, for the
-// three nodes in four that have one level), and a map slot (string header
-// and score, 24 bytes, at Go's map load factor with its control bytes, 40).
+// backward pointer, height: 40 bytes) with its levels in the same
+// allocation, 24 bytes per level (64 bytes, a size class, for the three
+// nodes in four that have one level), and a map slot (string header and
+// node pointer, 24 bytes, at Go's map load factor with its control bytes,
+// 40).
 const (
-	zNodeSize     = 56
+	zNodeSize     = 40
 	zLevelSize    = 24
 	zMapEntrySize = 40
 	// zSkiplistSize is the skiplist's header node (every level) and the
@@ -56,9 +58,10 @@ const (
 type ZSet struct {
 	// lp holds the members in order while listpack.
 	lp zlistpack
-	// list and scores hold the skiplist form; list is nil before.
-	list   *zskiplist
-	scores map[string]float64
+	// list and nodes hold the skiplist form (nodes finds a member's node,
+	// as Redis's dict points at its score); list is nil before.
+	list  *zskiplist
+	nodes map[string]*znode
 	// data is the bytes of all members.
 	data int64
 }
@@ -125,8 +128,10 @@ func (z *ZSet) IsListpack() bool { return z.list == nil }
 // Score returns a member's score.
 func (z *ZSet) Score(member string) (float64, bool) {
 	if z.list != nil {
-		s, ok := z.scores[member]
-		return s, ok
+		if x, ok := z.nodes[member]; ok {
+			return x.Score, true
+		}
+		return 0, false
 	}
 	off, s := z.lp.find(member)
 	return s, off >= 0
@@ -140,8 +145,8 @@ func (z *ZSet) Set(member string, score float64, lim ZSetLimits) bool {
 			z.lp.move(off, member, old, score)
 			return false
 		}
-	} else if old, exists := z.scores[member]; exists {
-		z.Update(member, old, score)
+	} else if x, exists := z.nodes[member]; exists {
+		z.Update(member, x.Score, score)
 		return false
 	}
 	z.Add(member, score, lim)
@@ -168,7 +173,6 @@ func (z *ZSet) Update(member string, old, score float64) {
 	}
 	if z.list != nil {
 		z.list.updateScore(member, old, score)
-		z.scores[member] = score
 		return
 	}
 	if off, _ := z.lp.find(member); off >= 0 {
@@ -189,8 +193,7 @@ func (z *ZSet) Delete(member string) bool {
 // insert adds an entry known to be absent.
 func (z *ZSet) insert(member string, score float64) {
 	if z.list != nil {
-		z.list.insert(member, score)
-		z.scores[member] = score
+		z.nodes[member] = z.list.insert(member, score)
 		return
 	}
 	z.lp.insert(member, score)
@@ -200,7 +203,7 @@ func (z *ZSet) insert(member string, score float64) {
 func (z *ZSet) remove(member string, score float64) {
 	if z.list != nil {
 		z.list.delete(member, score)
-		delete(z.scores, member)
+		delete(z.nodes, member)
 		return
 	}
 	if off, _ := z.lp.find(member); off >= 0 {
@@ -250,7 +253,7 @@ func (z *ZSet) Range(from int, rev bool, fn func(e ZEntry) bool) {
 			if rev {
 				n = n.backward
 			} else {
-				n = n.level[0].forward
+				n = n.lv(0).forward
 			}
 		}
 		return
@@ -287,13 +290,12 @@ func (z *ZSet) ForEach(fn func(e ZEntry) bool) { z.Range(0, false, fn) }
 
 func (z *ZSet) toSkiplist() {
 	list := newSkiplist(uint64(z.lp.n) ^ 0x9e3779b97f4a7c15)
-	scores := make(map[string]float64, z.lp.n)
+	nodes := make(map[string]*znode, z.lp.n)
 	z.ForEach(func(e ZEntry) bool {
-		list.insert(e.Member, e.Score)
-		scores[e.Member] = e.Score
+		nodes[e.Member] = list.insert(e.Member, e.Score)
 		return true
 	})
-	z.list, z.scores, z.lp = list, scores, zlistpack{}
+	z.list, z.nodes, z.lp = list, nodes, zlistpack{}
 }
 
 // Clone implements Object.
@@ -304,10 +306,9 @@ func (z *ZSet) Clone() Object {
 		return c
 	}
 	c.list = newSkiplist(uint64(z.list.length))
-	c.scores = make(map[string]float64, z.list.length)
+	c.nodes = make(map[string]*znode, z.list.length)
 	z.ForEach(func(e ZEntry) bool {
-		c.list.insert(e.Member, e.Score)
-		c.scores[e.Member] = e.Score
+		c.nodes[e.Member] = c.list.insert(e.Member, e.Score)
 		return true
 	})
 	return c
@@ -398,22 +399,36 @@ type zskiplist struct {
 	rng    *rand.PCG
 }
 
+// znode is a node of the skiplist. Its levels live in the same
+// allocation, just below it: level i is the zlevel that ends (i)*24 bytes
+// before the node (znodeBlock), as Redis's zslCreateNode puts a node's
+// levels right after it. A search step then reads one block of memory per
+// node, not the node and then its levels, with no level slice to load
+// first; and a node of one level (three in four) is 64 bytes, one cache
+// line, where it was 80 and straddled two.
 type znode struct {
 	ZEntry
 	backward *znode
-	level    []zlevel
+	// height is the number of levels below the node.
+	height int
 }
 
 // zlevel is one level of a node: the next node on that level, a copy of
 // that node's score, and the span. With the score at hand a search passes
 // over a node it does not step to without reading it: in a big set each
 // node read is a cache miss, and about half of a search's comparisons are
-// with nodes it does not step to. (A node of one level, three in four,
-// takes the same 80-byte size class with the copy as without it.)
+// with nodes it does not step to.
 type zlevel struct {
 	forward *znode
 	score   float64
 	span    int
+}
+
+const zlevelSize = int(unsafe.Sizeof(zlevel{}))
+
+// lv returns the node's level i, which must be below its height.
+func (x *znode) lv(i int) *zlevel {
+	return (*zlevel)(unsafe.Add(unsafe.Pointer(x), -(i+1)*zlevelSize))
 }
 
 // before reports whether the node lv leads to comes before (score,
@@ -422,9 +437,42 @@ func (lv *zlevel) before(score float64, member string) bool {
 	return lv.forward != nil && (lv.score < score || (lv.score == score && lv.forward.Member < member))
 }
 
+// znodeBlock is the allocation of a node of len(A) levels: the levels,
+// highest first, then the node, so that level i ends (i+1)*24 bytes
+// before the node whatever its height. The garbage collector keeps the
+// block alive through pointers to its node and scans its levels' forward
+// pointers by the block's type.
+type znodeBlock[A any] struct {
+	levels A
+	node   znode
+}
+
+func newBlockNode[A any]() *znode { return &new(znodeBlock[A]).node }
+
+// newNodeOfHeight allocates a node of each height, 1 to zMaxLevel.
+var newNodeOfHeight = [zMaxLevel + 1]func() *znode{
+	nil,
+	newBlockNode[[1]zlevel], newBlockNode[[2]zlevel], newBlockNode[[3]zlevel], newBlockNode[[4]zlevel],
+	newBlockNode[[5]zlevel], newBlockNode[[6]zlevel], newBlockNode[[7]zlevel], newBlockNode[[8]zlevel],
+	newBlockNode[[9]zlevel], newBlockNode[[10]zlevel], newBlockNode[[11]zlevel], newBlockNode[[12]zlevel],
+	newBlockNode[[13]zlevel], newBlockNode[[14]zlevel], newBlockNode[[15]zlevel], newBlockNode[[16]zlevel],
+	newBlockNode[[17]zlevel], newBlockNode[[18]zlevel], newBlockNode[[19]zlevel], newBlockNode[[20]zlevel],
+	newBlockNode[[21]zlevel], newBlockNode[[22]zlevel], newBlockNode[[23]zlevel], newBlockNode[[24]zlevel],
+	newBlockNode[[25]zlevel], newBlockNode[[26]zlevel], newBlockNode[[27]zlevel], newBlockNode[[28]zlevel],
+	newBlockNode[[29]zlevel], newBlockNode[[30]zlevel], newBlockNode[[31]zlevel], newBlockNode[[32]zlevel],
+}
+
+// newZNode returns a node of lvl levels.
+func newZNode(lvl int, member string, score float64) *znode {
+	x := newNodeOfHeight[lvl]()
+	x.ZEntry = ZEntry{Member: member, Score: score}
+	x.height = lvl
+	return x
+}
+
 func newSkiplist(seed uint64) *zskiplist {
 	return &zskiplist{
-		header: &znode{level: make([]zlevel, zMaxLevel)},
+		header: newZNode(zMaxLevel, "", 0),
 		level:  1,
 		rng:    rand.NewPCG(seed, 0x2545f4914f6cdd1d),
 	}
@@ -437,42 +485,10 @@ func (l *zskiplist) randomLevel() int {
 	return min(lvl, zMaxLevel)
 }
 
-// newZNode returns a node of lvl levels. Up to four levels (all but one
-// node in 256) live in the node's own allocation, as Redis's
-// zslCreateNode allocates them: a search step then reads one block of
-// memory per node, not the node and then its level array elsewhere, and
-// an insert allocates once.
-func newZNode(lvl int, member string, score float64) *znode {
-	var x *znode
-	switch lvl {
-	case 1:
-		x = nodeWith(func(lv *[1]zlevel) []zlevel { return lv[:] })
-	case 2:
-		x = nodeWith(func(lv *[2]zlevel) []zlevel { return lv[:] })
-	case 3:
-		x = nodeWith(func(lv *[3]zlevel) []zlevel { return lv[:] })
-	case 4:
-		x = nodeWith(func(lv *[4]zlevel) []zlevel { return lv[:] })
-	default:
-		x = &znode{level: make([]zlevel, lvl)}
-	}
-	x.ZEntry = ZEntry{Member: member, Score: score}
+func (l *zskiplist) insert(member string, score float64) *znode {
+	x := newZNode(l.randomLevel(), member, score)
+	l.link(x)
 	return x
-}
-
-// nodeWith allocates a node together with its levels, an array A that
-// levels slices.
-func nodeWith[A any](levels func(*A) []zlevel) *znode {
-	n := new(struct {
-		znode
-		lv A
-	})
-	n.level = levels(&n.lv)
-	return &n.znode
-}
-
-func (l *zskiplist) insert(member string, score float64) {
-	l.link(newZNode(l.randomLevel(), member, score))
 }
 
 // updateScore moves member from score old to score, reusing its node as
@@ -496,38 +512,39 @@ func (l *zskiplist) link(x *znode) {
 		if i < l.level-1 {
 			rank[i] = rank[i+1]
 		}
-		for p.level[i].before(score, member) {
-			rank[i] += p.level[i].span
-			p = p.level[i].forward
+		for lv := p.lv(i); lv.before(score, member); lv = p.lv(i) {
+			rank[i] += lv.span
+			p = lv.forward
 		}
 		update[i] = p
 	}
-	lvl := len(x.level)
+	lvl := x.height
 	if lvl > l.level {
 		for i := l.level; i < lvl; i++ {
 			rank[i] = 0
 			update[i] = l.header
-			update[i].level[i].span = l.length
+			update[i].lv(i).span = l.length
 		}
 		l.level = lvl
 	}
 	for i := 0; i < lvl; i++ {
-		x.level[i].forward = update[i].level[i].forward
-		x.level[i].score = update[i].level[i].score
-		update[i].level[i].forward = x
-		update[i].level[i].score = x.Score
-		x.level[i].span = update[i].level[i].span - (rank[0] - rank[i])
-		update[i].level[i].span = rank[0] - rank[i] + 1
+		xl, ul := x.lv(i), update[i].lv(i)
+		xl.forward = ul.forward
+		xl.score = ul.score
+		ul.forward = x
+		ul.score = x.Score
+		xl.span = ul.span - (rank[0] - rank[i])
+		ul.span = rank[0] - rank[i] + 1
 	}
 	for i := lvl; i < l.level; i++ {
-		update[i].level[i].span++
+		update[i].lv(i).span++
 	}
 	x.backward = nil
 	if update[0] != l.header {
 		x.backward = update[0]
 	}
-	if x.level[0].forward != nil {
-		x.level[0].forward.backward = x
+	if next := x.lv(0).forward; next != nil {
+		next.backward = x
 	} else {
 		l.tail = x
 	}
@@ -543,34 +560,36 @@ func (l *zskiplist) unlink(member string, score float64) *znode {
 	var update [zMaxLevel]*znode
 	x := l.header
 	for i := l.level - 1; i >= 0; i-- {
-		for x.level[i].before(score, member) {
-			x = x.level[i].forward
+		for lv := x.lv(i); lv.before(score, member); lv = x.lv(i) {
+			x = lv.forward
 		}
 		update[i] = x
 	}
-	x = x.level[0].forward
+	x = x.lv(0).forward
 	if x == nil || x.Score != score || x.Member != member {
 		return nil
 	}
 	for i := 0; i < l.level; i++ {
-		if update[i].level[i].forward == x {
-			update[i].level[i].span += x.level[i].span - 1
-			update[i].level[i].forward = x.level[i].forward
-			update[i].level[i].score = x.level[i].score
+		ul := update[i].lv(i)
+		if ul.forward == x {
+			xl := x.lv(i)
+			ul.span += xl.span - 1
+			ul.forward = xl.forward
+			ul.score = xl.score
 		} else {
-			update[i].level[i].span--
+			ul.span--
 		}
 	}
-	if x.level[0].forward != nil {
-		x.level[0].forward.backward = x.backward
+	if next := x.lv(0).forward; next != nil {
+		next.backward = x.backward
 	} else {
 		l.tail = x.backward
 	}
-	for l.level > 1 && l.header.level[l.level-1].forward == nil {
+	for l.level > 1 && l.header.lv(l.level-1).forward == nil {
 		l.level--
 	}
 	l.length--
-	l.levels -= len(x.level)
+	l.levels -= x.height
 	return x
 }
 
@@ -579,9 +598,9 @@ func (l *zskiplist) byRank(r int) *znode {
 	traversed := 0
 	x := l.header
 	for i := l.level - 1; i >= 0; i-- {
-		for x.level[i].forward != nil && traversed+x.level[i].span <= r {
-			traversed += x.level[i].span
-			x = x.level[i].forward
+		for lv := x.lv(i); lv.forward != nil && traversed+lv.span <= r; lv = x.lv(i) {
+			traversed += lv.span
+			x = lv.forward
 		}
 		if traversed == r {
 			return x
@@ -594,9 +613,9 @@ func (l *zskiplist) countWhile(pred func(e ZEntry) bool) int {
 	traversed := 0
 	x := l.header
 	for i := l.level - 1; i >= 0; i-- {
-		for x.level[i].forward != nil && pred(x.level[i].forward.ZEntry) {
-			traversed += x.level[i].span
-			x = x.level[i].forward
+		for lv := x.lv(i); lv.forward != nil && pred(lv.forward.ZEntry); lv = x.lv(i) {
+			traversed += lv.span
+			x = lv.forward
 		}
 	}
 	return traversed

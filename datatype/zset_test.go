@@ -47,9 +47,9 @@ func checkZSet(t *testing.T, z *ZSet) {
 	l := z.list
 	var nodes []*znode
 	levels := 0
-	for n := l.header.level[0].forward; n != nil; n = n.level[0].forward {
+	for n := l.header.lv(0).forward; n != nil; n = n.lv(0).forward {
 		nodes = append(nodes, n)
-		levels += len(n.level)
+		levels += n.height
 	}
 	if len(nodes) != l.length {
 		t.Fatalf("length %d, %d nodes", l.length, len(nodes))
@@ -57,14 +57,14 @@ func checkZSet(t *testing.T, z *ZSet) {
 	if levels != l.levels {
 		t.Fatalf("levels %d, nodes have %d", l.levels, levels)
 	}
-	if len(z.scores) != l.length {
-		t.Fatalf("map has %d members, list %d", len(z.scores), l.length)
+	if len(z.nodes) != l.length {
+		t.Fatalf("map has %d members, list %d", len(z.nodes), l.length)
 	}
 	rank := map[*znode]int{l.header: 0}
 	for i, n := range nodes {
 		rank[n] = i + 1
-		if s, ok := z.scores[n.Member]; !ok || s != n.Score {
-			t.Fatalf("node %q %v not in the map (%v %v)", n.Member, n.Score, s, ok)
+		if x, ok := z.nodes[n.Member]; !ok || x != n {
+			t.Fatalf("node %q %v not in the map (%v)", n.Member, n.Score, ok)
 		}
 		var prev *znode
 		if i > 0 {
@@ -81,16 +81,16 @@ func checkZSet(t *testing.T, z *ZSet) {
 		t.Fatal("wrong tail")
 	}
 	for lvl := 0; lvl < l.level; lvl++ {
-		for x := l.header; x != nil; x = x.level[lvl].forward {
-			next := x.level[lvl].forward
+		for x := l.header; x != nil; x = x.lv(lvl).forward {
+			next := x.lv(lvl).forward
 			if next == nil {
 				break // spans past the last node are never read
 			}
-			if want := rank[next] - rank[x]; x.level[lvl].span != want {
-				t.Fatalf("level %d: span %d from rank %d, want %d", lvl, x.level[lvl].span, rank[x], want)
+			if want := rank[next] - rank[x]; x.lv(lvl).span != want {
+				t.Fatalf("level %d: span %d from rank %d, want %d", lvl, x.lv(lvl).span, rank[x], want)
 			}
-			if x.level[lvl].score != next.Score {
-				t.Fatalf("level %d: score %v kept from rank %d, next node has %v", lvl, x.level[lvl].score, rank[x], next.Score)
+			if x.lv(lvl).score != next.Score {
+				t.Fatalf("level %d: score %v kept from rank %d, next node has %v", lvl, x.lv(lvl).score, rank[x], next.Score)
 			}
 		}
 	}
