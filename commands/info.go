@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/kvserver/kvserver/cmdstats"
 	"github.com/kvserver/kvserver/pubsub"
 
 	"github.com/kvserver/kvserver/config"
@@ -48,6 +49,9 @@ type Stats interface {
 	ClientMemory() int64
 	// Errors are the error replies counted by code, sorted by code.
 	Errors() []ErrorCount
+	// CommandStats are the statistics of the commands that ran or were
+	// refused since the start or CONFIG RESETSTAT.
+	CommandStats() []CommandStat
 	// LastSave is the unix time of the last SAVE or BGSAVE (the start
 	// until one runs).
 	LastSave() int64
@@ -81,6 +85,20 @@ type Counters struct {
 	ErrorReplies int64
 }
 
+// CommandStat is one command's statistics (INFO commandstats and
+// latencystats).
+type CommandStat struct {
+	// Name is the command's name, "parent|sub" for a subcommand.
+	Name string
+	cmdstats.Counts
+	// Latency holds the durations of its calls; nil when none ran.
+	Latency *cmdstats.Histogram
+}
+
+// latencyPercentiles are the percentiles INFO latencystats prints,
+// Redis's latency-tracking-info-percentiles default.
+var latencyPercentiles = []float64{50, 99, 99.9}
+
 // ErrorCount is how many error replies began with one error code.
 type ErrorCount struct {
 	Code  string
@@ -97,8 +115,7 @@ type infoSection struct {
 }
 
 // infoSections are Redis 7's sections that apply to kvserver, in Redis's
-// order, followed by kvserver's own section. Commandstats and latencystats
-// are not kept.
+// order, followed by kvserver's own sections.
 var infoSections = []infoSection{
 	{"server", "Server", true, infoServer},
 	{"clients", "Clients", true, infoClients},
@@ -108,7 +125,9 @@ var infoSections = []infoSection{
 	{"replication", "Replication", true, infoReplication},
 	{"cpu", "CPU", true, infoCPU},
 	{"modules", "Modules", true, func(*Ctx, *InfoWriter) {}},
+	{"commandstats", "Commandstats", false, infoCommandstats},
 	{"errorstats", "Errorstats", true, infoErrorstats},
+	{"latencystats", "Latencystats", false, infoLatencystats},
 	{"cluster", "Cluster", true, infoCluster},
 	{"keyspace", "Keyspace", true, infoKeyspace},
 	{"kvserver", "Kvserver", true, infoKvserver},
@@ -350,6 +369,39 @@ func infoCPU(_ *Ctx, w *InfoWriter) {
 	w.Str("used_cpu_user", tv(self.Utime))
 	w.Str("used_cpu_sys_children", tv(children.Stime))
 	w.Str("used_cpu_user_children", tv(children.Utime))
+}
+
+// infoCommandstats prints each command's line as Redis 7.0's
+// genRedisInfoString does, usec_per_call computed in single precision as
+// there.
+func infoCommandstats(x *Ctx, w *InfoWriter) {
+	for _, c := range x.Stats.CommandStats() {
+		usec := c.Nanos / 1000
+		var perCall float32
+		if c.Calls > 0 {
+			perCall = float32(usec) / float32(c.Calls)
+		}
+		w.Str("cmdstat_"+c.Name, fmt.Sprintf("calls=%d,usec=%d,usec_per_call=%.2f,rejected_calls=%d,failed_calls=%d",
+			c.Calls, usec, perCall, c.Rejected, c.Failed))
+	}
+}
+
+// infoLatencystats prints the latency percentiles, in microseconds, of
+// each command that ran, as Redis 7.0's fillPercentileDistributionLatencies.
+func infoLatencystats(x *Ctx, w *InfoWriter) {
+	for _, c := range x.Stats.CommandStats() {
+		if c.Latency == nil {
+			continue
+		}
+		var b strings.Builder
+		for i, p := range latencyPercentiles {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			fmt.Fprintf(&b, "p%s=%.3f", strconv.FormatFloat(p, 'f', -1, 64), float64(c.Latency.ValueAtPercentile(p))/1000)
+		}
+		w.Str("latency_percentiles_usec_"+c.Name, b.String())
+	}
 }
 
 func infoErrorstats(x *Ctx, w *InfoWriter) {

@@ -111,6 +111,11 @@ type Spec struct {
 	// enable-debug-command allows it (DEBUG).
 	Protected bool
 
+	// ID is the row's index among its table's commands and subcommands
+	// (Table.NumIDs), as Redis's redisCommand.id: per-command state lives
+	// in slices indexed by it instead of maps keyed by name.
+	ID int
+
 	subs map[string]*Spec
 	// firstKey, lastKey and step are the legacy key range COMMAND INFO
 	// reports, derived from the key specs.

@@ -14,6 +14,8 @@ type Table struct {
 	// original are the commands under their original names, renamed and
 	// disabled ones included (ACL CAT and the ACL catalog list them all).
 	original []*Spec
+	// byID is every row, subcommands included, at its Spec.ID.
+	byID []*Spec
 }
 
 // Specs returns the command table's rows, family by family. The slice and
@@ -64,12 +66,29 @@ func NewTable(specs []*Spec) *Table {
 	for _, orig := range specs {
 		spec := orig.clone()
 		spec.finish()
+		t.number(spec)
 		t.byName[spec.Name] = spec
 		t.all = append(t.all, spec)
 	}
 	t.original = t.all
 	return t
 }
+
+// number gives spec and its subcommands the next IDs.
+func (t *Table) number(spec *Spec) {
+	spec.ID = len(t.byID)
+	t.byID = append(t.byID, spec)
+	for _, sub := range spec.Subcommands {
+		t.number(sub)
+	}
+}
+
+// NumIDs is the number of rows, subcommands included: every Spec.ID of the
+// table is below it.
+func (t *Table) NumIDs() int { return len(t.byID) }
+
+// ByID returns the row of an ID, subcommands included.
+func (t *Table) ByID(id int) *Spec { return t.byID[id] }
 
 // Lookup finds a command by name, case-insensitively.
 func (t *Table) Lookup(name []byte) *Spec {

@@ -8,10 +8,10 @@ import (
 	"net"
 	"net/http"
 	"net/http/pprof"
-	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/kvserver/kvserver/cmdstats"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -19,13 +19,6 @@ import (
 
 const (
 	namespace = "kvserver"
-
-	// maxCommandLabels bounds the distinct command label values, so that a
-	// caller passing client-chosen names cannot grow the series without
-	// limit. Names beyond it are counted under otherCommand.
-	maxCommandLabels = 512
-	// otherCommand is the label of commands past maxCommandLabels.
-	otherCommand = "other"
 
 	// shutdownTimeout bounds how long Serve waits for in-flight requests.
 	shutdownTimeout = 5 * time.Second
@@ -86,27 +79,24 @@ type TierSnapshot struct {
 	Unavailable bool
 }
 
+// CommandSource is what the per-command metrics read at scrape time: the
+// server's command statistics (package cmdstats), which INFO commandstats
+// and latencystats print too.
+type CommandSource interface {
+	// Commands calls fn with the name and statistics of every command;
+	// unknown commands come as "unknown".
+	Commands(fn func(name string, st *cmdstats.Command))
+}
+
 // Metrics records the server's events. All methods are safe for concurrent
 // use; create it with New.
 type Metrics struct {
-	calls    *prometheus.CounterVec
-	failures *prometheus.CounterVec
-	duration *prometheus.HistogramVec
-
-	// byCommand is a copy-on-write map from command name to its children:
-	// readers load it without locking, writers replace it under mu.
-	byCommand atomic.Pointer[map[string]*commandMetrics]
-	mu        sync.Mutex
+	// commands is the CommandSource, once the server has given it.
+	commands atomic.Pointer[CommandSource]
 
 	bytesIn, bytesOut        prometheus.Counter
 	connsCurrent             prometheus.Gauge
 	connsTotal, connsRefused prometheus.Counter
-}
-
-// commandMetrics holds the children of one command label value.
-type commandMetrics struct {
-	calls, failures prometheus.Counter
-	duration        prometheus.Observer
 }
 
 // New creates the server's metrics and registers them, a collector reading
@@ -116,24 +106,14 @@ type commandMetrics struct {
 // the same registry.
 func New(reg *prometheus.Registry, src Source) *Metrics {
 	m := &Metrics{
-		calls:    perCommandCounter("commands_total", "Commands processed, by command name."),
-		failures: perCommandCounter("command_errors_total", "Commands that answered with an error, by command name."),
-		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Namespace: namespace, Name: "command_duration_seconds",
-			Help:    "Time spent executing a command, by command name.",
-			Buckets: durationBuckets(),
-		}, []string{"command"}),
 		bytesIn:      counter("net_input_bytes_total", "Bytes read from client connections."),
 		bytesOut:     counter("net_output_bytes_total", "Bytes written to client connections."),
 		connsCurrent: prometheus.NewGauge(prometheus.GaugeOpts(opts("connections_current", "Client connections open now."))),
 		connsTotal:   counter("connections_total", "Client connections accepted."),
 		connsRefused: counter("connections_rejected_total", "Client connections refused, for example over maxclients."),
 	}
-	empty := map[string]*commandMetrics{}
-	m.byCommand.Store(&empty)
-
 	reg.MustRegister(
-		m.calls, m.failures, m.duration,
+		newCommandCollector(m),
 		m.bytesIn, m.bytesOut,
 		m.connsCurrent, m.connsTotal, m.connsRefused,
 		collectors.NewGoCollector(),
@@ -155,57 +135,68 @@ func counter(name, help string) prometheus.Counter {
 	return prometheus.NewCounter(prometheus.CounterOpts(opts(name, help)))
 }
 
-// perCommandCounter is a counter of the server's namespace labelled by
-// command name.
-func perCommandCounter(name, help string) *prometheus.CounterVec {
-	return prometheus.NewCounterVec(prometheus.CounterOpts(opts(name, help)), []string{"command"})
+// SetCommandSource gives the metrics the server's command statistics;
+// until then no per-command series are exported.
+func (m *Metrics) SetCommandSource(src CommandSource) { m.commands.Store(&src) }
+
+// commandCollector exports the command statistics at each scrape: calls
+// (run or refused), errors (refused, or answered with an error), and the
+// run calls' durations as a histogram of durationBuckets.
+type commandCollector struct {
+	m                        *Metrics
+	calls, errors, durations *prometheus.Desc
+	bounds                   []float64
+	boundsNanos              []int64
 }
 
-// ObserveCommand records one execution of the command name that took d and
-// answered with an error if failed. Pass the canonical (lower-case) name
-// from the command table, or one fixed name for unknown commands; after
-// 512 distinct names, new ones are counted as "other". It does not
-// allocate once a name has been seen.
-func (m *Metrics) ObserveCommand(name string, d time.Duration, failed bool) {
-	c, ok := (*m.byCommand.Load())[name]
-	if !ok {
-		c = m.addCommand(name)
+func newCommandCollector(m *Metrics) *commandCollector {
+	desc := func(name, help string) *prometheus.Desc {
+		return prometheus.NewDesc(prometheus.BuildFQName(namespace, "", name), help, []string{"command"}, nil)
 	}
-	c.calls.Inc()
-	c.duration.Observe(d.Seconds())
-	if failed {
-		c.failures.Inc()
+	c := &commandCollector{
+		m:         m,
+		calls:     desc("commands_total", "Commands processed (run or refused), by command name."),
+		errors:    desc("command_errors_total", "Commands refused or answered with an error, by command name."),
+		durations: desc("command_duration_seconds", "Time spent executing a command, by command name."),
+		bounds:    durationBuckets(),
 	}
-}
-
-// addCommand returns the children of name, creating them and publishing a
-// new copy of byCommand if no other goroutine has.
-func (m *Metrics) addCommand(name string) *commandMetrics {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	old := *m.byCommand.Load()
-	if c, ok := old[name]; ok {
-		return c
+	for _, b := range c.bounds {
+		c.boundsNanos = append(c.boundsNanos, int64(b*1e9))
 	}
-	label := name
-	if len(old) >= maxCommandLabels {
-		if c, ok := old[otherCommand]; ok {
-			return c
-		}
-		label = otherCommand
-	}
-	c := &commandMetrics{
-		calls:    m.calls.WithLabelValues(label),
-		failures: m.failures.WithLabelValues(label),
-		duration: m.duration.WithLabelValues(label),
-	}
-	next := make(map[string]*commandMetrics, len(old)+1)
-	for k, v := range old {
-		next[k] = v
-	}
-	next[label] = c
-	m.byCommand.Store(&next)
 	return c
+}
+
+// Describe implements prometheus.Collector.
+func (c *commandCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- c.calls
+	ch <- c.errors
+	ch <- c.durations
+}
+
+// Collect implements prometheus.Collector.
+func (c *commandCollector) Collect(ch chan<- prometheus.Metric) {
+	src := c.m.commands.Load()
+	if src == nil {
+		return
+	}
+	(*src).Commands(func(name string, st *cmdstats.Command) {
+		n := st.Read()
+		if n.Calls+n.Rejected == 0 {
+			return
+		}
+		ch <- prometheus.MustNewConstMetric(c.calls, prometheus.CounterValue, float64(n.Calls+n.Rejected), name)
+		ch <- prometheus.MustNewConstMetric(c.errors, prometheus.CounterValue, float64(n.Rejected+n.Failed), name)
+		h := st.Latency()
+		if h == nil {
+			return
+		}
+		counts, total := h.Cumulative(c.boundsNanos)
+		buckets := make(map[float64]uint64, len(c.bounds))
+		for i, b := range c.bounds {
+			buckets[b] = counts[i]
+		}
+		ch <- prometheus.MustNewConstHistogram(c.durations, total, float64(n.Nanos)/1e9, buckets, name)
+	})
 }
 
 // AddBytesRead adds n bytes read from clients; n <= 0 is ignored.

@@ -2,17 +2,17 @@ package metrics
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/kvserver/kvserver/cmdstats"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -68,9 +68,12 @@ func TestScrapeExportsRecordedEvents(t *testing.T) {
 	t.Parallel()
 	reg := prometheus.NewRegistry()
 	m := New(reg, &fakeSource{})
-	m.ObserveCommand("get", 2*time.Millisecond, false)
-	m.ObserveCommand("get", 20*time.Microsecond, false)
-	m.ObserveCommand("set", time.Millisecond, true)
+	cmds := newTableSource("get", "set", "del")
+	m.SetCommandSource(cmds)
+	cmds.stat("get").Record(2*time.Millisecond, false)
+	cmds.stat("get").Record(20*time.Microsecond, false)
+	cmds.stat("set").Record(time.Millisecond, true)
+	cmds.stat("set").Reject()
 	m.AddBytesRead(100)
 	m.AddBytesRead(-5)
 	m.AddBytesWritten(40)
@@ -84,14 +87,17 @@ func TestScrapeExportsRecordedEvents(t *testing.T) {
 	for _, want := range []string{
 		`# TYPE kvserver_commands_total counter`,
 		`kvserver_commands_total{command="get"} 2`,
-		`kvserver_commands_total{command="set"} 1`,
-		`kvserver_command_errors_total{command="set"} 1`,
+		`kvserver_commands_total{command="set"} 2`,
+		`kvserver_command_errors_total{command="set"} 2`,
+		`kvserver_command_errors_total{command="get"} 0`,
 		`# TYPE kvserver_command_duration_seconds histogram`,
 		`kvserver_command_duration_seconds_bucket{command="get",le="1e-05"} 0`,
 		`kvserver_command_duration_seconds_bucket{command="get",le="2.5e-05"} 1`,
 		`kvserver_command_duration_seconds_bucket{command="get",le="0.0025"} 2`,
 		`kvserver_command_duration_seconds_bucket{command="get",le="10"} 2`,
 		`kvserver_command_duration_seconds_count{command="get"} 2`,
+		`kvserver_command_duration_seconds_sum{command="get"} 0.00202`,
+		`kvserver_command_duration_seconds_count{command="set"} 1`,
 		`kvserver_net_input_bytes_total 100`,
 		`kvserver_net_output_bytes_total 40`,
 		`# TYPE kvserver_connections_current gauge`,
@@ -103,8 +109,8 @@ func TestScrapeExportsRecordedEvents(t *testing.T) {
 			t.Errorf("scrape lacks line %q", want)
 		}
 	}
-	if strings.Contains(body, `kvserver_command_errors_total{command="get"} 1`) {
-		t.Errorf("successful get counted as an error:\n%s", body)
+	if strings.Contains(body, `command="del"`) {
+		t.Errorf("a command never called is exported:\n%s", body)
 	}
 }
 
@@ -172,62 +178,33 @@ func TestNewTwiceOnOneRegistryPanics(t *testing.T) {
 	New(reg, nil)
 }
 
-func TestCommandLabelsAreBounded(t *testing.T) {
-	t.Parallel()
-	reg := prometheus.NewRegistry()
-	m := New(reg, nil)
-	const names = maxCommandLabels + 88
-	for i := range names {
-		m.ObserveCommand(fmt.Sprintf("cmd%d", i), time.Microsecond, false)
-	}
-	m.ObserveCommand("cmd0", time.Microsecond, false)
+// tableSource is a CommandSource over a real cmdstats.Table, as the
+// server gives one.
+type tableSource struct {
+	names []string
+	tab   *cmdstats.Table
+}
 
-	body := scrapeMetrics(t, reg)
-	if got := strings.Count(body, "\nkvserver_commands_total{"); got != maxCommandLabels+1 {
-		t.Errorf("%d command series, want %d (limit plus %q)", got, maxCommandLabels+1, otherCommand)
-	}
-	for _, want := range []string{
-		`kvserver_commands_total{command="other"} 88`,
-		`kvserver_commands_total{command="cmd0"} 2`,
-	} {
-		if !hasLine(body, want) {
-			t.Errorf("scrape lacks line %q", want)
-		}
+func newTableSource(names ...string) *tableSource {
+	return &tableSource{names: names, tab: cmdstats.NewTable(len(names))}
+}
+
+func (s *tableSource) stat(name string) *cmdstats.Command {
+	return s.tab.At(slices.Index(s.names, name))
+}
+
+func (s *tableSource) Commands(fn func(name string, st *cmdstats.Command)) {
+	for i, n := range s.names {
+		fn(n, s.tab.At(i))
 	}
 }
 
-func TestConcurrentObserveCommandCountsEveryCall(t *testing.T) {
+func TestNoCommandSeriesBeforeTheSource(t *testing.T) {
 	t.Parallel()
 	reg := prometheus.NewRegistry()
-	m := New(reg, nil)
-	const goroutines, calls = 8, 1000
-	var wg sync.WaitGroup
-	for g := range goroutines {
-		wg.Go(func() {
-			for i := range calls {
-				m.ObserveCommand(fmt.Sprintf("c%d", (g+i)%4), time.Microsecond, i%2 == 0)
-			}
-		})
-	}
-	wg.Wait()
-	body := scrapeMetrics(t, reg)
-	for c := range 4 {
-		want := fmt.Sprintf(`kvserver_commands_total{command="c%d"} %d`, c, goroutines*calls/4)
-		if !hasLine(body, want) {
-			t.Errorf("scrape lacks line %q", want)
-		}
-	}
-}
-
-func TestObserveCommandOfKnownNameDoesNotAllocate(t *testing.T) {
-	reg := prometheus.NewRegistry()
-	m := New(reg, nil)
-	m.ObserveCommand("get", time.Microsecond, false)
-	allocs := testing.AllocsPerRun(1000, func() {
-		m.ObserveCommand("get", time.Microsecond, true)
-	})
-	if allocs != 0 {
-		t.Errorf("ObserveCommand allocates %v times per call, want 0", allocs)
+	New(reg, nil)
+	if body := scrapeMetrics(t, reg); strings.Contains(body, "kvserver_commands_total{") {
+		t.Errorf("command series without a source:\n%s", body)
 	}
 }
 
@@ -314,20 +291,4 @@ func TestServeReportsListenFailure(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "listen") {
 		t.Errorf("Serve on a busy port = %v, want a listen error", err)
 	}
-}
-
-func BenchmarkObserveCommand(b *testing.B) {
-	m := New(prometheus.NewRegistry(), nil)
-	names := []string{"get", "set", "del", "incr"}
-	for _, n := range names {
-		m.ObserveCommand(n, time.Microsecond, false)
-	}
-	b.ReportAllocs()
-	b.RunParallel(func(pb *testing.PB) {
-		i := 0
-		for pb.Next() {
-			m.ObserveCommand(names[i%len(names)], 3*time.Microsecond, false)
-			i++
-		}
-	})
 }

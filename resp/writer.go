@@ -411,19 +411,34 @@ func (w *Writer) Discard(m ReplyMark) {
 	w.buf = append(w.buf[:0], keep...)
 }
 
-// ErrorCodeSince returns the code of the error reply written since m (the
-// first word after '-', or "ERR" when no space follows within 32 bytes,
-// like Redis's afterErrorReply), and false when that reply is no error.
-func (w *Writer) ErrorCodeSince(m ReplyMark) (string, bool) {
+// ErrorSince reports whether the reply written since m is an error.
+func (w *Writer) ErrorSince(m ReplyMark) bool {
+	b := w.replyAt(m)
+	return len(b) > 0 && b[0] == '-'
+}
+
+// replyAt returns the buffered bytes from m on, as far as the buffer m
+// is in goes.
+func (w *Writer) replyAt(m ReplyMark) []byte {
 	b := w.buf
 	if len(w.segs) > m.segs {
 		// A large bulk moved the buffer the reply started in to segs.
 		b = w.segs[m.segs]
 	}
-	if m.buf >= len(b) || b[m.buf] != '-' {
+	if m.buf >= len(b) {
+		return nil
+	}
+	return b[m.buf:]
+}
+
+// ErrorCodeSince returns the code of the error reply written since m (the
+// first word after '-', or "ERR" when no space follows within 32 bytes,
+// like Redis's afterErrorReply), and false when that reply is no error.
+func (w *Writer) ErrorCodeSince(m ReplyMark) (string, bool) {
+	b := w.replyAt(m)
+	if len(b) == 0 || b[0] != '-' {
 		return "", false
 	}
-	b = b[m.buf:]
 	if i := bytes.IndexByte(b[:min(len(b), 32)], ' '); i > 1 {
 		return string(b[1:i]), true
 	}

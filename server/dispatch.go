@@ -19,12 +19,12 @@ func (s *Server) dispatch(c *Client) {
 	spec := s.table.Lookup(args[0])
 	if spec == nil {
 		s.rejectCommand(c, nil, unknownCommandError(args))
-		s.observe("unknown", 0, true)
+		s.countRejected(nil)
 		return
 	}
 	if !spec.CheckArity(len(args)) {
 		s.rejectCommand(c, spec, "ERR wrong number of arguments for '"+spec.Name+"' command")
-		s.observe(spec.Name, 0, true)
+		s.countRejected(spec)
 		return
 	}
 	if spec.IsContainer() && len(args) > 1 {
@@ -32,13 +32,14 @@ func (s *Server) dispatch(c *Client) {
 		if sub == nil {
 			s.rejectCommand(c, spec, "ERR unknown subcommand '"+sanitize(truncate(string(args[1]), 128))+
 				"'. Try "+strings.ToUpper(spec.Name)+" HELP.")
-			s.observe(spec.Name, 0, true)
+			s.countRejected(nil) // no command, as in Redis
+
 			return
 		}
 		spec = sub
 		if !spec.CheckArity(len(args)) {
 			s.rejectCommand(c, spec, "ERR wrong number of arguments for '"+spec.Name+"' command")
-			s.observe(spec.Name, 0, true)
+			s.countRejected(spec)
 			return
 		}
 	}
@@ -54,22 +55,22 @@ func (s *Server) dispatch(c *Client) {
 	// Before authentication, as in Redis 7.0's processCommand.
 	if spec.Protected && !s.debugAllowed(c) {
 		s.rejectCommand(c, spec, errDebugNotAllowed)
-		s.observe(spec.Name, 0, true)
+		s.countRejected(spec)
 		return
 	}
 	if s.authRequired(c) && spec.Flags&commands.FlagNoAuth == 0 {
 		s.rejectCommand(c, spec, "NOAUTH Authentication required.")
-		s.observe(spec.Name, 0, true)
+		s.countRejected(spec)
 		return
 	}
 	if c.multi != nil && spec.Flags&commands.FlagNoMulti != 0 {
 		s.rejectCommand(c, spec, "ERR Command not allowed inside a transaction")
-		s.observe(spec.Name, 0, true)
+		s.countRejected(spec)
 		return
 	}
 	if msg := s.aclError(c, spec, args); msg != "" {
 		s.rejectCommand(c, spec, msg)
-		s.observe(spec.Name, 0, true)
+		s.countRejected(spec)
 		return
 	}
 	// After ACLs, as in Redis's processCommand.
@@ -83,7 +84,7 @@ func (s *Server) dispatch(c *Client) {
 			}
 		}
 		c.w.Error(msg)
-		s.observe(spec.Name, 0, true)
+		s.countRejected(spec)
 		return
 	}
 	if spec.Flags&commands.FlagDenyoom != 0 || (commands.IsExec(spec) && c.multi != nil && c.multi.denyoom) {
@@ -93,7 +94,7 @@ func (s *Server) dispatch(c *Client) {
 			} else {
 				s.rejectCommand(c, spec, "ERR "+err.Error())
 			}
-			s.observe(spec.Name, 0, true)
+			s.countRejected(spec)
 			return
 		}
 	}
@@ -101,19 +102,19 @@ func (s *Server) dispatch(c *Client) {
 	// commands run in RESP2 subscribed mode (RESP3 has no limit).
 	if c.subscribed.Load() && c.proto.Load() == 2 && !commands.AllowedWhileSubscribed(spec) {
 		s.rejectCommand(c, spec, commands.SubscribedModeError(spec))
-		s.observe(spec.Name, 0, true)
+		s.countRejected(spec)
 		return
 	}
 	// Next, as in Redis 7.0's processCommand: a monitor, a replica to
 	// Redis, may not touch the keyspace.
 	if c.monitor.Load() && s.touchesKeyspace(c, spec) {
 		s.rejectCommand(c, spec, "ERR Replica can't interact with the keyspace")
-		s.observe(spec.Name, 0, true)
+		s.countRejected(spec)
 		return
 	}
 	if msg := s.busyError(c, spec); msg != "" {
 		s.rejectCommand(c, spec, msg)
-		s.observe(spec.Name, 0, true)
+		s.countRejected(spec)
 		return
 	}
 	// Last, as in Redis's processCommand: a refused command is answered
@@ -132,7 +133,7 @@ func (s *Server) dispatch(c *Client) {
 	c.lastUsed = start
 	c.mu.Unlock()
 	if !s.preload(c, spec, args) {
-		s.observe(spec.Name, 0, true)
+		s.countRejected(spec)
 		return
 	}
 	c.x.Args = args
@@ -143,7 +144,7 @@ func (s *Server) dispatch(c *Client) {
 	s.serveBlocked(c)
 	took := time.Since(start)
 	s.recordSlow(c, spec, args, start, took)
-	s.observe(spec.Name, took, false)
+	s.observe(spec, took, c.w.ErrorSince(c.cmdMark))
 }
 
 // runHandler runs the command's handler under Server.exclusive: alone for
@@ -312,11 +313,31 @@ func (s *Server) debugAllowed(c *Client) bool {
 	return false
 }
 
-func (s *Server) observe(name string, d time.Duration, failed bool) {
-	if s.metrics != nil {
-		s.metrics.ObserveCommand(name, d, failed)
+// observe counts a call of spec that ran for d and answered an error if
+// failed: INFO commandstats and latencystats and the command metrics read
+// these counts.
+func (s *Server) observe(spec *commands.Spec, d time.Duration, failed bool) {
+	if st := s.cmdStats.At(spec.ID); st != nil {
+		st.Record(d, failed)
 	}
 }
+
+// countRejected counts a call of spec refused before it ran (Redis's
+// rejected_calls); nil is an unknown command, which only the command
+// metrics count (as "unknown").
+func (s *Server) countRejected(spec *commands.Spec) {
+	id := s.unknownCommandID()
+	if spec != nil {
+		id = spec.ID
+	}
+	if st := s.cmdStats.At(id); st != nil {
+		st.Reject()
+	}
+}
+
+// unknownCommandID is the statistics slot of unknown commands, after the
+// table's.
+func (s *Server) unknownCommandID() int { return s.table.NumIDs() }
 
 // unknownCommandError formats Redis 7's unknown-command error.
 func unknownCommandError(args [][]byte) string {

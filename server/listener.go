@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"github.com/kvserver/kvserver/cmdstats"
 	"io"
 	"log/slog"
 	"net"
@@ -114,12 +115,16 @@ type Server struct {
 	// closed when Serve returns.
 	migrations *migrate.Pool
 	table      *commands.Table
-	log        *slog.Logger
-	metrics    *metrics.Metrics
-	started    time.Time
-	nextID     atomic.Int64
-	shutdown   chan struct{}
-	shutOnce   sync.Once
+	// cmdStats counts each command's calls (Spec.ID), with one more slot
+	// for unknown commands: INFO commandstats and latencystats, and the
+	// command metrics.
+	cmdStats *cmdstats.Table
+	log      *slog.Logger
+	metrics  *metrics.Metrics
+	started  time.Time
+	nextID   atomic.Int64
+	shutdown chan struct{}
+	shutOnce sync.Once
 
 	cfgMu sync.RWMutex
 	opts  Options
@@ -242,6 +247,10 @@ func New(eng *engine.Engine, opts Options) *Server {
 		shutdown: make(chan struct{}),
 		opts:     opts,
 		clients:  make(map[int64]*Client),
+	}
+	s.cmdStats = cmdstats.NewTable(s.table.NumIDs() + 1)
+	if s.metrics != nil {
+		s.metrics.SetCommandSource(commandSource{s})
 	}
 	s.stats.lastSave.Store(time.Now().Unix())
 	s.maxBulk.Store(opts.ProtoMaxBulkLen)

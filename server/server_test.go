@@ -186,10 +186,11 @@ func TestInfoPrintsRedisSectionsWithCRLF(t *testing.T) {
 		sections []string
 	}{
 		{"default", []string{"INFO"}, []string{"Server", "Clients", "Memory", "Persistence", "Stats", "Replication", "CPU", "Modules", "Errorstats", "Cluster", "Keyspace", "Kvserver", "Tiers", "Kvcache"}},
-		{"all", []string{"INFO", "all"}, []string{"Server", "Clients", "Memory", "Persistence", "Stats", "Replication", "CPU", "Modules", "Errorstats", "Cluster", "Keyspace", "Kvserver", "Tiers", "Kvcache"}},
+		{"all", []string{"INFO", "all"}, []string{"Server", "Clients", "Memory", "Persistence", "Stats", "Replication", "CPU", "Modules", "Commandstats", "Errorstats", "Latencystats", "Cluster", "Keyspace", "Kvserver", "Tiers", "Kvcache"}},
 		{"one section, any case", []string{"INFO", "KeySpace"}, []string{"Keyspace"}},
 		{"fixed order, no repeats", []string{"INFO", "replication", "server", "SERVER"}, []string{"Server", "Replication"}},
-		{"unknown section", []string{"INFO", "commandstats"}, nil},
+		{"unknown section", []string{"INFO", "nosuchsection"}, nil},
+		{"not in default", []string{"INFO", "commandstats", "latencystats"}, []string{"Commandstats", "Latencystats"}},
 		{"kvserver's own", []string{"INFO", "kvserver"}, []string{"Kvserver"}},
 	}
 	for _, tc := range cases {

@@ -95,11 +95,13 @@ func (s session) Rewrite() (string, error) {
 }
 
 // ResetStat zeroes the counters INFO reports, like Redis's
-// resetServerStats: engine hits, misses, expiries and evictions, the
-// connection, command, traffic and error counters, and the memory peak.
+// resetServerStats and resetCommandTableStats: engine hits, misses,
+// expiries and evictions, the connection, command, traffic and error
+// counters, each command's statistics, and the memory peak.
 func (s session) ResetStat() {
 	srv := s.c.srv
 	srv.eng.ResetStats()
+	srv.cmdStats.Reset()
 	st := &srv.stats
 	st.connectionsReceived.Store(0)
 	st.rejectedConnections.Store(0)

@@ -407,33 +407,39 @@ func (sc *scriptCaller) Call(r *scripting.Run, args [][]byte, proto int) ([]byte
 	if spec == nil {
 		return nil, "ERR Unknown Redis command called from script"
 	}
+	// A refusal counts as the command's rejected call, as scriptCall's
+	// error path does.
+	refuse := func(msg string) ([]byte, string) {
+		srv.countRejected(spec)
+		return nil, msg
+	}
 	if !spec.CheckArity(len(args)) || spec.Handler == nil {
-		return nil, "ERR Wrong number of args calling Redis command from script"
+		return refuse("ERR Wrong number of args calling Redis command from script")
 	}
 	if spec.Flags&commands.FlagNoscript != 0 {
-		return nil, "ERR This Redis command is not allowed from script"
+		return refuse("ERR This Redis command is not allowed from script")
 	}
 	switch d, _ := srv.aclCheck(c.user.Load(), spec, args); d {
 	case commands.ACLDeniedCommand:
-		return nil, "ERR The user executing the script can't run this command or subcommand"
+		return refuse("ERR The user executing the script can't run this command or subcommand")
 	case commands.ACLDeniedKey:
-		return nil, "ERR The user executing the script can't access at least one of the keys mentioned in the command arguments"
+		return refuse("ERR The user executing the script can't access at least one of the keys mentioned in the command arguments")
 	}
 	write := spec.Flags&commands.FlagWrite != 0
 	if write && r.NoWrites {
-		return nil, "ERR Write commands are not allowed from read-only scripts."
+		return refuse("ERR Write commands are not allowed from read-only scripts.")
 	}
 	// Only before the first write: a script cannot stop halfway.
 	if spec.Flags&commands.FlagDenyoom != 0 && r.Flags&scripting.FlagAllowOOM == 0 && !sc.run.wrote.Load() {
 		if err := srv.eng.Reserve(c.ctx, c.leaveLoop); errors.Is(err, engine.ErrOOM) {
-			return nil, err.Error()
+			return refuse(err.Error())
 		}
 	}
 	if write {
 		sc.run.wrote.Store(true)
 	}
 	if msg := sc.clusterCheck(r, spec, args); msg != "" {
-		return nil, msg
+		return refuse(msg)
 	}
 	// Values only on disk are loaded first, as dispatch does; the engine
 	// would otherwise read them under its lock.
@@ -448,7 +454,6 @@ func (sc *scriptCaller) Call(r *scripting.Run, args [][]byte, proto int) ([]byte
 	spec.Handler(&sc.x)
 	sc.x.Args = nil
 	took := time.Since(sc.run.start) - start
-	srv.observe(spec.Name, took, false)
 	// Redis 7.0 logs the commands a script runs (as its Lua client's).
 	srv.recordSlowInScript(spec, args, sc.run.start.Add(start), took)
 	srv.feedScriptMonitors(sc.db, spec, args)
@@ -460,7 +465,9 @@ func (sc *scriptCaller) Call(r *scripting.Run, args [][]byte, proto int) ([]byte
 		srv.rememberKeys(c, sc.keys)
 	}
 	sc.w.Flush()
-	return sc.buf.Bytes(), ""
+	reply := sc.buf.Bytes()
+	srv.observe(spec, took, len(reply) > 0 && reply[0] == '-')
+	return reply, ""
 }
 
 // clusterCheck is scriptVerifyClusterState: in cluster mode every key must

@@ -172,14 +172,10 @@ func (s session) RunQueued() {
 	// on, which of them the client gets.
 	defer c.dropSuppressedReplies()
 	// The clock is read once per command, each one's end being the next
-	// one's start, and only for what needs it: the command metrics, the
-	// slow log (which logs each command EXEC runs, as Redis 7.0 does, and
-	// not EXEC), and a script's start.
-	metered := srv.metrics != nil || srv.slowlogSlowerThan.Load() >= 0
-	var start time.Time
-	if metered {
-		start = time.Now()
-	}
+	// one's start: for the command statistics, the slow log (which logs
+	// each command EXEC runs, as Redis 7.0 does, and not EXEC), and a
+	// script's start.
+	start := time.Now()
 	for _, q := range c.multi.cmds {
 		c.dropSuppressedReplies() // EXEC's header, then each reply
 		// ACLs are checked again, in case they changed since the
@@ -191,15 +187,12 @@ func (s session) RunQueued() {
 			}
 			c.w.Error("NOPERM ACLs rules changed between the moment the transaction was accumulated and the EXEC call. " +
 				"This command is no longer allowed for the following reason: " + reason)
-			if metered {
-				start = time.Now()
-			}
+			srv.countRejected(q.spec)
+			start = time.Now()
 			continue
 		}
-		if !metered && q.spec.Exclusive {
-			start = time.Now()
-		}
 		c.cmdStart = start
+		mark := c.w.Mark()
 		c.queuedArgs = q.args
 		c.x.Args = q.args
 		q.spec.Handler(c.x)
@@ -207,12 +200,10 @@ func (s session) RunQueued() {
 		srv.feedMonitors(c, q.spec, q.args)
 		c.x.Args = nil
 		c.queuedArgs = nil
-		if metered {
-			end := time.Now()
-			srv.observe(q.spec.Name, end.Sub(start), false)
-			srv.recordSlow(c, q.spec, q.args, start, end.Sub(start))
-			start = end
-		}
+		end := time.Now()
+		srv.observe(q.spec, end.Sub(start), c.w.ErrorSince(mark))
+		srv.recordSlow(c, q.spec, q.args, start, end.Sub(start))
+		start = end
 	}
 }
 
@@ -232,7 +223,7 @@ func (s *Server) queue(c *Client, spec *commands.Spec) {
 	if s.queuedTxBytes.Add(int64(size)) > s.bulks.limit {
 		s.queuedTxBytes.Add(-int64(size))
 		s.rejectCommand(c, spec, errQueuedOOM)
-		s.observe(spec.Name, 0, true)
+		s.countRejected(spec)
 		return
 	}
 	m := c.multi

@@ -1,0 +1,181 @@
+// Package cmdstats keeps per-command call statistics, Redis's commandstats
+// and latencystats: calls, time spent, rejected and failed calls, and a
+// latency histogram with two significant digits, as Redis's per-command
+// hdr_histogram. INFO commandstats and INFO latencystats print them, and
+// the Prometheus per-command metrics are read from them at scrape time, so
+// a command's figures have one source.
+//
+// A Table holds one Command per command-table row (commands.Spec.ID).
+// Recording is a few atomic adds, safe from any goroutine; nothing is
+// looked up by name on the command path.
+package cmdstats
+
+import (
+	"math/bits"
+	"sync/atomic"
+	"time"
+)
+
+// Table is the statistics of every command of a command table.
+type Table struct {
+	cmds []Command
+}
+
+// NewTable returns statistics for n commands, indexed 0 to n-1.
+func NewTable(n int) *Table { return &Table{cmds: make([]Command, n)} }
+
+// At returns the statistics of command id, nil when id is out of range.
+func (t *Table) At(id int) *Command {
+	if id < 0 || id >= len(t.cmds) {
+		return nil
+	}
+	return &t.cmds[id]
+}
+
+// Reset zeroes every command's statistics (CONFIG RESETSTAT).
+func (t *Table) Reset() {
+	for i := range t.cmds {
+		t.cmds[i].reset()
+	}
+}
+
+// Command is one command's statistics.
+type Command struct {
+	calls, nanos, rejected, failed atomic.Int64
+	// latency is allocated by the first call: most commands are never
+	// called, and a histogram is about 34 KiB.
+	latency atomic.Pointer[Histogram]
+}
+
+// Counts are a command's counters.
+type Counts struct {
+	// Calls counts the calls that ran, Nanos their total time.
+	Calls, Nanos int64
+	// Rejected counts calls refused before they ran (arity, ACL, memory,
+	// a queuing error), Failed the calls that ran and answered an error.
+	Rejected, Failed int64
+}
+
+// Record counts a call that ran for d and answered an error if failed.
+func (c *Command) Record(d time.Duration, failed bool) {
+	c.calls.Add(1)
+	c.nanos.Add(int64(d))
+	if failed {
+		c.failed.Add(1)
+	}
+	h := c.latency.Load()
+	if h == nil {
+		h = new(Histogram)
+		if !c.latency.CompareAndSwap(nil, h) {
+			h = c.latency.Load()
+		}
+	}
+	h.Record(int64(d))
+}
+
+// Reject counts a call refused before it ran.
+func (c *Command) Reject() { c.rejected.Add(1) }
+
+// Read returns the counters.
+func (c *Command) Read() Counts {
+	return Counts{Calls: c.calls.Load(), Nanos: c.nanos.Load(), Rejected: c.rejected.Load(), Failed: c.failed.Load()}
+}
+
+// Latency returns the call durations, nil before the first call.
+func (c *Command) Latency() *Histogram { return c.latency.Load() }
+
+func (c *Command) reset() {
+	c.calls.Store(0)
+	c.nanos.Store(0)
+	c.rejected.Store(0)
+	c.failed.Store(0)
+	c.latency.Store(nil)
+}
+
+// Histogram counts nanosecond durations in the buckets of an HDR
+// histogram of two significant digits from 1 ns (Redis's hdr_init(1, ...,
+// 2)): values below 256 exactly, then 128 buckets per power of two, so a
+// bucket's width is under 1% of its values. Durations past about 18
+// minutes count as the largest bucket.
+type Histogram struct {
+	counts [numBuckets]atomic.Uint64
+}
+
+const (
+	subBuckets     = 256 // exact values below this
+	halfSubBuckets = subBuckets / 2
+	maxShift       = 32 // values up to 2^40 ns
+	numBuckets     = subBuckets + maxShift*halfSubBuckets
+)
+
+// bucketOf returns the bucket of v >= 0.
+func bucketOf(v int64) int {
+	if v < subBuckets {
+		return int(max(v, 0))
+	}
+	shift := bits.Len64(uint64(v)) - 8 // 1 for [256, 512)
+	if shift > maxShift {
+		return numBuckets - 1
+	}
+	return subBuckets + (shift-1)*halfSubBuckets + int(v>>shift) - halfSubBuckets
+}
+
+// highestIn returns the highest value that counts in bucket i (HDR's
+// highest_equivalent_value).
+func highestIn(i int) int64 {
+	if i < subBuckets {
+		return int64(i)
+	}
+	shift := (i-subBuckets)/halfSubBuckets + 1
+	low := int64((i-subBuckets)%halfSubBuckets+halfSubBuckets) << shift
+	return low + 1<<shift - 1
+}
+
+// Record counts one duration of ns nanoseconds.
+func (h *Histogram) Record(ns int64) { h.counts[bucketOf(ns)].Add(1) }
+
+// Total is the number of durations counted.
+func (h *Histogram) Total() uint64 {
+	var n uint64
+	for i := range h.counts {
+		n += h.counts[i].Load()
+	}
+	return n
+}
+
+// ValueAtPercentile returns the duration in nanoseconds at or below which
+// p percent of the durations fall, as the highest value of its bucket
+// (hdr_value_at_percentile), 0 when nothing was counted.
+func (h *Histogram) ValueAtPercentile(p float64) int64 {
+	total := h.Total()
+	want := uint64(min(p, 100)/100*float64(total) + 0.5)
+	want = max(want, 1)
+	var seen uint64
+	for i := range h.counts {
+		if seen += h.counts[i].Load(); seen >= want {
+			return highestIn(i)
+		}
+	}
+	return 0
+}
+
+// Cumulative returns, for each bound in ascending nanoseconds, how many
+// durations fell in buckets whose values are all at or below it (the
+// cumulative counts of Prometheus buckets), and the total, all from one
+// reading of the buckets.
+func (h *Histogram) Cumulative(bounds []int64) (counts []uint64, total uint64) {
+	counts = make([]uint64, len(bounds))
+	b := 0
+	for i := range h.counts {
+		hi := highestIn(i)
+		for b < len(bounds) && hi > bounds[b] {
+			counts[b] = total
+			b++
+		}
+		total += h.counts[i].Load()
+	}
+	for ; b < len(bounds); b++ {
+		counts[b] = total
+	}
+	return counts, total
+}
