@@ -187,6 +187,14 @@ func (cc clientConn) Read(p []byte) (int, error) {
 // DB is the selected database.
 func (c *Client) DB() int { return int(c.db.Load()) }
 
+// setLastCmd records the command the client sent last, "" for an unknown
+// one (CLIENT LIST cmd=, which Redis sets at lookup, before any check).
+func (c *Client) setLastCmd(name string) {
+	c.mu.Lock()
+	c.lastCmd = name
+	c.mu.Unlock()
+}
+
 // lastCommand is the last command run, for logs.
 func (c *Client) lastCommand() string {
 	c.mu.Lock()

@@ -17,6 +17,21 @@ func (s *Server) dispatch(c *Client) {
 	args := c.cmd.Args
 	s.stats.commandsProcessed.Add(1)
 	spec := s.table.Lookup(args[0])
+	// A container's subcommand, looked up with the command as Redis's
+	// lookupCommand does; the client's last command is what they found,
+	// before any check.
+	var sub *commands.Spec
+	if spec != nil && spec.IsContainer() && len(args) > 1 {
+		sub = spec.Sub(args[1])
+	}
+	switch {
+	case sub != nil:
+		c.setLastCmd(sub.Name)
+	case spec != nil && !(spec.IsContainer() && len(args) > 1):
+		c.setLastCmd(spec.Name)
+	default:
+		c.setLastCmd("")
+	}
 	if spec == nil {
 		s.rejectCommand(c, nil, unknownCommandError(args))
 		s.countRejected(nil)
@@ -28,12 +43,10 @@ func (s *Server) dispatch(c *Client) {
 		return
 	}
 	if spec.IsContainer() && len(args) > 1 {
-		sub := spec.Sub(args[1])
 		if sub == nil {
 			s.rejectCommand(c, spec, "ERR unknown subcommand '"+sanitize(truncate(string(args[1]), 128))+
 				"'. Try "+strings.ToUpper(spec.Name)+" HELP.")
 			s.countRejected(nil) // no command, as in Redis
-
 			return
 		}
 		spec = sub
@@ -129,7 +142,6 @@ func (s *Server) dispatch(c *Client) {
 	start := time.Now()
 	c.cmdStart = start
 	c.mu.Lock()
-	c.lastCmd = spec.Name
 	c.lastUsed = start
 	c.mu.Unlock()
 	if !s.preload(c, spec, args) {
