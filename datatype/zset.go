@@ -507,16 +507,13 @@ func (l *zskiplist) link(x *znode) {
 	var update [zMaxLevel]*znode
 	var rank [zMaxLevel]int
 	score, member := x.Score, x.Member
-	p := l.header
+	p, r := l.header, 0
 	for i := l.level - 1; i >= 0; i-- {
-		if i < l.level-1 {
-			rank[i] = rank[i+1]
-		}
 		for lv := p.lv(i); lv.before(score, member); lv = p.lv(i) {
-			rank[i] += lv.span
+			r += lv.span
 			p = lv.forward
 		}
-		update[i] = p
+		update[i], rank[i] = p, r
 	}
 	lvl := x.height
 	if lvl > l.level {
