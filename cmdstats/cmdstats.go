@@ -63,6 +63,11 @@ func (c *Command) Record(d time.Duration, failed bool) {
 	if failed {
 		c.failed.Add(1)
 	}
+}
+
+// RecordLatency adds a call's duration to the latency histogram (while
+// latency-tracking is on).
+func (c *Command) RecordLatency(d time.Duration) {
 	h := c.latency.Load()
 	if h == nil {
 		h = new(Histogram)

@@ -108,6 +108,7 @@ func TestCommandCountsConcurrentCalls(t *testing.T) {
 			defer wg.Done()
 			for i := range 1000 {
 				c.Record(time.Microsecond, (g+i)%4 == 0)
+				c.RecordLatency(time.Microsecond)
 				if i%10 == 0 {
 					c.Reject()
 				}
@@ -138,8 +139,11 @@ func TestCommandCountsConcurrentCalls(t *testing.T) {
 // call once its histogram exists.
 func TestRecordDoesNotAllocate(t *testing.T) {
 	c := NewTable(1).At(0)
-	c.Record(time.Microsecond, false)
-	if allocs := testing.AllocsPerRun(1000, func() { c.Record(3*time.Microsecond, true) }); allocs != 0 {
+	c.RecordLatency(time.Microsecond)
+	if allocs := testing.AllocsPerRun(1000, func() {
+		c.Record(3*time.Microsecond, true)
+		c.RecordLatency(3 * time.Microsecond)
+	}); allocs != 0 {
 		t.Errorf("Record allocates %v times per call", allocs)
 	}
 }
@@ -150,7 +154,9 @@ func BenchmarkRecord(b *testing.B) {
 	b.RunParallel(func(pb *testing.PB) {
 		i := 0
 		for pb.Next() {
-			tab.At(i%4).Record(3*time.Microsecond, false)
+			c := tab.At(i % 4)
+			c.Record(3*time.Microsecond, false)
+			c.RecordLatency(3 * time.Microsecond)
 			i++
 		}
 	})

@@ -71,6 +71,10 @@ type InfoSettings struct {
 	// cache settings.
 	ExistsLeaseMs, MaxPinSeconds, MaxLeaseMs int64
 	KVQuant                                  string
+	// LatencyTracking is latency-tracking, and LatencyPercentiles are the
+	// percentiles INFO latencystats prints.
+	LatencyTracking    bool
+	LatencyPercentiles []float64
 }
 
 // Counters are the server's counters INFO stats reports.
@@ -94,10 +98,6 @@ type CommandStat struct {
 	// Latency holds the durations of its calls; nil when none ran.
 	Latency *cmdstats.Histogram
 }
-
-// latencyPercentiles are the percentiles INFO latencystats prints,
-// Redis's latency-tracking-info-percentiles default.
-var latencyPercentiles = []float64{50, 99, 99.9}
 
 // ErrorCount is how many error replies began with one error code.
 type ErrorCount struct {
@@ -387,18 +387,23 @@ func infoCommandstats(x *Ctx, w *InfoWriter) {
 }
 
 // infoLatencystats prints the latency percentiles, in microseconds, of
-// each command that ran, as Redis 7.0's fillPercentileDistributionLatencies.
+// each command that ran, as Redis 7.0's fillPercentileDistributionLatencies
+// (nothing while latency-tracking is off).
 func infoLatencystats(x *Ctx, w *InfoWriter) {
+	settings := x.Stats.Settings()
+	if !settings.LatencyTracking {
+		return
+	}
 	for _, c := range x.Stats.CommandStats() {
 		if c.Latency == nil {
 			continue
 		}
 		var b strings.Builder
-		for i, p := range latencyPercentiles {
+		for i, p := range settings.LatencyPercentiles {
 			if i > 0 {
 				b.WriteByte(',')
 			}
-			fmt.Fprintf(&b, "p%s=%.3f", strconv.FormatFloat(p, 'f', -1, 64), float64(c.Latency.ValueAtPercentile(p))/1000)
+			fmt.Fprintf(&b, "p%s=%.3f", config.FormatPercentile(p), float64(c.Latency.ValueAtPercentile(p))/1000)
 		}
 		w.Str("latency_percentiles_usec_"+c.Name, b.String())
 	}

@@ -362,6 +362,11 @@ var settings = []Setting{
 		Doc: "a stream starts a new node (what approximate trimming removes whole) once its last one holds this many bytes, as in Redis", InConfig: true, Mutable: true, Rewrite: RewriteIfChanged},
 	{Name: "stream-node-max-entries", Kind: KindInt, Default: "100", Min: 0, Max: math.MaxInt64,
 		Doc: "a stream starts a new node (what approximate trimming removes whole) once its last one holds this many entries, deleted ones included, as in Redis", InConfig: true, Mutable: true, Rewrite: RewriteIfChanged},
+	{Name: "latency-tracking", Kind: KindBool, Default: "yes",
+		Doc: "keep each command's latency histogram for INFO latencystats, as Redis's latency tracking", InConfig: true, Mutable: true, Rewrite: RewriteIfChanged},
+	{Name: "latency-tracking-info-percentiles", Kind: KindString, Default: "50 99 99.9",
+		Doc: "the percentiles INFO latencystats prints, space-separated numbers from 0 to 100 (empty: none)", InConfig: true, Mutable: true, Rewrite: RewriteIfChanged,
+		check: checkLatencyPercentiles},
 	{Name: "latency-monitor-threshold", Kind: KindInt, Default: "0", Min: 0, Max: math.MaxInt64,
 		Doc: "Redis's latency monitor threshold in milliseconds; kvserver records no latency events", ConfigOnly: true, InConfig: true, Mutable: true},
 	{Name: "set-max-intset-entries", Kind: KindInt, Default: "512", Min: 0, Max: math.MaxInt64,
@@ -706,6 +711,63 @@ func checkSocketPerm(c Config, bad func(string, string, ...any)) {
 	if _, err := ParseSocketPerm(*p); err != nil {
 		bad("unixsocketperm", "%v", err)
 	}
+}
+
+// checkLatencyPercentiles rejects a latency-tracking-info-percentiles
+// value that ParsePercentiles refuses.
+func checkLatencyPercentiles(c Config, bad func(string, string, ...any)) {
+	p, ok := c.byName["latency-tracking-info-percentiles"].(*string)
+	if !ok {
+		return
+	}
+	if _, reason := ParsePercentiles(*p); reason != "" {
+		bad("latency-tracking-info-percentiles", "%q: %s", *p, reason)
+	}
+}
+
+// ParsePercentiles reads latency-tracking-info-percentiles as Redis 7.0
+// does: numbers separated by single spaces, each from 0 to 100, "" for
+// none. The reason is Redis's CONFIG SET message, "" when the value is
+// good.
+func ParsePercentiles(s string) ([]float64, string) {
+	if s == "" {
+		return nil, ""
+	}
+	var out []float64
+	for _, f := range strings.Split(s, " ") {
+		num := f
+		if h := strings.TrimLeft(f, "+-"); (strings.HasPrefix(h, "0x") || strings.HasPrefix(h, "0X")) && !strings.ContainsAny(h, "pP") {
+			num += "p0" // strtod's hexadecimal needs no exponent; Go's does
+		}
+		p, err := strconv.ParseFloat(num, 64)
+		// As Redis's string2d: an overflow, NaN or anything but a
+		// number is no percentile (strtod takes no '_').
+		if err != nil || math.IsNaN(p) || strings.Contains(f, "_") {
+			return nil, "Invalid latency-tracking-info-percentiles parameters"
+		}
+		if p > 100 || p < 0 {
+			return nil, "latency-tracking-info-percentiles parameters should sit between [0.0,100.0]"
+		}
+		out = append(out, p)
+	}
+	return out, ""
+}
+
+// FormatPercentile writes a percentile as Redis does (printf's %f with
+// the trailing zeros and point trimmed: "99.9", "50", "-0").
+func FormatPercentile(p float64) string {
+	t := strconv.FormatFloat(p, 'f', 6, 64)
+	t = strings.TrimRight(t, "0")
+	return strings.TrimSuffix(t, ".")
+}
+
+// FormatPercentiles writes percentiles as CONFIG GET shows them.
+func FormatPercentiles(ps []float64) string {
+	parts := make([]string, len(ps))
+	for i, p := range ps {
+		parts[i] = FormatPercentile(p)
+	}
+	return strings.Join(parts, " ")
 }
 
 // ParseSocketPerm reads unixsocketperm's octal permission bits ("700").

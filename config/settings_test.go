@@ -206,3 +206,39 @@ func TestEveryFlagAndVariableComesFromTheTable(t *testing.T) {
 		}
 	}
 }
+
+// TestPercentilesAsRedis: latency-tracking-info-percentiles parses and
+// prints as redis-server 7.0.15 did for the same values (CONFIG SET and
+// CONFIG GET on it).
+func TestPercentilesAsRedis(t *testing.T) {
+	good := map[string]string{
+		"50 99 99.9":   "50 99 99.9",
+		"1e1 5.50 .5":  "10 5.5 0.5",
+		"50 50":        "50 50",
+		"-0 100":       "-0 100",
+		"":             "",
+		"50 99.99 0":   "50 99.99 0",
+		"+7 0.0000001": "7 0",
+		"0x10":         "16",
+	}
+	for in, want := range good {
+		ps, reason := ParsePercentiles(in)
+		if reason != "" {
+			t.Errorf("%q refused: %s", in, reason)
+			continue
+		}
+		if got := FormatPercentiles(ps); got != want {
+			t.Errorf("%q prints as %q, redis-server printed %q", in, got, want)
+		}
+	}
+	const invalid = "Invalid latency-tracking-info-percentiles parameters"
+	const outside = "latency-tracking-info-percentiles parameters should sit between [0.0,100.0]"
+	for in, want := range map[string]string{
+		"abc": invalid, "nan": invalid, "50  99": invalid, " 50": invalid, "50 ": invalid, "1e400": invalid, "5_0": invalid,
+		"101": outside, "-1": outside, "inf": outside, "50 100.5": outside,
+	} {
+		if _, reason := ParsePercentiles(in); reason != want {
+			t.Errorf("%q: %q, want %q", in, reason, want)
+		}
+	}
+}

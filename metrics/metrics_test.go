@@ -70,9 +70,14 @@ func TestScrapeExportsRecordedEvents(t *testing.T) {
 	m := New(reg, &fakeSource{})
 	cmds := newTableSource("get", "set", "del")
 	m.SetCommandSource(cmds)
-	cmds.stat("get").Record(2*time.Millisecond, false)
-	cmds.stat("get").Record(20*time.Microsecond, false)
-	cmds.stat("set").Record(time.Millisecond, true)
+	for _, c := range []struct {
+		name   string
+		d      time.Duration
+		failed bool
+	}{{"get", 2 * time.Millisecond, false}, {"get", 20 * time.Microsecond, false}, {"set", time.Millisecond, true}} {
+		cmds.stat(c.name).Record(c.d, c.failed)
+		cmds.stat(c.name).RecordLatency(c.d)
+	}
 	cmds.stat("set").Reject()
 	m.AddBytesRead(100)
 	m.AddBytesRead(-5)

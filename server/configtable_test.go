@@ -74,8 +74,11 @@ func altValue(st config.Setting, cur string) string {
 			}
 		}
 	case config.KindString:
-		if st.Name == "notify-keyspace-events" {
+		switch st.Name {
+		case "notify-keyspace-events":
 			return "Kx" // only class letters are valid
+		case "latency-tracking-info-percentiles":
+			return "1 2.5"
 		}
 		return "s3cret value"
 	}

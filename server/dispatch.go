@@ -331,6 +331,9 @@ func (s *Server) debugAllowed(c *Client) bool {
 func (s *Server) observe(spec *commands.Spec, d time.Duration, failed bool) {
 	if st := s.cmdStats.At(spec.ID); st != nil {
 		st.Record(d, failed)
+		if s.latencyTracking.Load() {
+			st.RecordLatency(d)
+		}
 	}
 }
 

@@ -119,12 +119,15 @@ type Server struct {
 	// for unknown commands: INFO commandstats and latencystats, and the
 	// command metrics.
 	cmdStats *cmdstats.Table
-	log      *slog.Logger
-	metrics  *metrics.Metrics
-	started  time.Time
-	nextID   atomic.Int64
-	shutdown chan struct{}
-	shutOnce sync.Once
+	// latencyTracking is the live latency-tracking: whether calls go
+	// into the latency histograms.
+	latencyTracking atomic.Bool
+	log             *slog.Logger
+	metrics         *metrics.Metrics
+	started         time.Time
+	nextID          atomic.Int64
+	shutdown        chan struct{}
+	shutOnce        sync.Once
 
 	cfgMu sync.RWMutex
 	opts  Options
@@ -273,6 +276,10 @@ func New(eng *engine.Engine, opts Options) *Server {
 	eng.SetEvents(eventSink{s})
 	applyPolicy(s)
 	applySlowlogThreshold(s)
+	applyLatencyTracking(s)
+	// As CONFIG SET keeps them (liveParsers): printed as Redis prints
+	// them back, whatever the file's spelling.
+	s.settings.Set("latency-tracking-info-percentiles", config.FormatPercentiles(s.latencyPercentiles()))
 	s.idleTimeout.Store(opts.Timeout)
 	s.protectedMode.Store(!opts.ProtectedModeOff)
 	limits := opts.OutputBufferLimits

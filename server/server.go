@@ -119,6 +119,25 @@ var configState = map[string]configAccessor{
 	"tls-auth-clients":     {get: func(s *Server) string { return s.options().TLS.AuthClients }},
 }
 
+// liveParsers validate CONFIG SET values of settings read by name whose
+// kind says too little, returning the value to keep.
+var liveParsers = map[string]func(v string) (any, string){
+	// Kept as Redis prints the numbers back.
+	"latency-tracking-info-percentiles": func(v string) (any, string) {
+		ps, reason := config.ParsePercentiles(v)
+		if reason != "" {
+			return nil, reason
+		}
+		return config.FormatPercentiles(ps), ""
+	},
+}
+
+// latencyPercentiles are the percentiles INFO latencystats prints.
+func (s *Server) latencyPercentiles() []float64 {
+	ps, _ := config.ParsePercentiles(s.settings.String("latency-tracking-info-percentiles"))
+	return ps
+}
+
 // liveHooks are what a change to a setting read by name must also do,
 // beyond the live settings: the settings of the engine's eviction policy
 // reach the engine.
@@ -128,7 +147,11 @@ var liveHooks = map[string]func(s *Server){
 	"lfu-decay-time":   applyPolicy,
 	// Read by every command: an atomic, not a lookup by name.
 	"slowlog-log-slower-than": applySlowlogThreshold,
+	"latency-tracking":        applyLatencyTracking,
 }
+
+// applyLatencyTracking copies latency-tracking for observe.
+func applyLatencyTracking(s *Server) { s.latencyTracking.Store(s.settings.Bool("latency-tracking")) }
 
 // applySlowlogThreshold copies slowlog-log-slower-than for recordSlow.
 func applySlowlogThreshold(s *Server) {
@@ -168,7 +191,8 @@ func newConfigParams(table []config.Setting, state map[string]configAccessor) []
 		if !ok && st.ReadByName() {
 			// Read by name: the live settings hold it; no code of its own.
 			acc = configAccessor{
-				get: func(s *Server) string { return s.settings.Text(st.Name) },
+				parse: liveParsers[st.Name],
+				get:   func(s *Server) string { return s.settings.Text(st.Name) },
 				apply: func(s *Server, v any) {
 					s.settings.Set(st.Name, v)
 					if hook := liveHooks[st.Name]; hook != nil {

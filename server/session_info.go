@@ -33,6 +33,9 @@ func (s session) Settings() commands.InfoSettings {
 		MaxPinSeconds: s.c.srv.settings.Int("max-pin-seconds"),
 		MaxLeaseMs:    s.c.srv.settings.Int("max-lease-ms"),
 		KVQuant:       opts.KVQuant,
+
+		LatencyTracking:    s.c.srv.latencyTracking.Load(),
+		LatencyPercentiles: s.c.srv.latencyPercentiles(),
 	}
 }
 

@@ -175,3 +175,62 @@ func TestCommandStatsResetAndMetrics(t *testing.T) {
 		t.Errorf("latencystats after CONFIG RESETSTAT: %v", names)
 	}
 }
+
+// TestLatencyTrackingSettingsMatchRedis sends the same CONFIG SET and GET
+// of latency-tracking and latency-tracking-info-percentiles to
+// redis-server and kvserver and compares the replies byte for byte, then
+// the fields INFO latencystats prints with custom percentiles and with
+// latency-tracking off.
+func TestLatencyTrackingSettingsMatchRedis(t *testing.T) {
+	t.Parallel()
+	cmds := [][]string{
+		{"CONFIG", "GET", "latency-tracking*"},
+		{"CONFIG", "SET", "latency-tracking-info-percentiles", "101"},
+		{"CONFIG", "SET", "latency-tracking-info-percentiles", "abc"},
+		{"CONFIG", "SET", "latency-tracking-info-percentiles", "50  99"},
+		{"CONFIG", "SET", "latency-tracking-info-percentiles", "1e1 5.50 .5"},
+		{"CONFIG", "GET", "latency-tracking-info-percentiles"},
+		{"CONFIG", "SET", "latency-tracking", "maybe"},
+		{"CONFIG", "SET", "latency-tracking-info-percentiles", ""},
+		{"CONFIG", "GET", "latency-tracking-info-percentiles"},
+		{"CONFIG", "SET", "latency-tracking-info-percentiles", "1e1 5.50 .5"},
+	}
+	replies := map[string][]string{}
+	fields := map[string][]string{}
+	for name, s := range map[string]*server{"redis": startRedis(t), "kvserver": startKVServer(t)} {
+		c := dialRaw(t, s.Addr)
+		for _, cmd := range cmds {
+			raw, err := c.Call(cmd...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			replies[name] = append(replies[name], string(raw))
+		}
+		expectReply(t, c, "+OK\r\n", "SET", "k", "v")
+		f, err := infoFields(c, "latencystats")
+		if err != nil {
+			t.Fatal(err)
+		}
+		re := regexp.MustCompile(`^p10=\d+\.\d{3},p5\.5=\d+\.\d{3},p0\.5=\d+\.\d{3}$`)
+		if v := f["latency_percentiles_usec_set"]; !re.MatchString(v) {
+			t.Errorf("%s: latency_percentiles_usec_set %q", name, v)
+		}
+		expectReply(t, c, "+OK\r\n", "CONFIG", "SET", "latency-tracking", "no")
+		expectReply(t, c, "+OK\r\n", "SET", "k", "v")
+		f, err = infoFields(c, "latencystats")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k := range f {
+			fields[name] = append(fields[name], k)
+		}
+	}
+	for i, cmd := range cmds {
+		if got, want := replies["kvserver"][i], replies["redis"][i]; got != want {
+			t.Errorf("%v: kvserver %q, redis-server %q", cmd, got, want)
+		}
+	}
+	if len(fields["kvserver"]) != 0 || len(fields["redis"]) != 0 {
+		t.Errorf("INFO latencystats with latency-tracking no: kvserver %v, redis-server %v", fields["kvserver"], fields["redis"])
+	}
+}
