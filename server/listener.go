@@ -5,7 +5,6 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"github.com/kvserver/kvserver/cmdstats"
 	"io"
 	"log/slog"
 	"net"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/kvserver/kvserver/acl"
 	"github.com/kvserver/kvserver/cluster"
+	"github.com/kvserver/kvserver/cmdstats"
 	"github.com/kvserver/kvserver/commands"
 	"github.com/kvserver/kvserver/config"
 	"github.com/kvserver/kvserver/engine"
@@ -626,8 +626,9 @@ func (s *Server) runCommand(c *Client, loop *evloop.Conn) bool {
 	if c.killed.Load() || s.overHardLimit(c) {
 		return false
 	}
-	inputDone := !c.r.Buffered() && (loop == nil || loop.Running() || c.mailboxUsed.Load())
-	if inputDone || c.w.Pending() > maxPendingReply || c.closeAfterReply {
+	// Out of input: send now, unless the loop's pass sends at its end.
+	sendNow := !c.r.Buffered() && (loop == nil || loop.Running() || c.mailboxUsed.Load())
+	if sendNow || c.w.Pending() > maxPendingReply || c.closeAfterReply {
 		s.releaseExclusive(c)
 		err := s.flush(c)
 		s.countIO(c)
