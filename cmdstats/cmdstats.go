@@ -184,3 +184,43 @@ func (h *Histogram) Cumulative(bounds []int64) (counts []uint64, total uint64) {
 	}
 	return counts, total
 }
+
+// CDFPoint is one step of a latency distribution: how many durations
+// were at most about Micros microseconds.
+type CDFPoint struct {
+	Micros     int64
+	Cumulative uint64
+}
+
+// CDF returns the distribution LATENCY HISTOGRAM replies with, as Redis's
+// fillCommandCDF walks its histogram (hdr_iter_log_init from 1024 ns,
+// doubling): at each step, the bucket that holds 1024·2^k ns, its highest
+// value in whole microseconds and the count of durations up to it; a step
+// whose count did not grow is left out, and the walk ends once every
+// duration is counted.
+func (h *Histogram) CDF() []CDFPoint {
+	var counts [numBuckets]uint64
+	var total uint64
+	for i := range h.counts {
+		counts[i] = h.counts[i].Load()
+		total += counts[i]
+	}
+	var out []CDFPoint
+	var cum, prev uint64
+	next := 0
+	for level := int64(1024); cum < total && level <= highestIn(numBuckets-1); level *= 2 {
+		b := bucketOf(level)
+		for ; next <= b; next++ {
+			cum += counts[next]
+		}
+		if cum > prev {
+			out = append(out, CDFPoint{Micros: highestIn(b) / 1000, Cumulative: cum})
+		}
+		prev = cum
+	}
+	if cum < total {
+		// Past the last level: the largest bucket holds the rest.
+		out = append(out, CDFPoint{Micros: highestIn(numBuckets-1) / 1000, Cumulative: total})
+	}
+	return out
+}

@@ -161,3 +161,33 @@ func BenchmarkRecord(b *testing.B) {
 		}
 	})
 }
+
+// TestCDFAsRedis: the LATENCY HISTOGRAM steps redis-server 7.0.15 replied
+// with: one call of 264 us is "264 1", one of 8 us "8 1", and calls of
+// about 10, 16 and 20 us step at 16 and 33.
+func TestCDFAsRedis(t *testing.T) {
+	one := func(ns ...int64) []CDFPoint {
+		var h Histogram
+		for _, v := range ns {
+			h.Record(v)
+		}
+		return h.CDF()
+	}
+	check := func(got, want []CDFPoint) {
+		t.Helper()
+		if len(got) != len(want) {
+			t.Fatalf("CDF %v, want %v", got, want)
+		}
+		for i := range got {
+			if got[i] != want[i] {
+				t.Fatalf("CDF %v, want %v", got, want)
+			}
+		}
+	}
+	check(one(), nil)
+	check(one(263_000), []CDFPoint{{264, 1}})
+	check(one(7_000), []CDFPoint{{8, 1}})
+	check(one(300, 900, 1_500), []CDFPoint{{1, 2}, {2, 3}})
+	check(one(7_000, 7_500, 10_000, 12_000, 20_000), []CDFPoint{{8, 2}, {16, 4}, {33, 5}})
+	check(one(1<<45), []CDFPoint{{highestIn(numBuckets-1) / 1000, 1}})
+}

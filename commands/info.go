@@ -52,6 +52,9 @@ type Stats interface {
 	// CommandStats are the statistics of the commands that ran or were
 	// refused since the start or CONFIG RESETSTAT.
 	CommandStats() []CommandStat
+	// CommandLatency is the latency histogram of a command of the table,
+	// nil when none of its calls was tracked.
+	CommandLatency(spec *Spec) *cmdstats.Histogram
 	// LastSave is the unix time of the last SAVE or BGSAVE (the start
 	// until one runs).
 	LastSave() int64

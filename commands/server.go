@@ -42,6 +42,7 @@ var serverCommands = []*Spec{
 		{Name: "latency|latest", Arity: 2, Flags: FlagAdmin | FlagNoscript | FlagLoading | FlagStale, ACL: "@admin @slow @dangerous", Handler: cmdLatencyLatest},
 		{Name: "latency|history", Arity: 3, Flags: FlagAdmin | FlagNoscript | FlagLoading | FlagStale, ACL: "@admin @slow @dangerous", Handler: cmdLatencyHistory},
 		{Name: "latency|reset", Arity: -2, Flags: FlagAdmin | FlagNoscript | FlagLoading | FlagStale, ACL: "@admin @slow @dangerous", Handler: cmdLatencyReset},
+		{Name: "latency|histogram", Arity: -2, Flags: FlagAdmin | FlagNoscript | FlagLoading | FlagStale, ACL: "@admin @slow @dangerous", Handler: cmdLatencyHistogram},
 	}},
 }
 
@@ -362,6 +363,52 @@ func cmdLatencyHelp(x *Ctx) {
 func cmdLatencyLatest(x *Ctx)  { x.W.Array(0) }
 func cmdLatencyHistory(x *Ctx) { x.W.Array(0) }
 func cmdLatencyReset(x *Ctx)   { x.W.Int(0) }
+
+// cmdLatencyHistogram is LATENCY HISTOGRAM [command ...] (Redis's
+// latencyAllCommandsFillCDF and latencySpecificCommandsFillCDF): a map
+// from each command that has latencies, all of them or those named (a
+// container naming its subcommands too; unknown names skipped), to its
+// calls and its distribution.
+func cmdLatencyHistogram(x *Ctx) {
+	var stats []CommandStat
+	if len(x.Args) == 2 {
+		for _, st := range x.Stats.CommandStats() {
+			if st.Latency != nil {
+				stats = append(stats, st)
+			}
+		}
+	} else {
+		for _, name := range x.Args[2:] {
+			spec := x.Commands.LookupFullName(name)
+			if spec == nil {
+				continue
+			}
+			for _, s := range append([]*Spec{spec}, spec.Subcommands...) {
+				if h := x.Stats.CommandLatency(s); h != nil {
+					stats = append(stats, CommandStat{Name: s.Name, Latency: h})
+				}
+			}
+		}
+	}
+	x.W.Map(len(stats))
+	for _, st := range stats {
+		cdf := st.Latency.CDF()
+		var calls uint64
+		if len(cdf) > 0 {
+			calls = cdf[len(cdf)-1].Cumulative
+		}
+		x.W.BulkString(st.Name)
+		x.W.Map(2)
+		x.W.BulkString("calls")
+		x.W.Int(int64(calls))
+		x.W.BulkString("histogram_usec")
+		x.W.Map(len(cdf))
+		for _, p := range cdf {
+			x.W.Int(p.Micros)
+			x.W.Int(int64(p.Cumulative))
+		}
+	}
+}
 
 // Lifecycle is what SHUTDOWN and DEBUG SLEEP use of the server's life.
 type Lifecycle interface {

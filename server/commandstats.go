@@ -18,6 +18,14 @@ func (src commandSource) Commands(fn func(name string, st *cmdstats.Command)) {
 	fn("unknown", s.cmdStats.At(s.unknownCommandID()))
 }
 
+// CommandLatency implements commands.Stats.
+func (s session) CommandLatency(spec *commands.Spec) *cmdstats.Histogram {
+	if st := s.c.srv.cmdStats.At(spec.ID); st != nil {
+		return st.Latency()
+	}
+	return nil
+}
+
 // CommandStats implements commands.Stats: every command that ran or was
 // refused, in table order (Redis prints its command dictionary's order).
 func (s session) CommandStats() []commands.CommandStat {

@@ -236,3 +236,73 @@ func TestLatencyTrackingSettingsMatchRedis(t *testing.T) {
 		t.Errorf("INFO latencystats with latency-tracking no: kvserver %v, redis-server %v", fields["kvserver"], fields["redis"])
 	}
 }
+
+// TestLatencyHistogramMatchesRedis: LATENCY HISTOGRAM has redis-server's
+// shape in RESP2 and RESP3 (a map of command to calls and a map of
+// microsecond steps to cumulative counts), counts the same calls, names
+// the same commands for a subcommand, a container and an unknown name, and
+// steps at the same microsecond values (1, 2, 4, 8, 16, 33, 66, ... as
+// Redis's log iterator reports them).
+func TestLatencyHistogramMatchesRedis(t *testing.T) {
+	t.Parallel()
+	steps := regexp.MustCompile(`^(1|2|4|8|16|33|66|132|264|528|1056|2113|4227|8454|16908|33816|67633|135266|270532|541065|1082130|\d{7,})$`)
+	for name, s := range map[string]*server{"redis": startRedis(t), "kvserver": startKVServer(t)} {
+		for _, proto := range []int{2, 3} {
+			c := dialRaw(t, s.Addr)
+			if proto == 3 {
+				if _, err := c.Call("HELLO", "3"); err != nil {
+					t.Fatal(err)
+				}
+			}
+			expectReply(t, c, "+OK\r\n", "CONFIG", "RESETSTAT")
+			for range 7 {
+				expectReply(t, c, "+OK\r\n", "SET", "k", "v")
+			}
+			if _, err := c.Call("CONFIG", "GET", "maxmemory"); err != nil {
+				t.Fatal(err)
+			}
+			raw, err := c.Call("LATENCY", "HISTOGRAM", "set", "nosuch", "config", "get")
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, err := parseReply(raw)
+			if err != nil {
+				t.Fatal(err)
+			}
+			wantType := byte('*')
+			if proto == 3 {
+				wantType = '%'
+			}
+			if r.Type != wantType {
+				t.Fatalf("%s RESP%d: reply type %q: %q", name, proto, r.Type, raw)
+			}
+			// Flatten: name, {calls, N, histogram_usec, {step, count...}}.
+			var got []string
+			for i := 0; i+1 < len(r.Elems); i += 2 {
+				cmd, body := r.Elems[i].Str, r.Elems[i+1]
+				if len(body.Elems) != 4 || body.Elems[0].Str != "calls" || body.Elems[2].Str != "histogram_usec" {
+					t.Fatalf("%s RESP%d: %s's entry %q", name, proto, cmd, raw)
+				}
+				hist := body.Elems[3].Elems
+				if len(hist) == 0 || len(hist)%2 != 0 {
+					t.Fatalf("%s RESP%d: %s's histogram %q", name, proto, cmd, raw)
+				}
+				for j := 0; j < len(hist); j += 2 {
+					if !steps.MatchString(strconv.FormatInt(hist[j].Int, 10)) {
+						t.Errorf("%s RESP%d: %s steps at %d us", name, proto, cmd, hist[j].Int)
+					}
+				}
+				last := hist[len(hist)-1].Int
+				got = append(got, fmt.Sprintf("%s calls=%d last=%d", cmd, body.Elems[1].Int, last))
+			}
+			// The container names the subcommands that ran, in Redis's
+			// dictionary order: compared as a set.
+			want := []string{"config|get calls=1 last=1", "config|resetstat calls=1 last=1", "set calls=7 last=7"}
+			slices.Sort(got)
+			if strings.Join(got, "; ") != strings.Join(want, "; ") {
+				t.Errorf("%s RESP%d: %v, want %v", name, proto, got, want)
+			}
+			c.Close()
+		}
+	}
+}
