@@ -42,6 +42,8 @@ var serverCommands = []*Spec{
 		{Name: "latency|latest", Arity: 2, Flags: FlagAdmin | FlagNoscript | FlagLoading | FlagStale, ACL: "@admin @slow @dangerous", Handler: cmdLatencyLatest},
 		{Name: "latency|history", Arity: 3, Flags: FlagAdmin | FlagNoscript | FlagLoading | FlagStale, ACL: "@admin @slow @dangerous", Handler: cmdLatencyHistory},
 		{Name: "latency|reset", Arity: -2, Flags: FlagAdmin | FlagNoscript | FlagLoading | FlagStale, ACL: "@admin @slow @dangerous", Handler: cmdLatencyReset},
+		{Name: "latency|doctor", Arity: 2, Flags: FlagAdmin | FlagNoscript | FlagLoading | FlagStale, ACL: "@admin @slow @dangerous", Handler: cmdLatencyDoctor},
+		{Name: "latency|graph", Arity: 3, Flags: FlagAdmin | FlagNoscript | FlagLoading | FlagStale, ACL: "@admin @slow @dangerous", Handler: cmdLatencyGraph},
 		{Name: "latency|histogram", Arity: -2, Flags: FlagAdmin | FlagNoscript | FlagLoading | FlagStale, ACL: "@admin @slow @dangerous", Handler: cmdLatencyHistogram},
 	}},
 }
@@ -363,6 +365,20 @@ func cmdLatencyHelp(x *Ctx) {
 func cmdLatencyLatest(x *Ctx)  { x.W.Array(0) }
 func cmdLatencyHistory(x *Ctx) { x.W.Array(0) }
 func cmdLatencyReset(x *Ctx)   { x.W.Int(0) }
+
+// cmdLatencyDoctor is Redis's report while latency monitoring is off,
+// which it always is here (latency-monitor-threshold stays 0).
+func cmdLatencyDoctor(x *Ctx) {
+	x.W.Verbatim("I'm sorry, Dave, I can't do that. Latency monitoring is disabled in this Redis instance. " +
+		"You may use \"CONFIG SET latency-monitor-threshold <milliseconds>.\" in order to enable it. " +
+		"If we weren't in a deep space mission I'd suggest to take a look at https://redis.io/topics/latency-monitor.\n")
+}
+
+// cmdLatencyGraph is LATENCY GRAPH <event>: no event has samples here.
+func cmdLatencyGraph(x *Ctx) {
+	event := strings.NewReplacer("\r", " ", "\n", " ").Replace(string(x.Args[2]))
+	x.W.Error("ERR No samples available for event '" + event + "'")
+}
 
 // cmdLatencyHistogram is LATENCY HISTOGRAM [command ...] (Redis's
 // latencyAllCommandsFillCDF and latencySpecificCommandsFillCDF): a map

@@ -173,8 +173,15 @@ func serverCommandScripts() []script {
 			do("LATENCY", "RESET", "command", "fork"),
 			do("LATENCY", "HELP"),
 			do("LATENCY", "NOSUCH"),
+			do("LATENCY", "DOCTOR"),
+			do("LATENCY", "GRAPH", "command"),
+			do("LATENCY", "GRAPH", "a\nb"),
+			// Only commands that never ran: the histograms' values are
+			// timings (TestLatencyHistogramMatchesRedis checks the rest).
+			do("LATENCY", "HISTOGRAM", "nosuch", "lpop", "xautoclaim"),
 			arity(line("LATENCY"), line("LATENCY", "LATEST", "x"), line("LATENCY", "HISTORY"),
-				line("LATENCY", "HISTORY", "a", "b"), line("LATENCY", "HELP", "x")),
+				line("LATENCY", "HISTORY", "a", "b"), line("LATENCY", "HELP", "x"),
+				line("LATENCY", "DOCTOR", "x"), line("LATENCY", "GRAPH"), line("LATENCY", "GRAPH", "a", "b")),
 		)},
 		{"command getkeysandflags", seq(
 			do("COMMAND", "GETKEYSANDFLAGS", "SET", "a", "b"),
