@@ -6,6 +6,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unsafe"
 )
 
 // TestBucketsMatchHDR checks the buckets against HDR's definition for two
@@ -190,4 +191,12 @@ func TestCDFAsRedis(t *testing.T) {
 	check(one(300, 900, 1_500), []CDFPoint{{1, 2}, {2, 3}})
 	check(one(7_000, 7_500, 10_000, 12_000, 20_000), []CDFPoint{{8, 2}, {16, 4}, {33, 5}})
 	check(one(1<<45), []CDFPoint{{highestIn(numBuckets-1) / 1000, 1}})
+}
+
+// TestCommandTakesOneCacheLine: neighbouring commands of the table never
+// share a cache line.
+func TestCommandTakesOneCacheLine(t *testing.T) {
+	if size := unsafe.Sizeof(Command{}); size != 64 {
+		t.Fatalf("Command is %d bytes, want 64", size)
+	}
 }
