@@ -70,7 +70,9 @@ func TestZSetsAreDemotedReadBackAndSurviveKillNine(t *testing.T) {
 		t.Skip("kvserver's disk tier has no Redis counterpart")
 	}
 	t.Parallel()
-	const keys, maxmemory = 400, 8 << 20
+	// About 12 MiB of sorted sets against 4 MiB: two thirds or more must
+	// go to disk whatever the exact per-member accounting.
+	const keys, maxmemory = 400, 4 << 20
 	s := startKVServer(t, "--maxmemory", strconv.Itoa(maxmemory))
 	c := dialRaw(t, s.Addr)
 	for i := 0; i < keys; i++ {
@@ -79,7 +81,9 @@ func TestZSetsAreDemotedReadBackAndSurviveKillNine(t *testing.T) {
 	if used := infoInt(t, c, "memory", "used_memory"); used > maxmemory {
 		t.Errorf("used_memory %d above maxmemory %d", used, maxmemory)
 	}
-	if d := infoInt(t, c, "tiers", "tier_disk_keys"); d < keys/2 {
+	d := infoInt(t, c, "tiers", "tier_disk_keys")
+	t.Logf("%d of %d sorted sets demoted", d, keys)
+	if d < keys/2 {
 		t.Errorf("tier_disk_keys = %d, want most of the %d sorted sets demoted", d, keys)
 	}
 	grown := false
