@@ -18,18 +18,17 @@ func (s *Server) dispatch(c *Client) {
 	s.stats.commandsProcessed.Add(1)
 	spec := s.table.Lookup(args[0])
 	// A container's subcommand, looked up with the command as Redis's
-	// lookupCommand does; the client's last command is what they found,
-	// before any check.
+	// lookupCommand does; the client's last command is what they found
+	// (nothing for an unknown one), before any check.
 	var sub *commands.Spec
+	found := spec
 	if spec != nil && spec.IsContainer() && len(args) > 1 {
 		sub = spec.Sub(args[1])
+		found = sub
 	}
-	switch {
-	case sub != nil:
-		c.setLastCmd(sub.Name)
-	case spec != nil && !(spec.IsContainer() && len(args) > 1):
-		c.setLastCmd(spec.Name)
-	default:
+	if found != nil {
+		c.setLastCmd(found.Name)
+	} else {
 		c.setLastCmd("")
 	}
 	if spec == nil {

@@ -135,13 +135,11 @@ func (s *Server) serveLoopConn(pc *evloop.Conn) {
 // before the loop goes on to other connections (which a lock kept after a
 // script must not hold up).
 func (s *Server) flushParked(c *Client, pc *evloop.Conn) {
-	s.releaseExclusive(c)
 	if c.w.Pending() == 0 {
+		s.releaseExclusive(c)
 		return
 	}
-	err := s.flush(c)
-	s.countIO(c)
-	if err != nil {
+	if err := s.sendReplies(c); err != nil {
 		s.endClient(c, nil)
 		return
 	}

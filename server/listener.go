@@ -277,9 +277,14 @@ func New(eng *engine.Engine, opts Options) *Server {
 	applyPolicy(s)
 	applySlowlogThreshold(s)
 	applyLatencyTracking(s)
-	// As CONFIG SET keeps them (liveParsers): printed as Redis prints
-	// them back, whatever the file's spelling.
-	s.settings.Set("latency-tracking-info-percentiles", config.FormatPercentiles(s.latencyPercentiles()))
+	// Settings with a parser keep the form CONFIG SET would keep (Redis
+	// prints them back so), whatever the file's spelling; the file was
+	// validated, so they parse.
+	for name, parse := range liveParsers {
+		if v, reason := parse(s.settings.Text(name)); reason == "" {
+			s.settings.Set(name, v)
+		}
+	}
 	s.idleTimeout.Store(opts.Timeout)
 	s.protectedMode.Store(!opts.ProtectedModeOff)
 	limits := opts.OutputBufferLimits
@@ -577,10 +582,7 @@ func (s *Server) serveClient(c *Client) {
 		if c.w.Pending() > 0 && !c.r.Buffered() {
 			// Replies an event loop's pass left for its end, when the
 			// connection left the loop before that.
-			s.releaseExclusive(c)
-			err := s.flush(c)
-			s.countIO(c)
-			if err != nil {
+			if err := s.sendReplies(c); err != nil {
 				s.endClient(c, nil)
 				return
 			}
@@ -629,14 +631,20 @@ func (s *Server) runCommand(c *Client, loop *evloop.Conn) bool {
 	// Out of input: send now, unless the loop's pass sends at its end.
 	sendNow := !c.r.Buffered() && (loop == nil || loop.Running() || c.mailboxUsed.Load())
 	if sendNow || c.w.Pending() > maxPendingReply || c.closeAfterReply {
-		s.releaseExclusive(c)
-		err := s.flush(c)
-		s.countIO(c)
-		if err != nil {
+		if err := s.sendReplies(c); err != nil {
 			return false
 		}
 	}
 	return !c.closeAfterReply
+}
+
+// sendReplies writes c's queued replies, first letting Server.exclusive
+// go: no other client waits for this one's network.
+func (s *Server) sendReplies(c *Client) error {
+	s.releaseExclusive(c)
+	err := s.flush(c)
+	s.countIO(c)
+	return err
 }
 
 // endClient closes the connection and forgets the client; readErr is the
