@@ -144,27 +144,44 @@ func (h *Histogram) Record(ns int64) { h.counts[bucketOf(ns)].Add(1) }
 
 // Total is the number of durations counted.
 func (h *Histogram) Total() uint64 {
-	var n uint64
-	for i := range h.counts {
-		n += h.counts[i].Load()
-	}
+	_, n := h.read()
 	return n
+}
+
+// read returns the bucket counts and their total, each bucket read once,
+// so that what is derived from them agrees while calls go on counting.
+func (h *Histogram) read() (counts *[numBuckets]uint64, total uint64) {
+	counts = new([numBuckets]uint64)
+	for i := range h.counts {
+		counts[i] = h.counts[i].Load()
+		total += counts[i]
+	}
+	return counts, total
 }
 
 // ValueAtPercentile returns the duration in nanoseconds at or below which
 // p percent of the durations fall, as the highest value of its bucket
 // (hdr_value_at_percentile), 0 when nothing was counted.
 func (h *Histogram) ValueAtPercentile(p float64) int64 {
-	total := h.Total()
-	want := uint64(min(p, 100)/100*float64(total) + 0.5)
-	want = max(want, 1)
-	var seen uint64
-	for i := range h.counts {
-		if seen += h.counts[i].Load(); seen >= want {
-			return highestIn(i)
+	return h.ValuesAtPercentiles([]float64{p})[0]
+}
+
+// ValuesAtPercentiles is ValueAtPercentile of each of ps, from one
+// reading of the buckets.
+func (h *Histogram) ValuesAtPercentiles(ps []float64) []int64 {
+	counts, total := h.read()
+	out := make([]int64, len(ps))
+	for j, p := range ps {
+		want := max(uint64(min(p, 100)/100*float64(total)+0.5), 1)
+		var seen uint64
+		for i := range counts {
+			if seen += counts[i]; seen >= want {
+				out[j] = highestIn(i)
+				break
+			}
 		}
 	}
-	return 0
+	return out
 }
 
 // Cumulative returns, for each bound in ascending nanoseconds, how many
@@ -172,15 +189,16 @@ func (h *Histogram) ValueAtPercentile(p float64) int64 {
 // cumulative counts of Prometheus buckets), and the total, all from one
 // reading of the buckets.
 func (h *Histogram) Cumulative(bounds []int64) (counts []uint64, total uint64) {
+	buckets, _ := h.read()
 	counts = make([]uint64, len(bounds))
 	b := 0
-	for i := range h.counts {
+	for i := range buckets {
 		hi := highestIn(i)
 		for b < len(bounds) && hi > bounds[b] {
 			counts[b] = total
 			b++
 		}
-		total += h.counts[i].Load()
+		total += buckets[i]
 	}
 	for ; b < len(bounds); b++ {
 		counts[b] = total
@@ -202,12 +220,7 @@ type CDFPoint struct {
 // whose count did not grow is left out, and the walk ends once every
 // duration is counted.
 func (h *Histogram) CDF() []CDFPoint {
-	var counts [numBuckets]uint64
-	var total uint64
-	for i := range h.counts {
-		counts[i] = h.counts[i].Load()
-		total += counts[i]
-	}
+	counts, total := h.read()
 	var out []CDFPoint
 	var cum, prev uint64
 	next := 0

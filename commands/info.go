@@ -402,11 +402,12 @@ func infoLatencystats(x *Ctx, w *InfoWriter) {
 			continue
 		}
 		var b strings.Builder
+		values := c.Latency.ValuesAtPercentiles(settings.LatencyPercentiles)
 		for i, p := range settings.LatencyPercentiles {
 			if i > 0 {
 				b.WriteByte(',')
 			}
-			fmt.Fprintf(&b, "p%s=%.3f", config.FormatPercentile(p), float64(c.Latency.ValueAtPercentile(p))/1000)
+			fmt.Fprintf(&b, "p%s=%.3f", config.FormatPercentile(p), float64(values[i])/1000)
 		}
 		w.Str("latency_percentiles_usec_"+c.Name, b.String())
 	}
