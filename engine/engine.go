@@ -696,7 +696,7 @@ func (e *Engine) insertLocked(ks *keyspace, it *item) {
 		g.resident++
 		e.residentKeys++
 		e.residentBytes += it.valueBytes()
-		e.memLRU.moveToFront(g)
+		e.memLRU.touch(g)
 	} else if g.list == nil {
 		e.diskLRU.pushFront(g)
 	}
@@ -788,7 +788,7 @@ func (e *Engine) setResidentLocked(it *item, value []byte) {
 	}
 	it.resident = true
 	e.charge(it)
-	e.memLRU.moveToFront(it.grp)
+	e.memLRU.touch(it.grp)
 }
 
 // releaseValueLocked uncharges it and its resident value before a new

@@ -260,3 +260,58 @@ func TestSetExpiresAnExpiredKeyAndRefreshesRecency(t *testing.T) {
 		t.Fatalf("LRU front is %q after overwriting other, want other", head)
 	}
 }
+
+// TestLRUOnALargeKeyspaceKeepsWhatIsRead: past lruExactBelow groups a read
+// moves its group only from the back quarter of the order (lruList.touch).
+// That must not cost what LRU promises: a key read while the others are
+// written is never the one evicted, a key read once from the back quarter
+// outlives every key older than it, and eviction still takes the keys
+// nobody read in the order they were written.
+func TestLRUOnALargeKeyspaceKeepsWhatIsRead(t *testing.T) {
+	const n = 4 * lruExactBelow
+	value := make([]byte, 100)
+	key := func(i int) string { return fmt.Sprintf("k%05d", i) }
+	per := int64(itemOverhead + len(key(0)) + len(value))
+	e, _ := newTestEngine(n * per)
+	for i := range n {
+		set(e, 0, key(i), value, 0)
+	}
+	// k00000..k00009 are read all the time; k01000 once, from the back
+	// quarter (it is older than three quarters of the keys).
+	get(e, 0, key(1000))
+	hot := func() {
+		for i := range 10 {
+			if _, ok := get(e, 0, key(i)); !ok {
+				t.Fatalf("hot key %s was evicted", key(i))
+			}
+		}
+	}
+	// Each new key evicts one; 2n of them turn the whole keyspace over
+	// twice.
+	for i := n; i < 3*n; i++ {
+		hot()
+		set(e, 0, key(i), value, 0)
+		if i == n+499 {
+			// 500 evicted: the oldest unread keys, in order.
+			for j := 10; j < 510; j++ {
+				if _, ok := get(e, 0, key(j)); ok {
+					t.Fatalf("%s, among the oldest unread keys, was kept", key(j))
+				}
+			}
+			if _, ok := get(e, 0, key(510)); !ok {
+				t.Fatalf("%s was evicted before older keys", key(510))
+			}
+		}
+		if i == n+999 {
+			// k01000 was read after every key up to n was written:
+			// it outlives them all.
+			if _, ok := get(e, 0, key(1000)); !ok {
+				t.Fatalf("%s, read from the back quarter, was evicted before older keys", key(1000))
+			}
+		}
+	}
+	hot()
+	if st := e.Stats(); st.EvictedKeys != 2*n || st.Keys != n {
+		t.Fatalf("stats %+v, want %d evicted and %d keys", st, 2*n, n)
+	}
+}

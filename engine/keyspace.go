@@ -28,6 +28,10 @@ type item struct {
 	expireAt int64 // unix milliseconds; 0 means no expiry
 	hash     uint64
 	lastUsed int64 // unix milliseconds of the last access
+	// lruSeen is the memLRU push count of the item's group as the item
+	// last saw it; the group's own (group.pushedAt) is at least that
+	// while the group is on memLRU (see Tx.touchLRU).
+	lruSeen uint64
 	// version changes whenever the value changes, so a demotion or load
 	// that ran without the lock can tell whether it is still current.
 	version uint64

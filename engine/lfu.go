@@ -93,6 +93,11 @@ func (p Policy) lfuIncr(counter uint8, r float64) uint8 {
 
 // countAccess is updateLFU: decay, then a logarithmic increment.
 func (e *Engine) countAccess(it *item, nowMs int64) {
+	if !e.policy.LFU() {
+		// As in Redis, the counter is kept only under an LFU policy
+		// (OBJECT FREQ refuses to answer otherwise).
+		return
+	}
 	c := e.policy.lfuDecayed(it, nowMs)
 	it.freq = e.policy.lfuIncr(c, rand.Float64())
 	it.freqTime = lfuMinutes(nowMs)

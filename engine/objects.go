@@ -21,7 +21,7 @@ func (e *Engine) setObjectLocked(it *item, obj datatype.Object) {
 	e.residentBytes += it.objSize
 	it.resident = true
 	e.charge(it)
-	e.memLRU.moveToFront(it.grp)
+	e.memLRU.touch(it.grp)
 }
 
 // resizeObjectLocked accounts the memory of it's object again after a

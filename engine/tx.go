@@ -109,17 +109,27 @@ func (tx *Tx) countAccess(it *item) {
 	tx.e.countAccess(it, tx.now)
 }
 
-// touchLRU moves the key's group to the front of the LRU order, without
-// counting an access: EXISTS, TYPE and TTL, which Redis's LOOKUP_NOTOUCH
-// keeps out of the LFU counter, still refresh a group's recency here (an
-// EXISTS hit announces a GET).
+// touchLRU moves the key's group to the front of the LRU order (see
+// lruList.touch), without counting an access: EXISTS, TYPE and TTL, which
+// Redis's LOOKUP_NOTOUCH keeps out of the LFU counter, still refresh a
+// group's recency here (an EXISTS hit announces a GET).
 func (tx *Tx) touchLRU(it *item) {
 	if tx.noTouch {
 		return
 	}
 	it.lastUsed = tx.now
-	if it.grp.list != nil {
-		it.grp.list.moveToFront(it.grp)
+	e := tx.e
+	// A resident item's group is on memLRU, pushed there no earlier than
+	// the item last saw (lruSeen): when that is recent enough the group's
+	// memory, a likely cache miss, is not even read.
+	if it.resident && e.memLRU.inFront(it.lruSeen) {
+		return
+	}
+	if g := it.grp; g.list != nil {
+		g.list.touch(g)
+		if g.list == &e.memLRU {
+			it.lruSeen = g.pushedAt
+		}
 	}
 }
 
