@@ -59,17 +59,53 @@ var scriptingCommands = []*Spec{
 	}},
 }
 
+// ScriptCall is one script command's request to RunScript: a value, so
+// that running a script allocates no closure.
+type ScriptCall struct {
+	// Kind is which engine entry point runs it.
+	Kind ScriptKind
+	// ReadOnly: EVAL_RO, EVALSHA_RO, FCALL_RO.
+	ReadOnly bool
+	// Target is EVAL's script body, EVALSHA's digest or FCALL's function
+	// name.
+	Target []byte
+	// Keys and Args are the command's keys and other arguments.
+	Keys, Args [][]byte
+}
+
+// ScriptKind is which scripting.Engine entry point a ScriptCall runs.
+type ScriptKind uint8
+
+// The kinds of ScriptCall.
+const (
+	ScriptEval    ScriptKind = iota // Engine.Eval: EVAL, EVAL_RO
+	ScriptEvalSHA                   // Engine.EvalSHA: EVALSHA, EVALSHA_RO
+	ScriptFCall                     // Engine.FCall: FCALL, FCALL_RO
+)
+
+// Run runs call on r with lua's matching entry point.
+func (call *ScriptCall) Run(lua *scripting.Engine, r *scripting.Run) {
+	switch call.Kind {
+	case ScriptEvalSHA:
+		lua.EvalSHA(r, call.Target)
+	case ScriptFCall:
+		lua.FCall(r, call.Target)
+	default:
+		lua.Eval(r, call.Target)
+	}
+}
+
 // Scripting is the server's side of scripts: its engine, the one script
 // that runs at a time, and SCRIPT KILL / FUNCTION KILL.
 type Scripting interface {
 	// Lua is the server's scripting engine.
 	Lua() *scripting.Engine
-	// RunScript runs exec for this connection with a Run the server
+	// RunScript runs call for this connection with a Run the server
 	// prepared (the reply writer, the Caller that dispatches the script's
-	// commands, the context SCRIPT KILL cancels) and keys, args and
-	// readOnly filled in. The dispatcher already holds every other
+	// commands, the context SCRIPT KILL cancels) and call's keys, args and
+	// read-only flag filled in. The dispatcher already holds every other
 	// client's command off (Spec.Exclusive).
-	RunScript(function, readOnly bool, keys, args [][]byte, exec func(r *scripting.Run))
+	RunScript(call ScriptCall)
 	// KillScript stops the running script, for SCRIPT KILL (function
 	// false) or FUNCTION KILL (true); it returns the error reply, "" when
 	// the script was told to stop.
@@ -129,14 +165,11 @@ func evalGeneric(x *Ctx, bySHA, readOnly bool) {
 	if !ok {
 		return
 	}
-	script := x.Args[1]
-	x.Scripting.RunScript(false, readOnly, keys, args, func(r *scripting.Run) {
-		if bySHA {
-			x.Scripting.Lua().EvalSHA(r, script)
-		} else {
-			x.Scripting.Lua().Eval(r, script)
-		}
-	})
+	kind := ScriptEval
+	if bySHA {
+		kind = ScriptEvalSHA
+	}
+	x.Scripting.RunScript(ScriptCall{Kind: kind, ReadOnly: readOnly, Target: x.Args[1], Keys: keys, Args: args})
 }
 
 func cmdEval(x *Ctx)       { evalGeneric(x, false, false) }
@@ -163,9 +196,7 @@ func fcallGeneric(x *Ctx, readOnly bool) {
 	if !ok {
 		return
 	}
-	x.Scripting.RunScript(true, readOnly, keys, args, func(r *scripting.Run) {
-		x.Scripting.Lua().FCall(r, name)
-	})
+	x.Scripting.RunScript(ScriptCall{Kind: ScriptFCall, ReadOnly: readOnly, Target: name, Keys: keys, Args: args})
 }
 
 func replyKill(x *Ctx, function bool) {

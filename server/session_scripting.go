@@ -203,9 +203,10 @@ var _ commands.Scripting = session{}
 
 func (s session) Lua() *scripting.Engine { return s.c.srv.scripts.lua }
 
-// RunScript runs exec as the server's one running script.
-func (s session) RunScript(function, readOnly bool, keys, args [][]byte, exec func(r *scripting.Run)) {
+// RunScript runs call as the server's one running script.
+func (s session) RunScript(call commands.ScriptCall) {
 	c, srv := s.c, s.c.srv
+	function, keys := call.Kind == commands.ScriptFCall, call.Keys
 	sp := &srv.scripts
 	run := &scriptRun{client: c, function: function, start: c.cmdStart}
 	if run.start.IsZero() {
@@ -226,7 +227,7 @@ func (s session) RunScript(function, readOnly bool, keys, args [][]byte, exec fu
 	}
 	sc.start(c, run, srv.ClusterEnabled(), keys)
 	r := &sc.r
-	*r = scripting.Run{W: c.w, Caller: sc, Keys: keys, Args: args, ReadOnly: readOnly, Check: sc.checkFn}
+	*r = scripting.Run{W: c.w, Caller: sc, Keys: keys, Args: call.Args, ReadOnly: call.ReadOnly, Check: sc.checkFn}
 	if ms := srv.settings.Int("busy-reply-threshold"); ms > 0 {
 		if sp.kill == nil || sp.kill.Err() != nil {
 			sp.kill = newKillSwitch()
@@ -241,7 +242,7 @@ func (s session) RunScript(function, readOnly bool, keys, args [][]byte, exec fu
 		sc.end()
 		run.end()
 	}()
-	exec(r)
+	call.Run(sp.lua, r)
 }
 
 // KillScript is SCRIPT KILL and FUNCTION KILL (Redis's scriptKill).
@@ -347,6 +348,9 @@ type scriptCaller struct {
 	// tracking caller's have been remembered (Call).
 	keys       [][]byte
 	remembered bool
+	// session is the script's commands' session, kept here so that
+	// pointing the context at it allocates nothing.
+	session scriptSession
 }
 
 // start readies the caller for a script c runs with the declared keys.
@@ -358,7 +362,8 @@ func (sc *scriptCaller) start(c *Client, run *scriptRun, clusterMode bool, keys 
 	}
 	sc.x = *c.x
 	sc.x.W = sc.w
-	sc.x.Session = scriptSession{session{c}, sc}
+	sc.session = scriptSession{session{c}, sc}
+	sc.x.Session = &sc.session
 	sc.x.KeyBlocking = scriptBlocking{session{c}}
 }
 
@@ -373,7 +378,7 @@ func (scriptBlocking) CanBlock() bool { return false }
 // end drops what the caller holds of the script that ended.
 func (sc *scriptCaller) end() {
 	sc.c, sc.run, sc.r, sc.keys = nil, nil, scripting.Run{}, nil
-	sc.x = commands.Ctx{}
+	sc.x, sc.session = commands.Ctx{}, scriptSession{}
 	if sc.buf.Cap() > 64<<10 {
 		// A large reply's buffer is not kept for the next script.
 		sc.buf = bytes.Buffer{}
