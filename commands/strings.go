@@ -241,9 +241,15 @@ func cmdSet(x *Ctx) {
 // value in the command; okReply and abortReply, when set, replace +OK and
 // the null reply (SETNX answers :1 and :0).
 func setGeneric(x *Ctx, key []byte, valueArg int, o stringOptions, name string, okReply, abortReply func()) {
-	// Copy the value (when the reader did not already give it its own
-	// buffer) before taking the engine lock, not while holding it.
-	value := x.Session.Own(valueArg)
+	// A large value is copied (when the reader did not already give it
+	// its own buffer) before taking the engine lock, not while holding
+	// it; a small one is copied by the engine (SetCopy), into the old
+	// value's buffer when it can.
+	var value []byte
+	copyLocked := len(x.Args[valueArg]) <= engine.MaxCopiedValue
+	if !copyLocked {
+		value = x.Session.Own(valueArg)
+	}
 	if okReply == nil {
 		okReply = x.W.OK
 	}
@@ -285,7 +291,11 @@ func setGeneric(x *Ctx, key []byte, valueArg int, o stringOptions, name string, 
 		if o.keepTTL && found {
 			at = old.ExpireAt
 		}
-		tx.Set(key, value, at)
+		if copyLocked {
+			tx.SetCopy(key, x.Args[valueArg], at)
+		} else {
+			tx.Set(key, value, at)
+		}
 		tx.Notify(notify.String, "set", key)
 		if o.expire != expireNone {
 			tx.Notify(notify.Generic, "expire", key)

@@ -57,7 +57,7 @@ func (e *Engine) verifyPartnersLocked(ctx context.Context, it *item, promote boo
 		if m == it || m.resident || !m.hasRecord() {
 			continue
 		}
-		value, meta, err := e.cold.GetAlive(ctx, m.ks.phys, []byte(m.key))
+		value, meta, err := e.cold.GetAlive(ctx, m.keyspace().phys, []byte(m.key))
 		if lostOnDisk(err) {
 			e.dropLostLocked(ctx, m)
 			return false

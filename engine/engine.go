@@ -675,7 +675,6 @@ func (e *Engine) dbIndexLocked(ks *keyspace) int {
 
 // insertLocked adds a new resident item to ks.
 func (e *Engine) insertLocked(ks *keyspace, it *item) {
-	it.ks = ks
 	it.hash = hashKey(e.seed, it.key)
 	ks.items[it.key] = it
 	if !e.bulkLoading {
@@ -707,7 +706,7 @@ func (e *Engine) insertLocked(ks *keyspace, it *item) {
 func (e *Engine) removeLocked(ctx context.Context, it *item) {
 	e.touchItemLocked(it, true)
 	e.chunkDeletedLocked(it.grp)
-	ks := it.ks
+	ks := it.keyspace()
 	e.forgetChunkLocked(it)
 	delete(ks.items, it.key)
 	delete(ks.expires, it)
@@ -782,13 +781,27 @@ func (e *Engine) bumpVersion() uint64 {
 func (e *Engine) setResidentLocked(it *item, value []byte) {
 	e.releaseValueLocked(it)
 	e.residentBytes += int64(len(value))
-	it.value, it.obj, it.objSize = value, nil, 0
+	it.value, it.obj, it.objSize, it.private = value, nil, 0, false
 	if !it.quantized {
 		it.length = int64(len(value))
 	}
 	it.resident = true
 	e.charge(it)
 	e.memLRU.touch(it.grp)
+}
+
+// reuseValueLocked returns a copy of value for it's next value: in it's
+// current buffer when that is private (the engine's own, never handed out
+// since), not being written to disk (its group demoting), and of a size
+// that fits value without wasting more than half of it; otherwise a new
+// buffer.
+func (e *Engine) reuseValueLocked(it *item, value []byte) []byte {
+	if old := it.value; it.private && it.resident && !it.grp.demoting && len(value) > 0 &&
+		cap(old) >= len(value) && cap(old) <= 2*len(value) {
+		it.private = false // until the caller stores the copy
+		return append(old[:0], value...)
+	}
+	return append([]byte(nil), value...)
 }
 
 // releaseValueLocked uncharges it and its resident value before a new
@@ -812,7 +825,7 @@ func (e *Engine) dropResidentLocked(it *item) {
 	e.uncharge(it)
 	e.residentKeys--
 	e.residentBytes -= it.valueBytes()
-	it.value, it.obj, it.objSize = nil, nil, 0
+	it.value, it.obj, it.objSize, it.private = nil, nil, 0, false
 	it.resident = false
 	e.charge(it)
 	g := it.grp

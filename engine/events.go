@@ -121,7 +121,7 @@ func (e *Engine) keyEventLocked(it *item, class notify.Class, event string, orig
 	if e.events == nil {
 		return
 	}
-	if db := e.dbIndexLocked(it.ks); db >= 0 {
+	if db := e.dbIndexLocked(it.keyspace()); db >= 0 {
 		e.events.KeyEvent(db, class, event, it.key, origin)
 	}
 }

@@ -40,8 +40,8 @@ type item struct {
 	// it, so that the record's replacement need not read its header; zero
 	// when not known.
 	disk disktier.Footprint
-	ks   *keyspace
-	grp  *group
+	// grp is the key's group, and through it its keyspace (keyspace).
+	grp *group
 	// chunk is set on a metadata key whose value is LMCache metadata.
 	chunk *chunkInfo
 	// The small fields last, together, so that the struct has no holes.
@@ -64,7 +64,16 @@ type item struct {
 	// quantized: the stored value (in memory and on disk) is a codec
 	// encoding of the client's value, whose length is still length.
 	quantized bool
+	// private: value is a buffer the engine allocated itself (SetCopy)
+	// and has not handed out since (a read, a quantization), so that
+	// nothing outside the engine holds it. A write-behind or demotion
+	// holds it while its group is demoting. A private buffer may take
+	// the key's next value in place (reuseValueLocked).
+	private bool
 }
+
+// keyspace is the database the item is in (or was, once removed).
+func (it *item) keyspace() *keyspace { return it.grp.ks }
 
 // hasRecord reports whether the cold tier holds a record of the key,
 // current or older.

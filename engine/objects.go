@@ -14,7 +14,7 @@ var ErrWrongType = errors.New("WRONGTYPE Operation against a key holding the wro
 // setObjectLocked makes obj the resident value of it (a write or a load).
 func (e *Engine) setObjectLocked(it *item, obj datatype.Object) {
 	e.releaseValueLocked(it)
-	it.value, it.obj, it.objSize = nil, obj, obj.MemSize()
+	it.value, it.obj, it.objSize, it.private = nil, obj, obj.MemSize(), false
 	it.kind = obj.Kind()
 	it.quantized = false
 	it.length = it.objSize

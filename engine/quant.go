@@ -74,6 +74,7 @@ func (e *Engine) runQuantizer(ctx context.Context) {
 				continue
 			}
 			raw, version := data.value, data.version
+			data.private = false // read below without the lock
 			e.mu.Unlock()
 
 			blob, err := codec.Encode(e.opts.KVQuant, meta.meta.Groups[0], raw)
@@ -82,7 +83,7 @@ func (e *Engine) runQuantizer(ctx context.Context) {
 				continue
 			}
 			e.mu.Lock()
-			if data.ks.items[data.key] == data && data.version == version && data.resident && !data.quantized {
+			if data.keyspace().items[data.key] == data && data.version == version && data.resident && !data.quantized {
 				e.setQuantizedLocked(data, blob)
 				e.quantized.Add(1)
 			}
@@ -98,7 +99,7 @@ func (e *Engine) runQuantizer(ctx context.Context) {
 func (e *Engine) setQuantizedLocked(it *item, blob []byte) {
 	e.uncharge(it)
 	e.residentBytes += int64(len(blob)) - int64(len(it.value))
-	it.value = blob
+	it.value, it.private = blob, false
 	it.quantized = true
 	e.charge(it)
 	it.version = e.bumpVersion()
@@ -142,6 +143,7 @@ func (e *Engine) predecode(db int, keys [][]byte) {
 			continue
 		}
 		stored, version := it.value, it.version
+		it.private = false // read below without the lock
 		e.mu.Unlock()
 		raw, _, err := codec.Decode(stored)
 		if err != nil {

@@ -207,17 +207,17 @@ func (e *Engine) runPost(ctx context.Context, p *postWork) {
 // Preload; if it changed meanwhile, the write-back tries again. The group
 // must not be demoting.
 func (e *Engine) syncExpiryLocked(ctx context.Context, it *item) error {
-	if it.ks.items[it.key] != it || it.resident || !it.diskOld || e.flushing[it.ks.phys] > 0 {
+	if it.keyspace().items[it.key] != it || it.resident || !it.diskOld || e.flushing[it.keyspace().phys] > 0 {
 		return nil
 	}
 	g := it.grp
-	version, expireAt, phys := it.version, it.expireAt, it.ks.phys
+	version, expireAt, phys := it.version, it.expireAt, it.keyspace().phys
 	e.beginWriteLocked(g)
 	e.mu.Unlock()
 	err := e.cold.SetExpire(ctx, phys, []byte(it.key), expireAt)
 	e.mu.Lock()
 	e.endWriteLocked(g)
-	current := it.ks.items[it.key] == it && e.dbIndexLocked(it.ks) >= 0
+	current := it.keyspace().items[it.key] == it && e.dbIndexLocked(it.keyspace()) >= 0
 	switch {
 	case err == nil && current && it.version == version:
 		it.diskOld = false
@@ -660,7 +660,7 @@ const diskReclaimWait = 20 * time.Second
 func (e *Engine) loadLocked(ctx context.Context, it *item, promote bool) ([]byte, bool) {
 	// The step found the key alive: the record's expiry (which may be
 	// past by now, or older than the key's) is not judged again.
-	value, meta, err := e.cold.GetAlive(ctx, it.ks.phys, []byte(it.key))
+	value, meta, err := e.cold.GetAlive(ctx, it.keyspace().phys, []byte(it.key))
 	if err == nil {
 		it.quantized = meta.Quantized
 		it.disk = meta.Footprint()
@@ -811,11 +811,11 @@ func (e *Engine) rebuild(ctx context.Context) error {
 		}
 	}
 	for _, it := range metas {
-		if it.ks.items[it.key] != it {
+		if it.keyspace().items[it.key] != it {
 			continue // dropped with a damaged partner
 		}
 		// Small: the disk tier keeps such values inline with the header.
-		v, _, err := e.cold.GetAlive(ctx, it.ks.phys, []byte(it.key))
+		v, _, err := e.cold.GetAlive(ctx, it.keyspace().phys, []byte(it.key))
 		if lostOnDisk(err) {
 			e.dropLostLocked(ctx, it)
 			continue

@@ -128,14 +128,14 @@ func (e *Engine) touchItemLocked(it *item, deleting bool) {
 	if deleting && it.kind == datatype.KindStream && len(e.waited) > 0 {
 		// Redis's signalDeletedKeyAsReady: XREADGROUP blocked on a
 		// deleted stream is answered with an error.
-		if db := e.dbIndexLocked(it.ks); db >= 0 {
+		if db := e.dbIndexLocked(it.keyspace()); db >= 0 {
 			e.signalReadyLocked(db, it.key)
 		}
 	}
 	if e.events == nil && len(e.watches) == 0 {
 		return
 	}
-	db := e.dbIndexLocked(it.ks)
+	db := e.dbIndexLocked(it.keyspace())
 	if db < 0 {
 		return
 	}

@@ -1,0 +1,88 @@
+package engine
+
+import (
+	"bytes"
+	"testing"
+	"unsafe"
+)
+
+// TestSetCopyReusesOnlyAPrivateBuffer: SetCopy takes the key's next value
+// into the current value's buffer only while nothing outside the engine
+// can hold that buffer: never after a read handed it out, never while a
+// write to disk holds it, never for a buffer the caller gave (Set) or one
+// too large for the new value.
+func TestSetCopyReusesOnlyAPrivateBuffer(t *testing.T) {
+	e, _ := newTestEngine(0)
+	val := func(c byte, n int) []byte { return bytes.Repeat([]byte{c}, n) }
+	buf := func(key string) *byte {
+		var p *byte
+		e.View(0, func(tx *Tx) { p = unsafe.SliceData(tx.ks.items[key].value) })
+		return p
+	}
+	setCopy := func(key string, v []byte) {
+		e.Update(0, func(tx *Tx) { tx.SetCopy([]byte(key), v, 0) })
+	}
+	check := func(key string, want []byte) {
+		t.Helper()
+		if got, ok := get(e, 0, key); !ok || !bytes.Equal(got, want) {
+			t.Fatalf("%s = %.10q (%d bytes), want %.10q (%d bytes)", key, got, len(got), want, len(want))
+		}
+	}
+
+	arg := val('a', 4096)
+	setCopy("k", arg)
+	arg[0] = 'x' // the caller's buffer stays the caller's
+	first := buf("k")
+	if first == unsafe.SliceData(arg) {
+		t.Fatal("SetCopy stored the caller's buffer")
+	}
+	setCopy("k", val('b', 4000))
+	if buf("k") != first {
+		t.Fatal("an overwrite of a private value did not reuse its buffer")
+	}
+
+	// A read hands the buffer out: the next value gets a new one, and
+	// what the reader holds stays as it read it.
+	held, _ := get(e, 0, "k")
+	setCopy("k", val('c', 4096))
+	if buf("k") == first {
+		t.Fatal("the buffer a read handed out was reused")
+	}
+	if !bytes.Equal(held, val('b', 4000)) {
+		t.Fatal("a value a reader holds changed")
+	}
+	check("k", val('c', 4096))
+
+	// A value much smaller than the buffer does not keep it.
+	second := buf("k")
+	setCopy("k", val('d', 100))
+	if buf("k") == second {
+		t.Fatal("a 100-byte value kept a 4 KiB buffer")
+	}
+	check("k", val('d', 100))
+
+	// While the group is being written to disk its values are held.
+	setCopy("k", val('e', 100))
+	third := buf("k")
+	e.mu.Lock()
+	g := e.dbs[0].items["k"].grp
+	e.beginWriteLocked(g)
+	e.mu.Unlock()
+	setCopy("k", val('f', 100))
+	if buf("k") == third {
+		t.Fatal("a value being written to disk was reused")
+	}
+	e.mu.Lock()
+	e.endWriteLocked(g)
+	e.mu.Unlock()
+	check("k", val('f', 100))
+
+	// A buffer the caller gave (Set) is never reused.
+	given := val('g', 4096)
+	e.Update(0, func(tx *Tx) { tx.Set([]byte("k"), given, 0) })
+	setCopy("k", val('h', 4096))
+	if buf("k") == unsafe.SliceData(given) {
+		t.Fatal("a buffer given with Set was reused")
+	}
+	check("k", val('h', 4096))
+}
