@@ -462,7 +462,11 @@ func checkPairs(x *Ctx, name string) bool {
 // without expiry.
 func setPairs(x *Ctx, tx *engine.Tx) {
 	for i := 1; i < len(x.Args); i += 2 {
-		tx.Set(x.Args[i], x.Session.Own(i+1), 0)
+		if len(x.Args[i+1]) <= engine.MaxCopiedValue {
+			tx.SetCopy(x.Args[i], x.Args[i+1], 0)
+		} else {
+			tx.Set(x.Args[i], x.Session.Own(i+1), 0)
+		}
 		tx.Notify(notify.String, "set", x.Args[i])
 	}
 }

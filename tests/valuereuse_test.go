@@ -15,8 +15,8 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// TestOverwritesNeverChangeAValueBeingSent: a SET of a small value may
-// take the old value's buffer (engine.Tx.SetCopy), so this checks, against
+// TestOverwritesNeverChangeAValueBeingSent: a SET or MSET of a small value
+// may take the old value's buffer (engine.Tx.SetCopy), so this checks, against
 // the real server, that no reply ever carries bytes of a later value. Every
 // value is one byte repeated; writers overwrite a few keys as fast as they
 // can while readers GET them in deep pipelines (replies referencing the
@@ -61,6 +61,7 @@ func TestOverwritesNeverChangeAValueBeingSent(t *testing.T) {
 					c := byte('B' + (w*7+n+i)%24)
 					p.Set(ctx, key(i), bytes.Repeat([]byte{c}, size-(n+i)%64), 0)
 				}
+				p.MSet(ctx, key((n+1)%keys), bytes.Repeat([]byte{'y'}, size), key((n+2)%keys), bytes.Repeat([]byte{'x'}, size/2))
 				old := p.SetArgs(ctx, key(n%keys), bytes.Repeat([]byte{'z'}, size), redis.SetArgs{Get: true})
 				if _, err := p.Exec(ctx); err != nil {
 					report(fmt.Errorf("writer: %w", err))
