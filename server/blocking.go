@@ -251,9 +251,6 @@ func (s *Server) waitWhilePaused(c *Client, spec *commands.Spec) bool {
 		if !ok {
 			return true
 		}
-		c.mu.Lock()
-		c.lastCmd = spec.Name
-		c.mu.Unlock()
 		s.releaseExclusive(c)
 		if c.block(until, changed, false) == commands.UnblockedClosed {
 			return false

@@ -65,7 +65,6 @@ type Client struct {
 	name     string
 	libName  string
 	libVer   string
-	lastCmd  string
 	noEvict  bool
 	lastUsed time.Time
 	// multiCmds and multiMem are the other clients' CLIENT LIST view of
@@ -73,6 +72,9 @@ type Client struct {
 	// queued commands; their arguments' bytes.
 	multiCmds atomic.Int64
 	multiMem  atomic.Int64
+	// lastCmd is the command the client sent last, nil for an unknown
+	// one (CLIENT LIST cmd=): stored for every command, so not under mu.
+	lastCmd atomic.Pointer[commands.Spec]
 
 	killed atomic.Bool
 	// holdsShared is set while the handler runs under Server.exclusive's
@@ -187,19 +189,17 @@ func (cc clientConn) Read(p []byte) (int, error) {
 // DB is the selected database.
 func (c *Client) DB() int { return int(c.db.Load()) }
 
-// setLastCmd records the command the client sent last, "" for an unknown
+// setLastCmd records the command the client sent last, nil for an unknown
 // one (CLIENT LIST cmd=, which Redis sets at lookup, before any check).
-func (c *Client) setLastCmd(name string) {
-	c.mu.Lock()
-	c.lastCmd = name
-	c.mu.Unlock()
-}
+func (c *Client) setLastCmd(spec *commands.Spec) { c.lastCmd.Store(spec) }
 
-// lastCommand is the last command run, for logs.
+// lastCommand is the name of the command the client sent last, "" for an
+// unknown one.
 func (c *Client) lastCommand() string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.lastCmd
+	if spec := c.lastCmd.Load(); spec != nil {
+		return spec.Name
+	}
+	return ""
 }
 
 // setProto switches the connection's protocol version (HELLO).
@@ -241,7 +241,7 @@ func (c *Client) info(now time.Time) clientInfo {
 		age:      int64(now.Sub(c.created) / time.Second),
 		idle:     int64(now.Sub(c.lastUsed) / time.Second),
 		db:       c.DB(),
-		lastCmd:  c.lastCmd,
+		lastCmd:  c.lastCommand(),
 		libName:  c.libName,
 		libVer:   c.libVer,
 		noEvict:  c.noEvict,

@@ -26,11 +26,7 @@ func (s *Server) dispatch(c *Client) {
 		sub = spec.Sub(args[1])
 		found = sub
 	}
-	if found != nil {
-		c.setLastCmd(found.Name)
-	} else {
-		c.setLastCmd("")
-	}
+	c.setLastCmd(found)
 	if spec == nil {
 		s.rejectCommand(c, nil, unknownCommandError(args))
 		s.countRejected(nil)
