@@ -798,7 +798,6 @@ func (e *Engine) setResidentLocked(it *item, value []byte) {
 func (e *Engine) reuseValueLocked(it *item, value []byte) []byte {
 	if old := it.value; it.private && it.resident && !it.grp.demoting && len(value) > 0 &&
 		cap(old) >= len(value) && cap(old) <= 2*len(value) {
-		it.private = false // until the caller stores the copy
 		return append(old[:0], value...)
 	}
 	return append([]byte(nil), value...)

@@ -207,17 +207,18 @@ func (e *Engine) runPost(ctx context.Context, p *postWork) {
 // Preload; if it changed meanwhile, the write-back tries again. The group
 // must not be demoting.
 func (e *Engine) syncExpiryLocked(ctx context.Context, it *item) error {
-	if it.keyspace().items[it.key] != it || it.resident || !it.diskOld || e.flushing[it.keyspace().phys] > 0 {
+	ks := it.keyspace()
+	if ks.items[it.key] != it || it.resident || !it.diskOld || e.flushing[ks.phys] > 0 {
 		return nil
 	}
 	g := it.grp
-	version, expireAt, phys := it.version, it.expireAt, it.keyspace().phys
+	version, expireAt, phys := it.version, it.expireAt, ks.phys
 	e.beginWriteLocked(g)
 	e.mu.Unlock()
 	err := e.cold.SetExpire(ctx, phys, []byte(it.key), expireAt)
 	e.mu.Lock()
 	e.endWriteLocked(g)
-	current := it.keyspace().items[it.key] == it && e.dbIndexLocked(it.keyspace()) >= 0
+	current := ks.items[it.key] == it && e.dbIndexLocked(ks) >= 0
 	switch {
 	case err == nil && current && it.version == version:
 		it.diskOld = false
@@ -811,11 +812,12 @@ func (e *Engine) rebuild(ctx context.Context) error {
 		}
 	}
 	for _, it := range metas {
-		if it.keyspace().items[it.key] != it {
+		ks := it.keyspace()
+		if ks.items[it.key] != it {
 			continue // dropped with a damaged partner
 		}
 		// Small: the disk tier keeps such values inline with the header.
-		v, _, err := e.cold.GetAlive(ctx, it.keyspace().phys, []byte(it.key))
+		v, _, err := e.cold.GetAlive(ctx, ks.phys, []byte(it.key))
 		if lostOnDisk(err) {
 			e.dropLostLocked(ctx, it)
 			continue
