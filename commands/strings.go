@@ -243,11 +243,9 @@ func cmdSet(x *Ctx) {
 func setGeneric(x *Ctx, key []byte, valueArg int, o stringOptions, name string, okReply, abortReply func()) {
 	// A large value is copied (when the reader did not already give it
 	// its own buffer) before taking the engine lock, not while holding
-	// it; a small one is copied by the engine (SetCopy), into the old
-	// value's buffer when it can.
+	// it (setArg).
 	var value []byte
-	copyLocked := len(x.Args[valueArg]) <= engine.MaxCopiedValue
-	if !copyLocked {
+	if len(x.Args[valueArg]) > engine.MaxCopiedValue {
 		value = x.Session.Own(valueArg)
 	}
 	if okReply == nil {
@@ -291,11 +289,7 @@ func setGeneric(x *Ctx, key []byte, valueArg int, o stringOptions, name string, 
 		if o.keepTTL && found {
 			at = old.ExpireAt
 		}
-		if copyLocked {
-			tx.SetCopy(key, x.Args[valueArg], at)
-		} else {
-			tx.Set(key, value, at)
-		}
+		setArg(x, tx, key, valueArg, value, at)
 		tx.Notify(notify.String, "set", key)
 		if o.expire != expireNone {
 			tx.Notify(notify.Generic, "expire", key)
@@ -462,12 +456,23 @@ func checkPairs(x *Ctx, name string) bool {
 // without expiry.
 func setPairs(x *Ctx, tx *engine.Tx) {
 	for i := 1; i < len(x.Args); i += 2 {
-		if len(x.Args[i+1]) <= engine.MaxCopiedValue {
-			tx.SetCopy(x.Args[i], x.Args[i+1], 0)
-		} else {
-			tx.Set(x.Args[i], x.Session.Own(i+1), 0)
-		}
+		setArg(x, tx, x.Args[i], i+1, nil, 0)
 		tx.Notify(notify.String, "set", x.Args[i])
+	}
+}
+
+// setArg stores argument i under key: a value of at most
+// engine.MaxCopiedValue bytes is copied by the engine (SetCopy, into the
+// old value's buffer when it can); a larger one is handed over as owned,
+// already taken before the lock, or taken here (Own).
+func setArg(x *Ctx, tx *engine.Tx, key []byte, i int, owned []byte, expireAt int64) {
+	switch {
+	case len(x.Args[i]) <= engine.MaxCopiedValue:
+		tx.SetCopy(key, x.Args[i], expireAt)
+	case owned != nil:
+		tx.Set(key, owned, expireAt)
+	default:
+		tx.Set(key, x.Session.Own(i), expireAt)
 	}
 }
 
