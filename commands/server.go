@@ -3,6 +3,8 @@ package commands
 import (
 	"math"
 	"regexp"
+	"runtime"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"time"
@@ -12,15 +14,15 @@ import (
 
 // serverCommands are the server family's rows (Redis's server.c, rdb.c,
 // debug.c, object.c, slowlog.c, latency.c and replication.c): TIME,
-// LASTSAVE, SAVE, BGSAVE, DEBUG, SHUTDOWN, ROLE, WAIT, MEMORY, SLOWLOG
-// and LATENCY. CONFIG is in config.go, INFO in info.go, COMMAND in
+// LASTSAVE, SAVE, BGSAVE, DEBUG, SHUTDOWN, ROLE, WAIT, MEMORY, SLOWLOG,
+// LATENCY, MODULE, REPLICAOF (SLAVEOF) and LOLWUT (lolwut.go). CONFIG is in config.go, INFO in info.go, COMMAND in
 // command.go, OBJECT in keyspace.go.
 var serverCommands = []*Spec{
 	{Name: "time", Arity: 1, Flags: FlagLoading | FlagStale | FlagFast, ACL: "@fast", Handler: cmdTime},
 	{Name: "lastsave", Arity: 1, Flags: FlagLoading | FlagStale | FlagFast, ACL: "@admin @fast @dangerous", Handler: cmdLastsave},
 	{Name: "save", Arity: 1, Flags: FlagAdmin | FlagNoscript | FlagNoAsyncLoading | FlagNoMulti, ACL: "@admin @slow @dangerous", Handler: cmdSave},
 	{Name: "bgsave", Arity: -1, Flags: FlagAdmin | FlagNoscript | FlagNoAsyncLoading, ACL: "@admin @slow @dangerous", Handler: cmdBgsave},
-	{Name: "debug", Arity: -2, Flags: FlagAdmin | FlagNoscript | FlagLoading | FlagStale, ACL: "@admin @slow @dangerous", Protected: true, Handler: cmdDebug},
+	{Name: "debug", Arity: -2, Flags: FlagAdmin | FlagNoscript | FlagLoading | FlagStale, ACL: "@admin @slow @dangerous", Protected: ProtectedByDebug, Handler: cmdDebug},
 	{Name: "shutdown", Arity: -1, Flags: FlagAdmin | FlagNoscript | FlagLoading | FlagStale | FlagNoMulti | FlagAllowBusy, ACL: "@admin @slow @dangerous", Handler: cmdShutdown},
 	{Name: "role", Arity: 1, Flags: FlagNoscript | FlagLoading | FlagStale | FlagFast, ACL: "@admin @fast @dangerous", Handler: cmdRole},
 	{Name: "wait", Arity: 3, Flags: FlagNoscript, ACL: "@slow @connection", Handler: cmdWait},
@@ -30,7 +32,19 @@ var serverCommands = []*Spec{
 		{Name: "memory|stats", Arity: 2, Flags: 0, ACL: "@slow", Handler: cmdMemoryStats},
 		{Name: "memory|usage", Arity: -3, Flags: FlagReadonly, ACL: "@read @slow",
 			KeySpecs: []KeySpec{{Flags: KeyRO, Begin: Index(2), Find: Range(0, 1, 0)}}, Handler: cmdMemoryUsage},
+		{Name: "memory|malloc-stats", Arity: 2, Flags: 0, ACL: "@slow", Handler: cmdMemoryMallocStats},
+		{Name: "memory|purge", Arity: 2, Flags: 0, ACL: "@slow", Handler: cmdMemoryPurge},
 	}},
+	{Name: "module", Arity: -2, Flags: 0, ACL: "@slow", Subcommands: []*Spec{
+		{Name: "module|help", Arity: 2, Flags: FlagLoading | FlagStale, ACL: "@slow", Handler: cmdModuleHelp},
+		{Name: "module|list", Arity: 2, Flags: FlagAdmin | FlagNoscript, ACL: "@admin @slow @dangerous", Handler: cmdModuleList},
+		{Name: "module|load", Arity: -3, Flags: FlagAdmin | FlagNoscript | FlagNoAsyncLoading, ACL: "@admin @slow @dangerous", Protected: ProtectedByModule, Handler: cmdModuleLoad},
+		{Name: "module|loadex", Arity: -3, Flags: FlagAdmin | FlagNoscript | FlagNoAsyncLoading, ACL: "@admin @slow @dangerous", Protected: ProtectedByModule, Handler: cmdModuleLoad},
+		{Name: "module|unload", Arity: 3, Flags: FlagAdmin | FlagNoscript | FlagNoAsyncLoading, ACL: "@admin @slow @dangerous", Protected: ProtectedByModule, Handler: cmdModuleUnload},
+	}},
+	{Name: "replicaof", Arity: 3, Flags: FlagAdmin | FlagNoscript | FlagStale | FlagNoAsyncLoading, ACL: "@admin @slow @dangerous", Handler: cmdReplicaof},
+	{Name: "slaveof", Arity: 3, Flags: FlagAdmin | FlagNoscript | FlagStale | FlagNoAsyncLoading, ACL: "@admin @slow @dangerous", Handler: cmdReplicaof},
+	{Name: "lolwut", Arity: -1, Flags: FlagReadonly | FlagFast, ACL: "@read @fast", Handler: cmdLolwut},
 	{Name: "slowlog", Arity: -2, Flags: 0, ACL: "@slow", Subcommands: []*Spec{
 		{Name: "slowlog|help", Arity: 2, Flags: FlagLoading | FlagStale, ACL: "@slow", Handler: cmdSlowlogHelp},
 		{Name: "slowlog|get", Arity: -2, Flags: FlagAdmin | FlagLoading | FlagStale, ACL: "@admin @slow @dangerous", Handler: cmdSlowlogGet},
@@ -600,4 +614,111 @@ func parseFloatPrefix(b []byte) float64 {
 	// Out of range gives ±Inf or 0 with an error, as strtod does.
 	f, _ := strconv.ParseFloat(num, 64)
 	return sign * f
+}
+
+// cmdMemoryMallocStats implements MEMORY MALLOC-STATS. Redis prints
+// jemalloc's statistics; kvserver's allocator is Go's runtime, so it
+// prints the runtime's: the heap, what was returned to the system, the
+// garbage collector's goal and cycles.
+func cmdMemoryMallocStats(x *Ctx) {
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	var b strings.Builder
+	b.WriteString("___ Begin Go runtime statistics ___\n")
+	for _, f := range []struct {
+		name string
+		v    uint64
+	}{
+		{"heap_alloc", m.HeapAlloc},
+		{"heap_inuse", m.HeapInuse},
+		{"heap_idle", m.HeapIdle},
+		{"heap_released", m.HeapReleased},
+		{"heap_objects", m.HeapObjects},
+		{"heap_sys", m.HeapSys},
+		{"stack_inuse", m.StackInuse},
+		{"sys", m.Sys},
+		{"total_alloc", m.TotalAlloc},
+		{"mallocs", m.Mallocs},
+		{"frees", m.Frees},
+		{"next_gc", m.NextGC},
+		{"num_gc", uint64(m.NumGC)},
+		{"gc_pause_total_ns", m.PauseTotalNs},
+	} {
+		b.WriteString(f.name)
+		b.WriteString(": ")
+		b.WriteString(strconv.FormatUint(f.v, 10))
+		b.WriteByte('\n')
+	}
+	b.WriteString("--- End Go runtime statistics ---\n")
+	x.W.Verbatim(b.String())
+}
+
+// cmdMemoryPurge implements MEMORY PURGE: Redis asks jemalloc to return
+// its dirty pages to the system; kvserver asks Go's runtime to collect and
+// return the heap's free pages (debug.FreeOSMemory).
+func cmdMemoryPurge(x *Ctx) {
+	debug.FreeOSMemory()
+	x.W.OK()
+}
+
+func cmdModuleHelp(x *Ctx) {
+	writeHelp(x, "MODULE",
+		"LIST",
+		"    Return a list of loaded modules.",
+		"LOAD <path> [<arg> ...]",
+		"    Load a module library from <path>, passing to it any optional arguments.",
+		"LOADEX <path> [[CONFIG NAME VALUE] [CONFIG NAME VALUE]] [ARGS ...]",
+		"    Load a module library from <path>, while passing it module configurations and optional arguments.",
+		"UNLOAD <name>",
+		"    Unload a module.",
+	)
+}
+
+// cmdModuleList implements MODULE LIST: kvserver has no modules loaded.
+func cmdModuleList(x *Ctx) { x.W.Array(0) }
+
+// errModuleLoad is Redis's reply to a MODULE LOAD or LOADEX that failed.
+const errModuleLoad = "ERR Error loading the extension. Please check the server logs."
+
+// cmdModuleLoad implements MODULE LOAD and LOADEX where
+// enable-module-command allows them. Redis modules are C shared objects
+// built against Redis's internals (its module API), which kvserver does
+// not provide, so every load fails as Redis's does for a file it cannot
+// load: the reply asks to check the log, and the log says why.
+func cmdModuleLoad(x *Ctx) {
+	x.Log.Warn("module load refused: kvserver cannot load Redis modules (C shared objects for Redis's module API)",
+		"path", Sanitize(Truncate(string(x.Args[2]), 256)))
+	x.W.Error(errModuleLoad)
+}
+
+// cmdModuleUnload implements MODULE UNLOAD: no module is loaded, so
+// there is none of that name.
+func cmdModuleUnload(x *Ctx) {
+	x.W.Error("ERR Error unloading module: no such module with that name")
+}
+
+// errNoReplication is the refusal of REPLICAOF host port: kvserver is
+// always a master; its data survives restarts and crashes through its disk
+// tier, not through replicas.
+const errNoReplication = "ERR kvserver does not replicate: REPLICAOF and SLAVEOF accept only NO ONE"
+
+// cmdReplicaof implements REPLICAOF (and SLAVEOF) with Redis 7.0's checks:
+// refused in cluster mode; NO ONE, which makes a replica a master, answers
+// OK since kvserver is always a master; a host and port are checked as
+// Redis checks them (the port 0 to 65535) and then refused, since
+// kvserver cannot replicate from another server.
+func cmdReplicaof(x *Ctx) {
+	if x.KeyspaceConfig.ClusterEnabled() {
+		x.W.Error("ERR REPLICAOF not allowed in cluster mode.")
+		return
+	}
+	if strings.EqualFold(string(x.Args[1]), "no") && strings.EqualFold(string(x.Args[2]), "one") {
+		x.W.OK()
+		return
+	}
+	if port, ok := ParseInt64(x.Args[2]); !ok || port < 0 || port > math.MaxUint16 {
+		x.W.Error("ERR Invalid master port")
+		return
+	}
+	x.W.Error(errNoReplication)
 }

@@ -4,6 +4,40 @@ import (
 	"strings"
 )
 
+// Protection names the setting that guards a protected command (Redis's
+// CMD_PROTECTED): "no", "yes" or "local" says who may run it.
+type Protection uint8
+
+// The protections: none, enable-debug-command (DEBUG) and
+// enable-module-command (MODULE LOAD, LOADEX and UNLOAD).
+const (
+	Unprotected Protection = iota
+	ProtectedByDebug
+	ProtectedByModule
+)
+
+// Setting is the name of the setting that guards the command.
+func (p Protection) Setting() string {
+	switch p {
+	case ProtectedByDebug:
+		return "enable-debug-command"
+	case ProtectedByModule:
+		return "enable-module-command"
+	}
+	return ""
+}
+
+// Refusal is Redis 7.0's error for a client the setting does not allow.
+func (p Protection) Refusal() string {
+	cmd := "DEBUG"
+	if p == ProtectedByModule {
+		cmd = "MODULE"
+	}
+	return "ERR " + cmd + " command not allowed. If the " + p.Setting() + ` option is set to "local", ` +
+		"you can run it from a local connection, otherwise you need to set this option in the configuration file, " +
+		"and then restart the server."
+}
+
 // Flags are a command's properties, as Redis's COMMAND INFO names them.
 type Flags uint32
 
@@ -107,9 +141,10 @@ type Spec struct {
 	// data (PFCOUNT caches its count in the value), so CLIENT PAUSE WRITE
 	// holds it.
 	MayReplicate bool
-	// Protected is Redis's CMD_PROTECTED: the command runs only where
-	// enable-debug-command allows it (DEBUG).
-	Protected bool
+	// Protected is Redis's CMD_PROTECTED: the setting that says who may
+	// run the command (DEBUG: enable-debug-command; MODULE LOAD, LOADEX
+	// and UNLOAD: enable-module-command).
+	Protected Protection
 
 	// ID is the row's index among its table's commands and subcommands
 	// (Table.NumIDs), as Redis's redisCommand.id: per-command state lives

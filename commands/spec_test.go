@@ -147,7 +147,7 @@ func checkRow(t *testing.T, spec *Spec) {
 
 // keyless are the data commands without key arguments.
 var keyless = map[string]bool{
-	"keys": true, "scan": true, "randomkey": true, "dbsize": true,
+	"keys": true, "scan": true, "randomkey": true, "dbsize": true, "lolwut": true,
 	"flushdb": true, "flushall": true, "swapdb": true,
 	// They write the function libraries, not keys.
 	"function|load": true, "function|restore": true, "function|flush": true, "function|delete": true,

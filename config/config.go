@@ -92,6 +92,9 @@ type Config struct {
 	// no: who may run DEBUG (Redis 7's setting; local means loopback
 	// clients only).
 	EnableDebugCommand string
+	// EnableModuleCommand is --enable-module-command no|yes|local, default
+	// no: who may run MODULE LOAD, LOADEX and UNLOAD.
+	EnableModuleCommand string
 
 	// byName holds the settings whose rows have no field above, by name;
 	// read them with Int, String and Bool. It is shared by copies of the

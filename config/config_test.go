@@ -42,7 +42,7 @@ func defaults(t *testing.T) Config {
 		Databases:       16,
 		ConfigFile:      "",
 		LogLevel:        "info",
-		DiskCompression: "none", KVQuant: "off", EnableDebugCommand: "no", ClusterName: "kvserver",
+		DiskCompression: "none", KVQuant: "off", EnableDebugCommand: "no", EnableModuleCommand: "no", ClusterName: "kvserver",
 		ProtectedMode: true, TLSAuthClients: "yes",
 		ClientOutputBufferLimit: DefaultOutputBufferLimits,
 		RenameCommand:           map[string]string{},
@@ -197,7 +197,7 @@ func TestLoadLayersOverrideInRisingPriority(t *testing.T) {
 			want: func(c *Config) {
 				*c = Config{
 					Port: 1, Bind: "::1", Dir: "d", MaxMemory: 10 << 20, MetricsPort: 2, RequirePass: "pw",
-					ProtoMaxBulkLen: 1 << 20, MaxClients: 3, Databases: 4, LogLevel: "warn", DiskCompression: "none", KVQuant: "off", EnableDebugCommand: "no", ClusterName: "kvserver",
+					ProtoMaxBulkLen: 1 << 20, MaxClients: 3, Databases: 4, LogLevel: "warn", DiskCompression: "none", KVQuant: "off", EnableDebugCommand: "no", EnableModuleCommand: "no", ClusterName: "kvserver",
 					ProtectedMode: true, TLSAuthClients: "yes", ClientOutputBufferLimit: DefaultOutputBufferLimits, RenameCommand: map[string]string{},
 					byName: defaultByName(),
 				}
@@ -365,7 +365,7 @@ func TestValidateRejectsImpossibleValuesNamingTheKey(t *testing.T) {
 	t.Parallel()
 	valid := Config{
 		Port: 6379, Bind: "127.0.0.1", Dir: "./data", MaxMemory: 1 << 30, MetricsPort: 9121,
-		ProtoMaxBulkLen: 512 << 20, MaxClients: 10000, Databases: 16, LogLevel: "info", DiskCompression: "none", KVQuant: "off", EnableDebugCommand: "no", ClusterName: "kvserver",
+		ProtoMaxBulkLen: 512 << 20, MaxClients: 10000, Databases: 16, LogLevel: "info", DiskCompression: "none", KVQuant: "off", EnableDebugCommand: "no", EnableModuleCommand: "no", ClusterName: "kvserver",
 	}
 	tests := []struct {
 		name    string

@@ -387,6 +387,14 @@ var settings = []Setting{
 			"\"ERR DEBUG command not allowed...\" error. Fixed at start.\n" +
 			"Default: no.", InConfig: true,
 		field: func(c *Config) any { return &c.EnableDebugCommand }},
+	{Name: "enable-module-command", Kind: KindEnum, Default: "no", Values: []string{"", "no", "yes", "local"},
+		Doc: "who may run `MODULE LOAD`, `LOADEX` and `UNLOAD`: no, yes, or local, as in Redis 7 (kvserver loads no Redis modules)",
+		Notes: "Who may run MODULE LOAD, LOADEX and UNLOAD, as in Redis 7: no, yes or\n" +
+			"local. kvserver cannot load Redis modules (they are C shared objects\n" +
+			"written against Redis's internals): an allowed MODULE LOAD answers\n" +
+			"Redis's \"Error loading the extension\" and logs why. Fixed at start.\n" +
+			"Default: no.", InConfig: true,
+		field: func(c *Config) any { return &c.EnableModuleCommand }},
 	{Name: "tls-port", Kind: KindInt, Default: "0", Min: 0, Max: math.MaxUint16,
 		Doc: "TLS client port; with `--port 0` the only one",
 		Notes: "TCP port for TLS clients, 0..65535; 0 disables TLS. It may run beside the\n" +

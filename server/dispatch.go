@@ -61,8 +61,8 @@ func (s *Server) dispatch(c *Client) {
 		return
 	}
 	// Before authentication, as in Redis 7.0's processCommand.
-	if spec.Protected && !s.debugAllowed(c) {
-		s.rejectCommand(c, spec, errDebugNotAllowed)
+	if spec.Protected != commands.Unprotected && !s.protectedAllowed(c, spec.Protected) {
+		s.rejectCommand(c, spec, spec.Protected.Refusal())
 		s.countRejected(spec)
 		return
 	}
@@ -303,15 +303,14 @@ func (s *Server) routeError(c *Client, spec *commands.Spec, args [][]byte) strin
 	return s.clusterRedirect(spec, args)
 }
 
-// errDebugNotAllowed is Redis 7's refusal of DEBUG where
-// enable-debug-command does not allow it.
-const errDebugNotAllowed = `ERR DEBUG command not allowed. If the enable-debug-command option is set to "local", ` +
-	"you can run it from a local connection, otherwise you need to set this option in the configuration file, " +
-	"and then restart the server."
-
-// debugAllowed is Redis's allowProtectedAction for enable-debug-command.
-func (s *Server) debugAllowed(c *Client) bool {
-	switch s.options().EnableDebugCommand {
+// protectedAllowed is Redis's allowProtectedAction: whether the setting
+// that guards a protected command lets c run it.
+func (s *Server) protectedAllowed(c *Client, p commands.Protection) bool {
+	mode := s.options().EnableDebugCommand
+	if p == commands.ProtectedByModule {
+		mode = s.options().EnableModuleCommand
+	}
+	switch mode {
 	case "yes":
 		return true
 	case "local":

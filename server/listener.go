@@ -81,6 +81,9 @@ type Options struct {
 	// EnableDebugCommand is Redis 7's enable-debug-command: "no" (the
 	// default, also for ""), "yes", or "local" (loopback clients only).
 	EnableDebugCommand string
+	// EnableModuleCommand is Redis 7's enable-module-command, the same for
+	// MODULE LOAD, LOADEX and UNLOAD.
+	EnableModuleCommand string
 	// Timeout is the initial CONFIG timeout: seconds a client may stay
 	// idle before it is closed (0 = never). New moves it, ProtectedModeOff,
 	// ProtoMaxBulkLen and OutputBufferLimits into the server's run-time
@@ -236,6 +239,9 @@ func New(eng *engine.Engine, opts Options) *Server {
 	}
 	if opts.EnableDebugCommand == "" {
 		opts.EnableDebugCommand = "no"
+	}
+	if opts.EnableModuleCommand == "" {
+		opts.EnableModuleCommand = "no"
 	}
 	if opts.TLS.AuthClients == "" {
 		opts.TLS.AuthClients = "yes"

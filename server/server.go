@@ -111,12 +111,13 @@ var configState = map[string]configAccessor{
 		apply: func(s *Server, v any) { s.notifyFlags.Store(int32(v.(notify.Class))) }},
 	"client-output-buffer-limit": {get: func(s *Server) string { return s.outputLimits().String() },
 		apply: func(s *Server, v any) { lim := v.(config.OutputBufferLimits); s.obufLimits.Store(&lim) }},
-	"enable-debug-command": {get: func(s *Server) string { return s.options().EnableDebugCommand }},
-	"tls-port":             {get: func(s *Server) string { return strconv.Itoa(s.options().TLS.Port) }},
-	"tls-cert-file":        {get: func(s *Server) string { return s.options().TLS.CertFile }},
-	"tls-key-file":         {get: func(s *Server) string { return s.options().TLS.KeyFile }},
-	"tls-ca-cert-file":     {get: func(s *Server) string { return s.options().TLS.CACertFile }},
-	"tls-auth-clients":     {get: func(s *Server) string { return s.options().TLS.AuthClients }},
+	"enable-debug-command":  {get: func(s *Server) string { return s.options().EnableDebugCommand }},
+	"enable-module-command": {get: func(s *Server) string { return s.options().EnableModuleCommand }},
+	"tls-port":              {get: func(s *Server) string { return strconv.Itoa(s.options().TLS.Port) }},
+	"tls-cert-file":         {get: func(s *Server) string { return s.options().TLS.CertFile }},
+	"tls-key-file":          {get: func(s *Server) string { return s.options().TLS.KeyFile }},
+	"tls-ca-cert-file":      {get: func(s *Server) string { return s.options().TLS.CACertFile }},
+	"tls-auth-clients":      {get: func(s *Server) string { return s.options().TLS.AuthClients }},
 }
 
 // liveParsers validate CONFIG SET values of settings read by name whose

@@ -6,8 +6,8 @@ import (
 )
 
 // TestDifferentialServerCommands pins the diagnostic server commands to
-// Redis 7's replies: ROLE, WAIT, OBJECT, MEMORY, SLOWLOG, LATENCY and
-// COMMAND GETKEYSANDFLAGS. Replies whose values are the server's own
+// Redis 7's replies: ROLE, WAIT, OBJECT, MEMORY, SLOWLOG, LATENCY,
+// COMMAND GETKEYSANDFLAGS, MODULE, REPLICAOF and LOLWUT. Replies whose values are the server's own
 // (memory sizes, slow log timings and addresses) are compared by type.
 func TestDifferentialServerCommands(t *testing.T) {
 	t.Parallel()
@@ -109,8 +109,68 @@ func serverCommandScripts() []script {
 			do("SELECT", "0"),
 			do("MEMORY", "HELP"),
 			do("MEMORY", "NOSUCH"),
+			// jemalloc's report on Redis, Go's runtime's on kvserver.
+			typeOnly("MEMORY", "MALLOC-STATS"),
+			do("MEMORY", "PURGE"),
+			do("memory", "purge"),
 			arity(line("MEMORY"), line("MEMORY", "USAGE"), line("MEMORY", "STATS", "x"),
-				line("MEMORY", "DOCTOR", "x"), line("MEMORY", "HELP", "x")),
+				line("MEMORY", "DOCTOR", "x"), line("MEMORY", "HELP", "x"),
+				line("MEMORY", "MALLOC-STATS", "x"), line("MEMORY", "PURGE", "x")),
+		)},
+		{"module", seq(
+			do("MODULE", "LIST"),
+			do("module", "list"),
+			do("MODULE", "HELP"),
+			// enable-module-command is no on both (the default).
+			do("CONFIG", "GET", "enable-module-command"),
+			do("MODULE", "LOAD", "/nonexistent/module.so"),
+			do("MODULE", "LOAD", "/nonexistent/module.so", "arg"),
+			do("MODULE", "LOADEX", "/nonexistent/module.so", "CONFIG", "a", "b"),
+			do("MODULE", "UNLOAD", "nosuch"),
+			do("MODULE", "NOSUCH"),
+			arity(line("MODULE"), line("MODULE", "LIST", "x"), line("MODULE", "HELP", "x"),
+				line("MODULE", "LOAD"), line("MODULE", "LOADEX"), line("MODULE", "UNLOAD"),
+				line("MODULE", "UNLOAD", "a", "b")),
+		)},
+		{"replicaof", seq(
+			do("REPLICAOF", "NO", "ONE"),
+			do("replicaof", "no", "one"),
+			do("SLAVEOF", "NO", "ONE"),
+			do("ROLE"),
+			do("REPLICAOF", "127.0.0.1", "x"),
+			do("REPLICAOF", "127.0.0.1", "65536"),
+			do("REPLICAOF", "127.0.0.1", "-1"),
+			do("SLAVEOF", "host", "1.5"),
+			do("REPLICAOF", "NO", "TWO"),
+			arity(line("REPLICAOF"), line("REPLICAOF", "NO ONE"), line("REPLICAOF", "NO", "ONE", "x"),
+				line("SLAVEOF", "NO")),
+		)},
+		{"lolwut", seq(
+			do("LOLWUT"),
+			do("lolwut", "5", "6", "7", "8"),
+			do("LOLWUT", "VERSION"),
+			do("LOLWUT", "VERSION", "7"),
+			do("LOLWUT", "version", "4"),
+			do("LOLWUT", "VERSION", "-1"),
+			do("LOLWUT", "VERSION", "x"),
+			do("LOLWUT", "VERSION", "5", "x"),
+			do("LOLWUT", "VERSION", "5", "10", "x"),
+			do("LOLWUT", "VERSION", "6", "x"),
+			do("LOLWUT", "VERSION", "6", "10", "1.5"),
+			// Schotter's first two rows of squares are not turned at
+			// random: with at most two rows the drawing is Redis's,
+			// pixel for pixel.
+			do("LOLWUT", "VERSION", "5", "10", "3", "2"),
+			do("LOLWUT", "VERSION", "5", "40", "4", "1"),
+			do("LOLWUT", "VERSION", "5", "1", "1", "1"),
+			do("LOLWUT", "VERSION", "5", "0", "-3", "0"),
+			do("LOLWUT", "VERSION", "5", "3", "1", "2"),
+			do("LOLWUT", "VERSION", "5", "66", "8", "2"),
+			do("LOLWUT", "VERSION", "5", "5000", "500", "1"),
+			// 2^32+5 prints as version 5 in Redis's unsigned int.
+			do("LOLWUT", "VERSION", "4294967301", "12", "2", "1"),
+			typeOnly("LOLWUT", "VERSION", "5"),
+			typeOnly("LOLWUT", "VERSION", "6"),
 		)},
 		{"slowlog", seq(
 			unorderedPairs("CONFIG", "GET", "slowlog-*"),
