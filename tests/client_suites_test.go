@@ -3,9 +3,8 @@ package tests
 // Issue 14's acceptance: the client libraries' own test suites pass against
 // kvserver within 5% of their pass count against redis-server 7.0.15, family
 // by family. TestClientSuiteGoRedis measures it for go-redis v9.7.0's Ginkgo
-// suite (commands_test.go and friends). redis-py's suite is not run: its
-// tests ship neither in Debian's python3-redis nor anywhere a package
-// registry this project reaches serves (see DEVELOPERS.md).
+// suite (commands_test.go and friends), TestClientSuiteRedisPy
+// (client_suites_redispy_test.go) for redis-py's pytest suite.
 
 import (
 	"context"
