@@ -198,14 +198,19 @@ var settings = []Setting{
 		Notes: "Most clients connected at once; further connections are refused. At least 1.\n" +
 			"Default: 10000.", InConfig: true, Mutable: true, Rewrite: RewriteAlways,
 		field: func(c *Config) any { return &c.MaxClients }},
-	{Name: "io-threads", Kind: KindInt, Default: "2", Min: 1, Max: 128,
-		Doc: "event loops serving the connections",
+	{Name: "io-threads", Kind: KindInt, Default: "1", Min: 1, Max: 128,
+		Doc: "event loops serving the connections; above 1, commands of different connections may run out of arrival order",
 		Notes: "Event loops that serve idle TCP and Unix-socket connections, each on its own\n" +
-			"goroutine, as Redis's io-threads share its clients. Two serve more than one\n" +
-			"even on two cores that the clients share (4 KiB SET 70-77k -> 87-91k/s with\n" +
-			"redis-benchmark on the same machine); past four, the engine lock they share\n" +
-			"costs more than they give (README, \"Many cores\"). Between 1 and 128.\n" +
-			"Default: 2.", InConfig: true},
+			"goroutine. With one, as in Redis, commands run in the order their bytes\n" +
+			"arrived, across connections: a SUBSCRIBE sent on one connection and then a\n" +
+			"PUBLISH or PUBSUB NUMSUB on another find the subscription made (go-redis's\n" +
+			"suite relies on it; with two loops it failed about 2 times in 5). More loops\n" +
+			"serve more on many cores (README, \"Many cores\"; past four the engine lock\n" +
+			"they share costs more than they give), but commands that arrive on two\n" +
+			"connections within a few microseconds of each other may then run in either\n" +
+			"order. On two cores that the clients share, one loop serves as much as two.\n" +
+			"Between 1 and 128.\n" +
+			"Default: 1.", InConfig: true},
 	{Name: "databases", Kind: KindInt, Default: "16", Min: 1,
 		Doc: "numbered databases",
 		Notes: "Number of logical databases (SELECT 0 .. databases-1). At least 1.\n" +

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -16,16 +17,23 @@ import (
 // descriptor of its own (crypto/tls's): serve its connections the usual way.
 var ErrNotSocketListener = errors.New("evloop: listener has no socket descriptor")
 
-// Listener accepts connections of a net.Listener as Conns of a Group. The
-// socket is accepted straight into non-blocking mode and never joins the
-// Go runtime's poller.
+// Listener accepts connections of a net.Listener as Conns of a Group. It
+// waits for a connection in the Go runtime's poller, where the loops wait
+// too, and accepts it with accept4 straight into non-blocking mode; the
+// connection's socket never joins the runtime's poller.
 type Listener struct {
 	g      *Group
-	fd     int // a duplicate of the listener's descriptor
-	stopFD int // an eventfd that Close writes
+	file   *os.File // a duplicate of the listener's descriptor, in the runtime's poller
+	raw    syscall.RawConn
 	addr   net.Addr
 	closed atomic.Bool
 	once   sync.Once
+	// tryAccept is Accept's callback, bound once; nfd, sa and err are
+	// what its last call accepted, or why it failed.
+	tryAccept func(fd uintptr) bool
+	nfd       int
+	sa        unix.Sockaddr
+	err       error
 }
 
 // Listen accepts the connections of ln (a *net.TCPListener or
@@ -48,49 +56,83 @@ func (g *Group) Listen(ln net.Listener) (*Listener, error) {
 	if derr != nil {
 		return nil, fmt.Errorf("evloop: duplicate listener descriptor: %w", derr)
 	}
-	stop, err := unix.Eventfd(0, unix.EFD_NONBLOCK|unix.EFD_CLOEXEC)
-	if err != nil {
+	// Non-blocking before NewFile, so that the file joins the runtime's
+	// poller and a wait in Accept parks the goroutine, as the loops'
+	// waits do, instead of blocking a thread in poll.
+	if err := unix.SetNonblock(fd, true); err != nil {
 		unix.Close(fd)
-		return nil, fmt.Errorf("evloop: eventfd: %w", err)
+		return nil, fmt.Errorf("evloop: listener descriptor: %w", err)
 	}
-	return &Listener{g: g, fd: fd, stopFD: stop, addr: ln.Addr()}, nil
+	file := os.NewFile(uintptr(fd), "evloop-listener")
+	fraw, err := file.SyscallConn()
+	if err != nil {
+		file.Close()
+		return nil, fmt.Errorf("evloop: listener descriptor: %w", err)
+	}
+	l := &Listener{g: g, file: file, raw: fraw, addr: ln.Addr()}
+	l.tryAccept = l.acceptOnce
+	return l, nil
 }
 
 // Addr is the listening address.
 func (l *Listener) Addr() net.Addr { return l.addr }
 
-// Close makes Accept return net.ErrClosed; the descriptors are closed by
-// the Accept that sees it.
+// Close makes Accept return net.ErrClosed; the duplicate descriptor is
+// closed by the Accept that sees it.
 func (l *Listener) Close() error {
 	if !l.closed.Swap(true) {
-		var one = [8]byte{1}
-		unix.Write(l.stopFD, one[:])
+		// Wakes an Accept waiting in the poller; it sees closed.
+		return l.file.SetReadDeadline(time.Unix(1, 0))
 	}
 	return nil
 }
 
 // Accept waits for the next connection and returns it running; TCP
 // connections get the options net.TCPListener sets (no Nagle delay,
-// keep-alive every 15 s). After Close it returns net.ErrClosed.
+// keep-alive every 15 s). After Close it returns net.ErrClosed. One
+// goroutine at a time may call it.
 func (l *Listener) Accept() (*Conn, error) {
 	for {
 		if l.closed.Load() {
-			l.once.Do(func() {
-				unix.Close(l.fd)
-				unix.Close(l.stopFD)
-			})
+			l.once.Do(func() { l.file.Close() })
 			return nil, net.ErrClosed
 		}
-		nfd, sa, err := unix.Accept4(l.fd, unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC)
-		switch err {
-		case nil:
-			return l.conn(nfd, sa)
-		case unix.EAGAIN, unix.EINTR, unix.ECONNABORTED:
-			fds := []unix.PollFd{{Fd: int32(l.fd), Events: unix.POLLIN}, {Fd: int32(l.stopFD), Events: unix.POLLIN}}
-			unix.Poll(fds, -1)
+		l.nfd, l.sa, l.err = -1, nil, nil
+		werr := l.raw.Read(l.tryAccept)
+		if l.nfd >= 0 {
+			return l.conn(l.nfd, l.sa)
+		}
+		if l.closed.Load() {
 			continue
 		}
-		return nil, &net.OpError{Op: "accept", Net: l.addr.Network(), Addr: l.addr, Err: os.NewSyscallError("accept4", err)}
+		err := l.err
+		if err != nil {
+			err = os.NewSyscallError("accept4", err)
+		} else if werr != nil {
+			err = werr
+		} else {
+			continue
+		}
+		return nil, &net.OpError{Op: "accept", Net: l.addr.Network(), Addr: l.addr, Err: err}
+	}
+}
+
+// acceptOnce is Accept's callback: accept4 without waiting, true when it
+// accepted a connection or failed for good, false to wait for the next.
+func (l *Listener) acceptOnce(fd uintptr) bool {
+	for {
+		nfd, sa, err := unix.Accept4(int(fd), unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC)
+		switch err {
+		case nil:
+			l.nfd, l.sa = nfd, sa
+			return true
+		case unix.EINTR, unix.ECONNABORTED:
+			continue
+		case unix.EAGAIN:
+			return false
+		}
+		l.err = err
+		return true
 	}
 }
 

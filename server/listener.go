@@ -455,7 +455,7 @@ func (s *Server) accept(ctx context.Context, ln net.Listener, loops *evloop.Grou
 		wg.Add(1)
 		c.lifetime = wg
 		go func() {
-			if s.handshake(c) {
+			if s.handshake(c) && s.readFirst(c) {
 				s.serveClient(c)
 			} else {
 				s.endClient(c, nil)
@@ -602,6 +602,28 @@ func (s *Server) serveClient(c *Client) {
 			return
 		}
 	}
+}
+
+// readFirst reads, without waiting, what a new connection of an event loop
+// sent with its connection (a client usually sends its first command at
+// once), so that serveClient runs it now instead of parking the
+// connection and running it at the loop's next wake: a command sent on
+// another connection a little later then finds it done, as on Redis,
+// which reads its connections in the order their data arrived (go-redis's
+// suite subscribes on a new connection and publishes at once on another).
+// It reports false, having ended the client, when the connection failed.
+func (s *Server) readFirst(c *Client) bool {
+	pc, ok := c.conn.(*evloop.Conn)
+	if !ok {
+		return true
+	}
+	_, err := c.r.Fill(pc.TryRead)
+	s.countIO(c)
+	if err != nil && !errors.Is(err, evloop.ErrWouldBlock) {
+		s.endClient(c, err)
+		return false
+	}
+	return true
 }
 
 // runCommand runs the command just read, answers it, and reports whether
