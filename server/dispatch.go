@@ -134,7 +134,7 @@ func (s *Server) dispatch(c *Client) {
 		s.queue(c, spec)
 		return
 	}
-	start := time.Now()
+	start := s.clock.Now()
 	c.cmdStart = start
 	c.mu.Lock()
 	c.lastUsed = start

@@ -114,6 +114,8 @@ type TLSInfo struct {
 // dispatches them through the command table and writes replies.
 type Server struct {
 	eng *engine.Engine
+	// clock times commands (dispatch, EXEC) with one clock reading each.
+	clock wallClock
 	// migrations are MIGRATE's cached connections to target servers,
 	// closed when Serve returns.
 	migrations *migrate.Pool

@@ -1,8 +1,6 @@
 package server
 
 import (
-	"time"
-
 	"github.com/kvserver/kvserver/commands"
 	"github.com/kvserver/kvserver/engine"
 	"github.com/kvserver/kvserver/resp"
@@ -175,7 +173,7 @@ func (s session) RunQueued() {
 	// one's start: for the command statistics, the slow log (which logs
 	// each command EXEC runs, as Redis 7.0 does, and not EXEC), and a
 	// script's start.
-	start := time.Now()
+	start := srv.clock.Now()
 	for _, q := range c.multi.cmds {
 		c.dropSuppressedReplies() // EXEC's header, then each reply
 		// ACLs are checked again, in case they changed since the
@@ -188,7 +186,7 @@ func (s session) RunQueued() {
 			c.w.Error("NOPERM ACLs rules changed between the moment the transaction was accumulated and the EXEC call. " +
 				"This command is no longer allowed for the following reason: " + reason)
 			srv.countRejected(q.spec)
-			start = time.Now()
+			start = srv.clock.Now()
 			continue
 		}
 		c.cmdStart = start
@@ -200,7 +198,7 @@ func (s session) RunQueued() {
 		srv.feedMonitors(c, q.spec, q.args)
 		c.x.Args = nil
 		c.queuedArgs = nil
-		end := time.Now()
+		end := srv.clock.Now()
 		srv.observe(q.spec, end.Sub(start), c.w.ErrorSince(mark))
 		srv.recordSlow(c, q.spec, q.args, start, end.Sub(start))
 		start = end
