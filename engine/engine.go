@@ -790,14 +790,19 @@ func (e *Engine) setResidentLocked(it *item, value []byte) {
 	e.memLRU.touch(it.grp)
 }
 
+// reuseSmallCap is the buffer size up to which any smaller value may
+// reuse a buffer.
+const reuseSmallCap = 64
+
 // reuseValueLocked returns a copy of value for it's next value: in it's
 // current buffer when that is private (the engine's own, never handed out
 // since), not being written to disk (its group demoting), and of a size
-// that fits value without wasting more than half of it; otherwise a new
-// buffer.
+// that fits value without wasting more than half of it (or than
+// reuseSmallCap for a small value, whose buffer the allocator rounds up
+// anyway: a 1-byte value's is 8); otherwise a new buffer.
 func (e *Engine) reuseValueLocked(it *item, value []byte) []byte {
 	if old := it.value; it.private && it.resident && !it.grp.demoting && len(value) > 0 &&
-		cap(old) >= len(value) && cap(old) <= 2*len(value) {
+		cap(old) >= len(value) && cap(old) <= max(2*len(value), reuseSmallCap) {
 		return append(old[:0], value...)
 	}
 	return append([]byte(nil), value...)

@@ -85,4 +85,21 @@ func TestSetCopyReusesOnlyAPrivateBuffer(t *testing.T) {
 		t.Fatal("a buffer given with Set was reused")
 	}
 	check("k", val('h', 4096))
+
+	// A small value keeps a small buffer (a 1-byte value's is 8 bytes,
+	// more than twice its size), up to reuseSmallCap.
+	setCopy("s", val('i', 1))
+	small := buf("s")
+	setCopy("s", val('j', 1))
+	if buf("s") != small {
+		t.Fatal("a 1-byte overwrite did not reuse the 1-byte value's buffer")
+	}
+	check("s", val('j', 1))
+	setCopy("s", val('k', reuseSmallCap))
+	grown := buf("s")
+	setCopy("s", val('l', 3))
+	if buf("s") != grown {
+		t.Fatal("a 3-byte value did not reuse a 64-byte buffer")
+	}
+	check("s", val('l', 3))
 }
