@@ -129,50 +129,14 @@ func (c junitCase) asSpec() (suiteSpec, bool) {
 	return s, true
 }
 
-// redisPyFamilyResults counts one family per redisPyFamilies name, as
-// compareSuiteRuns does for go-redis: each spec's first container is its
-// family.
+// redisPyFamilyResults counts the two runs per family, in
+// redisPyFamilies' order: each spec's first container is its family.
 func redisPyFamilyResults(redisSpecs, kvSpecs []suiteSpec) []familyResult {
-	kvByName := make(map[string]suiteSpec, len(kvSpecs))
-	for _, s := range kvSpecs {
-		kvByName[s.name()] = s
-	}
-	byFamily := map[string]*familyResult{}
-	for _, s := range redisSpecs {
-		if s.State == "skipped" {
-			continue
-		}
-		fam := s.ContainerHierarchyTexts[0]
-		r := byFamily[fam]
-		if r == nil {
-			r = &familyResult{family: fam}
-			byFamily[fam] = r
-		}
-		r.specs++
-		kv := kvByName[s.name()]
-		if kv.State == "passed" {
-			r.kvOK++
-		}
-		if s.State == "passed" {
-			r.redisPassed++
-			if kv.State != "passed" {
-				why := "did not run"
-				if kv.State != "" {
-					why = kv.State + ": " + kv.failureSummary()
-				}
-				r.regressions = append(r.regressions, fmt.Sprintf("%s [%s]", s.name(), why))
-			}
-		}
-	}
-	var out []familyResult
-	seen := map[string]bool{}
+	var order []string
 	for _, f := range redisPyFamilies {
-		if r := byFamily[f.name]; r != nil && !seen[f.name] {
-			seen[f.name] = true
-			out = append(out, *r)
-		}
+		order = append(order, f.name)
 	}
-	return out
+	return countSuiteRuns(redisSpecs, kvSpecs, func(s suiteSpec) string { return s.ContainerHierarchyTexts[0] }, order)
 }
 
 // TestClientSuiteRedisPy runs redis-py's own suite (redisPySuiteFiles of

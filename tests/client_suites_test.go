@@ -204,14 +204,27 @@ func (r familyResult) ratio() float64 {
 // compareSuiteRuns pairs the two runs' specs by name and counts passes per
 // family, in goRedisFamilies' order.
 func compareSuiteRuns(redisSpecs, kvSpecs []suiteSpec) []familyResult {
+	var order []string
+	for _, f := range goRedisFamilies {
+		order = append(order, f.name)
+	}
+	return countSuiteRuns(redisSpecs, kvSpecs, func(s suiteSpec) string {
+		return familyOf(s.ContainerHierarchyTexts, s.LeafNodeText)
+	}, order)
+}
+
+// countSuiteRuns pairs the two runs' specs by name and counts, per family
+// (family's answer; "" leaves a spec out), the specs that ran on
+// redis-server and how many passed on each server, in the order of the
+// family names in order.
+func countSuiteRuns(redisSpecs, kvSpecs []suiteSpec, family func(suiteSpec) string, order []string) []familyResult {
 	kvByName := make(map[string]suiteSpec, len(kvSpecs))
 	for _, s := range kvSpecs {
 		kvByName[s.name()] = s
 	}
 	byFamily := map[string]*familyResult{}
-	var order []string
 	for _, s := range redisSpecs {
-		fam := familyOf(s.ContainerHierarchyTexts, s.LeafNodeText)
+		fam := family(s)
 		if fam == "" || s.State == "skipped" || s.State == "pending" {
 			continue
 		}
@@ -219,7 +232,6 @@ func compareSuiteRuns(redisSpecs, kvSpecs []suiteSpec) []familyResult {
 		if r == nil {
 			r = &familyResult{family: fam}
 			byFamily[fam] = r
-			order = append(order, fam)
 		}
 		r.specs++
 		kv := kvByName[s.name()]
@@ -239,9 +251,9 @@ func compareSuiteRuns(redisSpecs, kvSpecs []suiteSpec) []familyResult {
 	}
 	var out []familyResult
 	seen := map[string]bool{}
-	for _, f := range goRedisFamilies {
-		if r := byFamily[f.name]; r != nil && !seen[f.name] {
-			seen[f.name] = true
+	for _, name := range order {
+		if r := byFamily[name]; r != nil && !seen[name] {
+			seen[name] = true
 			out = append(out, *r)
 		}
 	}
