@@ -184,7 +184,7 @@ options:
 		var score float64
 		failed := false
 		for j, s := range scores {
-			out, newScore, nan := zsetAdd(z, string(pairs[2*j+1]), s, &f, lim)
+			out, newScore, nan := zsetAdd(z, pairs[2*j+1], s, &f, lim)
 			if nan {
 				failed = true
 				break
@@ -244,17 +244,20 @@ const (
 
 // zsetAdd is Redis's zsetAdd: it adds or updates member under ZADD's
 // options and returns what it did, the member's new score, and whether
-// the (incremented) score was NaN, in which case nothing changed.
-func zsetAdd(z *datatype.ZSet, member string, score float64, f *zaddFlags, lim datatype.ZSetLimits) (zaddOutcome, float64, bool) {
+// the (incremented) score was NaN, in which case nothing changed. Only a
+// member it adds is copied into a string of its own: an update looks the
+// member up and moves it through a view of the argument.
+func zsetAdd(z *datatype.ZSet, arg []byte, score float64, f *zaddFlags, lim datatype.ZSetLimits) (zaddOutcome, float64, bool) {
 	if math.IsNaN(score) {
 		return zaddNop, 0, true
 	}
+	member := datatype.View(arg)
 	cur, exists := z.Score(member)
 	if !exists {
 		if f.xx {
 			return zaddNop, 0, false
 		}
-		z.Add(member, score, lim)
+		z.Add(string(arg), score, lim)
 		return zaddAdded, score, false
 	}
 	if f.nx {

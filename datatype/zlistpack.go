@@ -19,9 +19,10 @@ type zlistpack struct {
 	n   int
 }
 
-// view returns b as a string without copying, for comparisons that do not
-// keep it.
-func view(b []byte) string {
+// View returns b as a string without copying, for lookups and comparisons
+// that do not keep it (a ZSet's Score and Update do not keep the member
+// they are given; Add does).
+func View(b []byte) string {
 	if len(b) == 0 {
 		return ""
 	}
@@ -47,7 +48,7 @@ func (lp *zlistpack) at(off int) ZEntry {
 func (lp *zlistpack) find(member string) (off int, score float64) {
 	for off := 0; off < len(lp.buf); {
 		m, s, next := lp.entry(off)
-		if view(m) == member {
+		if View(m) == member {
 			return off, s
 		}
 		off = next
@@ -69,7 +70,7 @@ func (lp *zlistpack) countWhile(pred func(e ZEntry) bool) int {
 	n := 0
 	for off := 0; off < len(lp.buf); n++ {
 		m, s, next := lp.entry(off)
-		if !pred(ZEntry{Member: view(m), Score: s}) {
+		if !pred(ZEntry{Member: View(m), Score: s}) {
 			break
 		}
 		off = next
@@ -115,7 +116,7 @@ func (lp *zlistpack) insert(member string, score float64) {
 	off := 0
 	for off < len(lp.buf) {
 		m, s, next := lp.entry(off)
-		e := ZEntry{Member: view(m), Score: s}
+		e := ZEntry{Member: View(m), Score: s}
 		if !e.less(score, member) {
 			break
 		}
