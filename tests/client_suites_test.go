@@ -260,6 +260,60 @@ func countSuiteRuns(redisSpecs, kvSpecs []suiteSpec, family func(suiteSpec) stri
 	return out
 }
 
+// suiteRetries is how often a spec that passed on one server and failed on
+// the other runs again, alone and on a fresh server of the kind where it
+// failed. The suites have specs that fail now and then on redis-server
+// too (go-redis's function specs after "Shows function stats" kills a
+// busy function failed on redis-server in 3 of 4 runs of four families,
+// and once on kvserver), and one such flake in a family of 15 specs is
+// past the 5% bound. Both servers get the same second chances.
+const suiteRetries = 2
+
+// retryMismatches runs again, through rerun (which starts a fresh server,
+// kvserver when kv is set, runs the one spec and returns its state), each
+// spec that passed in one run and failed in the other, on the server
+// where it failed, and takes a pass as the spec's result. It returns the
+// specs that passed only when run again.
+func retryMismatches(redisSpecs, kvSpecs []suiteSpec, rerun func(kv bool, s suiteSpec) string) []string {
+	kvAt := make(map[string]int, len(kvSpecs))
+	for i, s := range kvSpecs {
+		kvAt[s.name()] = i
+	}
+	var flaky []string
+	for i := range redisSpecs {
+		j, ok := kvAt[redisSpecs[i].name()]
+		if !ok {
+			continue
+		}
+		r, k := &redisSpecs[i], &kvSpecs[j]
+		if (r.State == "passed") == (k.State == "passed") || r.State == "skipped" || k.State == "skipped" {
+			continue
+		}
+		failed, onKV, where := r, false, "redis"
+		if r.State == "passed" {
+			failed, onKV, where = k, true, "kvserver"
+		}
+		for range suiteRetries {
+			if rerun(onKV, *failed) == "passed" {
+				failed.State = "passed"
+				flaky = append(flaky, fmt.Sprintf("%s (on %s)", failed.name(), where))
+				break
+			}
+		}
+	}
+	return flaky
+}
+
+// stateOf is the state of the spec named name in specs ("" when absent).
+func stateOf(specs []suiteSpec, name string) string {
+	for _, s := range specs {
+		if s.name() == name {
+			return s.State
+		}
+	}
+	return ""
+}
+
 // formatSuiteTable renders the comparison: one line per family, then the
 // specs kvserver loses.
 func formatSuiteTable(results []familyResult) string {
@@ -315,6 +369,18 @@ func TestClientSuiteGoRedis(t *testing.T) {
 	// pops, CLIENT PAUSE, WAIT) that a second run beside it would disturb.
 	redisSpecs := runGoRedisSuite(t, bin, suiteDir, startRedis(t), focus)
 	kvSpecs := runGoRedisSuite(t, bin, suiteDir, startKVServer(t), focus)
+	flaky := retryMismatches(redisSpecs, kvSpecs, func(kv bool, s suiteSpec) string {
+		srv := startRedis(t)
+		if kv {
+			srv = startKVServer(t)
+		}
+		defer srv.stop(t)
+		one := "^go-redis " + regexp.QuoteMeta(s.name()) + "$"
+		return stateOf(runGoRedisSuite(t, bin, suiteDir, srv, one), s.name())
+	})
+	if len(flaky) > 0 {
+		t.Logf("passed when run again: %s", strings.Join(flaky, "; "))
+	}
 	results := compareSuiteRuns(redisSpecs, kvSpecs)
 	if len(results) == 0 {
 		t.Fatalf("no spec of the families ran (focus %q)", focus)
@@ -515,5 +581,27 @@ func TestGoRedisSpecsAreSortedIntoFamilies(t *testing.T) {
 	}
 	if r := got[0].ratio(); r != 0.5 {
 		t.Errorf("hashes ratio %v, want 0.5", r)
+	}
+
+	// A spec that failed on one server only runs again there; a pass
+	// counts, a spec that failed on both or passed on both does not run.
+	redisRun = []suiteSpec{spec("sets", "a", "passed"), spec("sets", "b", "failed"), spec("sets", "c", "passed"), spec("sets", "d", "failed")}
+	kvRun = []suiteSpec{spec("sets", "a", "failed"), spec("sets", "b", "passed"), spec("sets", "c", "passed"), spec("sets", "d", "failed")}
+	var reruns []string
+	flaky := retryMismatches(redisRun, kvRun, func(kv bool, s suiteSpec) string {
+		reruns = append(reruns, fmt.Sprintf("%s kv=%v", s.LeafNodeText, kv))
+		if s.LeafNodeText == "a" {
+			return "passed"
+		}
+		return "failed"
+	})
+	if got, want := strings.Join(reruns, ", "), "a kv=true, b kv=false, b kv=false"; got != want {
+		t.Errorf("reruns %q, want %q", got, want)
+	}
+	if got, want := strings.Join(flaky, "; "), "Commands sets a (on kvserver)"; got != want {
+		t.Errorf("flaky %q, want %q", got, want)
+	}
+	if kvRun[0].State != "passed" || redisRun[1].State != "failed" || redisRun[3].State != "failed" {
+		t.Errorf("states after the retries: kv a %s, redis b %s, redis d %s", kvRun[0].State, redisRun[1].State, redisRun[3].State)
 	}
 }
