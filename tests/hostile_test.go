@@ -107,6 +107,31 @@ func TestRepliesDoNotWaitForTheClientsNextBytes(t *testing.T) {
 	}
 }
 
+// TestModuleLoadFollowsEnableModuleCommand checks Redis 7's
+// enable-module-command: MODULE LOAD, LOADEX and UNLOAD are refused by
+// default (MODULE LIST is not), the setting is fixed at start, and where it
+// allows them they answer as Redis does for a module it cannot load or
+// does not have.
+func TestModuleLoadFollowsEnableModuleCommand(t *testing.T) {
+	t.Parallel()
+	const refused = "-ERR MODULE command not allowed. If the enable-module-command option is set to \"local\", " +
+		"you can run it from a local connection, otherwise you need to set this option in the configuration file, " +
+		"and then restart the server.\r\n"
+	c := dialRaw(t, startOwnedServer(t, harnessStops).Addr)
+	checkReply(t, c, refused, "MODULE", "LOAD", "/nonexistent/module.so")
+	checkReply(t, c, refused, "MODULE", "UNLOAD", "x")
+	checkReply(t, c, "*0\r\n", "MODULE", "LIST")
+	checkReply(t, c, "-ERR CONFIG SET failed (possibly related to argument 'enable-module-command') - can't set immutable config\r\n",
+		"CONFIG", "SET", "enable-module-command", "yes")
+	for _, mode := range []string{"yes", "local"} {
+		c := dialRaw(t, startOwnedServer(t, harnessStops, "--enable-module-command", mode).Addr)
+		checkReply(t, c, "-ERR Error loading the extension. Please check the server logs.\r\n", "MODULE", "LOAD", "/nonexistent/module.so")
+		checkReply(t, c, "-ERR Error loading the extension. Please check the server logs.\r\n", "MODULE", "LOADEX", "/nonexistent/module.so", "ARGS", "a")
+		checkReply(t, c, "-ERR Error unloading module: no such module with that name\r\n", "MODULE", "UNLOAD", "x")
+		checkReply(t, c, "*2\r\n"+bulk("enable-module-command")+bulk(mode), "CONFIG", "GET", "enable-module-command")
+	}
+}
+
 // TestDebugIsRefusedByDefault checks Redis 7's enable-debug-command: DEBUG
 // is refused by default with Redis's exact error (after the arity check,
 // before authentication), the setting is fixed at start, and yes or local
