@@ -655,8 +655,11 @@ func cmdMemoryMallocStats(x *Ctx) {
 
 // cmdMemoryPurge implements MEMORY PURGE: Redis asks jemalloc to return
 // its dirty pages to the system; kvserver asks Go's runtime to collect and
-// return the heap's free pages (debug.FreeOSMemory).
+// return the heap's free pages (debug.FreeOSMemory). A collection of a
+// large heap takes a while, so the connection leaves its event loop first,
+// as for DEBUG SLEEP: the loop's other clients go on meanwhile.
 func cmdMemoryPurge(x *Ctx) {
+	x.Lifecycle.WillWait()
 	debug.FreeOSMemory()
 	x.W.OK()
 }
