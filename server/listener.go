@@ -457,10 +457,13 @@ func (s *Server) accept(ctx context.Context, ln net.Listener, loops *evloop.Grou
 		wg.Add(1)
 		c.lifetime = wg
 		go func() {
-			if s.handshake(c) && s.readFirst(c) {
-				s.serveClient(c)
-			} else {
+			if !s.handshake(c) {
 				s.endClient(c, nil)
+				return
+			}
+			// readFirst ends the client itself when the read failed.
+			if s.readFirst(c) {
+				s.serveClient(c)
 			}
 		}()
 	}

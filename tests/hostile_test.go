@@ -6,6 +6,7 @@ package tests
 
 import (
 	"fmt"
+	"net"
 	"strings"
 	"testing"
 	"time"
@@ -172,4 +173,30 @@ func TestDebugIsRefusedByDefault(t *testing.T) {
 	if err == nil || !strings.Contains(string(out), "enable-debug-command") {
 		t.Errorf("%s --enable-debug-command sometimes: %v, output %s; want a refusal naming the setting", name, err, fmt.Sprintf("%.300s", out))
 	}
+}
+
+// TestConnectionsThatCloseAtOnceLeaveTheServerServing opens connections
+// that close (or reset) right after connecting, some after a partial
+// command, the way health checks and port scanners do, and checks that
+// the server still answers: a connection that failed on its very first
+// read was ended twice, and the second end panicked the server.
+func TestConnectionsThatCloseAtOnceLeaveTheServerServing(t *testing.T) {
+	t.Parallel()
+	s := startKVServer(t)
+	for i := range 300 {
+		conn, err := net.Dial("tcp", s.Addr)
+		if err != nil {
+			t.Fatalf("connection %d: %v", i, err)
+		}
+		switch i % 3 {
+		case 1:
+			conn.Write([]byte("*2\r\n$3\r\nGET"))
+		case 2:
+			// A reset instead of a FIN.
+			conn.(*net.TCPConn).SetLinger(0)
+		}
+		conn.Close()
+	}
+	c := dialRaw(t, s.Addr)
+	checkReply(t, c, "+PONG\r\n", "PING")
 }
