@@ -100,6 +100,10 @@ func (call *ScriptCall) Run(lua *scripting.Engine, r *scripting.Run) {
 type Scripting interface {
 	// Lua is the server's scripting engine.
 	Lua() *scripting.Engine
+	// FunctionsChanged keeps the function libraries as they are now (a
+	// FUNCTION LOAD, DELETE, FLUSH or RESTORE changed them) where they
+	// outlive a restart, as Redis keeps them in its RDB and AOF.
+	FunctionsChanged()
 	// RunScript runs call for this connection with a Run the server
 	// prepared (the reply writer, the Caller that dispatches the script's
 	// commands, the context SCRIPT KILL cancels) and call's keys, args and
@@ -341,6 +345,7 @@ func cmdFunctionLoad(x *Ctx) {
 		x.W.Error(msg)
 		return
 	}
+	x.Scripting.FunctionsChanged()
 	x.W.BulkString(name)
 }
 
@@ -349,6 +354,7 @@ func cmdFunctionDelete(x *Ctx) {
 		x.W.Error("ERR Library not found")
 		return
 	}
+	x.Scripting.FunctionsChanged()
 	x.W.OK()
 }
 
@@ -357,6 +363,7 @@ func cmdFunctionFlush(x *Ctx) {
 		return
 	}
 	x.Scripting.Lua().FunctionFlush()
+	x.Scripting.FunctionsChanged()
 	x.W.OK()
 }
 
@@ -480,5 +487,6 @@ func cmdFunctionRestore(x *Ctx) {
 		x.W.Error(msg)
 		return
 	}
+	x.Scripting.FunctionsChanged()
 	x.W.OK()
 }

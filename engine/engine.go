@@ -155,9 +155,10 @@ type Engine struct {
 	snapshotsPub  atomic.Int64
 	snapshotWaits atomic.Int64
 	// coldDeleted is set when records were deleted from the disk tier
-	// since the demoter's last flush. The tier has no write-ahead log: a
-	// delete left in memtables is undone by a crash, so it is flushed
-	// like a write.
+	// since the demoter's last flush, or written there outside the
+	// write-behind (a header rewrite, SaveMeta). The tier has no
+	// write-ahead log: a delete left in memtables is undone by a crash,
+	// and such a write lost, so either is flushed like the write-behind's.
 	coldDeleted bool
 	// protect holds the groups that carry a lease or a pin (lease.go).
 	protect map[*group]struct{}

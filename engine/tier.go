@@ -866,6 +866,45 @@ func (e *Engine) rebuild(ctx context.Context) error {
 	return nil
 }
 
+// SaveMeta keeps v under name in the disk tier's own database, for the
+// server's state that must outlive a restart beside the keys (the function
+// libraries), as durably as the keys' values: written now, it survives a
+// crash once the demoter's next flush (within a second) has run. Without a
+// disk tier it does nothing. It holds no engine lock while it writes: the
+// caller serializes its saves of one name.
+func (e *Engine) SaveMeta(ctx context.Context, name string, v []byte) error {
+	if e.cold == nil {
+		return nil
+	}
+	if err := e.cold.Put(ctx, metaDB, serverMetaKey(name), v, disktier.RecordMeta{}); err != nil {
+		return fmt.Errorf("save %s: %w", name, err)
+	}
+	e.mu.Lock()
+	e.coldDeleted = true // flushed within a second, as the keys' writes are
+	e.mu.Unlock()
+	return nil
+}
+
+// LoadMeta returns what SaveMeta kept under name: nil without a disk tier
+// or when nothing was kept.
+func (e *Engine) LoadMeta(ctx context.Context, name string) ([]byte, error) {
+	if e.cold == nil {
+		return nil, nil
+	}
+	v, _, err := e.cold.Get(ctx, metaDB, serverMetaKey(name))
+	if errors.Is(err, disktier.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", name, err)
+	}
+	return v, nil
+}
+
+// serverMetaKey is the meta database's key of the server's state name,
+// apart from the engine's own keys (dbMapKey, cleanKey).
+func serverMetaKey(name string) []byte { return []byte("server:" + name) }
+
 func (e *Engine) loadDBMap(ctx context.Context) error {
 	v, _, err := e.cold.Get(ctx, metaDB, dbMapKey)
 	if errors.Is(err, disktier.ErrNotFound) {

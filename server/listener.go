@@ -272,6 +272,7 @@ func New(eng *engine.Engine, opts Options) *Server {
 	}
 	s.settings = config.NewLive(opts.Settings)
 	s.scripts.lua = scripting.New(opts.Logger)
+	s.loadFunctions()
 	s.scripts.watch.wake = make(chan struct{}, 1)
 	s.hub = pubsub.New()
 	s.migrations = migrate.New()

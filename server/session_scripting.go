@@ -50,6 +50,9 @@ type scripts struct {
 	kill   *killSwitch
 	// watch is the busy watchdog (watchScripts).
 	watch scriptWatch
+	// saveMu serializes the saves of the function libraries
+	// (FunctionsChanged).
+	saveMu sync.Mutex
 }
 
 // scriptWatch is what RunScript and watchScripts share: a script that runs
@@ -258,6 +261,40 @@ func (r *scriptRun) busy() bool {
 var _ commands.Scripting = session{}
 
 func (s session) Lua() *scripting.Engine { return s.c.srv.scripts.lua }
+
+// functionsMeta is the name the function libraries are kept under in the
+// disk tier (engine.SaveMeta).
+const functionsMeta = "functions"
+
+// FunctionsChanged writes the function libraries (their FUNCTION DUMP) to
+// the disk tier, off the event loop. Saves are serialized, each dumping
+// the libraries as they are when it runs, so the last one written is the
+// newest state. A failed write (a full disk) is logged: the change stands
+// in memory, as Redis's does when a later save fails.
+func (s session) FunctionsChanged() {
+	srv := s.c.srv
+	s.c.leaveLoop()
+	srv.scripts.saveMu.Lock()
+	defer srv.scripts.saveMu.Unlock()
+	if err := srv.eng.SaveMeta(s.c.ctx, functionsMeta, srv.scripts.lua.FunctionDump()); err != nil {
+		srv.log.Warn("function libraries not saved to disk; they stand until a restart", "err", err)
+	}
+}
+
+// loadFunctions restores the function libraries the disk tier kept.
+func (s *Server) loadFunctions() {
+	payload, err := s.eng.LoadMeta(context.Background(), functionsMeta)
+	if err != nil {
+		s.log.Error("function libraries not read from disk", "err", err)
+		return
+	}
+	if payload == nil {
+		return
+	}
+	if msg := s.scripts.lua.FunctionRestore(payload, scripting.RestoreReplace); msg != "" {
+		s.log.Error("function libraries on disk not restored", "err", msg)
+	}
+}
 
 // RunScript runs call as the server's one running script.
 func (s session) RunScript(call commands.ScriptCall) {

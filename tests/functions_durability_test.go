@@ -1,0 +1,124 @@
+package tests
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// TestFunctionLibrariesOutliveRestartsAndCrashes checks that FUNCTION LOAD,
+// DELETE, FLUSH and RESTORE are kept on disk as Redis keeps them in its RDB
+// and AOF: after a clean restart, and after a kill -9 that comes a couple
+// of seconds after the change (the disk tier's flush interval, the keys'
+// own promise), the libraries are the ones the last change left.
+func TestFunctionLibrariesOutliveRestartsAndCrashes(t *testing.T) {
+	if diffAgainstRedis() {
+		t.Skip("redis-server here runs without persistence")
+	}
+	t.Parallel()
+	ctx := context.Background()
+	s := startKVServer(t)
+	connect := func() *redis.Client {
+		rdb := newGoRedis(t, s.Addr, 2, 1)
+		t.Cleanup(func() { rdb.Close() })
+		return rdb
+	}
+	libs := func(rdb *redis.Client) []string {
+		t.Helper()
+		list, err := rdb.FunctionList(ctx, redis.FunctionListQuery{}).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, l := range list {
+			names = append(names, l.Name)
+		}
+		slices.Sort(names)
+		return names
+	}
+	call := func(rdb *redis.Client, fn string) string {
+		t.Helper()
+		v, err := rdb.FCall(ctx, fn, nil).Text()
+		if err != nil {
+			return "error: " + err.Error()
+		}
+		return v
+	}
+	lib := func(name, fn, reply string) string {
+		return "#!lua name=" + name + "\nredis.register_function('" + fn + "', function() return '" + reply + "' end)"
+	}
+	// afterFlush waits past the disk tier's flush (once a second).
+	afterFlush := func() { time.Sleep(2500 * time.Millisecond) }
+	// settle waits out the flush that follows a start (which removes the
+	// clean-shutdown mark), so that a change made next is on disk only
+	// if saving it asked for a flush of its own.
+	settle := func() { time.Sleep(1500 * time.Millisecond) }
+
+	rdb := connect()
+	if err := rdb.FunctionLoad(ctx, lib("one", "f1", "v1")).Err(); err != nil {
+		t.Fatal(err)
+	}
+	s.Restart(t)
+	rdb = connect()
+	if got := call(rdb, "f1"); got != "v1" {
+		t.Fatalf("after a restart FCALL f1 = %q, want v1", got)
+	}
+	settle()
+
+	if err := rdb.FunctionLoadReplace(ctx, lib("one", "f1", "v2")).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := rdb.FunctionLoad(ctx, lib("two", "f2", "w")).Err(); err != nil {
+		t.Fatal(err)
+	}
+	afterFlush()
+	s.Crash()
+	s.Relaunch(t)
+	rdb = connect()
+	if got, want := libs(rdb), []string{"one", "two"}; !slices.Equal(got, want) {
+		t.Fatalf("after kill -9 the libraries are %v, want %v", got, want)
+	}
+	if got := call(rdb, "f1"); got != "v2" {
+		t.Fatalf("after kill -9 FCALL f1 = %q, want the replaced v2", got)
+	}
+	dump, err := rdb.FunctionDump(ctx).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	settle()
+
+	if err := rdb.FunctionDelete(ctx, "two").Err(); err != nil {
+		t.Fatal(err)
+	}
+	afterFlush()
+	s.Crash()
+	s.Relaunch(t)
+	rdb = connect()
+	if got, want := libs(rdb), []string{"one"}; !slices.Equal(got, want) {
+		t.Fatalf("after DELETE and kill -9 the libraries are %v, want %v", got, want)
+	}
+
+	if err := rdb.FunctionFlush(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	s.Restart(t)
+	rdb = connect()
+	if got := libs(rdb); len(got) != 0 {
+		t.Fatalf("after FLUSH and a restart the libraries are %v, want none", got)
+	}
+
+	if err := rdb.FunctionRestore(ctx, dump).Err(); err != nil {
+		t.Fatal(err)
+	}
+	s.Restart(t)
+	rdb = connect()
+	if got, want := libs(rdb), []string{"one", "two"}; !slices.Equal(got, want) {
+		t.Fatalf("after RESTORE and a restart the libraries are %v, want %v", got, want)
+	}
+	if got := call(rdb, "f2"); got != "w" {
+		t.Fatalf("after RESTORE and a restart FCALL f2 = %q, want w", got)
+	}
+}
