@@ -58,8 +58,16 @@ func TestFunctionLibrariesOutliveRestartsAndCrashes(t *testing.T) {
 	settle := func() { time.Sleep(1500 * time.Millisecond) }
 
 	rdb := connect()
+	settle()
 	if err := rdb.FunctionLoad(ctx, lib("one", "f1", "v1")).Err(); err != nil {
 		t.Fatal(err)
+	}
+	afterFlush()
+	s.Crash()
+	s.Relaunch(t)
+	rdb = connect()
+	if got := call(rdb, "f1"); got != "v1" {
+		t.Fatalf("after kill -9 FCALL f1 = %q, want v1", got)
 	}
 	s.Restart(t)
 	rdb = connect()
