@@ -304,13 +304,10 @@ func (s *Server) routeError(c *Client, spec *commands.Spec, args [][]byte) strin
 }
 
 // protectedAllowed is Redis's allowProtectedAction: whether the setting
-// that guards a protected command lets c run it.
+// that guards a protected command (read as CONFIG GET reads it) lets c run
+// it.
 func (s *Server) protectedAllowed(c *Client, p commands.Protection) bool {
-	mode := s.options().EnableDebugCommand
-	if p == commands.ProtectedByModule {
-		mode = s.options().EnableModuleCommand
-	}
-	switch mode {
+	switch configState[p.Setting()].get(s) {
 	case "yes":
 		return true
 	case "local":

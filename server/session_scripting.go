@@ -303,7 +303,7 @@ func (s session) RunScript(call commands.ScriptCall) {
 	sp := &srv.scripts
 	start := c.cmdStart
 	if start.IsZero() {
-		start = time.Now()
+		start = srv.clock.Now()
 	}
 	run := sp.newRun(c, function, start)
 	if function {
