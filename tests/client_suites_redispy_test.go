@@ -102,12 +102,10 @@ type junitOutcome struct {
 // asSpec turns the test into a suiteSpec with a single container, its
 // family, so that compareSuiteRuns counts it.
 func (c junitCase) asSpec() (suiteSpec, bool) {
-	parts := strings.Split(c.ClassName, ".")
+	parts, at := redisPyModule(c.ClassName)
 	file := ""
-	for _, p := range parts {
-		if strings.HasPrefix(p, "test_") {
-			file = p
-		}
+	if at >= 0 {
+		file = parts[at]
 	}
 	test, _, _ := strings.Cut(strings.TrimPrefix(c.Name, "test_"), "[")
 	fam := redisPyFamilyOf(file, test)
@@ -252,17 +250,28 @@ func runRedisPySuite(t *testing.T, python, testsDir string, files []string, srv 
 // "tests/test_commands.py::TestRedisCommands::test_zadd" for classname
 // "tests.test_commands.TestRedisCommands" and name "test_zadd".
 func redisPyNodeID(s suiteSpec) string {
-	parts := strings.Split(s.ContainerHierarchyTexts[1], ".")
+	parts, at := redisPyModule(s.ContainerHierarchyTexts[1])
+	if at < 0 {
+		return s.LeafNodeText
+	}
+	id := strings.Join(parts[:at+1], "/") + ".py"
+	for _, cls := range parts[at+1:] {
+		id += "::" + cls
+	}
+	return id + "::" + s.LeafNodeText
+}
+
+// redisPyModule splits a junit classname ("tests.test_commands.TestX") at
+// its dots and returns the parts with the index of the test module
+// ("test_commands"), -1 when there is none.
+func redisPyModule(className string) ([]string, int) {
+	parts := strings.Split(className, ".")
 	for i, p := range parts {
 		if strings.HasPrefix(p, "test_") {
-			id := strings.Join(parts[:i+1], "/") + ".py"
-			for _, cls := range parts[i+1:] {
-				id += "::" + cls
-			}
-			return id + "::" + s.LeafNodeText
+			return parts, i
 		}
 	}
-	return s.LeafNodeText
+	return parts, -1
 }
 
 // TestRedisPyTestsAreSortedIntoFamilies pins down the classification and
