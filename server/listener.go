@@ -363,6 +363,8 @@ func (s *Server) Serve(ctx context.Context, lns ...net.Listener) error {
 	defer stopWatch()
 	stopScriptWatch := runInBackground(ctx, s.watchScripts)
 	defer stopScriptWatch()
+	stopFunctionSaves := runInBackground(ctx, s.keepFunctionsSaved)
+	defer stopFunctionSaves()
 	go func() {
 		select {
 		case <-ctx.Done():

@@ -51,8 +51,11 @@ type scripts struct {
 	// watch is the busy watchdog (watchScripts).
 	watch scriptWatch
 	// saveMu serializes the saves of the function libraries
-	// (FunctionsChanged).
+	// (saveFunctions).
 	saveMu sync.Mutex
+	// unsaved is set while the disk lacks the libraries' last change (its
+	// save failed, say on a full disk); keepFunctionsSaved saves them again.
+	unsaved atomic.Bool
 }
 
 // scriptWatch is what RunScript and watchScripts share: a script that runs
@@ -266,18 +269,44 @@ func (s session) Lua() *scripting.Engine { return s.c.srv.scripts.lua }
 // disk tier (engine.SaveMeta).
 const functionsMeta = "functions"
 
-// FunctionsChanged writes the function libraries (their FUNCTION DUMP) to
-// the disk tier, off the event loop. Saves are serialized, each dumping
-// the libraries as they are when it runs, so the last one written is the
-// newest state. A failed write (a full disk) is logged: the change stands
-// in memory, as Redis's does when a later save fails.
+// FunctionsChanged writes the function libraries to the disk tier, off the
+// event loop. A failed write (a full disk) is logged and retried by
+// keepFunctionsSaved: the change stands in memory meanwhile, and a restart
+// before the retry succeeds finds the libraries of the last save.
 func (s session) FunctionsChanged() {
 	srv := s.c.srv
 	s.c.leaveLoop()
-	srv.scripts.saveMu.Lock()
-	defer srv.scripts.saveMu.Unlock()
-	if err := srv.eng.SaveMeta(s.c.ctx, functionsMeta, srv.scripts.lua.FunctionDump()); err != nil {
-		srv.log.Warn("function libraries not saved to disk; they stand until a restart", "err", err)
+	if err := srv.saveFunctions(s.c.ctx); err != nil {
+		srv.log.Warn("function libraries not saved to disk; saving them again each second", "err", err)
+	}
+}
+
+// saveFunctions writes the libraries' FUNCTION DUMP to the disk tier.
+// Saves are serialized, each dumping the libraries as they are when it
+// runs, so the last one written is the newest state.
+func (s *Server) saveFunctions(ctx context.Context) error {
+	s.scripts.saveMu.Lock()
+	defer s.scripts.saveMu.Unlock()
+	err := s.eng.SaveMeta(ctx, functionsMeta, s.scripts.lua.FunctionDump())
+	s.scripts.unsaved.Store(err != nil)
+	return err
+}
+
+// keepFunctionsSaved saves the libraries again, once a second, while their
+// last save failed, so that a disk that filled and freed up gets the newest
+// state rather than keeping an older one for the next start.
+func (s *Server) keepFunctionsSaved(ctx context.Context) {
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		if s.scripts.unsaved.Load() && s.saveFunctions(ctx) == nil {
+			s.log.Info("function libraries saved to disk")
+		}
 	}
 }
 

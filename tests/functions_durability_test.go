@@ -2,6 +2,8 @@ package tests
 
 import (
 	"context"
+	"fmt"
+	"os"
 	"slices"
 	"testing"
 	"time"
@@ -128,5 +130,60 @@ func TestFunctionLibrariesOutliveRestartsAndCrashes(t *testing.T) {
 	}
 	if got := call(rdb, "f2"); got != "w" {
 		t.Fatalf("after RESTORE and a restart FCALL f2 = %q, want w", got)
+	}
+}
+
+// TestFunctionLibrariesAreSavedOnceAFullDiskFreesUp loads a library while
+// the disk under the disk tier is full, so that its save fails, then frees
+// the disk and kills the server a few seconds later: the library must be
+// there after the restart. A failed save is retried each second; without
+// the retry the disk kept the libraries' previous state (none here).
+func TestFunctionLibrariesAreSavedOnceAFullDiskFreesUp(t *testing.T) {
+	if diffAgainstRedis() {
+		t.Skip("kvserver's disk tier has no Redis counterpart")
+	}
+	s, ballast := startOnSmallDisk(t)
+	ctx := context.Background()
+	rdb := redis.NewClient(&redis.Options{Addr: s.Addr, ReadTimeout: time.Minute, WriteTimeout: time.Minute})
+	defer rdb.Close()
+	c := dialRaw(t, s.Addr)
+	status := func() string {
+		t.Helper()
+		tiers, err := infoFields(c, "tiers")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tiers["tier_disk_status"]
+	}
+	for i := 0; status() != "unavailable"; i++ {
+		if i == 200 {
+			t.Fatal("the disk tier never became unavailable")
+		}
+		if err := rdb.Set(ctx, fmt.Sprintf("fill:%d", i), randomBytes(uint64(i), 1<<20), 0).Err(); err != nil {
+			t.Fatalf("SET %d: %v", i, err)
+		}
+	}
+	code := "#!lua name=full\nredis.register_function('ff', function() return 'saved' end)"
+	if err := rdb.FunctionLoad(ctx, code).Err(); err != nil {
+		t.Fatalf("FUNCTION LOAD with the disk full: %v", err)
+	}
+	if err := os.Remove(ballast); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for status() == "unavailable" {
+		if time.Now().After(deadline) {
+			t.Fatal("the disk tier did not come back once the disk had room")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	// The retry (each second) and the flush after it (each second).
+	time.Sleep(3 * time.Second)
+	s.Crash()
+	s.Relaunch(t)
+	rdb2 := redis.NewClient(&redis.Options{Addr: s.Addr})
+	defer rdb2.Close()
+	if got, err := rdb2.FCall(ctx, "ff", nil).Text(); err != nil || got != "saved" {
+		t.Fatalf("after the disk freed up and a kill -9, FCALL ff = %q, %v; want saved", got, err)
 	}
 }
