@@ -3,12 +3,14 @@ package datatype
 import (
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"strconv"
 	"testing"
 )
 
-// BenchmarkZSetSetSkiplist is ZADD's structure cost on a skiplist of up
-// to 100k members (redis-benchmark's ZADD: random members, random scores).
+// BenchmarkZSetSetSkiplist is ZADD's structure cost on the big form
+// (OBJECT ENCODING skiplist) of up to 100k members (redis-benchmark's
+// ZADD: random members, random scores).
 func BenchmarkZSetSetSkiplist(b *testing.B) {
 	lim := ZSetLimits{MaxListpackEntries: 128, MaxListpackValue: 64}
 	z := NewZSet()
@@ -42,11 +44,16 @@ func BenchmarkZSetSetListpack(b *testing.B) {
 // types' ZADD (redis-benchmark -t zadd -r 100000 -n 50000): random
 // members "element:<12 digits>" of 100000 with random scores, looked up
 // and then added or updated as ZADD does, the set starting again from
-// empty every 50000 commands as kvbench flushes between rounds.
+// empty every 50000 commands as kvbench flushes between rounds (ZROUND=N
+// for another round, 300000 for a set as big as a long redis-benchmark
+// run leaves).
 func BenchmarkZSetRedisBenchmarkZADD(b *testing.B) {
 	lim := ZSetLimits{MaxListpackEntries: 128, MaxListpackValue: 64}
 	r := rand.New(rand.NewPCG(1, 2))
-	const round = 50000
+	round := 50000
+	if s := os.Getenv("ZROUND"); s != "" {
+		round, _ = strconv.Atoi(s)
+	}
 	members := make([]string, round)
 	scores := make([]float64, round)
 	for i := range members {
@@ -78,7 +85,10 @@ func BenchmarkZSetRedisBenchmarkZADD(b *testing.B) {
 func BenchmarkSetRedisBenchmarkSADD(b *testing.B) {
 	lim := SetLimits{MaxIntsetEntries: 512}
 	r := rand.New(rand.NewPCG(1, 2))
-	const round = 50000
+	round := 50000
+	if s := os.Getenv("ZROUND"); s != "" {
+		round, _ = strconv.Atoi(s)
+	}
 	members := make([][]byte, round)
 	for i := range members {
 		members[i] = fmt.Appendf(nil, "element:%012d", r.IntN(100000))

@@ -31,9 +31,8 @@ func entriesOf(z *ZSet) []ZEntry {
 	return out
 }
 
-// checkZSet verifies z's internal invariants: the byte count, and for a
-// skiplist every level's spans, the backward links, the tail, the level
-// count and the member map.
+// checkZSet verifies z's internal invariants: the byte count, and for the
+// big form the tree's (checkZTree) and the member map.
 func checkZSet(t *testing.T, z *ZSet) {
 	t.Helper()
 	var data int64
@@ -44,56 +43,113 @@ func checkZSet(t *testing.T, z *ZSet) {
 	if z.list == nil {
 		return
 	}
-	l := z.list
-	var nodes []*znode
-	levels := 0
-	for n := l.header.lv(0).forward; n != nil; n = n.lv(0).forward {
-		nodes = append(nodes, n)
-		levels += n.height
+	entries := checkZTree(t, z.list)
+	if len(z.scores) != len(entries) {
+		t.Fatalf("map has %d members, tree %d", len(z.scores), len(entries))
 	}
-	if len(nodes) != l.length {
-		t.Fatalf("length %d, %d nodes", l.length, len(nodes))
-	}
-	if levels != l.levels {
-		t.Fatalf("levels %d, nodes have %d", l.levels, levels)
-	}
-	if len(z.nodes) != l.length {
-		t.Fatalf("map has %d members, list %d", len(z.nodes), l.length)
-	}
-	rank := map[*znode]int{l.header: 0}
-	for i, n := range nodes {
-		rank[n] = i + 1
-		if x, ok := z.nodes[n.Member]; !ok || x != n {
-			t.Fatalf("node %q %v not in the map (%v)", n.Member, n.Score, ok)
+	for _, e := range entries {
+		if s, ok := z.scores[e.Member]; !ok || s != e.Score {
+			t.Fatalf("entry %q %v: map has %v %v", e.Member, e.Score, s, ok)
 		}
-		var prev *znode
+	}
+}
+
+// checkZTree verifies a tree's invariants and returns its entries: every
+// inner node's counts and last entries match its children, leaves are
+// never empty (but an empty root) and all at one depth, the chain of
+// leaves is the tree's order, entries are strictly ordered, and the
+// length and node counts are right.
+func checkZTree(t *testing.T, tr *ztree) []ZEntry {
+	t.Helper()
+	var leaves []*zleaf
+	inners := 0
+	var visit func(x *zinner, depth int) (int, ZEntry)
+	visit = func(x *zinner, depth int) (int, ZEntry) {
+		inners++
+		if x.n < 1 || x.n > zInnerCap || (x != tr.root && x.n < 1) {
+			t.Fatalf("inner node of %d children", x.n)
+		}
+		total := 0
+		var last ZEntry
+		for i := 0; i < x.n; i++ {
+			var n int
+			if depth == tr.height-1 {
+				l := x.leaves[i]
+				if x.inner[i] != nil || l == nil {
+					t.Fatalf("depth %d child %d: not a leaf", depth, i)
+				}
+				if l.n < 1 || l.n > zLeafCap {
+					t.Fatalf("leaf of %d entries", l.n)
+				}
+				leaves = append(leaves, l)
+				n, last = l.n, ZEntry{Member: l.members[l.n-1], Score: l.scores[l.n-1]}
+			} else {
+				if x.leaves[i] != nil || x.inner[i] == nil {
+					t.Fatalf("depth %d child %d: not an inner node", depth, i)
+				}
+				n, last = visit(x.inner[i], depth+1)
+			}
+			if x.counts[i] != n {
+				t.Fatalf("depth %d child %d: count %d, holds %d", depth, i, x.counts[i], n)
+			}
+			if x.scores[i] != last.Score || x.members[i] != last.Member {
+				t.Fatalf("depth %d child %d: last entry %q %v, holds %v", depth, i, x.members[i], x.scores[i], last)
+			}
+			total += n
+		}
+		for i := x.n; i < zInnerCap; i++ {
+			if x.inner[i] != nil || x.leaves[i] != nil || x.members[i] != "" {
+				t.Fatalf("depth %d: slot %d past the children is not clear", depth, i)
+			}
+		}
+		return total, last
+	}
+	if tr.height == 0 {
+		if tr.root != nil || tr.leaf == nil {
+			t.Fatal("height 0 without a root leaf")
+		}
+		leaves = []*zleaf{tr.leaf}
+	} else {
+		if tr.leaf != nil || tr.root.n < 2 {
+			t.Fatalf("root of %d children (leaf root %v)", tr.root.n, tr.leaf != nil)
+		}
+		visit(tr.root, 0)
+	}
+	if inners != tr.inners || len(leaves) != tr.leaves {
+		t.Fatalf("counted %d inner nodes and %d leaves, tree says %d and %d", inners, len(leaves), tr.inners, tr.leaves)
+	}
+	if tr.head != leaves[0] || tr.tail != leaves[len(leaves)-1] {
+		t.Fatal("wrong head or tail")
+	}
+	var entries []ZEntry
+	for i, l := range leaves {
+		var prev, next *zleaf
 		if i > 0 {
-			prev = nodes[i-1]
+			prev = leaves[i-1]
 		}
-		if n.backward != prev {
-			t.Fatalf("node %d: wrong backward link", i)
+		if i+1 < len(leaves) {
+			next = leaves[i+1]
 		}
-		if i > 0 && !prev.less(n.Score, n.Member) {
-			t.Fatalf("node %d out of order", i)
+		if l.prev != prev || l.next != next {
+			t.Fatalf("leaf %d: wrong links", i)
 		}
-	}
-	if len(nodes) > 0 && l.tail != nodes[len(nodes)-1] || len(nodes) == 0 && l.tail != nil {
-		t.Fatal("wrong tail")
-	}
-	for lvl := 0; lvl < l.level; lvl++ {
-		for x := l.header; x != nil; x = x.lv(lvl).forward {
-			next := x.lv(lvl).forward
-			if next == nil {
-				break // spans past the last node are never read
+		for j := 0; j < l.n; j++ {
+			e := ZEntry{Member: l.members[j], Score: l.scores[j]}
+			if len(entries) > 0 && !entries[len(entries)-1].less(e.Score, e.Member) {
+				t.Fatalf("entry %d out of order", len(entries))
 			}
-			if want := rank[next] - rank[x]; x.lv(lvl).span != want {
-				t.Fatalf("level %d: span %d from rank %d, want %d", lvl, x.lv(lvl).span, rank[x], want)
-			}
-			if x.lv(lvl).score != next.Score {
-				t.Fatalf("level %d: score %v kept from rank %d, next node has %v", lvl, x.lv(lvl).score, rank[x], next.Score)
+			entries = append(entries, e)
+		}
+		for j := l.n; j < zLeafCap; j++ {
+			if l.members[j] != "" {
+				t.Fatalf("leaf %d: slot %d past the entries is not clear", i, j)
 			}
 		}
 	}
+	if len(entries) != tr.length {
+		t.Fatalf("length %d, %d entries", tr.length, len(entries))
+	}
+	return entries
 }
 
 // compareWithModel checks every query of z against m.
@@ -319,5 +375,113 @@ func TestZSetMemSizeMatchesTheHeap(t *testing.T) {
 		if ratio := float64(sum) / float64(heap); ratio < 0.8 || ratio > 1.2 {
 			t.Errorf("%s: MemSize %d bytes, heap grew %d (%.2fx)", enc, sum, heap, ratio)
 		}
+	}
+}
+
+// TestZSetTreeMatchesModelAtDepth drives the big form through trees of
+// three inner levels: random adds and score updates (ties included) to
+// 60k members, then random deletions, updates and rank deletions down to
+// empty, then members added in order (which must fill the leaves) and
+// popped from the front; the invariants and the model are checked along
+// the way.
+func TestZSetTreeMatchesModelAtDepth(t *testing.T) {
+	lim := ZSetLimits{MaxListpackEntries: 128, MaxListpackValue: 64}
+	rng := rand.New(rand.NewPCG(7, 11))
+	z := NewZSet()
+	m := zmodel{}
+	check := func(what string) {
+		t.Helper()
+		checkZSet(t, z)
+		compareWithModel(t, z, m, rng)
+		if testing.Verbose() {
+			t.Logf("%s: %d members, height %d, %d leaves, %d inner nodes", what, z.Len(), z.list.height, z.list.leaves, z.list.inners)
+		}
+	}
+	maxHeight := 0
+	for op := 1; op <= 90000; op++ {
+		member := fmt.Sprintf("member:%d", rng.IntN(80000))
+		score := float64(rng.IntN(1000))
+		_, had := m[member]
+		if added := z.Set(member, score, lim); added == had {
+			t.Fatalf("Set(%q) added=%v, model had it: %v", member, added, had)
+		}
+		m[member] = score
+		if z.list != nil {
+			maxHeight = max(maxHeight, z.list.height)
+		}
+		if op%15000 == 0 {
+			check("growing")
+		}
+	}
+	if maxHeight < 3 {
+		t.Fatalf("the tree reached height %d, want 3", maxHeight)
+	}
+	for op := 1; len(m) > 0; op++ {
+		switch k := rng.IntN(10); {
+		case k < 6:
+			e := z.At(rng.IntN(z.Len()))
+			if !z.Delete(e.Member) {
+				t.Fatalf("Delete(%q) of a member", e.Member)
+			}
+			delete(m, e.Member)
+		case k < 8:
+			e := z.At(rng.IntN(z.Len()))
+			score := e.Score + float64(rng.IntN(3)-1)*float64(rng.IntN(5))
+			z.Update(e.Member, e.Score, score)
+			m[e.Member] = score
+		default:
+			lo := rng.IntN(len(m))
+			hi := lo + rng.IntN(300)
+			want := m.sorted()
+			for _, e := range want[lo:min(hi, len(want))] {
+				delete(m, e.Member)
+			}
+			if n := z.DeleteRanks(lo, hi); n != min(hi, len(want))-lo {
+				t.Fatalf("DeleteRanks(%d, %d) = %d", lo, hi, n)
+			}
+		}
+		if op%5000 == 0 || len(m) < 50 {
+			check("shrinking")
+		}
+	}
+	check("empty")
+	for i := range 50000 {
+		member := fmt.Sprintf("in-order:%08d", i)
+		z.Add(member, 5, lim)
+		m[member] = 5
+	}
+	check("in order")
+	if full := (50000 + zLeafCap - 1) / zLeafCap; z.list.leaves > full+1 {
+		t.Fatalf("50000 members added in order take %d leaves, %d when full", z.list.leaves, full)
+	}
+	for z.Len() > 0 {
+		e := z.At(0)
+		z.DeleteRanks(0, 1)
+		delete(m, e.Member)
+		if z.Len()%7000 == 0 {
+			check("popping")
+		}
+	}
+	check("popped")
+}
+
+// TestZSetUpdateThroughAViewKeepsItsOwnKey updates big sets' scores
+// through views of a buffer that is then overwritten, as ZADD and ZINCRBY
+// update through views of the request: the set must go on finding the
+// member, in place in its leaf or moved elsewhere.
+func TestZSetUpdateThroughAViewKeepsItsOwnKey(t *testing.T) {
+	lim := ZSetLimits{MaxListpackEntries: 4, MaxListpackValue: 64}
+	for _, newScore := range []float64{2.5, 1000} { // stays in place, moves
+		z := NewZSet()
+		for i := range 200 {
+			z.Add(fmt.Sprintf("m%03d", i), float64(i), lim)
+		}
+		buf := []byte("m002")
+		z.Update(View(buf), 2, newScore)
+		copy(buf, "zzzz")
+		if s, ok := z.Score("m002"); !ok || s != newScore {
+			t.Fatalf("new score %v: Score(m002) = %v %v after the view's buffer changed", newScore, s, ok)
+		}
+		checkZSet(t, z)
 	}
 }
