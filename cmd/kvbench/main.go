@@ -12,7 +12,7 @@
 //	kvbench trace [--traces synthetic,conversation] [--maxmemory 64mb] [--json]
 //	kvbench probe [--keys 256] [--json]
 //	kvbench disk [--sizes 1mb,32mb] [--total 1gb] [--json]
-//	kvbench memory [--sizes 1mb,32mb] [--total 1gb] [--hashes] [--json]
+//	kvbench memory [--sizes 1mb,32mb] [--total 1gb] [--hashes] [--zsets] [--json]
 //	kvbench elements [--types zset,list,set,intset,stream] [--elements 100000] [--json]
 //	kvbench gpuinfo [--json]
 //	kvbench layerwise [--addr HOST:PORT] [--layers 32] [--chunks 4] [--json]

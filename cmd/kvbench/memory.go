@@ -33,22 +33,25 @@ type memoryOptions struct {
 	total    int64
 	redisBin string
 	kvBin    string
-	// hashes measures hashes (memory_hash.go) instead of string values.
-	hashes bool
+	// collections are the composite types measured (memory_collections.go)
+	// instead of string values.
+	collections []collectionKind
 }
 
 func parseMemoryFlags(args []string) (memoryOptions, bool, error) {
-	fs := newFlagSet("memory", "[--sizes 1mb,32mb] [--total 1gb] [--hashes] [--json]", `
+	fs := newFlagSet("memory", "[--sizes 1mb,32mb] [--total 1gb] [--hashes] [--zsets] [--json]", `
 Starts a fresh redis-server and kvserver for each value size, stores --total
 bytes of distinct random values of that size in each (maxmemory well above
 it, so nothing is evicted or demoted), and reports how much each process
 grew: resident memory (VmRSS from /proc) and the server's own used_memory,
 both over the raw bytes stored. Redis's allocator rounds a 1 MiB or 32 MiB
-value plus its header up to the next size class (1.25x). With --hashes it
-stores 100,000 short hash fields instead, in 1000 listpacks and in one
-hashtable, and reports the growth per field.`)
+value plus its header up to the next size class (1.25x). With --hashes or
+--zsets (or both) it stores 100,000 short hash fields or sorted-set members
+instead, in 1000 listpacks and in one big collection (hashtable, skiplist),
+and reports the growth per element.`)
 	sizes := fs.String("sizes", "1mb,32mb", "comma-separated value sizes")
 	hashes := fs.Bool("hashes", false, "measure hashes instead: 100,000 short fields in 1000 small hashes and in one big one")
+	zsets := fs.Bool("zsets", false, "measure sorted sets instead: 100,000 short members in 1000 small sets and in one big one")
 	total := fs.String("total", "1gb", "raw bytes stored per size and server")
 	redisBin := fs.String("redis", "redis-server", "redis-server binary")
 	kvBin := fs.String("kvserver", "", "kvserver binary (default: build ./cmd/kvserver)")
@@ -56,7 +59,13 @@ hashtable, and reports the growth per field.`)
 	if err := fs.Parse(args); err != nil {
 		return memoryOptions{}, false, err
 	}
-	o := memoryOptions{redisBin: *redisBin, kvBin: *kvBin, hashes: *hashes}
+	o := memoryOptions{redisBin: *redisBin, kvBin: *kvBin}
+	if *hashes {
+		o.collections = append(o.collections, hashKind)
+	}
+	if *zsets {
+		o.collections = append(o.collections, zsetKind)
+	}
 	var err error
 	if o.sizes, err = parseSizeList("sizes", *sizes); err != nil {
 		return o, false, err
@@ -79,15 +88,19 @@ func runMemory(ctx context.Context, args []string, out io.Writer) error {
 	}
 	defer os.RemoveAll(tmp)
 	o.kvBin = bin
-	if o.hashes {
-		results, err := measureHashMemory(ctx, o, tmp)
-		switch {
-		case err != nil:
-			return err
-		case asJSON:
+	if len(o.collections) > 0 {
+		var results []collectionMemoryResult
+		for _, kind := range o.collections {
+			r, err := measureCollectionMemory(ctx, o, tmp, kind)
+			if err != nil {
+				return err
+			}
+			results = append(results, r...)
+		}
+		if asJSON {
 			return writeJSONLines(out, results)
 		}
-		return writeHashMemoryTable(out, results)
+		return writeCollectionMemoryTable(out, results)
 	}
 	results, err := measureMemory(ctx, o, tmp)
 	if err != nil {
