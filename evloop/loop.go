@@ -91,6 +91,10 @@ func (g *Group) NewConn(fd int, local, remote net.Addr) (*Conn, error) {
 // long command.
 type loop struct {
 	serving *poller
+	// gate is the epoll instance the Go runtime's poller watches for the
+	// leader: it holds serving with a one-shot registration, armed only
+	// while the leader waits (waitServing).
+	gate    *poller
 	waits   *poller
 	eventFD int
 	handler Handler
@@ -109,22 +113,34 @@ type loop struct {
 }
 
 func newLoop(h Handler) (*loop, error) {
-	serving, err := newPoller()
+	serving, err := newRawPoller()
 	if err != nil {
 		return nil, err
+	}
+	gate, err := newPoller()
+	if err != nil {
+		serving.close()
+		return nil, err
+	}
+	if err := gate.ctl(unix.EPOLL_CTL_ADD, serving.fd, unix.EPOLLONESHOT); err != nil {
+		serving.close()
+		gate.close()
+		return nil, fmt.Errorf("evloop: register the serving poller: %w", err)
 	}
 	waits, err := newPoller()
 	if err != nil {
 		serving.close()
+		gate.close()
 		return nil, err
 	}
 	efd, err := unix.Eventfd(0, unix.EFD_NONBLOCK|unix.EFD_CLOEXEC)
 	if err != nil {
 		serving.close()
+		gate.close()
 		waits.close()
 		return nil, fmt.Errorf("evloop: eventfd: %w", err)
 	}
-	l := &loop{serving: serving, waits: waits, eventFD: efd, handler: h}
+	l := &loop{serving: serving, gate: gate, waits: waits, eventFD: efd, handler: h}
 	if err := serving.ctl(unix.EPOLL_CTL_ADD, efd, unix.EPOLLIN); err != nil {
 		l.close()
 		waits.close()
@@ -141,7 +157,7 @@ func newLoop(h Handler) (*loop, error) {
 // close closes what the loop holds; Group.Close closed waits already,
 // to end wakeWaiters.
 func (l *loop) close() error {
-	return errors.Join(unix.Close(l.eventFD), l.serving.close())
+	return errors.Join(unix.Close(l.eventFD), l.gate.close(), l.serving.close())
 }
 
 // wakeWaiters wakes the running connections whose one-shot registration
@@ -164,14 +180,15 @@ func (l *loop) wakeWaiters() {
 	}
 }
 
-// poller is an epoll instance that the Go runtime's poller watches: a
-// goroutine with nothing to do parks like any goroutine waiting for a
-// socket, instead of blocking a thread in epoll_wait (which made the
-// scheduler hand its P to another thread, and sysmon poll every 20 µs, for
-// every wait: it measured worse).
+// poller is an epoll instance. One from newPoller (a loop's gate, its
+// waits) is watched by the Go runtime's poller: a goroutine with nothing
+// to do parks like any goroutine waiting for a socket, instead of blocking
+// a thread in epoll_wait (which made the scheduler hand its P to another
+// thread, and sysmon poll every 20 µs, for every wait: it measured worse).
+// One from newRawPoller (a loop's serving) is only polled.
 type poller struct {
 	fd   int
-	file *os.File // owns fd
+	file *os.File // owns fd; nil for a raw poller
 	raw  syscall.RawConn
 	// events and n are the state of the wait in progress, tryWait its
 	// callback (bound once).
@@ -200,7 +217,57 @@ func newPoller() (*poller, error) {
 	return p, nil
 }
 
-func (p *poller) close() error { return p.file.Close() }
+func (p *poller) close() error {
+	if p.file == nil {
+		return unix.Close(p.fd)
+	}
+	return p.file.Close()
+}
+
+// newRawPoller returns an epoll instance the Go runtime does not watch.
+func newRawPoller() (*poller, error) {
+	fd, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
+	if err != nil {
+		return nil, fmt.Errorf("evloop: epoll_create1: %w", err)
+	}
+	return &poller{fd: fd}, nil
+}
+
+// poll is one epoll_pwait of p that does not block.
+func (p *poller) poll(events []unix.EpollEvent) int {
+	r, _, errno := unix.RawSyscall6(unix.SYS_EPOLL_PWAIT, uintptr(p.fd), uintptr(unsafe.Pointer(&events[0])), uintptr(len(events)), 0, 0, 0)
+	if errno != 0 {
+		return 0
+	}
+	return int(r)
+}
+
+// waitServing fills events with the serving poller's ready descriptors,
+// parking the leader while there are none. The serving poller is not in
+// the Go runtime's poller: while the leader is busy, sockets that become
+// readable wake nothing (in the runtime's poller they woke an idle thread
+// for each batch, to find the leader running, about 5k context switches a
+// second under load). Only to wait does the leader arm the gate's
+// one-shot registration of the serving poller and park on the gate.
+func (l *loop) waitServing(events []unix.EpollEvent) (int, error) {
+	if n := l.serving.poll(events); n > 0 {
+		return n, nil
+	}
+	for {
+		// Armed while the serving poller has something ready, the gate is
+		// ready at once: nothing is lost between the poll and the arming.
+		if err := l.gate.ctl(unix.EPOLL_CTL_MOD, l.serving.fd, unix.EPOLLIN|unix.EPOLLONESHOT); err != nil {
+			return 0, err
+		}
+		// The wait takes the gate's event, which disarms it.
+		if _, err := l.gate.wait(events[:1:1]); err != nil {
+			return 0, err
+		}
+		if n := l.serving.poll(events); n > 0 {
+			return n, nil
+		}
+	}
+}
 
 // ctl registers (op) fd for events.
 func (p *poller) ctl(op, fd int, events uint32) error {
@@ -316,7 +383,7 @@ func (l *loop) lead(pending []ready) {
 		if pending != nil {
 			batch, pending = pending, nil
 		} else {
-			n, err := l.serving.wait(events)
+			n, err := l.waitServing(events)
 			if err != nil {
 				return // the loop was closed
 			}
