@@ -378,6 +378,12 @@ func (t *ztree) deleteAt(p *ztreePath, leaf *zleaf, pos int) {
 		t.height--
 		t.inners--
 	}
+	if t.height > 0 && t.root.n == 0 {
+		// Cannot happen (a root keeps two children, each with entries,
+		// until it gives way), but a tree without leaves must not be
+		// searched: it holds nothing, so it becomes the empty tree.
+		*t = *newZTree()
+	}
 }
 
 // fixLeafChild brings x's record of its leaf i up to date after a removal
