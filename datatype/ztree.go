@@ -38,8 +38,10 @@ const (
 	// class), zInnerCap children an inner node of 2024 (the 2048 class).
 	zLeafCap  = 36
 	zInnerCap = 42
-	// zMaxDepth bounds the height: zInnerCap/2 children per inner node
-	// at least, except the root.
+	// zMaxDepth bounds the height. A level is added only when the root
+	// splits, full, and a node splits only when full, so each level
+	// multiplies the entries by about zInnerCap/2 at least: 16 levels
+	// would take more entries than any memory holds.
 	zMaxDepth = 16
 )
 
