@@ -233,13 +233,21 @@ func newRawPoller() (*poller, error) {
 	return &poller{fd: fd}, nil
 }
 
-// poll is one epoll_pwait of p that does not block.
+// poll is one epoll_pwait of p that does not block: how many events it
+// filled, 0 on an error.
 func (p *poller) poll(events []unix.EpollEvent) int {
-	r, _, errno := unix.RawSyscall6(unix.SYS_EPOLL_PWAIT, uintptr(p.fd), uintptr(unsafe.Pointer(&events[0])), uintptr(len(events)), 0, 0, 0)
+	n, _ := epollPoll(uintptr(p.fd), events)
+	return n
+}
+
+// epollPoll is one epoll_pwait of the epoll descriptor fd that does not
+// block, as a raw system call: the events it filled, or the error.
+func epollPoll(fd uintptr, events []unix.EpollEvent) (int, unix.Errno) {
+	r, _, errno := unix.RawSyscall6(unix.SYS_EPOLL_PWAIT, fd, uintptr(unsafe.Pointer(&events[0])), uintptr(len(events)), 0, 0, 0)
 	if errno != 0 {
-		return 0
+		return 0, errno
 	}
-	return int(r)
+	return int(r), 0
 }
 
 // waitServing fills events with the serving poller's ready descriptors,
@@ -293,10 +301,9 @@ func (p *poller) wait(events []unix.EpollEvent) (int, error) {
 
 // waitOnce is wait's callback: one epoll_pwait that does not block.
 func (p *poller) waitOnce(fd uintptr) bool {
-	r, _, errno := unix.RawSyscall6(unix.SYS_EPOLL_PWAIT, fd, uintptr(unsafe.Pointer(&p.events[0])), uintptr(len(p.events)), 0, 0, 0)
-	p.n = int(r)
+	var errno unix.Errno
+	p.n, errno = epollPoll(fd, p.events)
 	if errno != 0 {
-		p.n = 0
 		return errno != unix.EAGAIN && errno != unix.EINTR
 	}
 	return p.n > 0
