@@ -25,10 +25,7 @@ type ztree struct {
 	height int
 	root   *zinner // when height > 0
 	leaf   *zleaf  // the root when height == 0
-	// head and tail are the first and last leaves, for the ends and for
-	// walking the entries in order.
-	head, tail *zleaf
-	length     int
+	length int
 	// leaves and inners count the nodes, for MemSize.
 	leaves, inners int
 }
@@ -78,7 +75,7 @@ var (
 
 func newZTree() *ztree {
 	l := &zleaf{}
-	return &ztree{leaf: l, head: l, tail: l, leaves: 1}
+	return &ztree{leaf: l, leaves: 1}
 }
 
 // zbefore reports whether (s1, m1) orders before (s2, m2): by score, then
@@ -320,8 +317,6 @@ func (t *ztree) newLeafAfter(l *zleaf) *zleaf {
 	r := &zleaf{prev: l, next: l.next}
 	if l.next != nil {
 		l.next.prev = r
-	} else {
-		t.tail = r
 	}
 	l.next = r
 	t.leaves++
@@ -332,13 +327,9 @@ func (t *ztree) newLeafAfter(l *zleaf) *zleaf {
 func (t *ztree) unlinkLeaf(l *zleaf) {
 	if l.prev != nil {
 		l.prev.next = l.next
-	} else {
-		t.head = l.next
 	}
 	if l.next != nil {
 		l.next.prev = l.prev
-	} else {
-		t.tail = l.prev
 	}
 	l.prev, l.next = nil, nil
 	t.leaves--
