@@ -154,12 +154,12 @@ type Engine struct {
 	snapshots     map[datatype.Object]*objectSnapshot
 	snapshotsPub  atomic.Int64
 	snapshotWaits atomic.Int64
-	// coldDeleted is set when records were deleted from the disk tier
-	// since the demoter's last flush, or written there outside the
-	// write-behind (a header rewrite, SaveMeta). The tier has no
+	// coldUnflushed is set when the disk tier changed outside the
+	// write-behind since the demoter's last flush: records deleted, or
+	// written by a header rewrite or SaveMeta. The tier has no
 	// write-ahead log: a delete left in memtables is undone by a crash,
 	// and such a write lost, so either is flushed like the write-behind's.
-	coldDeleted bool
+	coldUnflushed bool
 	// protect holds the groups that carry a lease or a pin (lease.go).
 	protect map[*group]struct{}
 	// chunks counts the stored LMCache chunks by class (chunks.go).
@@ -559,7 +559,7 @@ func (e *Engine) flushCold(ctx context.Context, phys []int) error {
 			delete(e.flushing, p)
 		}
 	}
-	e.coldDeleted = true
+	e.coldUnflushed = true
 	e.writeGen++
 	e.mu.Unlock()
 	return errors.Join(errs...)
@@ -740,7 +740,7 @@ func (e *Engine) removeLocked(ctx context.Context, it *item) {
 }
 
 func (e *Engine) deleteColdLocked(ctx context.Context, phys int, key string) {
-	e.coldDeleted = true
+	e.coldUnflushed = true
 	_, err := e.cold.Delete(ctx, phys, []byte(key))
 	if err == nil || errors.Is(err, disktier.ErrNotFound) {
 		return

@@ -70,7 +70,7 @@ func (e *Engine) applyDeferredDeletesLocked(ctx context.Context) {
 		delete(e.deferredDeletes, ck)
 		// The delete is in a memtable: the next flush tick makes it
 		// durable, or a crash would bring the record back.
-		e.coldDeleted = true
+		e.coldUnflushed = true
 	}
 	e.deferredPub.Store(int64(len(e.deferredDeletes)))
 }

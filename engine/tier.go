@@ -73,8 +73,8 @@ func (e *Engine) runDemoter(ctx context.Context) {
 				dirty = true
 			}
 			e.mu.Lock()
-			dirty = dirty || e.coldDeleted
-			e.coldDeleted = false
+			dirty = dirty || e.coldUnflushed
+			e.coldUnflushed = false
 			e.mu.Unlock()
 			if dirty {
 				// A failed flush is tried again at the next tick: what it
@@ -240,7 +240,7 @@ func (e *Engine) syncExpiryLocked(ctx context.Context, it *item) error {
 	default:
 		e.markDirtyLocked(g)
 	}
-	e.coldDeleted = true // a header rewrite is made durable by the next flush
+	e.coldUnflushed = true // a header rewrite is made durable by the next flush
 	return nil
 }
 
@@ -839,7 +839,7 @@ func (e *Engine) rebuild(ctx context.Context) error {
 		if _, err := e.cold.Delete(ctx, metaDB, cleanKey); err != nil {
 			return fmt.Errorf("clear clean-shutdown marker: %w", err)
 		}
-		e.coldDeleted = true
+		e.coldUnflushed = true
 	}
 	dropped := 0
 	if !clean {
@@ -880,7 +880,7 @@ func (e *Engine) SaveMeta(ctx context.Context, name string, v []byte) error {
 		return fmt.Errorf("save %s: %w", name, err)
 	}
 	e.mu.Lock()
-	e.coldDeleted = true // flushed within a second, as the keys' writes are
+	e.coldUnflushed = true // flushed within a second, as the keys' writes are
 	e.mu.Unlock()
 	return nil
 }
