@@ -160,17 +160,10 @@ func (s *Server) serveDetached(c *Client, pc *evloop.Conn) {
 // CONFIG SET timeout, once a second; connections on goroutines time out
 // through their read deadline (armIdleTimeout).
 func (s *Server) sweepIdleParked(ctx context.Context) {
-	tick := time.NewTicker(time.Second)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-		}
+	everySecond(ctx, func() {
 		t := s.idleTimeout.Load()
 		if t <= 0 {
-			continue
+			return
 		}
 		limit := time.Duration(t) * time.Second
 		now := time.Now()
@@ -187,5 +180,5 @@ func (s *Server) sweepIdleParked(ctx context.Context) {
 				c.kill()
 			}
 		})
-	}
+	})
 }

@@ -821,6 +821,21 @@ func (c vectorConn) WriteBuffers(bufs [][]byte) (int64, error) {
 	return nb.WriteTo(c.Conn)
 }
 
+// everySecond calls fn once a second until ctx ends (the first call a
+// second from now): the body of a background task of runInBackground.
+func everySecond(ctx context.Context, fn func()) {
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+			fn()
+		}
+	}
+}
+
 // runInBackground runs fn in a goroutine under a context of its own, derived
 // from ctx; stop cancels that context and waits for fn to return.
 func runInBackground(ctx context.Context, fn func(context.Context)) (stop func()) {

@@ -296,18 +296,11 @@ func (s *Server) saveFunctions(ctx context.Context) error {
 // last save failed, so that a disk that filled and freed up gets the newest
 // state rather than keeping an older one for the next start.
 func (s *Server) keepFunctionsSaved(ctx context.Context) {
-	tick := time.NewTicker(time.Second)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-		}
+	everySecond(ctx, func() {
 		if s.scripts.unsaved.Load() && s.saveFunctions(ctx) == nil {
 			s.log.Info("function libraries saved to disk")
 		}
-	}
+	})
 }
 
 // loadFunctions restores the function libraries the disk tier kept.
