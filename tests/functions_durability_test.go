@@ -58,21 +58,29 @@ func TestFunctionLibrariesOutliveRestartsAndCrashes(t *testing.T) {
 	// clean-shutdown mark), so that a change made next is on disk only
 	// if saving it asked for a flush of its own.
 	settle := func() { time.Sleep(1500 * time.Millisecond) }
+	// crash kills the server with -9 once the change is past the flush,
+	// starts it again and connects; restart stops it cleanly first.
+	crash := func() *redis.Client {
+		afterFlush()
+		s.Crash()
+		s.Relaunch(t)
+		return connect()
+	}
+	restart := func() *redis.Client {
+		s.Restart(t)
+		return connect()
+	}
 
 	rdb := connect()
 	settle()
 	if err := rdb.FunctionLoad(ctx, lib("one", "f1", "v1")).Err(); err != nil {
 		t.Fatal(err)
 	}
-	afterFlush()
-	s.Crash()
-	s.Relaunch(t)
-	rdb = connect()
+	rdb = crash()
 	if got := call(rdb, "f1"); got != "v1" {
 		t.Fatalf("after kill -9 FCALL f1 = %q, want v1", got)
 	}
-	s.Restart(t)
-	rdb = connect()
+	rdb = restart()
 	if got := call(rdb, "f1"); got != "v1" {
 		t.Fatalf("after a restart FCALL f1 = %q, want v1", got)
 	}
@@ -84,10 +92,7 @@ func TestFunctionLibrariesOutliveRestartsAndCrashes(t *testing.T) {
 	if err := rdb.FunctionLoad(ctx, lib("two", "f2", "w")).Err(); err != nil {
 		t.Fatal(err)
 	}
-	afterFlush()
-	s.Crash()
-	s.Relaunch(t)
-	rdb = connect()
+	rdb = crash()
 	if got, want := libs(rdb), []string{"one", "two"}; !slices.Equal(got, want) {
 		t.Fatalf("after kill -9 the libraries are %v, want %v", got, want)
 	}
@@ -103,10 +108,7 @@ func TestFunctionLibrariesOutliveRestartsAndCrashes(t *testing.T) {
 	if err := rdb.FunctionDelete(ctx, "two").Err(); err != nil {
 		t.Fatal(err)
 	}
-	afterFlush()
-	s.Crash()
-	s.Relaunch(t)
-	rdb = connect()
+	rdb = crash()
 	if got, want := libs(rdb), []string{"one"}; !slices.Equal(got, want) {
 		t.Fatalf("after DELETE and kill -9 the libraries are %v, want %v", got, want)
 	}
@@ -114,8 +116,7 @@ func TestFunctionLibrariesOutliveRestartsAndCrashes(t *testing.T) {
 	if err := rdb.FunctionFlush(ctx).Err(); err != nil {
 		t.Fatal(err)
 	}
-	s.Restart(t)
-	rdb = connect()
+	rdb = restart()
 	if got := libs(rdb); len(got) != 0 {
 		t.Fatalf("after FLUSH and a restart the libraries are %v, want none", got)
 	}
@@ -123,8 +124,7 @@ func TestFunctionLibrariesOutliveRestartsAndCrashes(t *testing.T) {
 	if err := rdb.FunctionRestore(ctx, dump).Err(); err != nil {
 		t.Fatal(err)
 	}
-	s.Restart(t)
-	rdb = connect()
+	rdb = restart()
 	if got, want := libs(rdb), []string{"one", "two"}; !slices.Equal(got, want) {
 		t.Fatalf("after RESTORE and a restart the libraries are %v, want %v", got, want)
 	}
