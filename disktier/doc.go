@@ -87,9 +87,17 @@
 // Payloads of 256 KiB and more do not go through Pebble: they are appended
 // to segment files under Dir/vlog (vlog.go), and Pebble's value key holds a
 // 16-byte pointer (segment, offset, length) with flag bit 3 set in the
-// header. A put is then one write into the page cache and a get one pread
-// (in concurrent 4 MiB pieces for large values), where Pebble copied a value
-// into its batch, memtable and blob file and read it back block by block.
+// header. A put is then one write and a get one pread (in 4 MiB pieces for
+// large values), where Pebble copied a value into its batch, memtable and
+// blob file and read it back block by block. The write is direct (O_DIRECT,
+// where the file system allows it; directio.go): the device takes the
+// payload from the value's own memory, so the CPU copies nothing and the
+// page cache does not hold a second copy of what the memory tier holds.
+// Records start at multiples of 4 KiB for it. Through the page cache, the
+// copy into fresh cache pages took 46% of the server's CPU under 1 MiB SETs
+// (redis-benchmark, 8 connections, 256 keys); direct, the server's CPU per
+// 1 MiB SET fell from 1275 to 510 us and per 4 MiB SET from 4800-7500 to
+// 2070-2200 us (Redis without persistence: 315 and 1070-1230 us).
 // The header checksum still covers the value, so a damaged or missing
 // segment is a corrupt record. Segments are append-only; an append is
 // made only once the write is admitted against MaxDisk, is registered until

@@ -18,8 +18,8 @@ import (
 // disk (batch, memtable, blob file) and reads it back through its block
 // machinery, which measured at about a third of the disk's cold sequential
 // read speed. Payloads of at least vlogMinPayload bytes therefore go to
-// append-only segment files instead: one write to put them in the page
-// cache, one pread to read them back. Pebble keeps the record's header as
+// append-only segment files instead: one write (direct, where the file
+// system allows it: directio.go), one pread to read them back. Pebble keeps the record's header as
 // before and, under the value key, a 16-byte pointer (segment, offset,
 // length); the header's checksum still covers the value, so a damaged or
 // missing segment is a corrupt record (a miss), never wrong bytes.
@@ -74,8 +74,13 @@ func decodeVlogPointer(b []byte) (vlogPointer, bool) {
 type valueLog struct {
 	dir string
 
-	mu     sync.Mutex
-	files  map[uint32]*os.File // every segment, opened read-write
+	mu    sync.Mutex
+	files map[uint32]*os.File // every segment, opened read-write
+	// direct holds, for the segments appended to by this process, a
+	// descriptor opened with O_DIRECT (directio.go), absent where the file
+	// system refuses it.
+	direct map[uint32]*os.File
+	dw     directWriter
 	sizes  map[uint32]int64
 	cur    uint32 // the segment appended to
 	curOff int64
@@ -107,7 +112,7 @@ func openValueLog(dir string) (*valueLog, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("disktier: value log dir: %w", err)
 	}
-	v := &valueLog{dir: dir, files: map[uint32]*os.File{}, sizes: map[uint32]int64{}, segMax: vlogSegmentSize,
+	v := &valueLog{dir: dir, files: map[uint32]*os.File{}, direct: map[uint32]*os.File{}, sizes: map[uint32]int64{}, segMax: vlogSegmentSize,
 		busy: map[uint32]int{}, touched: map[uint32]bool{}}
 	entries, err := os.ReadDir(dir)
 	if err != nil {
@@ -147,34 +152,47 @@ func openValueLog(dir string) (*valueLog, error) {
 // rotateLocked starts a new segment.
 func (v *valueLog) rotateLocked() error {
 	id := v.cur + 1
-	f, err := os.OpenFile(filepath.Join(v.dir, segmentName(id)), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
+	path := filepath.Join(v.dir, segmentName(id))
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
 		return fmt.Errorf("disktier: new segment: %w", err)
 	}
 	v.files[id], v.sizes[id] = f, 0
+	if d := openDirectWriter(path); d != nil {
+		v.direct[id] = d
+	}
 	v.cur, v.curOff = id, 0
 	return nil
 }
 
-// append writes p at the end of the current segment and returns where.
-// Concurrent appends write disjoint ranges. The append is registered as in
+// append writes p at the end of the current segment and returns where:
+// at a multiple of directAlign, the room up to the next one being the
+// record's. Concurrent appends write disjoint ranges. The append is registered as in
 // flight until the caller calls settle (its record committed) or unappend
 // (it did not); a failed write is undone here.
 func (v *valueLog) append(p []byte) (vlogPointer, error) {
+	room := alignUp(int64(len(p)))
 	v.mu.Lock()
-	if v.curOff > 0 && v.curOff+int64(len(p)) > v.segMax {
+	if v.curOff > 0 && v.curOff+room > v.segMax {
 		if err := v.rotateLocked(); err != nil {
 			v.mu.Unlock()
 			return vlogPointer{}, err
 		}
 	}
-	f, ptr := v.files[v.cur], vlogPointer{seg: v.cur, off: v.curOff, n: uint32(len(p))}
-	v.curOff += int64(len(p))
+	f, direct := v.files[v.cur], v.direct[v.cur]
+	ptr := vlogPointer{seg: v.cur, off: v.curOff, n: uint32(len(p))}
+	v.curOff += room
 	v.sizes[v.cur] = v.curOff
 	v.busy[v.cur]++
 	v.touched[v.cur] = true
 	v.mu.Unlock()
-	if _, err := f.WriteAt(p, ptr.off); err != nil {
+	var err error
+	if direct != nil {
+		err = v.dw.writeAt(direct, p, ptr.off)
+	} else {
+		_, err = f.WriteAt(p, ptr.off)
+	}
+	if err != nil {
 		v.unappend(ptr)
 		return vlogPointer{}, fmt.Errorf("disktier: value log write: %w", err)
 	}
@@ -203,7 +221,7 @@ func (v *valueLog) unappend(p vlogPointer) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	v.settleLocked(p)
-	if v.cur != p.seg || v.curOff != p.off+int64(p.n) {
+	if v.cur != p.seg || v.curOff != p.off+alignUp(int64(p.n)) {
 		return
 	}
 	v.curOff = p.off
@@ -354,10 +372,14 @@ func (v *valueLog) removeIfIdle(id uint32) (bool, error) {
 		v.mu.Unlock()
 		return false, nil
 	}
-	f := v.files[id]
+	f, direct := v.files[id], v.direct[id]
 	delete(v.files, id)
+	delete(v.direct, id)
 	delete(v.sizes, id)
 	v.mu.Unlock()
+	if direct != nil {
+		direct.Close()
+	}
 	if f == nil {
 		return false, nil
 	}
@@ -374,5 +396,8 @@ func (v *valueLog) close() {
 	for _, f := range v.files {
 		f.Close()
 	}
-	v.files = map[uint32]*os.File{}
+	for _, f := range v.direct {
+		f.Close()
+	}
+	v.files, v.direct = map[uint32]*os.File{}, map[uint32]*os.File{}
 }
