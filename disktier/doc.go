@@ -129,7 +129,12 @@
 //	  pieces (single runs)                     (32 MiB median 78%; 3 of 9 under 70%)
 //	value log, in-order    75-110%             1 MiB 74-95%, 32 MiB 73-80%
 //	  pieces, 4 rounds                         (4 runs, 2026-11-22; raw reads
-//	  each (current)                           1.8-2.5 GB/s)
+//	  each                                     1.8-2.5 GB/s)
+//	value log, direct      1 MiB 64-78%,       1 MiB 54-108%, 32 MiB 80-89%
+//	  appends (current),   32 MiB 105-135%     (2026-11-26, --total 512mb;
+//	  2 rounds             (page cache before: the same run of the page-cache
+//	                       1 MiB 16-387%,      build: raw 1.1-1.6 GB/s)
+//	                       32 MiB 32-82%)
 //
 // Single runs misled twice on this VM. Its disk gives a burst to whichever
 // side writes first (about 1.4 GB/s, then 350 MB/s for the other side), so
