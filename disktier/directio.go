@@ -1,8 +1,10 @@
 package disktier
 
 import (
+	"errors"
 	"os"
 	"sync"
+	"syscall"
 	"unsafe"
 )
 
@@ -100,4 +102,9 @@ func openDirectWriter(path string) *os.File {
 		return nil
 	}
 	return f
+}
+
+// isNoSpace reports whether err says the disk or the quota is full.
+func isNoSpace(err error) bool {
+	return errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT)
 }

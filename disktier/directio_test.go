@@ -137,3 +137,58 @@ func TestValueLogAppendsBypassThePageCache(t *testing.T) {
 		t.Fatalf("read back: %v", err)
 	}
 }
+
+// TestValueLogFallsBackToThePageCacheWhenDirectWritesFail: a direct
+// descriptor whose writes fail (here one opened read-only, as a file
+// system that accepts O_DIRECT at open and refuses the writes would) does
+// not fail the append: it and the later ones, in new segments too, go
+// through the page cache.
+func TestValueLogFallsBackToThePageCacheWhenDirectWritesFail(t *testing.T) {
+	dir := t.TempDir()
+	v, err := openValueLog(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer v.close()
+	if len(v.direct) == 0 {
+		t.Skip("the file system under the test's temporary directory refuses O_DIRECT")
+	}
+	v.mu.Lock()
+	v.direct[v.cur].Close()
+	ro, err := os.Open(filepath.Join(dir, segmentName(v.cur)))
+	if err != nil {
+		v.mu.Unlock()
+		t.Fatal(err)
+	}
+	v.direct[v.cur] = ro
+	v.mu.Unlock()
+	payload := alignedBuffer(1 << 20)
+	for i := range payload {
+		payload[i] = byte(i / 4096)
+	}
+	ptr, err := v.append(payload)
+	if err != nil {
+		t.Fatalf("append with a failing direct descriptor: %v", err)
+	}
+	v.settle(ptr)
+	if got, _, err := v.read(ptr); err != nil || !bytes.Equal(got, payload) {
+		t.Fatalf("read back: %v", err)
+	}
+	v.mu.Lock()
+	err = v.rotateLocked()
+	directs := len(v.direct)
+	v.mu.Unlock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if directs != 0 {
+		t.Fatalf("%d direct descriptors after a direct write failed, want none", directs)
+	}
+	if ptr, err = v.append(payload); err != nil {
+		t.Fatal(err)
+	}
+	v.settle(ptr)
+	if got, _, err := v.read(ptr); err != nil || !bytes.Equal(got, payload) {
+		t.Fatalf("read back from the next segment: %v", err)
+	}
+}

@@ -80,11 +80,14 @@ type valueLog struct {
 	// descriptor opened with O_DIRECT (directio.go), absent where the file
 	// system refuses it.
 	direct map[uint32]*os.File
-	dw     directWriter
-	sizes  map[uint32]int64
-	cur    uint32 // the segment appended to
-	curOff int64
-	segMax int64 // size at which the current segment is closed
+	// noDirect is set once a direct write failed for another reason than
+	// a full disk: new segments are not opened for direct writes either.
+	noDirect bool
+	dw       directWriter
+	sizes    map[uint32]int64
+	cur      uint32 // the segment appended to
+	curOff   int64
+	segMax   int64 // size at which the current segment is closed
 	// busy counts, per segment, the appends whose records have not yet
 	// committed or failed (see settle); touched marks the segments
 	// appended to since the reclaimer's current scan began (see
@@ -158,8 +161,10 @@ func (v *valueLog) rotateLocked() error {
 		return fmt.Errorf("disktier: new segment: %w", err)
 	}
 	v.files[id], v.sizes[id] = f, 0
-	if d := openDirectWriter(path); d != nil {
-		v.direct[id] = d
+	if !v.noDirect {
+		if d := openDirectWriter(path); d != nil {
+			v.direct[id] = d
+		}
 	}
 	v.cur, v.curOff = id, 0
 	return nil
@@ -188,8 +193,18 @@ func (v *valueLog) append(p []byte) (vlogPointer, error) {
 	v.mu.Unlock()
 	var err error
 	if direct != nil {
-		err = v.dw.writeAt(direct, p, ptr.off)
-	} else {
+		if err = v.dw.writeAt(direct, p, ptr.off); err != nil && !isNoSpace(err) {
+			// A file system may accept O_DIRECT at open and refuse the
+			// writes (an alignment it wants larger than directAlign): the
+			// page cache takes this one and the log's later appends. A
+			// full disk is not that, and a write through the page cache
+			// would fail the same way.
+			v.stopDirect()
+			err = nil
+			direct = nil
+		}
+	}
+	if direct == nil && err == nil {
 		_, err = f.WriteAt(p, ptr.off)
 	}
 	if err != nil {
@@ -197,6 +212,18 @@ func (v *valueLog) append(p []byte) (vlogPointer, error) {
 		return vlogPointer{}, fmt.Errorf("disktier: value log write: %w", err)
 	}
 	return ptr, nil
+}
+
+// stopDirect closes the log's direct descriptors: appends go through the
+// page cache from now on.
+func (v *valueLog) stopDirect() {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	for id, f := range v.direct {
+		f.Close()
+		delete(v.direct, id)
+	}
+	v.noDirect = true
 }
 
 // settle ends the registration of an append whose record has committed.
