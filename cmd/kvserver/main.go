@@ -16,6 +16,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -35,7 +36,16 @@ import (
 	"github.com/kvserver/kvserver/tlsconf"
 )
 
+// memProfileRate is the heap profile's sampling interval. At Go's default
+// (512 KiB) every request value of 1 MiB or more is sampled, each with a
+// stack walk: runtime.profilealloc took 1.75% of the server's CPU under
+// 1 MiB SETs. The heap profile (/debug/pprof/heap on the metrics port)
+// scales its samples by the rate, so its figures stay estimates of the
+// whole heap.
+const memProfileRate = 16 << 20
+
 func main() {
+	runtime.MemProfileRate = memProfileRate
 	cfg, err := config.Load(os.Args[1:], os.Environ())
 	if errors.Is(err, pflag.ErrHelp) {
 		fmt.Print(config.Usage())
