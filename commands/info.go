@@ -482,6 +482,13 @@ func infoTiers(x *Ctx, w *InfoWriter) {
 	w.Int("tier_memory_demotions", st.Memory.Demotions)
 	w.Int("tier_memory_promotions", st.Memory.Promotions)
 	w.Int("engine_lock_max_hold_us", st.LockMaxHold.Microseconds())
+	if p := x.Engine.ValuePool(); p != nil {
+		ps := p.Stats()
+		w.Int("value_pool_free_bytes", ps.FreeBytes)
+		w.Int("value_pool_reused", ps.Reused)
+		w.Int("value_pool_allocated", ps.Allocated)
+		w.Int("value_pool_reading", int64(ps.Reading))
+	}
 	if st.HasDisk {
 		w.Int("tier_disk_keys", st.Disk.Keys)
 		w.Int("tier_disk_index_bytes", st.IndexBytes)

@@ -466,14 +466,21 @@ func setPairs(x *Ctx, tx *engine.Tx) {
 // old value's buffer when it can); a larger one is handed over as owned,
 // already taken before the lock, or taken here (Own).
 func setArg(x *Ctx, tx *engine.Tx, key []byte, i int, owned []byte, expireAt int64) {
-	switch {
-	case len(x.Args[i]) <= engine.MaxCopiedValue:
+	if len(x.Args[i]) <= engine.MaxCopiedValue {
 		tx.SetCopy(key, x.Args[i], expireAt)
-	case owned != nil:
-		tx.Set(key, owned, expireAt)
-	default:
-		tx.Set(key, x.Session.Own(i), expireAt)
+		return
 	}
+	if owned == nil {
+		owned = x.Session.Own(i)
+	}
+	if x.Transaction.InExec() {
+		// A queued command's arguments are read again after it has run
+		// (MONITOR, the slow log), while the buffer could already be
+		// reused if a later command of the transaction overwrote the key.
+		tx.Set(key, owned, expireAt)
+		return
+	}
+	tx.SetOwned(key, owned, expireAt)
 }
 
 func cmdStrlen(x *Ctx) {

@@ -9,8 +9,10 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/kvserver/kvserver/codec"
+	"github.com/kvserver/kvserver/bufpool"
 	"github.com/kvserver/kvserver/datatype"
 	"github.com/kvserver/kvserver/disktier"
 	"github.com/kvserver/kvserver/grouping"
@@ -40,6 +42,10 @@ type Options struct {
 	// BackpressureTimeout bounds how long a write waits for the demoter to
 	// bring memory under MaxMemory before it gets ErrOOM (default 30 s).
 	BackpressureTimeout time.Duration
+	// ValuePoolBytes bounds the free buffers the engine keeps for large
+	// request values (package bufpool): 0 means bufpool.DefaultMax, a
+	// negative value no pool.
+	ValuePoolBytes int64
 	// Now returns the current time; tests replace it.
 	Now func() time.Time
 	// Logger receives the engine's logs.
@@ -107,6 +113,9 @@ type Stats struct {
 // Engine is the keyspace over a memory tier and an optional disk tier. It is
 // safe for concurrent use.
 type Engine struct {
+	// pool receives the buffers of large private values the engine lets
+	// go of (releaseBufferLocked); nil without one.
+	pool    *bufpool.Pool
 	mu      holdMutex
 	memCond *sync.Cond // signalled when memory use drops
 	dbs     []*keyspace
@@ -260,6 +269,12 @@ func New(opts Options) *Engine {
 		deferredDeletes: make(map[coldKey]struct{}), flushing: make(map[int]int),
 		decoded: make(map[*item]*decodedValue), snapshots: make(map[datatype.Object]*objectSnapshot),
 		quantWake: wake.New(), realClock: realClock}
+	switch {
+	case opts.ValuePoolBytes == 0:
+		e.pool = bufpool.New(bufpool.DefaultMax)
+	case opts.ValuePoolBytes > 0:
+		e.pool = bufpool.New(opts.ValuePoolBytes)
+	}
 	e.memCond = sync.NewCond(&e.mu)
 	e.idle = sync.NewCond(&e.mu)
 	e.dbs = make([]*keyspace, opts.Databases)
@@ -714,6 +729,7 @@ func (e *Engine) removeLocked(ctx context.Context, it *item) {
 	delete(e.decoded, it)
 	ks.order.Delete(it)
 	e.uncharge(it)
+	e.releaseBufferLocked(it, nil)
 	g := it.grp
 	g.remove(it)
 	if it.resident {
@@ -778,8 +794,28 @@ func (e *Engine) bumpVersion() uint64 {
 	return e.nextVer
 }
 
+// ValuePool is the pool the engine gives the buffers of large values
+// back to, for the connections to read large request values into (nil
+// without one).
+func (e *Engine) ValuePool() *bufpool.Pool { return e.pool }
+
+// releaseBufferLocked gives it's value buffer to the pool, unless
+// something else may hold it: it must be private (the engine's alone,
+// never handed out), not being written to disk (its group demoting), and
+// not be next, which is to replace it (a copy into the same buffer).
+func (e *Engine) releaseBufferLocked(it *item, next []byte) {
+	old := it.value
+	if e.pool == nil || !it.private || !it.resident || it.obj != nil || it.grp.demoting ||
+		cap(old) < bufpool.MinSize || (len(next) > 0 && unsafe.SliceData(next) == unsafe.SliceData(old)) {
+		return
+	}
+	it.private = false
+	e.pool.Put(old)
+}
+
 // setResidentLocked puts value in memory for it (a write or a load).
 func (e *Engine) setResidentLocked(it *item, value []byte) {
+	e.releaseBufferLocked(it, value)
 	e.releaseValueLocked(it)
 	e.residentBytes += int64(len(value))
 	it.value, it.obj, it.objSize, it.private = value, nil, 0, false

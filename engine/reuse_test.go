@@ -103,3 +103,74 @@ func TestSetCopyReusesOnlyAPrivateBuffer(t *testing.T) {
 	}
 	check("s", val('l', 3))
 }
+
+// TestOwnedLargeValuesGoToTheValuePoolOnlyWhenNothingElseHoldsThem: the
+// buffer of a large value stored with SetOwned goes back to the value pool
+// when it is overwritten or deleted, and is taken by the next Get of its
+// size; never when a read handed it out, while a disk write holds it, or
+// when it was stored with Set (the caller may hold it).
+func TestOwnedLargeValuesGoToTheValuePoolOnlyWhenNothingElseHoldsThem(t *testing.T) {
+	e, _ := newTestEngine(0)
+	pool := e.ValuePool()
+	if pool == nil {
+		t.Fatal("no value pool by default")
+	}
+	const size = 1 << 20
+	read := func(c byte) []byte { // a value read as a connection reads it
+		b := pool.Get(size)
+		for i := range b {
+			b[i] = c
+		}
+		pool.EndRead(b)
+		return b
+	}
+	setOwned := func(key string, v []byte) {
+		e.Update(0, func(tx *Tx) { tx.SetOwned([]byte(key), v, 0) })
+	}
+	kept := func() int64 { return pool.Stats().Kept }
+	same := func(a, b []byte) bool { return unsafe.SliceData(a) == unsafe.SliceData(b) }
+
+	first := read('a')
+	setOwned("k", first)
+	setOwned("k", read('b'))
+	if kept() != 1 {
+		t.Fatalf("an overwritten owned value: %d buffers kept, want 1", kept())
+	}
+	if again := pool.Get(size); !same(again, first) {
+		t.Fatal("the next Get of the size did not take the freed buffer")
+	} else {
+		pool.EndRead(again)
+	}
+	if got, _ := get(e, 0, "k"); !bytes.Equal(got, bytes.Repeat([]byte{'b'}, size)) {
+		t.Fatal("k changed")
+	}
+
+	// k's value was handed out by that read: overwriting it keeps nothing.
+	setOwned("k", read('c'))
+	if kept() != 1 {
+		t.Fatalf("a value a read handed out went to the pool (%d kept)", kept())
+	}
+
+	// Deleted: kept.
+	setOwned("d", read('d'))
+	e.Update(0, func(tx *Tx) { tx.Delete([]byte("d")) })
+	if kept() != 2 {
+		t.Fatalf("a deleted owned value: %d kept, want 2", kept())
+	}
+
+	// Being written to disk: not kept.
+	setOwned("w", read('w'))
+	e.Update(0, func(tx *Tx) { tx.ks.items["w"].grp.demoting = true })
+	setOwned("w", read('x'))
+	e.Update(0, func(tx *Tx) { tx.ks.items["w"].grp.demoting = false })
+	if kept() != 2 {
+		t.Fatalf("a value a disk write held went to the pool (%d kept)", kept())
+	}
+
+	// Stored with Set: the caller may hold it.
+	e.Update(0, func(tx *Tx) { tx.Set([]byte("s"), read('s'), 0) })
+	setOwned("s", read('t'))
+	if kept() != 2 {
+		t.Fatalf("a value stored with Set went to the pool (%d kept)", kept())
+	}
+}

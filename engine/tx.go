@@ -244,7 +244,15 @@ func (tx *Tx) Exists(key []byte) bool {
 // published) as a lookup would, and an overwritten key's group moves to
 // the front of the LRU order, as Redis gives an overwritten key a fresh
 // object.
-func (tx *Tx) Set(key []byte, value []byte, expireAt int64) { tx.set(key, value, false, expireAt) }
+func (tx *Tx) Set(key []byte, value []byte, expireAt int64) { tx.set(key, value, false, false, expireAt) }
+
+// SetOwned is Set of a value whose buffer nothing else holds or will read
+// once the caller's command has ended (what Session.Own returns): the
+// engine may give the buffer to its value pool (bufpool) when the value is
+// overwritten or deleted, unless a read has handed it out meanwhile.
+func (tx *Tx) SetOwned(key []byte, value []byte, expireAt int64) {
+	tx.set(key, value, false, true, expireAt)
+}
 
 // SetCopy is Set of a copy of value, which stays the caller's. The copy
 // goes into the key's current value's buffer when the engine made that
@@ -253,14 +261,15 @@ func (tx *Tx) Set(key []byte, value []byte, expireAt int64) { tx.set(key, value,
 // the garbage collector, as Redis's allocator hands a SET the chunk the
 // last one freed. Only for values of at most MaxCopiedValue bytes, which
 // are copied under the engine lock.
-func (tx *Tx) SetCopy(key []byte, value []byte, expireAt int64) { tx.set(key, value, true, expireAt) }
+func (tx *Tx) SetCopy(key []byte, value []byte, expireAt int64) { tx.set(key, value, true, false, expireAt) }
 
 // MaxCopiedValue bounds the values SetCopy takes: a copy under the engine
 // lock costs about a microsecond per 4 KiB.
 const MaxCopiedValue = 16 << 10
 
-// set is Set, of a copy of value (SetCopy) when borrowed.
-func (tx *Tx) set(key []byte, value []byte, borrowed bool, expireAt int64) {
+// set is Set, of a copy of value (SetCopy) when borrowed; owned says value
+// is the engine's alone from now on (SetOwned).
+func (tx *Tx) set(key []byte, value []byte, borrowed, owned bool, expireAt int64) {
 	e := tx.e
 	if it := tx.find(string(key)); it != nil {
 		if borrowed {
@@ -280,7 +289,7 @@ func (tx *Tx) set(key []byte, value []byte, borrowed bool, expireAt int64) {
 		it.quantized = false
 		it.kind = datatype.KindString
 		e.setResidentLocked(it, value)
-		it.private = borrowed
+		it.private = borrowed || owned
 		e.noteChunkLocked(it, value)
 		e.queueQuantLocked(it.grp)
 		e.markDirtyLocked(it.grp)
@@ -296,7 +305,7 @@ func (tx *Tx) set(key []byte, value []byte, borrowed bool, expireAt int64) {
 		value = append([]byte(nil), value...)
 	}
 	it := &item{key: k, value: value, length: int64(len(value)), expireAt: expireAt,
-		lastUsed: tx.now, resident: true, version: e.bumpVersion(), private: borrowed}
+		lastUsed: tx.now, resident: true, version: e.bumpVersion(), private: borrowed || owned}
 	newFreq(it, tx.now)
 	e.insertLocked(tx.ks, it)
 	e.noteChunkLocked(it, value)

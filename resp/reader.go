@@ -73,6 +73,15 @@ type Reader struct {
 	// wait for it (the client is closed or killed).
 	budget BulkBudget
 	ctx    context.Context
+	// pool, when set, supplies the buffers of bulks of poolMin bytes or
+	// more; pooled lists those of the command being read or run, and
+	// bigPooled says whether big (StartBig's) is one: each is given to
+	// pool.EndRead once its command is done (DropArgs) or the connection
+	// is (Release).
+	pool      ValuePool
+	poolMin   int
+	pooled    [][]byte
+	bigPooled bool
 
 	// nextBig is the big bulk Next last reported (NextBig).
 	nextBig bigBulk
@@ -108,6 +117,49 @@ func (r *Reader) SetBulkBudget(ctx context.Context, b BulkBudget) {
 	r.budget, r.ctx = b, ctx
 }
 
+// ValuePool supplies the buffers large bulks are read into (package
+// bufpool's Pool).
+type ValuePool interface {
+	// Get returns a buffer of n bytes whose contents are undefined.
+	Get(n int) []byte
+	// EndRead says the command that read a bulk into b has ended.
+	EndRead(b []byte)
+}
+
+// SetValuePool makes the Reader read bulks of min bytes or more into
+// buffers from p. The connection calls DropArgs after each command and
+// Release when it closes, which end the reads (EndRead).
+func (r *Reader) SetValuePool(p ValuePool, min int) { r.pool, r.poolMin = p, min }
+
+// allocBig returns a buffer of n bytes for a big bulk, whose contents are
+// undefined: from the pool when n is large enough for it.
+func (r *Reader) allocBig(n int) ([]byte, bool) {
+	if r.pool == nil || n < r.poolMin {
+		return uninitialized(n), false
+	}
+	return r.pool.Get(n), true
+}
+
+// endReads ends the reads of the pooled buffers of the command just run.
+func (r *Reader) endReads() {
+	for i, b := range r.pooled {
+		r.pool.EndRead(b)
+		r.pooled[i] = nil
+	}
+	r.pooled = r.pooled[:0]
+}
+
+// Release ends the reads of every pooled buffer the Reader holds, those
+// of a command it had not finished reading included; the connection is
+// closing.
+func (r *Reader) Release() {
+	r.endReads()
+	if r.bigPooled {
+		r.pool.EndRead(r.big)
+		r.bigPooled = false
+	}
+}
+
 // DropArgs forgets the last command's arguments once it has run, so that
 // an idle connection does not keep its last large value alive after the
 // store has dropped or demoted it (150 connections that each sent a
@@ -118,6 +170,7 @@ func (r *Reader) DropArgs(cmd *Command) {
 	clear(r.args[:cap(r.args)])
 	r.args = r.args[:0]
 	cmd.Args, cmd.owned = nil, nil
+	r.endReads()
 }
 
 // SetAuthRequired turns the limits for unauthenticated clients on or off.
@@ -338,7 +391,10 @@ func (r *Reader) readOne() (bool, error) {
 				return false, err
 			}
 			r.refs = append(r.refs, argRef{owned: r.big})
-			r.big, r.bigFill = nil, 0
+			if r.bigPooled {
+				r.pooled = append(r.pooled, r.big)
+			}
+			r.big, r.bigFill, r.bigPooled = nil, 0, false
 			if err := r.skipBulkEnd(pos); err != nil {
 				return false, err
 			}
@@ -380,7 +436,10 @@ func (r *Reader) readOne() (bool, error) {
 // readBig reads a bulk of n bytes (and its trailing CRLF) starting at pos
 // into a new slice of exactly n bytes.
 func (r *Reader) readBig(n int, pos int) ([]byte, error) {
-	big := uninitialized(n) // every byte is copied or read below, or big is dropped
+	big, pooled := r.allocBig(n) // every byte is copied or read below, or big is dropped
+	if pooled {
+		r.pooled = append(r.pooled, big)
+	}
 	have := copy(big, r.buf[pos:r.w])
 	pos += have
 	if have < n {
@@ -761,11 +820,11 @@ func (r *Reader) StartBig() bool {
 	if r.budget != nil && !r.budget.TryAcquire(int64(nb.n)) {
 		return false
 	}
-	big := uninitialized(nb.n) // filled below and by FillBig before any use
+	big, pooled := r.allocBig(nb.n) // filled below and by FillBig before any use
 	have := copy(big, r.buf[nb.at:r.w])
 	// What followed the bulk's bytes in buf moves to where they started.
 	r.w = nb.at + copy(r.buf[nb.at:], r.buf[nb.at+have:r.w])
-	r.big, r.bigFill, r.bigAt = big, have, nb.at
+	r.big, r.bigFill, r.bigAt, r.bigPooled = big, have, nb.at, pooled
 	return true
 }
 

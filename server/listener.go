@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/kvserver/kvserver/acl"
+	"github.com/kvserver/kvserver/bufpool"
 	"github.com/kvserver/kvserver/cluster"
 	"github.com/kvserver/kvserver/cmdstats"
 	"github.com/kvserver/kvserver/commands"
@@ -507,6 +508,9 @@ func (s *Server) newClient(ctx context.Context, conn net.Conn, wg *sync.WaitGrou
 		c.budget.beforeWait = c.leaveLoop
 	}
 	c.r.SetBulkBudget(c.ctx, readerBudget{c})
+	if p := s.eng.ValuePool(); p != nil {
+		c.r.SetValuePool(p, bufpool.MinSize)
+	}
 	c.proto.Store(2)
 	c.x = s.newCommandCtx(c)
 	s.setDefaultAuth(c)
@@ -706,6 +710,7 @@ func (s *Server) endClient(c *Client, readErr error) {
 	session{c}.StopMonitor()
 	c.closeMailbox()
 	c.conn.Close()
+	c.r.Release()
 	if pc, ok := c.conn.(*evloop.Conn); ok {
 		pc.Release()
 	}
