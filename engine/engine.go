@@ -801,8 +801,9 @@ func (e *Engine) ValuePool() *bufpool.Pool { return e.pool }
 
 // releaseBufferLocked gives it's value buffer to the pool, unless
 // something else may hold it: it must be private (the engine's alone,
-// never handed out), not being written to disk (its group demoting), and
-// not be next, which is to replace it (a copy into the same buffer).
+// never handed out), not being written to disk (its group demoting: a
+// demotion drops its values once the write is over), and not be next,
+// which is to replace it (a copy into the same buffer).
 func (e *Engine) releaseBufferLocked(it *item, next []byte) {
 	old := it.value
 	if e.pool == nil || !it.private || !it.resident || it.obj != nil || it.grp.demoting ||
@@ -863,6 +864,7 @@ func (e *Engine) dropResidentLocked(it *item) {
 	if !it.resident {
 		return
 	}
+	e.releaseBufferLocked(it, nil)
 	e.uncharge(it)
 	e.residentKeys--
 	e.residentBytes -= it.valueBytes()

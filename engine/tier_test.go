@@ -674,3 +674,34 @@ func TestWriteBehindKnowsTheFootprintItReplaces(t *testing.T) {
 	e.writeBehind(ctx, writeBehindBytes)
 	check("rewritten after the rebuild")
 }
+
+// TestDemotedOwnedValuesGiveTheirBuffersToThePool: under memory pressure
+// the demoter writes large owned values to disk and drops them from
+// memory; their buffers go to the value pool and carry the next values,
+// and every value reads back whole from disk afterwards.
+func TestDemotedOwnedValuesGiveTheirBuffersToThePool(t *testing.T) {
+	e, _ := openTiered(t, t.TempDir(), 8<<20)
+	runEngine(t, e)
+	pool := e.ValuePool()
+	const size, n = 1 << 20, 40
+	for i := range n {
+		if err := e.Reserve(context.Background(), nil); err != nil {
+			t.Fatalf("reserve before value %d: %v", i, err)
+		}
+		b := pool.Get(size)
+		copy(b, chunkValue(i, size))
+		pool.EndRead(b)
+		e.Update(0, func(tx *Tx) { tx.SetOwned([]byte(fmt.Sprintf("v%02dkv_bytes", i)), b, 0) })
+	}
+	st := pool.Stats()
+	if st.Kept == 0 || st.Reused == 0 {
+		t.Fatalf("demoting %d MiB through an 8 MiB memory tier: pool %+v", n, st)
+	}
+	for i := range n {
+		got, ok := get(e, 0, fmt.Sprintf("v%02dkv_bytes", i))
+		if !ok || !bytes.Equal(got, chunkValue(i, size)) {
+			t.Fatalf("value %d after demotion: found %v, equal %v", i, ok, bytes.Equal(got, chunkValue(i, size)))
+		}
+	}
+	t.Logf("pool %+v", pool.Stats())
+}
