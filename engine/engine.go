@@ -11,8 +11,8 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/kvserver/kvserver/codec"
 	"github.com/kvserver/kvserver/bufpool"
+	"github.com/kvserver/kvserver/codec"
 	"github.com/kvserver/kvserver/datatype"
 	"github.com/kvserver/kvserver/disktier"
 	"github.com/kvserver/kvserver/grouping"

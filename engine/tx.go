@@ -244,7 +244,9 @@ func (tx *Tx) Exists(key []byte) bool {
 // published) as a lookup would, and an overwritten key's group moves to
 // the front of the LRU order, as Redis gives an overwritten key a fresh
 // object.
-func (tx *Tx) Set(key []byte, value []byte, expireAt int64) { tx.set(key, value, false, false, expireAt) }
+func (tx *Tx) Set(key []byte, value []byte, expireAt int64) {
+	tx.set(key, value, false, false, expireAt)
+}
 
 // SetOwned is Set of a value whose buffer nothing else holds or will read
 // once the caller's command has ended (what Session.Own returns): the
@@ -261,7 +263,9 @@ func (tx *Tx) SetOwned(key []byte, value []byte, expireAt int64) {
 // the garbage collector, as Redis's allocator hands a SET the chunk the
 // last one freed. Only for values of at most MaxCopiedValue bytes, which
 // are copied under the engine lock.
-func (tx *Tx) SetCopy(key []byte, value []byte, expireAt int64) { tx.set(key, value, true, false, expireAt) }
+func (tx *Tx) SetCopy(key []byte, value []byte, expireAt int64) {
+	tx.set(key, value, true, false, expireAt)
+}
 
 // MaxCopiedValue bounds the values SetCopy takes: a copy under the engine
 // lock costs about a microsecond per 4 KiB.
