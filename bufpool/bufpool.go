@@ -92,24 +92,23 @@ func classOf(n int) int { return (n + pageSize - 1) &^ (pageSize - 1) }
 func (p *Pool) Get(n int) []byte {
 	class := classOf(n)
 	p.mu.Lock()
+	defer p.mu.Unlock()
 	var b []byte
 	if list := p.free[class]; len(list) > 0 {
-		b = list[len(list)-1]
+		b = list[len(list)-1][:n:class]
 		list[len(list)-1] = nil
 		p.free[class] = list[:len(list)-1]
 		p.bytes -= int64(class)
 		p.stats.Reused++
 	} else {
+		// Allocated without the lock: a large allocation may do garbage
+		// collection work first, and other connections' Gets need not wait.
+		p.mu.Unlock()
+		b = uninitialized(class)[:n:class]
+		p.mu.Lock()
 		p.stats.Allocated++
 	}
-	p.mu.Unlock()
-	if b == nil {
-		b = uninitialized(class)
-	}
-	b = b[:n:class]
-	p.mu.Lock()
 	p.reading[unsafe.SliceData(b)] = false
-	p.mu.Unlock()
 	return b
 }
 
@@ -174,7 +173,9 @@ func (p *Pool) Stats() Stats {
 
 // uninitialized returns n bytes of new memory that the runtime did not
 // clear (strings.Builder.Grow allocates through the runtime's MakeNoZero):
-// clearing would write every byte the read then writes again.
+// clearing would write every byte the read then writes again. Package resp
+// has the same function for the bulks it allocates itself; it may import
+// no kvserver package (TestRespIsWireFormatOnly).
 func uninitialized(n int) []byte {
 	var b strings.Builder
 	b.Grow(n)

@@ -193,18 +193,18 @@ func (v *valueLog) append(p []byte) (vlogPointer, error) {
 	v.mu.Unlock()
 	var err error
 	if direct != nil {
-		if err = v.dw.writeAt(direct, p, ptr.off); err != nil && !isNoSpace(err) {
+		err = v.dw.writeAt(direct, p, ptr.off)
+		if err != nil && !isNoSpace(err) {
 			// A file system may accept O_DIRECT at open and refuse the
 			// writes (an alignment it wants larger than directAlign): the
 			// page cache takes this one and the log's later appends. A
 			// full disk is not that, and a write through the page cache
 			// would fail the same way.
 			v.stopDirect()
-			err = nil
 			direct = nil
 		}
 	}
-	if direct == nil && err == nil {
+	if direct == nil {
 		_, err = f.WriteAt(p, ptr.off)
 	}
 	if err != nil {

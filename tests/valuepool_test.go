@@ -7,6 +7,7 @@ import (
 	"hash/fnv"
 	"net"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -36,49 +37,22 @@ func poolValue(key string, writer, seq, size int) []byte {
 
 // checkPoolValue reports what is wrong with v, a value read under key, or "".
 func checkPoolValue(key string, v []byte) string {
-	var writer, seq int
-	var k string
-	n := 0
-	for i, b := range v[:min(len(v), 128)] {
-		if b == '|' {
-			n++
-			if n == 3 {
-				head := string(v[:i+1])
-				var err error
-				parts := splitN(head[:len(head)-1], '|')
-				k = parts[0]
-				if writer, err = strconv.Atoi(parts[1]); err != nil {
-					return "bad header " + strconv.Quote(head)
-				}
-				if seq, err = strconv.Atoi(parts[2]); err != nil {
-					return "bad header " + strconv.Quote(head)
-				}
-				break
-			}
-		}
-	}
-	if n < 3 {
+	parts := strings.SplitN(string(v[:min(len(v), 128)]), "|", 4)
+	if len(parts) < 4 {
 		return fmt.Sprintf("no header in %q", v[:min(len(v), 40)])
 	}
-	if k != key {
-		return fmt.Sprintf("the value of %s read under %s", k, key)
+	writer, err1 := strconv.Atoi(parts[1])
+	seq, err2 := strconv.Atoi(parts[2])
+	if err1 != nil || err2 != nil {
+		return fmt.Sprintf("bad header %q", strings.Join(parts[:3], "|"))
 	}
-	if want := poolValue(k, writer, seq, len(v)); string(want) != string(v) {
-		return fmt.Sprintf("value %s|%d|%d (%d bytes) damaged", k, writer, seq, len(v))
+	if parts[0] != key {
+		return fmt.Sprintf("the value of %s read under %s", parts[0], key)
+	}
+	if want := poolValue(key, writer, seq, len(v)); string(want) != string(v) {
+		return fmt.Sprintf("value %s|%d|%d (%d bytes) damaged", key, writer, seq, len(v))
 	}
 	return ""
-}
-
-func splitN(s string, sep byte) []string {
-	var out []string
-	start := 0
-	for i := 0; i < len(s); i++ {
-		if s[i] == sep {
-			out = append(out, s[start:i])
-			start = i + 1
-		}
-	}
-	return append(out, s[start:])
 }
 
 // TestReusedValueBuffersNeverShowThroughReads attacks the value pool: 12
