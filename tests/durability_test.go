@@ -75,7 +75,9 @@ func bulkBytes(raw []byte) ([]byte, bool, error) {
 }
 
 // TestCrashLoopKeepsHotOverwrites overwrites keys continually (hot keys
-// that never rest, and LMCache chunks of which only kv_bytes is rewritten)
+// that never rest, from 300 bytes to 512 KiB: the largest go through the
+// value log and the value pool; and LMCache chunks of which only kv_bytes
+// is rewritten)
 // next to keys written once (lone keys whose names end in metadata or
 // kv_bytes without being chunks, and cold values demoted to disk), and
 // kills the server over and over: with SIGKILL, or SIGTERM followed by
@@ -104,7 +106,7 @@ func TestCrashLoopKeepsHotOverwrites(t *testing.T) {
 
 	var hot, pairs, once []*crashKey
 	for i := range 12 {
-		hot = append(hot, &crashKey{name: fmt.Sprintf("hot:%d", i), size: []int{300, 8 << 10, 96 << 10}[i%3]})
+		hot = append(hot, &crashKey{name: fmt.Sprintf("hot:%d", i), size: []int{300, 8 << 10, 96 << 10, 512 << 10}[i%4]})
 	}
 	for i := range 10 {
 		k := chunkKey(100_000 + i)
