@@ -18,13 +18,15 @@
 //	kvbench layerwise [--addr HOST:PORT] [--layers 32] [--chunks 4] [--json]
 //	kvbench fanout [--subscribers 100] [--messages 5000] [--size 64] [--rounds 5] [--json]
 //	kvbench evalsha [--conns 8] [--pipeline 16] [--seconds 2] [--rounds 5] [--json]
+//	kvbench sink --port N
 //
 // compare, users, lmcache and report start both servers themselves (building
 // ./cmd/kvserver unless --kvserver names a binary), alternate which one goes
 // first in each round, and report medians and the kvserver/redis ratio.
 // Absolute figures on a shared machine are noise; the ratio is the result.
 // limit measures what the machine allows (loopback TCP, memcpy) so that the
-// figures can be read as a fraction of it. report writes BENCHMARKS.md and
+// figures can be read as a fraction of it; sink serves the copy floor that
+// users measures beside both servers (a server that stores nothing). report writes BENCHMARKS.md and
 // docs/throughput.png, which must not be edited by hand.
 package main
 
@@ -60,6 +62,7 @@ func commandTable() map[string]commandFunc {
 		"layerwise": runLayerwise,
 		"fanout":    runFanout,
 		"evalsha":   runEvalSHA,
+		"sink":      runSink,
 	}
 }
 

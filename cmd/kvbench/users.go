@@ -59,6 +59,13 @@ type userWorkload struct {
 	Pipeline int
 }
 
+// hasCPUTarget reports whether issue 17 bounds the workload's CPU per
+// operation (userTarget); those rows are also measured on the copy floor.
+func (w userWorkload) hasCPUTarget() bool {
+	_, cpuMax, ok := userTarget(userRow{Client: w.Client, ValueBytes: w.Size})
+	return ok && cpuMax > 0
+}
+
 // userRow is one workload's medians for both servers and their ratios
 // (kvserver over redis: above 1 kvserver moves more, or burns more CPU).
 type userRow struct {
@@ -86,6 +93,12 @@ type userRow struct {
 	Durable         *phaseStats `json:"redis_aof,omitempty"`
 	DurableOpsRatio float64     `json:"aof_ops_ratio,omitempty"`
 	DurableCPURatio float64     `json:"aof_cpu_per_op_ratio,omitempty"`
+	// Floor is the same workload on the copy floor (floor.go), a server
+	// that keeps nothing, and FloorCPURatio its CPU per operation over
+	// redis's: no server that reads and writes the bytes through its
+	// sockets gets much below it. Measured for rows with a CPU target.
+	Floor         *phaseStats `json:"floor,omitempty"`
+	FloorCPURatio float64     `json:"floor_cpu_per_op_ratio,omitempty"`
 }
 
 // stormResult is the SET storm on a fresh server: the first second's
@@ -147,7 +160,9 @@ first in each round. Reported: medians of ops/s, GB/s, p50/p99 latency, and
 the server's CPU seconds (utime+stime from /proc/PID/stat) per request and
 per GB, with kvserver/redis ratios; redis-benchmark's throughput over each
 server's Unix socket for values up to 1mb (beyond, copies cost more than the
-transport). Then, on fresh servers: a
+transport). The rows with a CPU target (4kb, 4mb) also run on the copy
+floor, kvbench sink: a server that stores nothing, whose CPU per request is
+what the socket system calls alone cost. Then, on fresh servers: a
 storm of 1mb SETs over 50 go-redis connections (first second vs steady
 state) and the resident memory after eight 1mb SETs and a few idle seconds.
 The default run takes about three to four minutes on two cores.`
@@ -259,15 +274,21 @@ func measureUsers(ctx context.Context, o usersOptions, pair *serverPair, progres
 		durable.Stop()
 		os.RemoveAll(dir)
 	}()
+	floor, err := startFloor(ctx)
+	if err != nil {
+		return res, err
+	}
+	defer floor.Stop()
 	for _, w := range o.workloads() {
 		progress("%s %s %s x %d conns, pipeline %d", w.Client, w.Op, sizeLabel(w.Size), w.Conns, w.Pipeline)
-		row, err := o.measureWorkload(ctx, bench, pair, durable, w)
+		row, err := o.measureWorkload(ctx, bench, pair, durable, floor, w)
 		if err != nil {
 			return res, err
 		}
 		res.Rows = append(res.Rows, row)
 	}
 	durable.Stop()
+	floor.Stop()
 	if err := pair.flush(ctx); err != nil {
 		return res, err
 	}
@@ -284,7 +305,7 @@ func measureUsers(ctx context.Context, o usersOptions, pair *serverPair, progres
 // measureWorkload runs one workload's alternating rounds on the pair, and
 // a SET workload's on durable too (which goes first, second or third in
 // turn).
-func (o usersOptions) measureWorkload(ctx context.Context, bench string, pair *serverPair, durable *target, w userWorkload) (userRow, error) {
+func (o usersOptions) measureWorkload(ctx context.Context, bench string, pair *serverPair, durable, floor *target, w userWorkload) (userRow, error) {
 	if err := pair.flush(ctx); err != nil {
 		return userRow{}, err
 	}
@@ -292,8 +313,15 @@ func (o usersOptions) measureWorkload(ctx context.Context, bench string, pair *s
 		return userRow{}, err
 	}
 	keys := o.keysFor(w.Size)
+	servers := []*target{pair.redis, pair.kv}
+	if floor != nil && w.hasCPUTarget() {
+		if err := flushAll(ctx, floor); err != nil {
+			return userRow{}, err
+		}
+		servers = append(servers, floor)
+	}
 	if w.Op == "GET" {
-		for _, t := range []*target{pair.redis, pair.kv} {
+		for _, t := range servers {
 			if err := preload(ctx, t, keys, w.Size); err != nil {
 				return userRow{}, err
 			}
@@ -306,11 +334,14 @@ func (o usersOptions) measureWorkload(ctx context.Context, bench string, pair *s
 	for round := range o.rounds {
 		order := pair.order(round)
 		if w.Op == "SET" {
-			order = slices.Insert(order, round%3, durable)
+			order = slices.Insert(order, round%(len(order)+1), durable)
+		}
+		if floor != nil && w.hasCPUTarget() {
+			order = slices.Insert(order, round%(len(order)+1), floor)
 		}
 		for _, t := range order {
 			for _, overUnix := range []bool{false, true} {
-				if overUnix && (!unix || t == durable) {
+				if overUnix && (!unix || t == durable || t == floor) {
 					continue
 				}
 				var st phaseStats
@@ -342,6 +373,11 @@ func (o usersOptions) measureWorkload(ctx context.Context, bench string, pair *s
 		row.Durable = &st
 		row.DurableOpsRatio = ratio(row.KV.OpsPerSec, st.OpsPerSec)
 		row.DurableCPURatio = ratio(row.KV.CPUPerOp, st.CPUPerOp)
+	}
+	if f := samples[floorName]; len(f) > 0 {
+		st := medianStats(f)
+		row.Floor = &st
+		row.FloorCPURatio = ratio(st.CPUPerOp, row.Redis.CPUPerOp)
 	}
 	if unix {
 		row.UnixRedisOps = medianStats(samples["redis/unix"]).OpsPerSec
@@ -613,6 +649,7 @@ func renderUsers(p func(string, ...any), res usersResult) {
 			p("| %s |\n", strings.Join(tab.cells(r), " | "))
 		}
 	}
+	renderFloor(p, res.Rows)
 	if len(res.Storm) > 0 {
 		p("\n**SET storm on a fresh server**: %d go-redis connections of %s SETs, started right after the server answers PING; ", stormConns, sizeLabel(stormSize))
 		p("requests completed in the first second against the steady rate (median of the later full seconds).\n\n")
@@ -631,6 +668,49 @@ func renderUsers(p func(string, ...any), res usersResult) {
 		}
 	}
 	p("\n")
+}
+
+// floorTable compares the rows measured on the copy floor (userRow.Floor)
+// with both servers and the row's CPU bound.
+var floorTable = userTable{
+	columns: []string{"op", "value", "conns", "pipeline", "floor ops/s", "floor CPU µs/op", "redis CPU µs/op", "kvserver CPU µs/op",
+		"floor/redis CPU", "kvserver/redis CPU", "kvserver/floor CPU", "issue 17 CPU bound"},
+	cells: func(r userRow) []string {
+		us := func(x float64) string { return fmt.Sprintf("%.1f", x*1e6) }
+		_, cpuMax, _ := userTarget(r)
+		return []string{r.Op, sizeLabel(r.ValueBytes), strconv.Itoa(r.Conns), strconv.Itoa(r.Pipeline),
+			formatOps(r.Floor.OpsPerSec), us(r.Floor.CPUPerOp), us(r.Redis.CPUPerOp), us(r.KV.CPUPerOp),
+			timesText(r.FloorCPURatio), timesText(r.CPURatio), timesText(ratio(r.KV.CPUPerOp, r.Floor.CPUPerOp)),
+			fmt.Sprintf("≤%.1fx", cpuMax)}
+	},
+}
+
+// flooredRows is the rows measured on the copy floor.
+func flooredRows(rows []userRow) []userRow {
+	var out []userRow
+	for _, r := range rows {
+		if r.Floor != nil {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// renderFloor writes the copy-floor table: the rows with a CPU target,
+// measured on a server that keeps nothing, against the bound.
+func renderFloor(p func(string, ...any), rows []userRow) {
+	floored := flooredRows(rows)
+	if len(floored) == 0 {
+		return
+	}
+	p("\n**The copy floor**: the rows with a CPU target, run in the same rounds on `kvbench sink`, a server that stores nothing (a SET's value is read into one reused buffer and dropped, a GET writes that many bytes from one shared buffer with one writev) ")
+	p("and does no more than any server must: read the request from the socket and write the reply to it (with Go's poller, as kvserver does; cmd/kvbench/floor.go). ")
+	p("Its CPU per request is what those system calls cost on this machine, the kernel's copies between socket and memory above all. ")
+	p("A CPU bound below the floor's ratio asks for less than a server that stores nothing spends.\n\n")
+	p("| %s |\n|---|---|%s\n", strings.Join(floorTable.columns, " | "), strings.Repeat("---:|", len(floorTable.columns)-2))
+	for _, r := range floored {
+		p("| %s |\n", strings.Join(floorTable.cells(r), " | "))
+	}
 }
 
 // setOwnClientRatios fills each redis-benchmark row's own-client column

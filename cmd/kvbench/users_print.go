@@ -32,10 +32,22 @@ func runUsers(ctx context.Context, args []string, out io.Writer) error {
 
 // printUsers writes the users tables as aligned text.
 func printUsers(out io.Writer, res usersResult) error {
+	type printed struct {
+		tab  userTable
+		rows []userRow
+	}
+	var tables []printed
 	for _, tab := range userTables {
+		tables = append(tables, printed{tab, res.Rows})
+	}
+	if floored := flooredRows(res.Rows); len(floored) > 0 {
+		tables = append(tables, printed{floorTable, floored})
+	}
+	for _, t := range tables {
+		tab := t.tab
 		tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprintln(tw, strings.Join(tab.columns, "\t")+"\t")
-		for _, r := range res.Rows {
+		for _, r := range t.rows {
 			fmt.Fprintln(tw, strings.Join(tab.cells(r), "\t")+"\t")
 		}
 		if err := tw.Flush(); err != nil {
