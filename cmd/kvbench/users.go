@@ -706,7 +706,8 @@ func renderFloor(p func(string, ...any), rows []userRow) {
 	p("\n**The copy floor**: the rows with a CPU target, run in the same rounds on `kvbench sink`, a server that stores nothing (a SET's value is read into one reused buffer and dropped, a GET writes that many bytes from one shared buffer with one writev) ")
 	p("and does no more than any server must: read the request from the socket and write the reply to it (with Go's poller, as kvserver does; cmd/kvbench/floor.go). ")
 	p("Its CPU per request is what those system calls cost on this machine, the kernel's copies between socket and memory above all. ")
-	p("A CPU bound below the floor's ratio asks for less than a server that stores nothing spends.\n\n")
+	p("For the large values, where those copies are nearly all of the work, a CPU bound below the floor's ratio asks for less than a server that stores nothing spends. ")
+	p("For small unpipelined requests the column is no floor: a goroutine per connection parked in Go's poller costs more per request than an event loop (kvserver's evloop, Redis's ae).\n\n")
 	p("| %s |\n|---|---|%s\n", strings.Join(floorTable.columns, " | "), strings.Repeat("---:|", len(floorTable.columns)-2))
 	for _, r := range floored {
 		p("| %s |\n", strings.Join(floorTable.cells(r), " | "))
