@@ -15,6 +15,7 @@ require (
 	github.com/tidwall/btree v1.7.0
 	github.com/tidwall/redcon v1.6.2
 	github.com/yuin/gopher-lua v1.1.1
+	github.com/zeebo/xxh3 v1.1.0
 	go.etcd.io/etcd/client/v3 v3.5.35
 	go.uber.org/zap v1.21.0
 )
@@ -23,6 +24,7 @@ require (
 	github.com/coreos/go-semver v0.3.0 // indirect
 	github.com/coreos/go-systemd/v22 v22.3.2 // indirect
 	github.com/golang/protobuf v1.5.4 // indirect
+	github.com/klauspost/cpuid/v2 v2.2.10 // indirect
 	go.etcd.io/etcd/api/v3 v3.5.35 // indirect
 	go.etcd.io/etcd/client/pkg/v3 v3.5.35 // indirect
 	golang.org/x/net v0.61.0 // indirect

@@ -62,7 +62,7 @@ func TestValueLogAppendsAreAlignedAndReadBack(t *testing.T) {
 			check := func(v *valueLog, when string) {
 				t.Helper()
 				for _, w := range all {
-					got, _, err := v.read(w.ptr)
+					got, _, err := v.read(w.ptr, pieceHash(flagXXH3))
 					if err != nil || !bytes.Equal(got, w.want) {
 						t.Fatalf("%s: record of %d bytes at %d: %v, equal %v", when, w.ptr.n, w.ptr.off, err, bytes.Equal(got, w.want))
 					}
@@ -125,7 +125,7 @@ func TestValueLogAppendsBypassThePageCache(t *testing.T) {
 	if n := residentPages(t, filepath.Join(dir, segmentName(ptr.seg)), size); n > 0 {
 		t.Fatalf("%d of the %d pages of a direct append are in the page cache", n, size/os.Getpagesize())
 	}
-	if got, _, err := v.read(ptr); err != nil || !bytes.Equal(got, payload) {
+	if got, _, err := v.read(ptr, pieceHash(flagXXH3)); err != nil || !bytes.Equal(got, payload) {
 		t.Fatalf("read back: %v", err)
 	}
 }
@@ -163,7 +163,7 @@ func TestValueLogFallsBackToThePageCacheWhenDirectWritesFail(t *testing.T) {
 		t.Fatalf("append with a failing direct descriptor: %v", err)
 	}
 	v.settle(ptr)
-	if got, _, err := v.read(ptr); err != nil || !bytes.Equal(got, payload) {
+	if got, _, err := v.read(ptr, pieceHash(flagXXH3)); err != nil || !bytes.Equal(got, payload) {
 		t.Fatalf("read back: %v", err)
 	}
 	v.mu.Lock()
@@ -180,7 +180,7 @@ func TestValueLogFallsBackToThePageCacheWhenDirectWritesFail(t *testing.T) {
 		t.Fatal(err)
 	}
 	v.settle(ptr)
-	if got, _, err := v.read(ptr); err != nil || !bytes.Equal(got, payload) {
+	if got, _, err := v.read(ptr, pieceHash(flagXXH3)); err != nil || !bytes.Equal(got, payload) {
 		t.Fatalf("read back from the next segment: %v", err)
 	}
 }

@@ -98,7 +98,7 @@ func TestSegmentWithAnUncommittedAppendIsNeverCollected(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	got, _, err := s.vlog.read(ptr)
+	got, _, err := s.vlog.read(ptr, pieceHash(flagXXH3))
 	if err != nil || !bytes.Equal(got, payload) {
 		t.Fatalf("the segment of an append in flight was collected: %v", err)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/cespare/xxhash/v2"
 	"github.com/kvserver/kvserver/grouping"
+	"github.com/zeebo/xxh3"
 )
 
 // Pebble key layout. Every record has a header key; records whose stored
@@ -93,7 +94,7 @@ const (
 	// its own (kvserver's quantized KV chunks); disktier only carries the bit.
 	flagQuantized = 1 << 2
 	flagInline    = 1 << 1
-	knownFlags    = flagShuffled | flagInline | flagQuantized | flagVlog
+	knownFlags    = flagShuffled | flagInline | flagQuantized | flagVlog | flagXXH3
 )
 
 // header is the decoded form of a record header.
@@ -201,11 +202,20 @@ func recordChecksum(hdr []byte, key, raw []byte) uint64 {
 // vlogHashPiece is the piece size of a value-log record's checksum.
 const vlogHashPiece = 4 << 20
 
-// pieceSums hashes value in vlogHashPiece-byte pieces.
-func pieceSums(value []byte) []uint64 {
+// pieceHash is the hash of a value-log record's pieces for a header's
+// flags: XXH3-64 where flagXXH3 says so, xxhash64 for older records.
+func pieceHash(flags uint8) func([]byte) uint64 {
+	if flags&flagXXH3 != 0 {
+		return xxh3.Hash
+	}
+	return xxhash.Sum64
+}
+
+// pieceSums hashes value in vlogHashPiece-byte pieces with hash.
+func pieceSums(value []byte, hash func([]byte) uint64) []uint64 {
 	sums := make([]uint64, 0, len(value)/vlogHashPiece+1)
 	for off := 0; off < len(value) || off == 0; off += vlogHashPiece {
-		sums = append(sums, xxhash.Sum64(value[off:min(off+vlogHashPiece, len(value))]))
+		sums = append(sums, hash(value[off:min(off+vlogHashPiece, len(value))]))
 		if len(value) == 0 {
 			break
 		}
@@ -231,7 +241,7 @@ func vlogChecksum(hdr []byte, key []byte, sums []uint64) uint64 {
 // valueChecksum is the checksum a record with header h carries.
 func valueChecksum(h *header, hdr, key, value []byte) uint64 {
 	if h.flags&flagVlog != 0 {
-		return vlogChecksum(hdr, key, pieceSums(value))
+		return vlogChecksum(hdr, key, pieceSums(value, pieceHash(h.flags)))
 	}
 	return recordChecksum(hdr, key, value)
 }

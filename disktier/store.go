@@ -1046,7 +1046,7 @@ func (s *Store) encode(r *encodedRecord, db uint32, e Entry) error {
 	}
 	if !inline && len(payload) >= vlogMinPayload {
 		r.vlogPayload = payload
-		h.flags |= flagVlog
+		h.flags |= flagVlog | flagXXH3
 		payload = make([]byte, vlogPointerLen) // the pointer, once appended
 	}
 	r.hkey = encodeKey(nil, prefixHeader, db, e.Key)
@@ -1312,7 +1312,7 @@ func (s *Store) read(ctx context.Context, db uint32, key, hkey []byte, judge boo
 		if !ok || uint64(ptr.n) != h.storedLen {
 			return nil, RecordMeta{}, badRecord("bad value log pointer")
 		}
-		buf, sums, err := s.vlog.read(ptr)
+		buf, sums, err := s.vlog.read(ptr, pieceHash(h.flags))
 		if err != nil {
 			return nil, RecordMeta{}, err
 		}

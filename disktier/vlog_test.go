@@ -5,10 +5,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/cespare/xxhash/v2"
+	"github.com/cockroachdb/pebble/v2"
 )
 
 // TestLargeValuesGoToTheValueLogAndDeadSegmentsAreDeleted stores values
@@ -208,4 +212,128 @@ func countSegments(t *testing.T, dir string) int {
 		t.Fatal(err)
 	}
 	return len(entries)
+}
+
+// TestValueLogRecordsOfEitherPieceHashReadBack writes value-log records of
+// one, two and three hash pieces, checks that they carry flagXXH3, rewrites
+// their headers as the previous version wrote them (pieces hashed with
+// xxhash64, no flag) and reads them back through a reopened store; then it
+// damages a byte in a later piece of each kind of record, which must be a
+// corrupt record and never wrong bytes.
+func TestValueLogRecordsOfEitherPieceHashReadBack(t *testing.T) {
+	ctx := context.Background()
+	values := map[string][]byte{
+		"one":   randomBytes(1, vlogMinPayload+5),
+		"two":   randomBytes(2, vlogHashPiece+3),
+		"three": randomBytes(3, 2*vlogHashPiece+vlogHashPiece/2),
+	}
+	for _, legacy := range []bool{false, true} {
+		dir := t.TempDir()
+		s, err := Open(ctx, Options{Dir: dir, MaxDisk: -1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k, v := range values {
+			if err := s.Put(ctx, 0, []byte(k), v, RecordMeta{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+		pointers := rewriteVlogHeaders(t, dir, values, legacy)
+		s, err = Open(ctx, Options{Dir: dir, MaxDisk: -1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k, v := range values {
+			got, _, err := s.Get(ctx, 0, []byte(k))
+			if err != nil || !bytes.Equal(got, v) {
+				t.Fatalf("legacy %v: Get %s: %d bytes, %v; want the %d bytes put", legacy, k, len(got), err, len(v))
+			}
+		}
+		// A byte of the last piece of "three" (read and hashed
+		// concurrently) and of "one" (one piece).
+		for i, k := range []string{"three", "one"} {
+			p := pointers[k]
+			f, err := os.OpenFile(filepath.Join(dir, "vlog", segmentName(p.seg)), os.O_RDWR, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			at := p.off + int64(p.n) - 17
+			b := []byte{0}
+			if _, err := f.ReadAt(b, at); err != nil {
+				t.Fatal(err)
+			}
+			b[0] ^= 0x40
+			if _, err := f.WriteAt(b, at); err != nil {
+				t.Fatal(err)
+			}
+			f.Close()
+			if got, _, err := s.Get(ctx, 0, []byte(k)); err == nil {
+				t.Fatalf("legacy %v: a damaged %s came back (%d bytes)", legacy, k, len(got))
+			}
+			if c := s.Stats().Corrupt; c != int64(i+1) {
+				t.Fatalf("legacy %v: corrupt count %d after damaging %s, want %d", legacy, c, k, i+1)
+			}
+		}
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// rewriteVlogHeaders opens the closed store in dir through Pebble, checks
+// that every record of values is a value-log record hashed with XXH3, and
+// when legacy is set rewrites its header as the previous format did: no
+// flagXXH3, the checksum over xxhash64 piece sums. It returns each key's
+// value-log pointer.
+func rewriteVlogHeaders(t *testing.T, dir string, values map[string][]byte, legacy bool) map[string]vlogPointer {
+	t.Helper()
+	log := slog.New(slog.DiscardHandler)
+	db, err := openPebble(dir, pebbleOptions(Options{Dir: dir}, log, &health{log: log}))
+	if err != nil {
+		t.Fatalf("open pebble: %v", err)
+	}
+	get := func(k []byte) []byte {
+		v, closer, err := db.Get(k)
+		if err != nil {
+			t.Fatalf("get %q: %v", k, err)
+		}
+		defer closer.Close()
+		return bytes.Clone(v)
+	}
+	pointers := map[string]vlogPointer{}
+	for k, v := range values {
+		hkey := encodeKey(nil, prefixHeader, 0, []byte(k))
+		hval := get(hkey)
+		h, err := decodeHeader(hval, 1<<40)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if h.flags&(flagVlog|flagXXH3) != flagVlog|flagXXH3 {
+			t.Fatalf("%s: flags %#x, want flagVlog and flagXXH3", k, h.flags)
+		}
+		p, ok := decodeVlogPointer(get(encodeKey(nil, prefixValue, 0, []byte(k))))
+		if !ok {
+			t.Fatalf("%s: no value-log pointer", k)
+		}
+		pointers[k] = p
+		if !legacy {
+			continue
+		}
+		h.flags &^= flagXXH3
+		old := appendHeader(nil, &h)
+		h.checksum = vlogChecksum(old, []byte(k), pieceSums(v, xxhash.Sum64))
+		if err := db.Set(hkey, append(appendHeader(nil, &h), hval[headerLen:]...), pebble.NoSync); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := db.Flush(); err != nil { // the store runs without a WAL
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return pointers
 }

@@ -194,31 +194,34 @@ func (c *sinkConn) bulk(n int) ([]byte, error) {
 	return v[:n], nil
 }
 
+// length reads a RESP length line: kind ('*' or '$') and a count of at
+// least atLeast.
+func (c *sinkConn) length(kind byte, atLeast int) (int, error) {
+	l, err := c.line()
+	if err != nil {
+		return 0, err
+	}
+	if len(l) < 2 || l[0] != kind {
+		return 0, fmt.Errorf("sink: want %q, got %q", kind, l)
+	}
+	n, err := strconv.Atoi(string(l[1:]))
+	if err != nil || n < atLeast {
+		return 0, fmt.Errorf("sink: bad length %q", l)
+	}
+	return n, nil
+}
+
 // command reads one request (a RESP array of bulks) and answers it.
 func (c *sinkConn) command() error {
-	head, err := c.line()
+	count, err := c.length('*', 1)
 	if err != nil {
 		return err
 	}
-	if len(head) < 2 || head[0] != '*' {
-		return fmt.Errorf("sink: not a RESP array: %q", head)
-	}
-	count, err := strconv.Atoi(string(head[1:]))
-	if err != nil || count < 1 {
-		return fmt.Errorf("sink: bad array length %q", head)
-	}
 	c.args, c.arena = c.args[:0], c.arena[:0]
 	for range count {
-		h, err := c.line()
+		n, err := c.length('$', 0)
 		if err != nil {
 			return err
-		}
-		if len(h) < 2 || h[0] != '$' {
-			return fmt.Errorf("sink: not a bulk: %q", h)
-		}
-		n, err := strconv.Atoi(string(h[1:]))
-		if err != nil || n < 0 {
-			return fmt.Errorf("sink: bad bulk length %q", h)
 		}
 		// The arguments before the last must outlive the input
 		// buffer's compaction by a later read, so they are copied; the
