@@ -43,15 +43,17 @@
 //
 //	'h' db(uint32 BE) key -> 44-byte header [+ payload when it is <= 256 bytes]
 //	'v' db(uint32 BE) key -> payload (the value, compressed or not)
-//	'm' "format"          -> store format version (1), grouping rule version (1)
+//	'm' "format"          -> store format version (2), grouping rule version (1)
 //
 // The group length in each header (below) depends on the rule that groups
 // keys (package grouping), so that rule's version is part of the format: a
 // store written under another grouping version fails to open with ErrFormat,
 // like a store of another format, rather than reading every record as
 // corrupt. Stores written before the grouping version was recorded hold the
-// store format byte only and open as grouping version 1; their format key
-// is left as it is.
+// store format byte only and open as grouping version 1. Format 2 adds
+// value-log records hashed with XXH3 (flag bit 4, below); a format 1 store
+// opens and is marked format 2 before anything is written to it, so that
+// an older build refuses it instead of deleting those records as damaged.
 //
 // The database number is part of the key, so databases are separate ranges and
 // FlushDB is two range deletions. Headers have their own key range so a full

@@ -120,20 +120,39 @@ func TestGroupingVersionIsPartOfTheDiskFormat(t *testing.T) {
 }
 
 // TestStoreWithoutGroupingVersionOpensAsVersion1: stores written before the
-// grouping version was recorded hold the store format byte alone; they open
-// as grouping version 1 with every record intact, and their format key is
-// not rewritten (an older build can still open them).
+// grouping version was recorded hold the store format byte alone (format
+// 1); they open as grouping version 1 with every record intact, and their
+// format key becomes this build's (format 2, grouping version 1).
 func TestStoreWithoutGroupingVersionOpensAsVersion1(t *testing.T) {
 	if grouping.Version != legacyGroupingVersion {
 		t.Skipf("grouping version %d: legacy stores (rule 1) are another format now", grouping.Version)
 	}
 	dir := filepath.Join(t.TempDir(), "store")
 	writeChunkStore(t, dir)
-	rawFormatKey(t, dir, []byte{storeFormat})
+	rawFormatKey(t, dir, []byte{legacyStoreFormat})
 	wantChunkIntact(t, dir)
-	if got := rawFormatKey(t, dir, nil); !bytes.Equal(got, []byte{storeFormat}) {
-		t.Fatalf("format key of a legacy store rewritten to %x", got)
+	if got := rawFormatKey(t, dir, nil); !bytes.Equal(got, formatValue()) {
+		t.Fatalf("format key of a legacy store is %x after Open, want %x", got, formatValue())
 	}
+}
+
+// TestFormat1StoresOpenAndAreMarkedFormat2: a store written before XXH3
+// piece hashes (format 1, with the grouping version) opens with every
+// record intact, and its format key says format 2 from then on, so that a
+// build that knows only format 1 refuses it rather than deleting its
+// XXH3-hashed records as damaged. A format 2 key is left as it is.
+func TestFormat1StoresOpenAndAreMarkedFormat2(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "store")
+	writeChunkStore(t, dir)
+	if got := rawFormatKey(t, dir, nil); !bytes.Equal(got, []byte{2, grouping.Version}) {
+		t.Fatalf("a new store's format key holds %x, want format 2", got)
+	}
+	rawFormatKey(t, dir, []byte{legacyStoreFormat, grouping.Version})
+	wantChunkIntact(t, dir)
+	if got := rawFormatKey(t, dir, nil); !bytes.Equal(got, []byte{2, grouping.Version}) {
+		t.Fatalf("format key of a format 1 store is %x after Open, want %x", got, []byte{2, grouping.Version})
+	}
+	wantChunkIntact(t, dir)
 }
 
 // TestUnknownFormatKeysAreRefused: any other format key value is ErrFormat.

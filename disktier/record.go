@@ -39,8 +39,15 @@ const (
 var formatKey = []byte{prefixMeta, 'f', 'o', 'r', 'm', 'a', 't'}
 
 // storeFormat is the first byte stored under formatKey; Open refuses a
-// directory written in a format it does not know.
-const storeFormat = 1
+// directory written in a format it does not know. Format 2 stores may hold
+// value-log records whose pieces are hashed with XXH3 (flagXXH3), which a
+// build that knows only format 1 would take for damaged records and
+// delete; it refuses a format 2 store instead. Format 1 stores hold none:
+// Open takes them and marks them format 2 before it writes to them.
+const (
+	storeFormat       = 2
+	legacyStoreFormat = 1
+)
 
 // legacyGroupingVersion is the grouping version of a store whose format key
 // holds storeFormat alone: it was written before the version was recorded,
@@ -71,7 +78,9 @@ func parseFormat(v []byte) (format, groupingVersion int, ok bool) {
 //	  0    1 version (1)
 //	  1    1 codec (Compression: 1 none, 2 s2, 3 zstd)
 //	  2    1 flags (bit 0: payload is byte-plane shuffled; bit 1: payload inline;
-//	         bit 2: the value is quantized by the caller, RecordMeta.Quantized)
+//	         bit 2: the value is quantized by the caller, RecordMeta.Quantized;
+//	         bit 3: the payload is in the value log; bit 4: its pieces are
+//	         hashed with XXH3-64, not xxhash64)
 //	  3    1 value kind, stored for the caller (RecordMeta.Kind; 0 = string)
 //	  4    4 logical database number
 //	  8    4 group length: the group is key[:groupLen] (see grouping.Of)

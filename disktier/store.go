@@ -402,14 +402,25 @@ func (s *Store) checkFormat() (created bool, err error) {
 	case err != nil:
 		return false, fmt.Errorf("disktier: read format: %w", err)
 	}
-	defer closer.Close()
 	format, gv, ok := parseFormat(v)
-	if !ok || format != storeFormat {
+	closer.Close()
+	if !ok || format != storeFormat && format != legacyStoreFormat {
 		return false, fmt.Errorf("%w: format key holds %x, want %d", ErrFormat, v, storeFormat)
 	}
 	if gv != grouping.Version {
 		return false, fmt.Errorf("%w: keys were grouped by rule version %d, this build groups them by version %d "+
 			"(each record's group length would not match; start with an empty directory)", ErrFormat, gv, grouping.Version)
+	}
+	if format == legacyStoreFormat {
+		// Marked before any record this build writes, durably: a build
+		// that knows only format 1 then refuses the store rather than
+		// deleting its XXH3-hashed records as damaged.
+		if err := s.db.Set(formatKey, formatValue(), s.wo); err != nil {
+			return false, fmt.Errorf("disktier: mark format %d: %w", storeFormat, err)
+		}
+		if err := s.db.Flush(); err != nil {
+			return false, fmt.Errorf("disktier: mark format %d: %w", storeFormat, err)
+		}
 	}
 	return false, nil
 }
