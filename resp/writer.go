@@ -281,8 +281,11 @@ func (w *Writer) Flush() error {
 		m, err = w.w.Write(w.buf)
 		n = int64(m)
 	} else {
-		segs := append(w.segs, w.buf)
-		n, err = writeBuffers(w.w, segs)
+		// The tail buffer joins the segments in w.segs itself, whose
+		// array then keeps the room: appended to a copy of the slice
+		// header, it was a new array per flush of a referenced value.
+		w.segs = append(w.segs, w.buf)
+		n, err = writeBuffers(w.w, w.segs)
 		clear(w.segs)
 		w.segs = w.segs[:0]
 		w.pending = 0
