@@ -26,8 +26,9 @@
 // Absolute figures on a shared machine are noise; the ratio is the result.
 // limit measures what the machine allows (loopback TCP, memcpy) so that the
 // figures can be read as a fraction of it; sink serves the copy floor that
-// users measures beside both servers (a server that stores nothing). report writes BENCHMARKS.md and
-// docs/throughput.png, which must not be edited by hand.
+// users measures beside both servers (a server that stores nothing).
+// report writes BENCHMARKS.md and docs/throughput.png, which must not be
+// edited by hand.
 package main
 
 import (

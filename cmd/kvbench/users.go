@@ -318,7 +318,8 @@ func (o usersOptions) measureWorkload(ctx context.Context, bench string, pair *s
 	}
 	keys := o.keysFor(w.Size)
 	servers := []*target{pair.redis, pair.kv}
-	if floor != nil && w.hasTarget() {
+	onFloor := floor != nil && w.hasTarget()
+	if onFloor {
 		if err := flushAll(ctx, floor); err != nil {
 			return userRow{}, err
 		}
@@ -340,7 +341,7 @@ func (o usersOptions) measureWorkload(ctx context.Context, bench string, pair *s
 		if w.Op == "SET" {
 			order = slices.Insert(order, round%(len(order)+1), durable)
 		}
-		if floor != nil && w.hasTarget() {
+		if onFloor {
 			order = slices.Insert(order, round%(len(order)+1), floor)
 		}
 		for _, t := range order {
@@ -648,11 +649,7 @@ func renderUsers(p func(string, ...any), res usersResult) {
 		if i == 1 {
 			p("\nThe figures behind the ratios: throughput, GB/s (10^9 bytes of values per second) and server CPU per request and per GB.\n\n")
 		}
-		// The workload's name and size columns read left to right.
-		p("| %s |\n|---|---|%s\n", strings.Join(tab.columns, " | "), strings.Repeat("---:|", len(tab.columns)-2))
-		for _, r := range res.Rows {
-			p("| %s |\n", strings.Join(tab.cells(r), " | "))
-		}
+		renderTable(p, tab, res.Rows)
 	}
 	renderFloor(p, res.Rows)
 	if len(res.Storm) > 0 {
@@ -703,8 +700,8 @@ func flooredRows(rows []userRow) []userRow {
 	return out
 }
 
-// renderFloor writes the copy-floor table: the rows with a CPU target,
-// measured on a server that keeps nothing, against the bound.
+// renderFloor writes the copy-floor table: the rows with a target,
+// measured on a server that keeps nothing, against the bounds.
 func renderFloor(p func(string, ...any), rows []userRow) {
 	floored := flooredRows(rows)
 	if len(floored) == 0 {
@@ -716,9 +713,16 @@ func renderFloor(p func(string, ...any), rows []userRow) {
 	p("For the large values, where those copies are nearly all of the work, a CPU bound below the floor's ratio asks for less than a server that stores nothing spends, ")
 	p("and an ops bound above the floor's ratio for more than the same client gets from a server that does nothing (redis-benchmark's one thread reads every reply). ")
 	p("For small unpipelined requests the column is no floor: a goroutine per connection parked in Go's poller costs more per request than an event loop (kvserver's evloop, Redis's ae).\n\n")
-	p("| %s |\n|---|---|%s\n", strings.Join(floorTable.columns, " | "), strings.Repeat("---:|", len(floorTable.columns)-2))
-	for _, r := range floored {
-		p("| %s |\n", strings.Join(floorTable.cells(r), " | "))
+	renderTable(p, floorTable, floored)
+}
+
+// renderTable writes tab's rows as a Markdown table; its first two columns
+// (a workload's name and size) read left to right, the figures right to
+// left.
+func renderTable(p func(string, ...any), tab userTable, rows []userRow) {
+	p("| %s |\n|---|---|%s\n", strings.Join(tab.columns, " | "), strings.Repeat("---:|", len(tab.columns)-2))
+	for _, r := range rows {
+		p("| %s |\n", strings.Join(tab.cells(r), " | "))
 	}
 }
 
