@@ -74,14 +74,12 @@ type Reader struct {
 	budget BulkBudget
 	ctx    context.Context
 	// pool, when set, supplies the buffers of bulks of poolMin bytes or
-	// more; pooled lists those of the command being read or run, and
-	// bigPooled says whether big (StartBig's) is one: each is given to
-	// pool.EndRead once its command is done (DropArgs) or the connection
-	// is (Release).
-	pool      ValuePool
-	poolMin   int
-	pooled    [][]byte
-	bigPooled bool
+	// more (fromPool); pooled lists those of the command being read or
+	// run, and big (StartBig's) may be one: each is given to pool.EndRead
+	// once its command is done (DropArgs) or the connection is (Release).
+	pool    ValuePool
+	poolMin int
+	pooled  [][]byte
 
 	// nextBig is the big bulk Next last reported (NextBig).
 	nextBig bigBulk
@@ -131,13 +129,17 @@ type ValuePool interface {
 // Release when it closes, which end the reads (EndRead).
 func (r *Reader) SetValuePool(p ValuePool, min int) { r.pool, r.poolMin = p, min }
 
+// fromPool reports whether a big bulk of n bytes is read into a buffer
+// from the pool (allocBig).
+func (r *Reader) fromPool(n int) bool { return r.pool != nil && n >= r.poolMin }
+
 // allocBig returns a buffer of n bytes for a big bulk, whose contents are
-// undefined: from the pool when n is large enough for it.
-func (r *Reader) allocBig(n int) ([]byte, bool) {
-	if r.pool == nil || n < r.poolMin {
-		return uninitialized(n), false
+// undefined: from the pool when n is large enough for it (fromPool).
+func (r *Reader) allocBig(n int) []byte {
+	if !r.fromPool(n) {
+		return uninitialized(n)
 	}
-	return r.pool.Get(n), true
+	return r.pool.Get(n)
 }
 
 // endReads ends the reads of the pooled buffers of the command just run.
@@ -154,10 +156,10 @@ func (r *Reader) endReads() {
 // closing.
 func (r *Reader) Release() {
 	r.endReads()
-	if r.bigPooled {
+	if r.big != nil && r.fromPool(len(r.big)) {
 		r.pool.EndRead(r.big)
-		r.bigPooled = false
 	}
+	r.big, r.bigFill = nil, 0
 }
 
 // DropArgs forgets the last command's arguments once it has run, so that
@@ -391,10 +393,10 @@ func (r *Reader) readOne() (bool, error) {
 				return false, err
 			}
 			r.refs = append(r.refs, argRef{owned: r.big})
-			if r.bigPooled {
+			if r.fromPool(len(r.big)) {
 				r.pooled = append(r.pooled, r.big)
 			}
-			r.big, r.bigFill, r.bigPooled = nil, 0, false
+			r.big, r.bigFill = nil, 0
 			if err := r.skipBulkEnd(pos); err != nil {
 				return false, err
 			}
@@ -436,8 +438,8 @@ func (r *Reader) readOne() (bool, error) {
 // readBig reads a bulk of n bytes (and its trailing CRLF) starting at pos
 // into a new slice of exactly n bytes.
 func (r *Reader) readBig(n int, pos int) ([]byte, error) {
-	big, pooled := r.allocBig(n) // every byte is copied or read below, or big is dropped
-	if pooled {
+	big := r.allocBig(n) // every byte is copied or read below, or big is dropped
+	if r.fromPool(n) {
 		r.pooled = append(r.pooled, big)
 	}
 	have := copy(big, r.buf[pos:r.w])
@@ -820,11 +822,11 @@ func (r *Reader) StartBig() bool {
 	if r.budget != nil && !r.budget.TryAcquire(int64(nb.n)) {
 		return false
 	}
-	big, pooled := r.allocBig(nb.n) // filled below and by FillBig before any use
+	big := r.allocBig(nb.n) // filled below and by FillBig before any use
 	have := copy(big, r.buf[nb.at:r.w])
 	// What followed the bulk's bytes in buf moves to where they started.
 	r.w = nb.at + copy(r.buf[nb.at:], r.buf[nb.at+have:r.w])
-	r.big, r.bigFill, r.bigAt, r.bigPooled = big, have, nb.at, pooled
+	r.big, r.bigFill, r.bigAt = big, have, nb.at
 	return true
 }
 
