@@ -60,14 +60,14 @@ kvserver/redis ratio are reported.`)
 		for r := range *rounds {
 			for _, t := range p.order(r) {
 				var rate float64
-				cpu, err := serverCPU(ctx, t, func() (err error) {
+				use, err := serverCPU(ctx, t, func() (err error) {
 					rate, err = fanoutRound(ctx, t.Addr, *subs, *msgs, *size, *pipeline)
 					return err
 				})
 				if err != nil {
 					return res, fmt.Errorf("%s: %w", t.Name, err)
 				}
-				perDelivery := cpu / float64(*subs**msgs) * 1e6
+				perDelivery := use.Seconds / float64(*subs**msgs) * 1e6
 				if t == p.kv {
 					res.KV = append(res.KV, rate)
 					res.KVCPU = append(res.KVCPU, perDelivery)

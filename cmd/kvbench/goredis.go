@@ -77,7 +77,7 @@ func runGoRedis(ctx context.Context, t *target, s goRedisSpec) (goRedisResult, e
 	var mu sync.Mutex // guards buckets
 	errs := make([]error, s.Conns)
 	var elapsed time.Duration
-	cpu, err := serverCPU(ctx, t, func() error {
+	use, err := serverCPU(ctx, t, func() error {
 		start := time.Now()
 		deadline := start.Add(s.Duration)
 		var wg sync.WaitGroup
@@ -137,9 +137,10 @@ func runGoRedis(ctx context.Context, t *target, s goRedisSpec) (goRedisResult, e
 	r.OpsPerSec = float64(total) / elapsed.Seconds()
 	r.GBps = r.OpsPerSec * float64(s.Size) / 1e9
 	r.P50Ms, r.P99Ms = quantileMs(all, 0.50), quantileMs(all, 0.99)
+	r.Stolen = use.Stolen
 	if total > 0 {
-		r.CPUPerOp = cpu / float64(total)
-		r.CPUPerGB = cpu / (float64(total) * float64(s.Size) / 1e9)
+		r.CPUPerOp = use.Seconds / float64(total)
+		r.CPUPerGB = use.Seconds / (float64(total) * float64(s.Size) / 1e9)
 	}
 	return r, nil
 }

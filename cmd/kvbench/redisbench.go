@@ -126,7 +126,7 @@ func runRedisBenchmark(ctx context.Context, bin string, t *target, spec redisBen
 		return phaseStats{}, err
 	}
 	var out []byte
-	cpu, err := serverCPU(ctx, t, func() error {
+	use, err := serverCPU(ctx, t, func() error {
 		var stderr bytes.Buffer
 		cmd := exec.CommandContext(ctx, bin, args...)
 		cmd.Stderr = &stderr
@@ -150,37 +150,55 @@ func runRedisBenchmark(ctx context.Context, bin string, t *target, spec redisBen
 	return phaseStats{
 		OpsPerSec: row.RPS, GBps: row.RPS * float64(spec.Size) / 1e9,
 		P50Ms: row.P50Ms, P99Ms: row.P99Ms,
-		CPUPerOp: cpu / float64(spec.Requests),
-		CPUPerGB: cpu / (float64(spec.Requests) * float64(spec.Size) / 1e9),
+		CPUPerOp: use.Seconds / float64(spec.Requests),
+		CPUPerGB: use.Seconds / (float64(spec.Requests) * float64(spec.Size) / 1e9),
+		Stolen:   use.Stolen,
 	}, nil
 }
 
+// cpuUse is what a measurement window cost: the server's CPU seconds, and
+// the share of the machine's CPU time the hypervisor stole meanwhile
+// (stolenShare).
+type cpuUse struct {
+	Seconds float64
+	Stolen  float64
+}
+
 // serverCPU runs work and returns the CPU seconds t's process used
-// meanwhile (user plus system, from /proc). The window opens once t has
-// put on disk what was written before it and closes once t has put there
-// what work wrote (a kvserver's write-behind, settleDisk), so that a run is
-// charged its own disk writes, which come 1.5 s or more after the writes
+// meanwhile (user plus system, from /proc), and how much of the machine's
+// time was stolen in that window. The window opens once t has put on disk
+// what was written before it and closes once t has put there what work
+// wrote (a kvserver's write-behind, settleDisk), so that a run is charged
+// its own disk writes, which come 1.5 s or more after the writes
 // themselves, and none of those of the run or the preload before it.
-func serverCPU(ctx context.Context, t *target, work func() error) (float64, error) {
+func serverCPU(ctx context.Context, t *target, work func() error) (cpuUse, error) {
 	if err := settleDisk(ctx, t); err != nil {
-		return 0, err
+		return cpuUse{}, err
 	}
 	pid := t.cmd.Process.Pid
 	before, err := processCPU(pid)
 	if err != nil {
-		return 0, err
+		return cpuUse{}, err
+	}
+	hostBefore, err := readHostTimes()
+	if err != nil {
+		return cpuUse{}, err
 	}
 	if err := work(); err != nil {
-		return 0, err
+		return cpuUse{}, err
 	}
 	if err := settleDisk(ctx, t); err != nil {
-		return 0, err
+		return cpuUse{}, err
 	}
 	after, err := processCPU(pid)
 	if err != nil {
-		return 0, err
+		return cpuUse{}, err
 	}
-	return after - before, nil
+	hostAfter, err := readHostTimes()
+	if err != nil {
+		return cpuUse{}, err
+	}
+	return cpuUse{Seconds: after - before, Stolen: stolenShare(hostBefore, hostAfter)}, nil
 }
 
 // settleDiskTimeout bounds settleDisk: a write-behind pass takes a group

@@ -158,7 +158,7 @@ func (o typesOptions) measureMulti(ctx context.Context, t *target) (phaseStats, 
 	}
 	defer c.Close()
 	var done int64
-	cpu, err := serverCPU(ctx, t, func() error {
+	use, err := serverCPU(ctx, t, func() error {
 		runCtx, cancel := context.WithTimeout(ctx, o.multiTime)
 		defer cancel()
 		errs := make(chan error, o.conns)
@@ -201,5 +201,5 @@ func (o typesOptions) measureMulti(ctx context.Context, t *target) (phaseStats, 
 	if done == 0 {
 		return phaseStats{}, fmt.Errorf("%s: no transaction completed", t.Name)
 	}
-	return phaseStats{OpsPerSec: float64(done) / o.multiTime.Seconds(), CPUPerOp: cpu / float64(done)}, nil
+	return phaseStats{OpsPerSec: float64(done) / o.multiTime.Seconds(), CPUPerOp: use.Seconds / float64(done), Stolen: use.Stolen}, nil
 }

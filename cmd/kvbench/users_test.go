@@ -1,10 +1,13 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"os"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestParseProcStat(t *testing.T) {
@@ -26,6 +29,100 @@ func TestParseProcStat(t *testing.T) {
 		if (err != nil) != tt.wantErr || u != tt.utime || s != tt.stime {
 			t.Errorf("%s: parseProcStat = %d, %d, %v; want %d, %d, error %v", tt.name, u, s, err, tt.utime, tt.stime, tt.wantErr)
 		}
+	}
+}
+
+func TestParseHostTimes(t *testing.T) {
+	tests := []struct {
+		name, stat   string
+		total, steal uint64
+		wantErr      bool
+	}{
+		{name: "a 2-core VM's", total: 1 + 2 + 3 + 4 + 5 + 6 + 7 + 8, steal: 8,
+			stat: "cpu  1 2 3 4 5 6 7 8 9 10\ncpu0 1 1 1 1 1 1 1 1 0 0\nintr 12\n"},
+		{name: "huge counters", total: 1<<40 + 83678, steal: 83678,
+			stat: "cpu  1099511627776 0 0 0 0 0 0 83678 0 0\n"},
+		{name: "no steal figure (old kernels)", stat: "cpu  1 2 3 4 5 6 7\n", wantErr: true},
+		{name: "a CPU's line first", stat: "cpu0 1 2 3 4 5 6 7 8\n", wantErr: true},
+		{name: "not a number", stat: "cpu  1 2 3 4 5 6 7 x\n", wantErr: true},
+		{name: "empty", stat: "", wantErr: true},
+	}
+	for _, tt := range tests {
+		h, err := parseHostTimes(tt.stat)
+		if (err != nil) != tt.wantErr || h.total != tt.total || h.steal != tt.steal {
+			t.Errorf("%s: parseHostTimes = %+v, %v; want total %d, steal %d, error %v", tt.name, h, err, tt.total, tt.steal, tt.wantErr)
+		}
+	}
+	a := hostTimes{total: 1000, steal: 10}
+	for _, tt := range []struct {
+		b    hostTimes
+		want float64
+	}{
+		{hostTimes{total: 3000, steal: 510}, 0.25},
+		{hostTimes{total: 3000, steal: 10}, 0},
+		{hostTimes{total: 1000, steal: 10}, 0}, // no time passed
+		{hostTimes{total: 500, steal: 5}, 0},   // counters reset: no figure
+	} {
+		if got := stolenShare(a, tt.b); got != tt.want {
+			t.Errorf("stolenShare(%+v, %+v) = %v, want %v", a, tt.b, got, tt.want)
+		}
+	}
+}
+
+func TestReadHostTimesOfThisMachine(t *testing.T) {
+	a, err := readHostTimes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(50 * time.Millisecond)
+	b, err := readHostTimes()
+	if err != nil || b.total <= a.total || b.steal < a.steal || b.steal > b.total {
+		t.Fatalf("host times went from %+v to %+v (%v)", a, b, err)
+	}
+	if s := stolenShare(a, b); s < 0 || s > 1 {
+		t.Fatalf("stolenShare = %v", s)
+	}
+}
+
+// TestQuietRunRerunsDisturbedRuns runs quietRun on runs whose stolen
+// shares are given: it reruns while a run is over the bound, at most
+// stolenReruns times, and keeps the least disturbed.
+func TestQuietRunRerunsDisturbedRuns(t *testing.T) {
+	o := usersOptions{maxStolen: 0.05, stolenReruns: 2}
+	for _, tt := range []struct {
+		name       string
+		stolen     []float64
+		wantOps    float64 // the kept run's (its index)
+		wantReruns int
+	}{
+		{"quiet at once", []float64{0.01, 0.5}, 0, 0},
+		{"at the bound", []float64{0.05, 0.5}, 0, 0},
+		{"quiet on the second try", []float64{0.3, 0.02, 0.5}, 1, 1},
+		{"never quiet: the least stolen", []float64{0.3, 0.1, 0.2, 0.01}, 1, 2},
+	} {
+		i := 0
+		st, reruns, err := o.quietRun(context.Background(), func() (phaseStats, error) {
+			if i >= len(tt.stolen) {
+				t.Fatalf("%s: run %d", tt.name, i)
+			}
+			i++
+			return phaseStats{OpsPerSec: float64(i - 1), Stolen: tt.stolen[i-1]}, nil
+		})
+		if err != nil || st.OpsPerSec != tt.wantOps || reruns != tt.wantReruns || st.Stolen != tt.stolen[int(tt.wantOps)] {
+			t.Errorf("%s: quietRun = %+v, %d reruns, %v; want run %v, %d reruns", tt.name, st, reruns, err, tt.wantOps, tt.wantReruns)
+		}
+	}
+	o.stolenReruns = 5
+	runs := 0
+	boom := errors.New("redis-benchmark failed")
+	if _, _, err := o.quietRun(context.Background(), func() (phaseStats, error) {
+		runs++
+		if runs == 2 {
+			return phaseStats{}, boom
+		}
+		return phaseStats{Stolen: 0.5}, nil
+	}); !errors.Is(err, boom) || runs != 2 {
+		t.Errorf("a failing rerun: err %v after %d runs, want %v after 2", err, runs, boom)
 	}
 }
 
@@ -162,18 +259,20 @@ func fixedUsers() usersResult {
 	st := func(ops, size, cpu, p50, p99 float64) phaseStats {
 		return phaseStats{OpsPerSec: ops, GBps: ops * size / 1e9, P50Ms: p50, P99Ms: p99, CPUPerOp: cpu, CPUPerGB: cpu / (size / 1e9)}
 	}
-	return usersResult{Rounds: 3, RedisBenchmark: "redis-benchmark 7.0.15", IdleSeconds: 3,
+	res := usersResult{Rounds: 3, RedisBenchmark: "redis-benchmark 7.0.15", IdleSeconds: 3, MaxStolen: 0.05, StolenReruns: 2,
 		Rows: []userRow{
 			{Client: clientRedisBenchmark, Op: "SET", ValueBytes: 4 << 10, Conns: 8, Pipeline: 1, Rounds: 3,
 				Redis: st(100e3, 4096, 5e-6, 0.06, 0.14), KV: st(70e3, 4096, 9e-6, 0.07, 1.05), OpsRatio: 0.7, CPURatio: 1.8,
 				UnixRedisOps: 140e3, UnixKVOps: 70e3, UnixRatio: 0.5,
 				Floor: &phaseStats{OpsPerSec: 150e3, CPUPerOp: 4e-6}, FloorOpsRatio: 1.5, FloorCPURatio: 0.8},
-			{Client: clientGoRedis, Op: "SET", ValueBytes: 4 << 20, Conns: 8, Pipeline: 1, Rounds: 3,
+			{Client: clientGoRedis, Op: "SET", ValueBytes: 4 << 20, Conns: 8, Pipeline: 1, Rounds: 3, Reruns: 2,
 				Redis: st(330, 4<<20, 1e-3, 19, 89), KV: st(380, 4<<20, 1.4e-3, 17, 83), OpsRatio: 1.15, CPURatio: 1.4},
 		},
 		Storm: []stormResult{{Server: "kvserver", Conns: 50, ValueBytes: 1 << 20, PerSecond: []int64{300, 1500, 1700}, FirstSecond: 300, Steady: 1600, Ratio: 0.19}},
 		Idle:  []idleRSS{{Server: "redis", Values: 8, ValueBytes: 1 << 20, RSSBytes: 20 << 20}, {Server: "kvserver", Values: 8, ValueBytes: 1 << 20, RSSBytes: 440 << 20}},
 	}
+	res.Rows[1].Redis.Stolen, res.Rows[1].KV.Stolen = 0.03, 0.125
+	return res
 }
 
 func TestReportLeadsWithThirdPartyClients(t *testing.T) {
@@ -196,6 +295,9 @@ func TestReportLeadsWithThirdPartyClients(t *testing.T) {
 		"| go-redis | SET | 4 MiB | 8 | 1 | 1.15x | 1.40x | 19.00 / 89.00 | 17.00 / 83.00 | - | - | - |",
 		"| redis-benchmark | SET | 4 KiB | 8 | 1 | 100.0k | 70.0k | 0.41 | 0.29 | 5.0 | 9.0 | 1.22 | 2.20 | 140.0k | 70.0k |",
 		"| go-redis | SET | 4 MiB | 8 | 1 | 330 | 380 | 1.38 | 1.59 |",
+		"| 0.0% (0) |",  // the 4 KiB row: quiet
+		"| 12.5% (2) |", // the 4 MiB row: kvserver's worst kept run
+		"more than 5% of the machine's time was stolen is thrown away and run again, up to 2 times",
 		// the copy floor: only the row measured on it
 		"| SET | 4 KiB | 8 | 1 | 150.0k | 1.50x | 0.70x | ≥1.0x | 4.0 | 0.80x | 1.80x | ≤1.0x |",
 		"| kvserver | 300 | 1600 | 0.19x | 300 1500 1700 | ≥0.8x: not met |",
