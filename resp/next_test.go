@@ -3,6 +3,7 @@ package resp
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -175,4 +176,79 @@ func startsEmpty(data []byte) bool {
 	}
 	args, ok := splitArgs(bytes.TrimSuffix(line, []byte("\r")))
 	return ok && len(args) == 0
+}
+
+// FuzzReadCommandAfterNext checks that ReadCommand after Next, which takes
+// the arguments Next parsed (Reader.parsed), reads every command of any
+// input as ReadCommand alone does: the same arguments, the same error, the
+// same bytes left; with and without the limits of an unauthenticated
+// client, and with the arguments dropped between commands as the server
+// does.
+func FuzzReadCommandAfterNext(f *testing.F) {
+	f.Add([]byte("*2\r\n$3\r\nGET\r\n$4\r\nkey1\r\n*1\r\n$4\r\nPING\r\n"), false)
+	f.Add([]byte("*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$2\r\nvv\r\n*2\r\n$3\r\nGET\r\n$1\r\nk"), true)
+	f.Add([]byte("*0\r\n*1\r\n$4\r\nPING\r\nPING\r\n*-1\r\n*1\r\n$4\r\nPINGxx"), false)
+	f.Add([]byte("*11\r\n$1\r\na\r\n$1\r\nb\r\n$1\r\nc\r\n$1\r\nd\r\n$1\r\ne\r\n$1\r\nf\r\n$1\r\ng\r\n$1\r\nh\r\n$1\r\ni\r\n$1\r\nj\r\n$1\r\nk\r\n"), true)
+	f.Add([]byte("*1\r\n$20000\r\n"), true)
+	f.Add([]byte("*2\n$3\nGET\n$1\nk\n*1\r\n$x\r\n"), false)
+	f.Fuzz(func(t *testing.T, data []byte, auth bool) {
+		type read struct {
+			args string
+			err  string
+			left int
+		}
+		run := func(next bool) []read {
+			r := loopReader(t, data)
+			var out []read
+			for range 64 {
+				var cmd Command
+				r.SetAuthRequired(auth)
+				if next && r.Next() == NextEmpty {
+					break
+				}
+				err := r.ReadCommand(&cmd)
+				out = append(out, read{fmt.Sprintf("%q", cmd.Args), fmt.Sprint(err), r.QueryBufferUsed()})
+				if err != nil {
+					break
+				}
+				r.DropArgs(&cmd)
+			}
+			return out
+		}
+		alone, after := run(false), run(true)
+		// Next stops at an empty buffer where ReadCommand reports that it
+		// needs more.
+		if len(alone) == len(after)+1 && alone[len(alone)-1].err == errNeedMore.Error() && alone[len(alone)-1].left == 0 {
+			alone = alone[:len(after)]
+		}
+		if fmt.Sprint(alone) != fmt.Sprint(after) {
+			t.Fatalf("input %q (auth %v):\nReadCommand alone: %v\nafter Next:        %v", data, auth, alone, after)
+		}
+	})
+}
+
+// TestReadCommandTakesWhatNextParsed shows the path FuzzReadCommandAfterNext
+// compares: a whole command Next saw is handed over without a second
+// parse, a refill in between makes ReadCommand parse again, and a command
+// with a bulk read on the loop is never handed over so.
+func TestReadCommandTakesWhatNextParsed(t *testing.T) {
+	r := loopReader(t, []byte("*2\r\n$3\r\nGET\r\n$2\r\nk1\r\n*2\r\n$3\r\nGET\r\n$2\r\nk2\r\n"))
+	if st := r.Next(); st != NextWhole || !r.parsed || r.parsedEnd != 21 {
+		t.Fatalf("Next = %v, parsed %v up to %d; want whole, parsed up to 21", st, r.parsed, r.parsedEnd)
+	}
+	var cmd Command
+	if err := r.ReadCommand(&cmd); err != nil || fmt.Sprintf("%q", cmd.Args) != `["GET" "k1"]` || r.parsed || r.r != 21 {
+		t.Fatalf("ReadCommand = %q, %v, parsed %v, at %d", cmd.Args, err, r.parsed, r.r)
+	}
+	r.DropArgs(&cmd)
+	if r.Next() != NextWhole || !r.parsed {
+		t.Fatal("the second GET was not parsed by Next")
+	}
+	r.Fill(func(p []byte) (int, error) { return copy(p, "*1\r\n$4\r\nPING\r\n"), nil })
+	if r.parsed {
+		t.Fatal("a refill left Next's parse in place")
+	}
+	if err := r.ReadCommand(&cmd); err != nil || fmt.Sprintf("%q", cmd.Args) != `["GET" "k2"]` {
+		t.Fatalf("ReadCommand after a refill = %q, %v", cmd.Args, err)
+	}
 }

@@ -83,6 +83,13 @@ type Reader struct {
 
 	// nextBig is the big bulk Next last reported (NextBig).
 	nextBig bigBulk
+	// parsed is set when Next found a whole, well-formed command at r
+	// and left its arguments in refs (offsets from r), the command ending
+	// at parsedEnd: ReadCommand then takes them instead of parsing the
+	// command a second time. Anything that moves or refills the buffer,
+	// or changes what a command may be, clears it.
+	parsed    bool
+	parsedEnd int
 	// big is a big bulk read on an event loop (StartBig, FillBig): the
 	// bytes of its command before it stay in buf up to bigAt, its own go
 	// straight into big (bigFill of them so far), and what follows it
@@ -169,6 +176,7 @@ func (r *Reader) Release() {
 func (r *Reader) DropArgs(cmd *Command) {
 	clear(r.refs[:cap(r.refs)])
 	r.refs = r.refs[:0]
+	r.parsed = false
 	clear(r.args[:cap(r.args)])
 	r.args = r.args[:0]
 	cmd.Args, cmd.owned = nil, nil
@@ -176,7 +184,12 @@ func (r *Reader) DropArgs(cmd *Command) {
 }
 
 // SetAuthRequired turns the limits for unauthenticated clients on or off.
-func (r *Reader) SetAuthRequired(on bool) { r.authRequired = on }
+func (r *Reader) SetAuthRequired(on bool) {
+	if on != r.authRequired {
+		r.parsed = false // Next checked the other limits
+	}
+	r.authRequired = on
+}
 
 // NewReader returns a Reader that rejects bulks longer than *maxBulk. The
 // limit is shared so that CONFIG SET proto-max-bulk-len reaches every
@@ -240,6 +253,7 @@ func (r *Reader) ReadCommand(cmd *Command) error {
 // command starting at start keeps its bytes. It returns the shift applied
 // to buffer offsets.
 func (r *Reader) fill(start int) (int, error) {
+	r.parsed = false
 	shift := r.makeRoom(start)
 	n, err := r.rd.Read(r.buf[r.w:])
 	r.w += n
@@ -257,6 +271,7 @@ func (r *Reader) fill(start int) (int, error) {
 // command starting at start keeps its bytes, and returns the shift applied
 // to buffer offsets.
 func (r *Reader) makeRoom(start int) int {
+	r.parsed = false
 	if r.w < len(r.buf) {
 		return 0
 	}
@@ -284,6 +299,7 @@ func (r *Reader) makeRoom(start int) int {
 // resetDrained starts an empty buffer over at its beginning, dropping one
 // grown past maxRetainedBuffer.
 func (r *Reader) resetDrained() {
+	r.parsed = false
 	if r.r != r.w {
 		return
 	}
@@ -334,6 +350,14 @@ func (r *Reader) readLine(start *int, pos *int, limit int, tooBig string, stopAt
 // readOne parses one request. It reports false for an empty request
 // (blank inline line or a multibulk count <= 0), which Redis ignores.
 func (r *Reader) readOne() (bool, error) {
+	if r.parsed {
+		// Next parsed it: its arguments are in refs.
+		r.parsed = false
+		start := r.r
+		r.r = r.parsedEnd
+		r.resolve(start)
+		return true, nil
+	}
 	if r.r == r.w {
 		r.resetDrained()
 		if _, err := r.fill(0); err != nil {
@@ -690,6 +714,7 @@ func hexVal(c byte) byte {
 // making room as ReadCommand would. It is how a connection whose socket is
 // readable takes what arrived before Next and ReadCommand look at it.
 func (r *Reader) Fill(read func([]byte) (int, error)) (int, error) {
+	r.parsed = false
 	r.resetDrained()
 	r.makeRoom(r.r)
 	n, err := read(r.buf[r.w:])
@@ -718,6 +743,7 @@ const (
 
 // Next reports what the buffered input holds, without consuming it.
 func (r *Reader) Next() Pending {
+	r.parsed = false
 	b := r.buf[r.r:r.w]
 	if len(b) == 0 {
 		return NextEmpty
@@ -753,6 +779,11 @@ func (r *Reader) Next() Pending {
 		return NextWhole // ReadCommand answers or skips it without reading
 	}
 	pos := r.skipEOLIn(b, end)
+	// The arguments as ReadCommand would find them, for it to take
+	// (parsed), unless a bulk read on the loop makes the command one
+	// ReadCommand finishes itself.
+	r.refs = r.refs[:0]
+	plain := true
 	for i := range count {
 		if pos >= len(b) {
 			return NextPartial
@@ -782,17 +813,20 @@ func (r *Reader) Next() Pending {
 			if pos > len(b) {
 				return NextPartial
 			}
+			plain = false
 			continue
 		}
 		if n >= BigBulkThreshold {
 			r.nextBig = bigBulk{n: int(n), at: r.r + data, last: i == count-1}
 			return NextBig
 		}
+		r.refs = append(r.refs, argRef{off: data, n: int(n)})
 		pos = data + int(n) + 2
 		if pos > len(b) {
 			return NextPartial
 		}
 	}
+	r.parsed, r.parsedEnd = plain, r.r+pos
 	return NextWhole
 }
 
@@ -814,6 +848,7 @@ func (r *Reader) skipEOLIn(b []byte, end int) int {
 // taken at once: ReadCommand then reads it, waiting if it must (off the
 // loop).
 func (r *Reader) StartBig() bool {
+	r.parsed = false
 	nb := r.nextBig
 	r.nextBig = bigBulk{}
 	if !nb.last || nb.n == 0 || r.big != nil || nb.at < r.r || nb.at > r.w {
@@ -841,6 +876,7 @@ func (r *Reader) BigHeld() int64 { return int64(len(r.big)) }
 // FillBig reads the next bytes of the big bulk StartBig started, with one
 // call of read.
 func (r *Reader) FillBig(read func([]byte) (int, error)) (int, error) {
+	r.parsed = false
 	n, err := read(r.big[r.bigFill:])
 	if n > 0 {
 		r.bigFill += n
