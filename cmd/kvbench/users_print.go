@@ -56,8 +56,8 @@ func printUsers(out io.Writer, res usersResult) error {
 		fmt.Fprintln(out)
 	}
 	for _, s := range res.Storm {
-		fmt.Fprintf(out, "storm %s: %d x %s SET on a fresh server: first second %.0f ops, steady %.0f ops/s (%.2fx); per second %v\n",
-			s.Server, s.Conns, sizeLabel(s.ValueBytes), s.FirstSecond, s.Steady, s.Ratio, s.PerSecond)
+		fmt.Fprintf(out, "storm %s: %d x %s SET on a fresh server: first second %.0f ops, steady %.0f ops/s (%.2fx); per second %v; host time stolen %.1f%%, %d reruns\n",
+			s.Server, s.Conns, sizeLabel(s.ValueBytes), s.FirstSecond, s.Steady, s.Ratio, s.PerSecond, 100*s.Stolen, s.Reruns)
 	}
 	for _, m := range res.Idle {
 		fmt.Fprintf(out, "idle RSS %s after %d x %s SET: %.0f MiB\n", m.Server, m.Values, sizeLabel(m.ValueBytes), float64(m.RSSBytes)/(1<<20))
