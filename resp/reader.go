@@ -86,8 +86,8 @@ type Reader struct {
 	// parsed is set when Next found a whole, well-formed command at r
 	// and left its arguments in refs (offsets from r), the command ending
 	// at parsedEnd: ReadCommand then takes them instead of parsing the
-	// command a second time. Anything that moves or refills the buffer,
-	// or changes what a command may be, clears it.
+	// command a second time. What moves or refills the buffer (makeRoom,
+	// resetDrained, StartBig) or changes what a command may be clears it.
 	parsed    bool
 	parsedEnd int
 	// big is a big bulk read on an event loop (StartBig, FillBig): the
@@ -253,8 +253,7 @@ func (r *Reader) ReadCommand(cmd *Command) error {
 // command starting at start keeps its bytes. It returns the shift applied
 // to buffer offsets.
 func (r *Reader) fill(start int) (int, error) {
-	r.parsed = false
-	shift := r.makeRoom(start)
+	shift := r.makeRoom(start) // which forgets Next's parse
 	n, err := r.rd.Read(r.buf[r.w:])
 	r.w += n
 	r.bytesRead += int64(n)
@@ -714,7 +713,7 @@ func hexVal(c byte) byte {
 // making room as ReadCommand would. It is how a connection whose socket is
 // readable takes what arrived before Next and ReadCommand look at it.
 func (r *Reader) Fill(read func([]byte) (int, error)) (int, error) {
-	r.parsed = false
+	// resetDrained and makeRoom forget Next's parse.
 	r.resetDrained()
 	r.makeRoom(r.r)
 	n, err := read(r.buf[r.w:])
@@ -876,7 +875,6 @@ func (r *Reader) BigHeld() int64 { return int64(len(r.big)) }
 // FillBig reads the next bytes of the big bulk StartBig started, with one
 // call of read.
 func (r *Reader) FillBig(read func([]byte) (int, error)) (int, error) {
-	r.parsed = false
 	n, err := read(r.big[r.bigFill:])
 	if n > 0 {
 		r.bigFill += n
