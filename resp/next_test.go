@@ -169,11 +169,16 @@ func FuzzNext(f *testing.F) {
 // startsEmpty reports whether data starts with a request ReadCommand skips:
 // a multibulk count <= 0 or a blank inline line.
 func startsEmpty(data []byte) bool {
-	line, _, _ := bytes.Cut(data, []byte("\n"))
 	if len(data) > 0 && data[0] == '*' {
-		n, ok := parseInt(bytes.TrimSuffix(line[1:], []byte("\r")))
+		// A multibulk count ends at its '\r' (headerEnd).
+		end := headerEnd(data)
+		if end < 0 {
+			return false
+		}
+		n, ok := parseInt(data[1:end])
 		return ok && n <= 0
 	}
+	line, _, _ := bytes.Cut(data, []byte("\n"))
 	args, ok := splitArgs(bytes.TrimSuffix(line, []byte("\r")))
 	return ok && len(args) == 0
 }

@@ -308,19 +308,17 @@ func (r *Reader) resetDrained() {
 	r.r, r.w = 0, 0
 }
 
-// readLine returns the end (index of '\r') of the line starting at pos,
-// reading more as needed. limit bounds the line length.
-//
-// With stopAtNUL, a NUL byte hides the rest of the buffer, like the strchr
-// Redis uses to find the end of an inline request: the line then only ends
-// by exceeding the limit.
-func (r *Reader) readLine(start *int, pos *int, limit int, tooBig string, stopAtNUL ...bool) (int, error) {
+// readLine returns the end of the inline request line starting at pos
+// (the index of its '\n', or of a '\r' just before it), reading more as
+// needed. limit bounds the line length. A NUL byte hides the rest of the
+// buffer, like the strchr Redis uses to find the end of an inline request:
+// the line then only ends by exceeding the limit.
+func (r *Reader) readLine(start *int, pos *int, limit int, tooBig string) (int, error) {
 	scanFrom := *pos
-	nul := len(stopAtNUL) > 0 && stopAtNUL[0]
 	hidden := false
 	for {
 		for i := scanFrom; i < r.w && !hidden; i++ {
-			if nul && r.buf[i] == 0 {
+			if r.buf[i] == 0 {
 				hidden = true
 				break
 			}
@@ -340,6 +338,41 @@ func (r *Reader) readLine(start *int, pos *int, limit int, tooBig string, stopAt
 		*start -= shift
 		*pos -= shift
 		scanFrom -= shift
+		if err != nil {
+			return 0, err
+		}
+	}
+}
+
+// headerEnd is where a multibulk header line (a count or a bulk length)
+// at the start of b ends, as Redis's processMultibulkBuffer finds it: the
+// first '\r', unless a NUL comes before it (Redis's strchr stops there);
+// -1 when there is none.
+func headerEnd(b []byte) int {
+	cr := bytes.IndexByte(b, '\r')
+	if cr < 0 || bytes.IndexByte(b[:cr], 0) >= 0 {
+		return -1
+	}
+	return cr
+}
+
+// readHeader returns the index of the '\r' that ends the multibulk header
+// line starting at pos (headerEnd), once the byte after it is buffered too,
+// reading more as needed: the line's next token starts two bytes after the
+// '\r', whatever the second byte is, as in Redis. Without a '\r', a line
+// longer than limit is tooBig.
+func (r *Reader) readHeader(start *int, pos *int, limit int, tooBig string) (int, error) {
+	for {
+		if cr := headerEnd(r.buf[*pos:r.w]); cr >= 0 {
+			if *pos+cr+1 < r.w {
+				return *pos + cr, nil
+			}
+		} else if r.w-*pos > limit {
+			return 0, protoErr("%s", tooBig)
+		}
+		shift, err := r.fill(*start)
+		*start -= shift
+		*pos -= shift
 		if err != nil {
 			return 0, err
 		}
@@ -369,7 +402,7 @@ func (r *Reader) readOne() (bool, error) {
 		return r.readInline()
 	}
 	pos := start
-	end, err := r.readLine(&start, &pos, maxInlineSize, "Protocol error: too big mbulk count string")
+	end, err := r.readHeader(&start, &pos, maxInlineSize, "Protocol error: too big mbulk count string")
 	if err != nil {
 		return false, err
 	}
@@ -380,26 +413,19 @@ func (r *Reader) readOne() (bool, error) {
 	if count > 10 && r.authRequired {
 		return false, protoErr("Protocol error: unauthenticated multibulk length")
 	}
-	pos = r.skipEOL(end)
+	pos = end + 2
 	if count <= 0 {
 		r.r = pos
 		return false, nil
 	}
 	for i := int64(0); i < count; i++ {
-		for pos >= r.w {
-			shift, err := r.fill(start)
-			start -= shift
-			pos -= shift
-			if err != nil {
-				return false, err
-			}
+		// As in Redis, the line is found before its '$' is checked.
+		end, err := r.readHeader(&start, &pos, maxInlineSize, "Protocol error: too big bulk count string")
+		if err != nil {
+			return false, err
 		}
 		if r.buf[pos] != '$' {
 			return false, protoErr("Protocol error: expected '$', got '%c'", r.buf[pos])
-		}
-		end, err := r.readLine(&start, &pos, maxInlineSize, "Protocol error: too big bulk count string")
-		if err != nil {
-			return false, err
 		}
 		n, ok := parseInt(r.buf[pos+1 : end])
 		if !ok || n < 0 || n > r.maxBulk.Load() {
@@ -408,7 +434,7 @@ func (r *Reader) readOne() (bool, error) {
 		if n > 16384 && r.authRequired {
 			return false, protoErr("Protocol error: unauthenticated bulk length")
 		}
-		pos = r.skipEOL(end)
+		pos = end + 2
 		if r.big != nil && pos == r.bigAt && int(n) == len(r.big) {
 			// Read on the event loop (StartBig), its budget taken; a
 			// connection that left the loop first reads the rest here.
@@ -551,7 +577,7 @@ func (r *Reader) resolve(start int) {
 func (r *Reader) readInline() (bool, error) {
 	start := r.r
 	pos := start
-	end, err := r.readLine(&start, &pos, maxInlineSize, "Protocol error: too big inline request", true)
+	end, err := r.readLine(&start, &pos, maxInlineSize, "Protocol error: too big inline request")
 	if err != nil {
 		return false, err
 	}
@@ -747,16 +773,19 @@ func (r *Reader) Next() Pending {
 	if len(b) == 0 {
 		return NextEmpty
 	}
-	line := func(from int) (start, end int, ok bool) {
-		i := bytes.IndexByte(b[from:], '\n')
-		if i < 0 {
-			return 0, 0, false
+	// header is where the multibulk header line at from ends, as
+	// readHeader finds it: the index of its '\r' once the byte after it is
+	// buffered too (found); without it, what ReadCommand would make of
+	// the input: whole (a line too long, an error) or partial.
+	header := func(from int) (end int, found bool, without Pending) {
+		cr := headerEnd(b[from:])
+		switch {
+		case cr < 0 && len(b)-from > maxInlineSize:
+			return 0, false, NextWhole
+		case cr < 0 || from+cr+1 >= len(b):
+			return 0, false, NextPartial
 		}
-		end = from + i
-		if end > from && b[end-1] == '\r' {
-			end--
-		}
-		return from, end, true
+		return from + cr, true, 0
 	}
 	if b[0] != '*' {
 		// A NUL hides the rest of an inline request (readLine).
@@ -766,42 +795,33 @@ func (r *Reader) Next() Pending {
 		}
 		return NextPartial
 	}
-	start, end, ok := line(0)
-	if !ok {
-		if len(b) > maxInlineSize {
-			return NextWhole
-		}
-		return NextPartial
+	end, found, without := header(0)
+	if !found {
+		return without
 	}
-	count, ok := parseInt(b[start+1 : end])
+	count, ok := parseInt(b[1:end])
 	if !ok || count <= 0 || count > maxMultibulkLen || count > 10 && r.authRequired {
 		return NextWhole // ReadCommand answers or skips it without reading
 	}
-	pos := r.skipEOLIn(b, end)
+	pos := end + 2
 	// The arguments as ReadCommand would find them, for it to take
 	// (parsed), unless a bulk read on the loop makes the command one
 	// ReadCommand finishes itself.
 	r.refs = r.refs[:0]
 	plain := true
 	for i := range count {
-		if pos >= len(b) {
-			return NextPartial
+		end, found, without := header(pos)
+		if !found {
+			return without
 		}
 		if b[pos] != '$' {
 			return NextWhole
 		}
-		start, end, ok := line(pos)
-		if !ok {
-			if len(b)-pos > maxInlineSize {
-				return NextWhole
-			}
-			return NextPartial
-		}
-		n, ok := parseInt(b[start+1 : end])
+		n, ok := parseInt(b[pos+1 : end])
 		if !ok || n < 0 || n > r.maxBulk.Load() || n > 16384 && r.authRequired {
 			return NextWhole
 		}
-		data := r.skipEOLIn(b, end) // where the bulk's bytes start in b
+		data := end + 2 // where the bulk's bytes start in b
 		if r.big != nil && r.r+data == r.bigAt && int(n) == len(r.big) {
 			// Read on the event loop (StartBig): its bytes are not in
 			// buf, its CRLF is.
@@ -827,14 +847,6 @@ func (r *Reader) Next() Pending {
 	}
 	r.parsed, r.parsedEnd = plain, r.r+pos
 	return NextWhole
-}
-
-// skipEOLIn is skipEOL for b, a view of the buffer.
-func (r *Reader) skipEOLIn(b []byte, end int) int {
-	if end < len(b) && b[end] == '\r' {
-		end++
-	}
-	return end + 1
 }
 
 // StartBig starts reading the big bulk Next just reported (NextBig) the way

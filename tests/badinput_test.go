@@ -72,6 +72,19 @@ func protocolCases() []protocolCase {
 			{"SET inl:z ab\x00cd\r\nGET inl:z\r\n", nil},
 			{strings.Repeat("x", big), []string{protocolErr("too big inline request")}},
 		}, true},
+		// Redis ends a multibulk header line (a count or a bulk length)
+		// at its first '\r', found with strchr (a NUL stops it), and skips
+		// the byte after it unchecked; a bare '\n' ends nothing.
+		{"multibulk count ended by a bare LF",
+			one("*1\n$4\nPING\n*1\r\n$4\r\nPING\r\n", protocolErr("invalid multibulk length")), true},
+		{"bulk length ended by a bare LF",
+			one("*2\r\n$4\nECHO\r\n$2\r\nhi\r\n", protocolErr("invalid bulk length")), true},
+		{"a header line's CR is followed by any byte",
+			one("*1\r_$4\rXPING\r\n", "+PONG\r\n"), false},
+		{"NUL in a count line hides its CR until the line is too big", []wireStep{
+			{"*1\x00\r\n$4\r\nPING\r\n", nil},
+			{strings.Repeat("x", big), []string{protocolErr("too big mbulk count string")}},
+		}, true},
 		{"error after good pipelined commands",
 			one("*1\r\n$4\r\nPING\r\nPING\r\n*x\r\n", "+PONG\r\n", "+PONG\r\n", protocolErr("invalid multibulk length")), true},
 
